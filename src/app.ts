@@ -1,0 +1,66 @@
+// Assembles the Fastify application from its parts. Used by the server, the tests and the benchmarks.
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { BlobStore } from './blob/blob-store.ts'
+import type { Config } from './config.ts'
+import type { Db } from './db/database.ts'
+import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
+import { foldersRoutes } from './folders/folders.routes.ts'
+import { FolderSchema } from './folders/folders.schemas.ts'
+import { registerAuth, registerAuthorization } from './http/auth.ts'
+import { registerErrorHandling } from './http/errors.ts'
+import { ErrorSchema } from './http/schemas.ts'
+import { validatorCompiler } from './http/validation.ts'
+import { openApiOptions } from './meta/openapi.ts'
+import { createServices, type Services } from './services.ts'
+
+export interface AppDeps {
+  config: Config
+  db: Db
+  blobs: BlobStore
+  /** Pino options or false; tests pass a stream to capture logs. */
+  logger?: boolean | object
+}
+
+export type App = FastifyInstance & { services: Services }
+
+/** Paths of secrets in logged requests; the serializers below never log headers or bodies anyway. */
+const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.headers["set-cookie"]']
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    logger:
+      deps.logger === false
+        ? false
+        : {
+            level: deps.config.logLevel,
+            redact: REDACT,
+            ...(typeof deps.logger === 'object' ? deps.logger : {}),
+          },
+    trustProxy: deps.config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    // Path parameters longer than the bounds must reach validation (400), not the router's 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    ajv: { customOptions: {} },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setValidatorCompiler(validatorCompiler)
+  // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
+  for (const schema of [ErrorSchema, FolderSchema, FileSummarySchema, FileShareSummarySchema, FileSchema]) {
+    app.addSchema(schema)
+  }
+  registerErrorHandling(app)
+
+  const services = createServices(deps)
+  app.decorate('services', services)
+
+  await app.register(swagger, openApiOptions(deps.config))
+
+  registerAuth(app, (bearer) => services.apiKeys.authenticate(bearer))
+  registerAuthorization(app)
+
+  await app.register(foldersRoutes, { prefix: '/api/v1', services, config: deps.config })
+
+  return app as unknown as App
+}

@@ -1,0 +1,86 @@
+// Every setting Coffer reads from the environment, validated in one place. Each default serves the
+// embedded mode (`npm start` on a fresh clone); the README lists them all.
+import path from 'node:path'
+
+export interface Config {
+  port: number
+  host: string
+  /** Origin used to build absolute URLs (publicUrl, statusUrl, ...), without a trailing slash. */
+  publicUrl: string
+  dataDir: string
+  /** Unset: SQLite in `dataDir`. `postgres://...`: PostgreSQL. */
+  databaseUrl: string | undefined
+  logLevel: string
+  /** Trust X-Forwarded-* headers (set when running behind a reverse proxy or load balancer). */
+  trustProxy: boolean
+  redisUrl: string | undefined
+  rateLimit: { max: number; windowMs: number }
+  /** Largest file, in bytes, that POST /files accepts. */
+  maxFileSize: number
+  /** Lifetime of an upload grant, in seconds. */
+  uploadGrantTtlSeconds: number
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+function integer(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`)
+  }
+  return raw
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535)
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
+    /\/+$/,
+    '',
+  )
+  const logLevel = env.LOG_LEVEL || 'info'
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`)
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    publicUrl,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    logLevel,
+    trustProxy: env.TRUST_PROXY === 'true',
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    rateLimit: {
+      max: integer(env, 'RATE_LIMIT_MAX', 600, 1),
+      windowMs: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,
+    },
+    maxFileSize: integer(env, 'MAX_FILE_SIZE', 5 * 1024 ** 3, 1),
+    uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
+  }
+}

@@ -1,0 +1,74 @@
+// Keyset pagination over (created_at desc, id desc). The cursor names the last row of a page, so pages stay
+// correct while rows are added or removed: nothing repeats and nothing is skipped.
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely'
+import { invalid } from '../errors.ts'
+
+export interface Page<T> {
+  items: T[]
+  nextCursor: string | null
+}
+
+export interface Cursor {
+  createdAt: number
+  id: string
+}
+
+const CURSOR = /^(\d{1,15})\.([A-Za-z0-9_]{1,100})$/
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(`${cursor.createdAt}.${cursor.id}`).toString('base64url')
+}
+
+export function decodeCursor(raw: string): Cursor {
+  const match = CURSOR.exec(Buffer.from(raw, 'base64url').toString('utf8'))
+  if (!match?.[1] || !match[2]) {
+    throw invalid(
+      'The query parameter "cursor" is malformed.',
+      'Pass `pagination.nextCursor` from the previous page unchanged.',
+    )
+  }
+  return { createdAt: Number(match[1]), id: match[2] }
+}
+
+/**
+ * Adds the keyset condition and order for `table` (which must have created_at and id) and fetches one row
+ * more than the page, to learn whether another page follows.
+ */
+export function keyset<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  table: string,
+  cursor: string | undefined,
+  limit: number,
+): SelectQueryBuilder<DB, TB, O> {
+  const createdAt = sql.ref(`${table}.created_at`)
+  const id = sql.ref(`${table}.id`)
+  let q = query
+  if (cursor !== undefined) {
+    const after = decodeCursor(cursor)
+    q = q.where((eb: ExpressionBuilder<DB, TB>) =>
+      eb.or([
+        eb(createdAt, '<', after.createdAt),
+        eb.and([eb(createdAt, '=', after.createdAt), eb(id, '<', after.id)]),
+      ]),
+    )
+  }
+  return q
+    .orderBy(createdAt, 'desc')
+    .orderBy(id, 'desc')
+    .limit(limit + 1)
+}
+
+/** Trims the extra row fetched by `keyset` and builds the next cursor from the last row kept. */
+export function toPage<R extends { created_at: number; id: string }, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+): Page<T> {
+  const more = rows.length > limit
+  const kept = more ? rows.slice(0, limit) : rows
+  const last = kept.at(-1)
+  return {
+    items: kept.map(map),
+    nextCursor: more && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
+  }
+}

@@ -1,0 +1,47 @@
+// The error catalogue. Services throw these; the HTTP layer turns them into the spec's envelope
+// `{ error: { code, message, hint } }` with the matching status. Keep the catalogue in step with the
+// README and the OpenAPI descriptions.
+
+export const ERROR_CODES = {
+  invalid_request: { status: 400, hint: 'Fix the request as the message says and send it again.' },
+  unauthorized: {
+    status: 401,
+    hint: 'Send a valid API key or OAuth access token as "Authorization: Bearer <credential>".',
+  },
+  insufficient_scope: { status: 403, hint: 'Use a credential that carries the scope named in the message.' },
+  not_found: { status: 404, hint: 'Check the ID or path; resources of other accounts are never visible.' },
+  conflict: { status: 409, hint: 'Reload the resource and retry with a change that fits its current state.' },
+  payload_too_large: { status: 413, hint: 'Send a smaller request body.' },
+  unsupported_media_type: { status: 415, hint: 'Send the body as application/json.' },
+  rate_limited: {
+    status: 429,
+    hint: 'Wait for the number of seconds in the Retry-After header, then retry.',
+  },
+  internal_error: {
+    status: 500,
+    hint: 'Retry later; if it persists, report it with the time of the request.',
+  },
+  unavailable: { status: 503, hint: 'The service is starting or a dependency is down; retry shortly.' },
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export class AppError extends Error {
+  readonly code: ErrorCode
+  readonly hint: string
+
+  constructor(code: ErrorCode, message: string, hint?: string) {
+    super(message)
+    this.name = 'AppError'
+    this.code = code
+    this.hint = hint ?? ERROR_CODES[code].hint
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status
+  }
+}
+
+export const invalid = (message: string, hint?: string) => new AppError('invalid_request', message, hint)
+export const notFound = (what: string) => new AppError('not_found', `${what} not found.`)
+export const conflict = (message: string, hint?: string) => new AppError('conflict', message, hint)

@@ -1,0 +1,109 @@
+import { Type } from 'typebox'
+import { accountOf, requireScopes } from '../http/auth.ts'
+import type { Routes } from '../http/plugin.ts'
+import { Data, ERROR_RESPONSES, IdParam, List, PageQuery, toIso } from '../http/schemas.ts'
+import { FolderBody } from './folders.schemas.ts'
+import type { Folder } from './folders.service.ts'
+
+// Folder operations accept the folders:* scopes of the contract and the files:* scopes of the prose
+// reference (spec 5.3; DESIGN.md).
+const READ = requireScopes(['folders:read'], ['files:read'])
+const WRITE = requireScopes(['folders:write'], ['files:write'])
+const tags = ['folders']
+const FolderParams = IdParam('folderId', 100)
+
+export const serializeFolder = (folder: Folder) => ({ ...folder, createdAt: toIso(folder.createdAt) })
+
+export const foldersRoutes: Routes = async (app, { services }) => {
+  const { folders } = services
+
+  app.get(
+    '/folders',
+    {
+      schema: {
+        tags,
+        summary: 'List folders',
+        security: READ,
+        querystring: Type.Object(PageQuery(25), { additionalProperties: false }),
+        response: { 200: List(Type.Ref('Folder')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { cursor, limit = 25 } = request.query
+      const page = await folders.list(accountOf(request), { cursor, limit })
+      return { data: page.items.map(serializeFolder), pagination: { nextCursor: page.nextCursor } }
+    },
+  )
+
+  app.post(
+    '/folders',
+    {
+      schema: {
+        tags,
+        summary: 'Create a folder',
+        security: WRITE,
+        body: FolderBody,
+        response: { 201: Data(Type.Ref('Folder')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const folder = await folders.create(accountOf(request), request.body.name)
+      return reply.status(201).send({ data: serializeFolder(folder) })
+    },
+  )
+
+  app.get(
+    '/folders/:folderId',
+    {
+      schema: {
+        tags,
+        summary: 'Get a folder',
+        security: READ,
+        params: FolderParams,
+        response: { 200: Data(Type.Ref('Folder')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      data: serializeFolder(await folders.get(accountOf(request), request.params.folderId)),
+    }),
+  )
+
+  app.patch(
+    '/folders/:folderId',
+    {
+      schema: {
+        tags,
+        summary: 'Rename a folder',
+        security: WRITE,
+        params: FolderParams,
+        body: FolderBody,
+        response: { 200: Data(Type.Ref('Folder')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      data: serializeFolder(
+        await folders.rename(accountOf(request), request.params.folderId, request.body.name),
+      ),
+    }),
+  )
+
+  app.delete(
+    '/folders/:folderId',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a folder',
+        description: 'Deletes only the folder: its files and file requests are kept and moved to root.',
+        security: WRITE,
+        params: FolderParams,
+        response: {
+          200: Data(
+            Type.Object({ id: Type.String(), deleted: Type.Boolean() }, { additionalProperties: false }),
+          ),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => ({ data: await folders.delete(accountOf(request), request.params.folderId) }),
+  )
+}

@@ -1,0 +1,93 @@
+// Bearer authentication and scope checks for /api/v1. The scopes an operation needs are read from its
+// own OpenAPI `security` list, so the documentation and the enforcement cannot drift apart: each entry
+// of the list is an alternative, and the credential needs every scope of one of them.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Principal } from '../accounts/api-keys.service.ts'
+import type { Scope } from '../auth/scopes.ts'
+import { AppError } from '../errors.ts'
+
+export type Authenticator = (bearer: string) => Promise<Principal | undefined>
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once a bearer credential has been verified. */
+    principal: Principal | undefined
+    /** Why the credential was refused, when one was sent and refused. */
+    credentialProblem: string | undefined
+  }
+}
+
+export const BEARER_SECURITY = 'bearer'
+
+type SecurityRequirement = Record<string, string[]>
+
+/** A route's security list: `[{ bearer: ['folders:read'] }, { bearer: ['files:read'] }]` = either scope. */
+export function requireScopes(...alternatives: Scope[][]): SecurityRequirement[] {
+  return alternatives.map((scopes) => ({ [BEARER_SECURITY]: scopes }))
+}
+
+function routeSecurity(request: FastifyRequest): SecurityRequirement[] | undefined {
+  return (request.routeOptions.schema as { security?: SecurityRequirement[] } | undefined)?.security
+}
+
+function unauthorized(reply: FastifyReply, message: string): AppError {
+  reply.header('www-authenticate', 'Bearer realm="coffer", error="invalid_token"')
+  return new AppError('unauthorized', message)
+}
+
+/** Parses `Authorization: Bearer <credential>`; the value is never logged or echoed. */
+function bearerOf(request: FastifyRequest): string | undefined | null {
+  const header = request.headers.authorization
+  if (header === undefined) return undefined
+  const match = /^Bearer +([\x21-\x7e]{1,512})$/i.exec(header.trim())
+  return match?.[1] ?? null
+}
+
+export function registerAuth(app: FastifyInstance, authenticate: Authenticator): void {
+  app.decorateRequest('principal', undefined)
+  app.decorateRequest('credentialProblem', undefined)
+
+  // Identify first, without refusing: the rate limiter keys on the credential, and must also see
+  // requests with bad credentials (keyed by address) so that guessing keys is throttled too.
+  app.addHook('onRequest', async (request) => {
+    if (!routeSecurity(request)) return
+    const bearer = bearerOf(request)
+    if (bearer === undefined) {
+      request.credentialProblem =
+        'Missing credential: send "Authorization: Bearer <API key or access token>".'
+    } else if (bearer === null) {
+      request.credentialProblem = 'Malformed Authorization header: expected "Bearer <credential>".'
+    } else {
+      request.principal = await authenticate(bearer)
+      if (!request.principal) request.credentialProblem = 'The credential is unknown, revoked or expired.'
+    }
+  })
+}
+
+/** Refuses unauthenticated requests (401) and those lacking a needed scope (403). Runs after rate limiting. */
+export function registerAuthorization(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const security = routeSecurity(request)
+    if (!security) return
+    const principal = request.principal
+    if (!principal) throw unauthorized(reply, request.credentialProblem ?? 'Authentication required.')
+    const allowed = security.some((alternative) =>
+      (alternative[BEARER_SECURITY] ?? []).every((scope) => principal.scopes.has(scope as Scope)),
+    )
+    if (!allowed) {
+      const needed = security.map((a) => (a[BEARER_SECURITY] ?? []).join(' and ')).join(' or ')
+      const firstAlternative = (security[0]?.[BEARER_SECURITY] ?? []).join(' ')
+      reply.header(
+        'www-authenticate',
+        `Bearer realm="coffer", error="insufficient_scope", scope="${firstAlternative}"`,
+      )
+      throw new AppError('insufficient_scope', `This operation needs the scope ${needed}.`)
+    }
+  })
+}
+
+/** The authenticated account's id; only call from routes that declare security. */
+export function accountOf(request: FastifyRequest): string {
+  if (!request.principal) throw new AppError('unauthorized', 'Authentication required.')
+  return request.principal.accountId
+}

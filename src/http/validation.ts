@@ -1,0 +1,72 @@
+// Request validation. JSON bodies are checked strictly: no type coercion, unknown properties rejected.
+// Query strings and path parameters arrive as text, so there (and only there) numbers are coerced.
+import { Ajv, type ErrorObject, type Options } from 'ajv'
+import addFormats from 'ajv-formats'
+import type { FastifySchemaCompiler } from 'fastify'
+
+const COMMON: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ ...COMMON, coerceTypes })
+  addFormats.default(ajv)
+  return ajv
+}
+
+const bodyAjv = makeAjv(false)
+const textAjv = makeAjv(true)
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
+
+const PART_NAMES: Record<string, string> = {
+  body: 'request body',
+  querystring: 'query parameter',
+  params: 'path parameter',
+  headers: 'header',
+}
+
+/** `/files/0/name` → `files[0].name` */
+function fieldPath(instancePath: string, property?: string): string {
+  const parts = instancePath.split('/').filter(Boolean)
+  if (property !== undefined) parts.push(property)
+  return parts.reduce(
+    (path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part),
+    '',
+  )
+}
+
+/** One clear sentence naming the field and the bound it broke. */
+export function describeValidationError(error: ErrorObject, part: string | undefined): string {
+  const where = PART_NAMES[part ?? 'body'] ?? part ?? 'request'
+  const p = error.params as Record<string, unknown>
+  const field = fieldPath(error.instancePath)
+  const subject = field ? `${where} "${field}"` : where === 'request body' ? 'the request body' : where
+  switch (error.keyword) {
+    case 'required':
+      return `${where === 'request body' ? 'Request body' : where} is missing the required field "${fieldPath(error.instancePath, String(p.missingProperty))}".`
+    case 'additionalProperties':
+      return `Unknown ${where === 'request body' ? 'field' : where} "${fieldPath(error.instancePath, String(p.additionalProperty))}" is not allowed.`
+    case 'minLength':
+      return `The ${subject} must be at least ${p.limit} character${p.limit === 1 ? '' : 's'} long.`
+    case 'maxLength':
+      return `The ${subject} must be at most ${p.limit} characters long.`
+    case 'minimum':
+      return `The ${subject} must be at least ${p.limit}.`
+    case 'maximum':
+      return `The ${subject} must be at most ${p.limit}.`
+    case 'minItems':
+      return `The ${subject} must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}.`
+    case 'maxItems':
+      return `The ${subject} must have at most ${p.limit} items.`
+    case 'minProperties':
+      return `The ${subject} must set at least one field.`
+    case 'type':
+      return `The ${subject} must be ${String(p.type).replace(',', ' or ')}.`
+    case 'enum':
+      return `The ${subject} must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`
+    case 'format':
+      return `The ${subject} must be a valid ${p.format === 'date-time' ? 'ISO 8601 date-time' : p.format}.`
+    default:
+      return `The ${subject} ${error.message ?? 'is invalid'}.`
+  }
+}

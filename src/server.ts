@@ -1,0 +1,43 @@
+// Entry point of `npm start`: loads the configuration, opens storage, migrates, and serves.
+
+import path from 'node:path'
+import { buildApp } from './app.ts'
+import { LocalBlobStore } from './blob/local-blob-store.ts'
+import { ConfigError, loadConfig } from './config.ts'
+import { migrate, openDatabase } from './db/database.ts'
+
+async function main(): Promise<void> {
+  const config = loadConfig()
+  const db = openDatabase(config)
+  await migrate(db)
+  const blobs = new LocalBlobStore(path.join(config.dataDir, 'blobs'))
+  const app = await buildApp({ config, db, blobs })
+
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down')
+    // Stop accepting, let in-flight requests finish, then release the database.
+    await app.close()
+    await db.close()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+
+  await app.listen({ port: config.port, host: config.host })
+  app.log.info(
+    { publicUrl: config.publicUrl, engine: db.engine, dataDir: config.dataDir },
+    `Coffer is serving ${config.publicUrl}`,
+  )
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`Configuration error: ${error.message}`)
+  } else {
+    console.error(error)
+  }
+  process.exit(1)
+})

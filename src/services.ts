@@ -1,0 +1,26 @@
+// Builds every domain service from the storage it needs. Routes receive this container; services never see
+// a request.
+import { AccountsService } from './accounts/accounts.service.ts'
+import { ApiKeysService } from './accounts/api-keys.service.ts'
+import type { BlobStore } from './blob/blob-store.ts'
+import type { Config } from './config.ts'
+import type { Db } from './db/database.ts'
+import { FilesService } from './files/files.service.ts'
+import { FoldersService } from './folders/folders.service.ts'
+
+export interface Services {
+  accounts: AccountsService
+  apiKeys: ApiKeysService
+  folders: FoldersService
+  files: FilesService
+}
+
+export function createServices(deps: { db: Db; blobs: BlobStore; config: Config }): Services {
+  const { kysely } = deps.db
+  return {
+    accounts: new AccountsService(kysely),
+    apiKeys: new ApiKeysService(kysely),
+    folders: new FoldersService(kysely),
+    files: new FilesService(kysely),
+  }
+}

@@ -1,0 +1,255 @@
+// The integration harness: boots the real app on a fresh database (SQLite always, PostgreSQL when
+// TEST_DATABASE_URL is set) with real blob files in a temporary directory, and drives it over HTTP with
+// `inject`. Every response of a documented operation is checked against the OpenAPI document.
+import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import { after, before, describe } from 'node:test'
+import type { LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
+import { type App, buildApp } from '../../src/app.ts'
+import type { Scope } from '../../src/auth/scopes.ts'
+import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
+import { type Config, loadConfig } from '../../src/config.ts'
+import { type Db, type Engine, migrate, openDatabase } from '../../src/db/database.ts'
+import { blobKeyOf, type StoredFile } from '../../src/files/files.service.ts'
+import { newId } from '../../src/ids.ts'
+import { checkResponseAgainstOpenApi } from './openapi-check.ts'
+
+export const ENGINES: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite']
+
+/** A database of its own for one test file: a new SQLite file, or a new PostgreSQL database. */
+export async function freshDatabase(
+  engine: Engine,
+  dataDir: string,
+): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  if (engine === 'sqlite') return { url: undefined, drop: async () => {} }
+  const adminUrl = process.env.TEST_DATABASE_URL
+  assert.ok(adminUrl, 'TEST_DATABASE_URL must be set for PostgreSQL tests')
+  const name = `coffer_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  void dataDir
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      await client.query(`drop database if exists ${name} with (force)`)
+      await client.end()
+    },
+  }
+}
+
+export interface TestContext {
+  engine: Engine
+  app: App
+  db: Db
+  blobs: LocalBlobStore
+  config: Config
+  dataDir: string
+}
+
+export interface StartOptions {
+  env?: Record<string, string>
+  logger?: boolean | object
+}
+
+export async function startApp(
+  engine: Engine,
+  options: StartOptions = {},
+): Promise<TestContext & { stop(): Promise<void> }> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-test-'))
+  const database = await freshDatabase(engine, dataDir)
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PUBLIC_URL: 'http://coffer.test',
+    LOG_LEVEL: 'silent',
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...options.env,
+  })
+  const db = openDatabase({ ...config, poolSize: 4 })
+  await migrate(db)
+  const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'))
+  const app = await buildApp({ config, db, blobs, logger: options.logger ?? false })
+  await app.ready()
+  return {
+    engine,
+    app,
+    db,
+    blobs,
+    config,
+    dataDir,
+    async stop() {
+      await app.close()
+      await db.close()
+      await database.drop()
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * Runs `body` once per engine, each in its own describe block with its own app and database.
+ * `ctx()` returns the running context inside tests.
+ */
+export function describeEachEngine(
+  name: string,
+  body: (ctx: () => TestContext) => void,
+  options: StartOptions = {},
+): void {
+  for (const engine of ENGINES) {
+    describe(`${name} [${engine}]`, () => {
+      let context: (TestContext & { stop(): Promise<void> }) | undefined
+      before(async () => {
+        context = await startApp(engine, options)
+      })
+      after(async () => {
+        await context?.stop()
+      })
+      body(() => {
+        assert.ok(context, 'app not started')
+        return context
+      })
+    })
+  }
+}
+
+export interface ApiResponse<T = any> {
+  status: number
+  headers: LightMyRequestResponse['headers']
+  body: T
+  raw: LightMyRequestResponse
+}
+
+export interface CallOptions {
+  token?: string
+  body?: unknown
+  headers?: Record<string, string>
+  /** Send `body` as this raw string instead of JSON. */
+  rawBody?: string
+}
+
+/**
+ * Calls the API and checks the response: JSON responses of documented operations must match the OpenAPI
+ * document for their status, and every failure must be the error envelope.
+ */
+export async function call<T = any>(
+  app: App,
+  method: string,
+  url: string,
+  options: CallOptions = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+  let payload: string | undefined
+  if (options.rawBody !== undefined) payload = options.rawBody
+  else if (options.body !== undefined) {
+    payload = JSON.stringify(options.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const raw = await app.inject({ method: method as 'GET', url, headers, payload })
+  const isJson = String(raw.headers['content-type'] ?? '').startsWith('application/json')
+  const body = isJson && raw.body ? JSON.parse(raw.body) : raw.body
+  if (raw.statusCode >= 400) {
+    assert.ok(isJson, `${method} ${url}: ${raw.statusCode} must be JSON, got ${raw.headers['content-type']}`)
+    assertErrorEnvelope(body, `${method} ${url}`)
+  }
+  if (isJson) await checkResponseAgainstOpenApi(app, method, url, raw.statusCode, body)
+  return { status: raw.statusCode, headers: raw.headers, body, raw }
+}
+
+export function assertErrorEnvelope(body: any, where = 'response'): void {
+  assert.deepEqual(Object.keys(body ?? {}), ['error'], `${where}: error body must be { error }`)
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'hint', 'message'], `${where}: error fields`)
+  for (const key of ['code', 'message', 'hint']) {
+    assert.equal(typeof body.error[key], 'string', `${where}: error.${key}`)
+    assert.ok(body.error[key].length > 0, `${where}: error.${key} is empty`)
+  }
+}
+
+/** Asserts an error response with the given status and code; returns its message. */
+export function assertError(res: ApiResponse, status: number, code: string): string {
+  assert.equal(
+    res.status,
+    status,
+    `expected ${status} ${code}, got ${res.status}: ${JSON.stringify(res.body)}`,
+  )
+  assertErrorEnvelope(res.body)
+  assert.equal(res.body.error.code, code)
+  return res.body.error.message as string
+}
+
+export const ALL: Scope[] = [
+  'files:read',
+  'files:write',
+  'folders:read',
+  'folders:write',
+  'shares:read',
+  'shares:write',
+  'requests:read',
+  'requests:write',
+  'analytics:read',
+]
+
+export interface TestAccount {
+  id: string
+  email: string
+  /** An API key with every scope. */
+  token: string
+  /** Makes another key of this account with exactly these scopes. */
+  key(scopes: Scope[]): Promise<string>
+}
+
+export async function createAccount(app: App): Promise<TestAccount> {
+  const email = `user-${randomBytes(6).toString('hex')}@example.com`
+  const account = await app.services.accounts.create({ email })
+  const key = async (scopes: Scope[]) =>
+    (await app.services.apiKeys.create({ accountId: account.id, name: 'test', scopes })).secret
+  return { id: account.id, email, token: await key(ALL), key }
+}
+
+export interface TestFileInput {
+  name?: string
+  contentType?: string
+  content?: Buffer | string
+  folderId?: string | null
+}
+
+/**
+ * Stores a file the way upload processing will: bytes into the BlobStore, then the row through the files
+ * service. Returns the stored file and its content.
+ */
+export async function createFile(
+  ctx: TestContext,
+  accountId: string,
+  input: TestFileInput = {},
+): Promise<StoredFile & { content: Buffer }> {
+  const content = Buffer.from(input.content ?? `content ${randomBytes(8).toString('hex')}`)
+  const id = newId('fil')
+  const blobKey = blobKeyOf(accountId, id)
+  await ctx.blobs.put(blobKey, Readable.from([content]))
+  const file = await ctx.app.services.files.create({
+    id,
+    accountId,
+    folderId: input.folderId ?? null,
+    name: input.name ?? `file-${randomBytes(4).toString('hex')}.txt`,
+    contentType: input.contentType ?? 'text/plain',
+    size: content.length,
+    blobKey,
+    sha256: createHash('sha256').update(content).digest('hex'),
+  })
+  return { ...file, content }
+}
+
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/** A string of `n` characters. */
+export const chars = (n: number, c = 'a') => c.repeat(n)
