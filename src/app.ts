@@ -2,18 +2,25 @@
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { analyticsRoutes } from './analytics/analytics.routes.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
+import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
 import { registerAuth, registerAuthorization } from './http/auth.ts'
 import { registerErrorHandling } from './http/errors.ts'
+import { registerRateLimit } from './http/rate-limit.ts'
 import { ErrorSchema } from './http/schemas.ts'
 import { validatorCompiler } from './http/validation.ts'
+import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
+import { requestsRoutes } from './requests/requests.routes.ts'
 import { createServices, type Services } from './services.ts'
+import { sharesRoutes } from './shares/shares.routes.ts'
+import { uploadsRoutes } from './uploads/uploads.routes.ts'
 
 export interface AppDeps {
   config: Config
@@ -58,9 +65,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swagger, openApiOptions(deps.config))
 
   registerAuth(app, (bearer) => services.apiKeys.authenticate(bearer))
+  await registerRateLimit(app, deps.config)
   registerAuthorization(app)
 
-  await app.register(foldersRoutes, { prefix: '/api/v1', services, config: deps.config })
+  const routeDeps = { services, config: deps.config }
+  await app.register(metaRoutes, routeDeps)
+  for (const routes of [
+    filesRoutes,
+    uploadsRoutes,
+    foldersRoutes,
+    sharesRoutes,
+    requestsRoutes,
+    analyticsRoutes,
+  ]) {
+    await app.register(routes, { prefix: '/api/v1', ...routeDeps })
+  }
 
   return app as unknown as App
 }

@@ -7,20 +7,33 @@ import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { FilesService } from './files/files.service.ts'
 import { FoldersService } from './folders/folders.service.ts'
+import { RequestsService } from './requests/requests.service.ts'
+import { SharesService } from './shares/shares.service.ts'
 
 export interface Services {
   accounts: AccountsService
   apiKeys: ApiKeysService
   folders: FoldersService
   files: FilesService
+  shares: SharesService
+  requests: RequestsService
 }
 
-export function createServices(deps: { db: Db; blobs: BlobStore; config: Config }): Services {
+/** What a service may depend on. Services take only what they use from it. */
+export interface ServiceDeps {
+  db: Db
+  blobs: BlobStore
+  config: Config
+}
+
+export function createServices(deps: ServiceDeps): Services {
   const { kysely } = deps.db
   return {
     accounts: new AccountsService(kysely),
     apiKeys: new ApiKeysService(kysely),
     folders: new FoldersService(kysely),
-    files: new FilesService(kysely),
+    files: new FilesService(deps),
+    shares: new SharesService(deps),
+    requests: new RequestsService(deps),
   }
 }

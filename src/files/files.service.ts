@@ -1,11 +1,13 @@
 // Files: metadata in the database, bytes in the BlobStore under `blobKeyOf(...)`. Every read joins the
 // folder and the share in the same query, so a page of files is one round trip.
 import type { Kysely, SelectQueryBuilder } from 'kysely'
+import type { BlobStore } from '../blob/blob-store.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Database } from '../db/schema.ts'
 import { notFound } from '../errors.ts'
 import { adjustFolderCount, assertOwnedFolder, type Folder } from '../folders/folders.service.ts'
 import { newId } from '../ids.ts'
+import type { ServiceDeps } from '../services.ts'
 import { isShareActive } from '../shares/share-state.ts'
 
 export interface FileShareSummary {
@@ -116,9 +118,11 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
 
 export class FilesService {
   readonly #db: Kysely<Database>
+  readonly #blobs: BlobStore
 
-  constructor(db: Kysely<Database>) {
-    this.#db = db
+  constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'>) {
+    this.#db = deps.db.kysely
+    this.#blobs = deps.blobs
   }
 
   /**

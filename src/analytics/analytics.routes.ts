@@ -1,0 +1,4 @@
+import type { Routes } from '../http/plugin.ts'
+
+// Filled in by the analytics work: GET /analytics.
+export const analyticsRoutes: Routes = async () => {}
