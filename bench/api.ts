@@ -1,0 +1,302 @@
+// API read-path benchmark: one account with BENCH_FILES files (default 1,000,000) spread over 100 folders,
+// a fifth of them shared. The real server runs as a child process on SQLite and on PostgreSQL; autocannon
+// measures p50/p99 latency and throughput of the list, search and get operations over a real port, and the
+// authenticated GET /files/{id} is compared with a bare Fastify route returning the same JSON.
+//
+//   npm run bench                                 both engines, 1M files
+//   BENCH_FILES=100000 BENCH_ENGINES=sqlite npm run bench
+//
+// Seeded data is kept under .bench/ (SQLite) and in the database `coffer_bench` (PostgreSQL) and reused
+// when the count matches, so only the first run pays for seeding.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import autocannon from 'autocannon'
+import { type Kysely, sql } from 'kysely'
+import pg from 'pg'
+import { ApiKeysService } from '../src/accounts/api-keys.service.ts'
+import { type Db, type Engine, migrate, openDatabase } from '../src/db/database.ts'
+import { encodeCursor } from '../src/db/pagination.ts'
+import type { Database } from '../src/db/schema.ts'
+
+const FILES = Number(process.env.BENCH_FILES ?? 1_000_000)
+const FOLDERS = 100
+const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
+const CONNECTIONS = 8
+const ACCOUNT_ID = 'acc_bench'
+const BENCH_DIR = path.resolve('.bench')
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const PG_DATABASE = 'coffer_bench'
+
+const root = path.resolve(import.meta.dirname, '..')
+const nodeBin = process.execPath
+
+interface Scenario {
+  name: string
+  path: string
+}
+
+interface Measured {
+  name: string
+  p50: number
+  p99: number
+  rps: number
+  non2xx: number
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+async function ensurePgDatabase(): Promise<string> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
+  await admin.connect()
+  const exists = await admin.query('select 1 from pg_database where datname = $1', [PG_DATABASE])
+  if (exists.rowCount === 0) await admin.query(`create database ${PG_DATABASE}`)
+  await admin.end()
+  const url = new URL(PG_ADMIN_URL)
+  url.pathname = `/${PG_DATABASE}`
+  return url.toString()
+}
+
+/** The row for file number n (1-based); the same on both engines. */
+const HASH = (n: string) => `((${n} * 2654435761) % 4294967296)`
+
+async function seed(db: Db): Promise<void> {
+  const k = db.kysely as Kysely<Database>
+  const have = await k
+    .selectFrom('files')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', ACCOUNT_ID)
+    .executeTakeFirst()
+  if (Number(have?.n) === FILES) {
+    console.log(`  [${db.engine}] reusing ${FILES.toLocaleString()} seeded files`)
+    return
+  }
+  console.log(`  [${db.engine}] seeding ${FILES.toLocaleString()} files (first run only)...`)
+  const started = Date.now()
+  await k.deleteFrom('accounts').where('id', '=', ACCOUNT_ID).execute()
+  const base = Date.UTC(2024, 0, 1)
+  await k
+    .insertInto('accounts')
+    .values({ id: ACCOUNT_ID, email: 'bench@example.com', password_hash: null, created_at: base })
+    .execute()
+  for (let f = 0; f < FOLDERS; f++) {
+    const id = `fld_bench${String(f).padStart(3, '0')}`
+    await k
+      .insertInto('folders')
+      .values({
+        id,
+        account_id: ACCOUNT_ID,
+        name: `Folder ${f}`,
+        name_key: `folder ${f}`,
+        created_at: base + f,
+      })
+      .execute()
+  }
+  // Generated in the database: names like "report-000123-9e3779b1.pdf" give searches something to find.
+  if (db.engine === 'postgres') {
+    await sql`
+      insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+      select 'fil_b' || lpad(n::text, 10, '0'), ${ACCOUNT_ID},
+             'fld_bench' || lpad((n % ${FOLDERS})::text, 3, '0'),
+             'report-' || lpad(n::text, 7, '0') || '-' || lpad(to_hex(${sql.raw(HASH('n::bigint'))}), 8, '0') || '.pdf',
+             'application/pdf', 1000 + n, 'files/acc_bench/fil_b' || lpad(n::text, 10, '0'), null,
+             ${base} + n, ${base} + n
+      from generate_series(1, ${FILES}) as n`.execute(k)
+    await sql`
+      insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
+      select 'shr_b' || lpad(n::text, 10, '0'), ${ACCOUNT_ID}, 'fil_b' || lpad(n::text, 10, '0'),
+             'pub' || lpad(n::text, 10, '0'), true, null, n % 50, n % 7, ${base} + n, ${base} + n
+      from generate_series(5, ${FILES}, 5) as n`.execute(k)
+    await sql`analyze`.execute(k)
+  } else {
+    await sql`
+      with recursive seq(n) as (select 1 union all select n + 1 from seq where n < ${FILES})
+      insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+      select printf('fil_b%010d', n), ${ACCOUNT_ID}, printf('fld_bench%03d', n % ${FOLDERS}),
+             printf('report-%07d-%08x.pdf', n, ${sql.raw(HASH('n'))}),
+             'application/pdf', 1000 + n, printf('files/acc_bench/fil_b%010d', n), null,
+             ${base} + n, ${base} + n
+      from seq`.execute(k)
+    await sql`
+      insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
+      select 'shr_b' || substr(id, 6), account_id, id, 'pub' || substr(id, 6), 1, null, size % 50, size % 7, created_at, created_at
+      from files where account_id = ${ACCOUNT_ID} and (size - 1000) % 5 = 0`.execute(k)
+    await sql`analyze`.execute(k)
+  }
+  await sql`update folders set file_count = (select count(*) from files where files.folder_id = folders.id)
+            where account_id = ${ACCOUNT_ID}`.execute(k)
+  console.log(`  [${db.engine}] seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+}
+
+async function waitForServer(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      await fetch(url)
+      return
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  throw new Error(`server at ${url} did not start`)
+}
+
+function startChild(script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(nodeBin, [script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  return child
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+async function measure(name: string, url: string, headers: Record<string, string>): Promise<Measured> {
+  // A short warm-up fills caches and JIT before the measured run.
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 })
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION })
+  return {
+    name,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rps: result.requests.average,
+    non2xx: result.non2xx + result.errors,
+  }
+}
+
+function table(engine: string, rows: Measured[]): string {
+  const lines = [
+    `| ${engine} | p50 ms | p99 ms | req/s |`,
+    '|---|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${r.p50} | ${r.p99} | ${Math.round(r.rps).toLocaleString('en')} |`),
+  ]
+  return lines.join('\n')
+}
+
+async function benchEngine(engine: Engine): Promise<{ rows: Measured[]; ratio: number }> {
+  const dataDir = path.join(BENCH_DIR, engine)
+  mkdirSync(dataDir, { recursive: true })
+  const databaseUrl = engine === 'postgres' ? await ensurePgDatabase() : undefined
+  const db = openDatabase({ databaseUrl, dataDir })
+  await migrate(db)
+  await seed(db)
+
+  const { secret } = await new ApiKeysService(db.kysely).create({
+    accountId: ACCOUNT_ID,
+    name: 'bench',
+    scopes: ['files:read'],
+  })
+  const k = db.kysely
+  const deep = await k
+    .selectFrom('files')
+    .select(['created_at', 'id'])
+    .where('account_id', '=', ACCOUNT_ID)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(Math.floor(FILES / 2))
+    .limit(1)
+    .executeTakeFirstOrThrow()
+  const oneFile = `fil_b${String(Math.floor(FILES / 3)).padStart(10, '0')}`
+  await db.close()
+
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const server = startChild('src/server.ts', {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: base,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '100000000',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  })
+  try {
+    await waitForServer(`${base}/healthz`, server)
+    const headers = { authorization: `Bearer ${secret}` }
+    const cursor = encodeCursor({ createdAt: Number(deep.created_at), id: deep.id })
+    // The search term is a fragment of one file's hash, so it matches a handful of names.
+    const scenarios: Scenario[] = [
+      { name: 'list files, first page', path: '/api/v1/files' },
+      {
+        name: `list files, page at row ${Math.floor(FILES / 2).toLocaleString('en')}`,
+        path: `/api/v1/files?cursor=${cursor}`,
+      },
+      { name: 'list files in a folder', path: '/api/v1/files?folderId=fld_bench042' },
+      { name: 'search a name substring', path: '/api/v1/files?query=7d2a9' },
+      { name: 'get one file', path: `/api/v1/files/${oneFile}` },
+    ]
+    for (const s of scenarios) {
+      const res = await fetch(base + s.path, { headers })
+      const body = (await res.json()) as { data: unknown[] | object }
+      const count = Array.isArray(body.data) ? `${body.data.length} items` : 'one item'
+      if (res.status !== 200) throw new Error(`${s.name}: ${res.status} ${JSON.stringify(body)}`)
+      console.log(`  [${engine}] ${s.name}: ${count}`)
+    }
+    const rows: Measured[] = []
+    for (const s of scenarios) rows.push(await measure(s.name, base + s.path, headers))
+
+    // The same JSON from a bare Fastify route: the cost of routing, auth, a database query and serialization.
+    const json = await (await fetch(`${base}/api/v1/files/${oneFile}`, { headers })).text()
+    await stopChild(server)
+    const barePort = await freePort()
+    const bare = startChild('bench/bare-server.ts', { PORT: String(barePort), BODY: json })
+    try {
+      await waitForServer(`http://127.0.0.1:${barePort}/`, bare)
+      rows.push(await measure('bare Fastify, same JSON', `http://127.0.0.1:${barePort}/`, {}))
+    } finally {
+      await stopChild(bare)
+    }
+    const get = rows.find((r) => r.name === 'get one file')
+    const bareRow = rows.at(-1)
+    const ratio = get && bareRow ? get.rps / bareRow.rps : 0
+    return { rows, ratio }
+  } finally {
+    await stopChild(server)
+  }
+}
+
+async function main(): Promise<void> {
+  mkdirSync(BENCH_DIR, { recursive: true })
+  console.log(
+    `Coffer API benchmark: ${FILES.toLocaleString('en')} files, ${CONNECTIONS} connections, ${DURATION} s per scenario`,
+  )
+  const results: Record<string, { rows: Measured[]; ratio: number }> = {}
+  for (const engine of ENGINES) {
+    results[engine] = await benchEngine(engine)
+  }
+  console.log('')
+  for (const [engine, { rows, ratio }] of Object.entries(results)) {
+    console.log(table(engine, rows))
+    console.log(
+      `\n${engine}: authenticated GET /files/{id} runs at ${(ratio * 100).toFixed(0)} % of the bare route.\n`,
+    )
+    const failed = rows.filter((r) => r.non2xx > 0)
+    if (failed.length > 0)
+      console.log(`WARNING: non-2xx responses in ${failed.map((r) => r.name).join(', ')}`)
+  }
+  await writeFile(
+    path.join(BENCH_DIR, 'api-results.json'),
+    `${JSON.stringify({ files: FILES, results }, null, 2)}\n`,
+  )
+}
+
+await main()
