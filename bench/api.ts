@@ -112,12 +112,12 @@ async function seed(db: Db): Promise<void> {
              'fld_bench' || lpad((n % ${FOLDERS})::text, 3, '0'),
              'report-' || lpad(n::text, 7, '0') || '-' || lpad(to_hex(${sql.raw(HASH('n::bigint'))}), 8, '0') || '.pdf',
              'application/pdf', 1000 + n, 'files/acc_bench/fil_b' || lpad(n::text, 10, '0'), null,
-             ${base} + n, ${base} + n
+             ${base}::bigint + n, ${base}::bigint + n
       from generate_series(1, ${FILES}) as n`.execute(k)
     await sql`
       insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
       select 'shr_b' || lpad(n::text, 10, '0'), ${ACCOUNT_ID}, 'fil_b' || lpad(n::text, 10, '0'),
-             'pub' || lpad(n::text, 10, '0'), true, null, n % 50, n % 7, ${base} + n, ${base} + n
+             'pub' || lpad(n::text, 10, '0'), true, null, n % 50, n % 7, ${base}::bigint + n, ${base}::bigint + n
       from generate_series(5, ${FILES}, 5) as n`.execute(k)
     await sql`analyze`.execute(k)
   } else {
