@@ -53,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)
+  // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
+  app.removeContentTypeParser('text/plain')
   // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
   for (const schema of [ErrorSchema, FolderSchema, FileSummarySchema, FileShareSummarySchema, FileSchema]) {
     app.addSchema(schema)

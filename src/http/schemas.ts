@@ -78,6 +78,8 @@ export const ERROR_RESPONSES = {
   404: ErrorRef,
   409: ErrorRef,
   429: ErrorRef,
+  // Any other failure (413 body too large, 415 not JSON, 500, 503) uses the same envelope.
+  default: ErrorRef,
 }
 
 export const toIso = (ms: number) => new Date(ms).toISOString()

@@ -25,6 +25,16 @@ const PART_NAMES: Record<string, string> = {
   headers: 'header',
 }
 
+const TYPE_NAMES: Record<string, string> = {
+  object: 'a JSON object',
+  array: 'an array',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  null: 'null',
+}
+
 /** `/files/0/name` → `files[0].name` */
 function fieldPath(instancePath: string, property?: string): string {
   const parts = instancePath.split('/').filter(Boolean)
@@ -40,7 +50,7 @@ export function describeValidationError(error: ErrorObject, part: string | undef
   const where = PART_NAMES[part ?? 'body'] ?? part ?? 'request'
   const p = error.params as Record<string, unknown>
   const field = fieldPath(error.instancePath)
-  const subject = field ? `${where} "${field}"` : where === 'request body' ? 'the request body' : where
+  const subject = field ? `${where} "${field}"` : where
   switch (error.keyword) {
     case 'required':
       return `${where === 'request body' ? 'Request body' : where} is missing the required field "${fieldPath(error.instancePath, String(p.missingProperty))}".`
@@ -61,7 +71,10 @@ export function describeValidationError(error: ErrorObject, part: string | undef
     case 'minProperties':
       return `The ${subject} must set at least one field.`
     case 'type':
-      return `The ${subject} must be ${String(p.type).replace(',', ' or ')}.`
+      return `The ${subject} must be ${String(p.type)
+        .split(',')
+        .map((t) => TYPE_NAMES[t] ?? t)
+        .join(' or ')}.`
     case 'enum':
       return `The ${subject} must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`
     case 'format':

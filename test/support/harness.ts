@@ -60,6 +60,8 @@ export interface TestContext {
 export interface StartOptions {
   env?: Record<string, string>
   logger?: boolean | object
+  /** Leave the app unready, so a test can add routes before calling `app.ready()`. */
+  deferReady?: boolean
 }
 
 export async function startApp(
@@ -79,7 +81,7 @@ export async function startApp(
   await migrate(db)
   const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'))
   const app = await buildApp({ config, db, blobs, logger: options.logger ?? false })
-  await app.ready()
+  if (!options.deferReady) await app.ready()
   return {
     engine,
     app,

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
+import { test } from 'node:test'
+import { assertError, call, createAccount, describeEachEngine, startApp } from './support/harness.ts'
+
+describeEachEngine('authentication', (ctx) => {
+  test('401 for a missing, malformed, unknown or revoked credential, with WWW-Authenticate', async () => {
+    const { app } = ctx()
+    const a = await createAccount(app)
+    const cases: [string, Record<string, string>][] = [
+      ['missing', {}],
+      ['basic scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+      ['empty bearer', { authorization: 'Bearer ' }],
+      ['bearer with spaces inside', { authorization: `Bearer ${a.token} extra` }],
+      ['unknown key', { authorization: `Bearer coffer_${'x'.repeat(43)}` }],
+      ['not a key at all', { authorization: 'Bearer hello' }],
+      ['truncated key', { authorization: `Bearer ${a.token.slice(0, -1)}` }],
+    ]
+    for (const [name, headers] of cases) {
+      const res = await call(app, 'GET', '/api/v1/folders', { headers })
+      const message = assertError(res, 401, 'unauthorized')
+      assert.match(String(res.headers['www-authenticate']), /^Bearer /, name)
+      assert.ok(!message.includes(a.token), `${name}: the message must not echo the credential`)
+    }
+    assert.equal((await call(app, 'GET', '/api/v1/folders', { token: a.token })).status, 200)
+    assert.equal(
+      (await call(app, 'GET', '/api/v1/folders', { headers: { authorization: `bearer ${a.token}` } })).status,
+      200,
+    )
+  })
+
+  test('a revoked key gets 401 at once; other keys of the account keep working', async () => {
+    const { app } = ctx()
+    const a = await createAccount(app)
+    const doomed = await a.key(['folders:read'])
+    assert.equal((await call(app, 'GET', '/api/v1/folders', { token: doomed })).status, 200)
+    const [key] = await app.services.apiKeys.list(a.id)
+    assert.ok(key)
+    const listed = await app.services.apiKeys.list(a.id)
+    const doomedKey = listed.find((k) => doomed.startsWith(k.prefix) && k.scopes.join() === 'folders:read')
+    assert.ok(doomedKey)
+    await app.services.apiKeys.revoke(doomedKey.id)
+    assertError(await call(app, 'GET', '/api/v1/folders', { token: doomed }), 401, 'unauthorized')
+    assert.equal((await call(app, 'GET', '/api/v1/folders', { token: a.token })).status, 200)
+  })
+
+  test('authentication comes before validation: a bad body without a key is 401, not 400', async () => {
+    const { app } = ctx()
+    assertError(await call(app, 'POST', '/api/v1/folders', { body: { bogus: true } }), 401, 'unauthorized')
+    const a = await createAccount(app)
+    const readOnly = await a.key(['shares:read'])
+    assertError(
+      await call(app, 'POST', '/api/v1/folders', { token: readOnly, body: { bogus: true } }),
+      403,
+      'insufficient_scope',
+    )
+  })
+
+  test('unknown routes answer 404 in the envelope', async () => {
+    const { app } = ctx()
+    assertError(await call(app, 'GET', '/api/v1/nope'), 404, 'not_found')
+    assertError(await call(app, 'DELETE', '/nowhere/at/all'), 404, 'not_found')
+  })
+
+  test('a body that is not JSON is a 400 or 415 in the envelope', async () => {
+    const { app } = ctx()
+    const a = await createAccount(app)
+    assertError(
+      await call(app, 'POST', '/api/v1/folders', {
+        token: a.token,
+        rawBody: '{',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_request',
+    )
+    assertError(
+      await call(app, 'POST', '/api/v1/folders', {
+        token: a.token,
+        rawBody: 'name=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      415,
+      'unsupported_media_type',
+    )
+  })
+})
+
+test('an unexpected fault is a 500 envelope that reveals nothing, and its cause is logged', async () => {
+  const lines: string[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk))
+      done()
+    },
+  })
+  const context = await startApp('sqlite', { logger: { stream, level: 'info' }, deferReady: true })
+  try {
+    context.app.get('/api/v1/boom', { schema: { hide: true } }, async () => {
+      throw new Error('database password is hunter2')
+    })
+    await context.app.ready()
+    const res = await call(context.app, 'GET', '/api/v1/boom')
+    assertError(res, 500, 'internal_error')
+    assert.ok(!JSON.stringify(res.body).includes('hunter2'))
+    assert.ok(
+      lines.some((l) => l.includes('hunter2')),
+      'the cause is logged for operators',
+    )
+  } finally {
+    await context.stop()
+  }
+})
+
+test('credentials never reach the logs', async () => {
+  const lines: string[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk))
+      done()
+    },
+  })
+  const context = await startApp('sqlite', { logger: { stream, level: 'trace' } })
+  try {
+    const a = await createAccount(context.app)
+    await call(context.app, 'GET', '/api/v1/folders', { token: a.token })
+    await call(context.app, 'GET', '/api/v1/folders', { token: `${a.token}x` })
+    await call(context.app, 'POST', '/api/v1/folders', {
+      token: a.token,
+      body: { name: a.token.slice(0, 20) },
+    })
+    const logs = lines.join('')
+    assert.ok(logs.length > 0, 'logs were captured')
+    assert.ok(!logs.includes(a.token), 'an API key appeared in the logs')
+    assert.ok(!logs.includes(a.token.slice(7)), 'the secret part of a key appeared in the logs')
+  } finally {
+    await context.stop()
+  }
+})
