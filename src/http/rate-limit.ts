@@ -1,5 +1,85 @@
-import type { FastifyInstance } from 'fastify'
+// Rate limiting of every request but the health checks. It runs after authentication has identified the
+// credential and before authorization refuses anything, so a client over its limit gets a 429 even when its
+// credential is bad: guessing keys is throttled like any other traffic.
+//
+// Buckets: one per credential (its id, never its secret) when the request carries a valid one; otherwise
+// one per client address, an IPv6 client's whole /64 counting as one address. The limit is
+// RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_SECONDS, refilled smoothly (see rate-limit-store.ts), in
+// this process's memory or, with REDIS_URL, shared by every process through Redis.
+import { isIPv6 } from 'node:net'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
+import { AppError } from '../errors.ts'
+import { RedisRateLimitStore } from './rate-limit-redis.ts'
+import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.ts'
 
-// Filled in by the rate-limit work.
-export async function registerRateLimit(_app: FastifyInstance, _config: Config): Promise<void> {}
+/** Load balancers and orchestrators poll these; throttling them would take a healthy instance out. */
+const EXEMPT_PATHS = new Set(['/healthz', '/readyz'])
+
+/** The policy as the capability index and the docs state it. */
+export function rateLimitPolicy(config: Config): { limit: number; windowSeconds: number } {
+  return { limit: config.rateLimit.max, windowSeconds: config.rateLimit.windowMs / 1000 }
+}
+
+/**
+ * The bucket of a client address. An IPv6 client is usually given a whole /64, so counting its addresses
+ * one by one would let it step around the limit; an IPv4-mapped IPv6 address is its IPv4 address.
+ */
+export function addressBucket(ip: string): string {
+  if (!isIPv6(ip)) return `ip:${ip}`
+  const address = ip.toLowerCase().replace(/%.*$/, '')
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/.exec(address)
+  if (mapped) return `ip:${mapped[1]}`
+  const [head = '', tail] = address.split('::')
+  const headGroups = head ? head.split(':') : []
+  const tailGroups = tail ? tail.split(':') : []
+  // A trailing dotted IPv4 part stands for two groups.
+  const tailSize = tailGroups.reduce((size, group) => size + (group.includes('.') ? 2 : 1), 0)
+  const groups = [...headGroups, ...Array<string>(8 - headGroups.length - tailSize).fill('0'), ...tailGroups]
+  const prefix = groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16))
+  return `ip:${prefix.join(':')}::/64`
+}
+
+export function credentialBucket(credentialId: string): string {
+  return `cred:${credentialId}`
+}
+
+function bucketOf(request: FastifyRequest): { bucket: string; who: string } {
+  const principal = request.principal
+  return principal
+    ? { bucket: credentialBucket(principal.credentialId), who: 'this credential' }
+    : { bucket: addressBucket(request.ip), who: 'this client address' }
+}
+
+function isExempt(request: FastifyRequest): boolean {
+  const path = request.url.split('?', 1)[0] ?? ''
+  return EXEMPT_PATHS.has(path.length > 1 ? path.replace(/\/+$/, '') : path)
+}
+
+const seconds = (us: number) => Math.ceil(us / 1_000_000)
+
+export async function registerRateLimit(app: FastifyInstance, config: Config): Promise<void> {
+  const policy = { limit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }
+  const store: RateLimitStore = config.redisUrl
+    ? await RedisRateLimitStore.open(config.redisUrl, policy, app.log)
+    : new MemoryRateLimitStore(policy)
+  app.addHook('onClose', () => store.close())
+
+  const windowSeconds = policy.windowMs / 1000
+  app.addHook('onRequest', async (request, reply) => {
+    if (isExempt(request)) return
+    const { bucket, who } = bucketOf(request)
+    const decision = await store.hit(bucket)
+    reply.header('ratelimit-limit', policy.limit)
+    reply.header('ratelimit-remaining', decision.remaining)
+    reply.header('ratelimit-reset', seconds(decision.resetUs))
+    if (decision.allowed) return
+    const retryAfter = Math.max(1, seconds(decision.retryAfterUs))
+    reply.header('retry-after', retryAfter)
+    throw new AppError(
+      'rate_limited',
+      `Too many requests for ${who}: the limit is ${policy.limit} requests per ${windowSeconds} seconds; ` +
+        `retry in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`,
+    )
+  })
+}

@@ -1,0 +1,130 @@
+// Rate-limit buckets shared by every Coffer process through Redis (REDIS_URL). One Lua script runs the GCRA
+// step of rate-limit-store.ts atomically on the server, with the server's clock, so processes whose clocks
+// disagree still share one limit. Keys are namespaced and expire once their bucket has refilled.
+//
+// Redis is a dependency for fairness, not for serving: when it is unreachable, slow or failing, requests
+// are never refused or delayed on its account. Each process falls back to its own in-memory buckets (the
+// limit then applies per process) and returns to Redis once it is reachable again.
+import type { FastifyBaseLogger } from 'fastify'
+import { Redis } from 'ioredis'
+import {
+  type Gcra,
+  gcraOf,
+  MemoryRateLimitStore,
+  type RateLimitDecision,
+  type RateLimitPolicy,
+  type RateLimitStore,
+} from './rate-limit-store.ts'
+
+export const REDIS_KEY_PREFIX = 'coffer:rl:'
+
+/** A down Redis must not hold up startup; ioredis keeps reconnecting in the background. */
+const CONNECT_TIMEOUT_MS = 2000
+/** A slow Redis must not hold up requests: past this, the request is decided locally. */
+const COMMAND_TIMEOUT_MS = 500
+/** After a failure, decide locally for this long instead of paying the timeout on every request. */
+const PAUSE_AFTER_FAILURE_MS = 5000
+const WARNING_INTERVAL_MS = 60_000
+
+// KEYS[1]: the bucket. ARGV: interval and capacity in microseconds (see gcraOf).
+// Returns { allowed (0/1), remaining, resetUs, retryAfterUs }, exactly as gcraStep does.
+const GCRA_LUA = `
+local interval = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+local debt = math.max(tat - now, 0)
+local nextDebt = debt + interval
+if nextDebt > capacity then
+  return { 0, 0, debt, nextDebt - capacity }
+end
+redis.call('SET', KEYS[1], string.format('%.0f', now + nextDebt), 'PX', math.ceil(nextDebt / 1000))
+return { 1, math.floor((capacity - nextDebt) / interval), nextDebt, 0 }
+`
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    cofferRateLimit(bucket: string, intervalUs: number, capacityUs: number): Promise<number[]>
+  }
+}
+
+export class RedisRateLimitStore implements RateLimitStore {
+  readonly #redis: Redis
+  readonly #gcra: Gcra
+  readonly #local: MemoryRateLimitStore
+  readonly #log: FastifyBaseLogger
+  #pausedUntil = 0
+  #lastWarningAt = Number.NEGATIVE_INFINITY
+
+  private constructor(redis: Redis, policy: RateLimitPolicy, log: FastifyBaseLogger) {
+    this.#redis = redis
+    this.#gcra = gcraOf(policy)
+    this.#local = new MemoryRateLimitStore(policy)
+    this.#log = log
+  }
+
+  /** Connects, waiting at most CONNECT_TIMEOUT_MS; never throws for an unreachable Redis. */
+  static async open(
+    url: string,
+    policy: RateLimitPolicy,
+    log: FastifyBaseLogger,
+  ): Promise<RedisRateLimitStore> {
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      // Without a connection, fail at once and decide locally rather than queue the request behind it.
+      enableOfflineQueue: false,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    })
+    redis.defineCommand('cofferRateLimit', { numberOfKeys: 1, lua: GCRA_LUA })
+    const store = new RedisRateLimitStore(redis, policy, log)
+    redis.on('error', (error: Error) => store.#warn(error))
+    await redis.connect().catch((error: Error) => store.#warn(error))
+    return store
+  }
+
+  async hit(bucket: string): Promise<RateLimitDecision> {
+    if (this.#redis.status === 'ready' && Date.now() >= this.#pausedUntil) {
+      try {
+        const [allowed, remaining, resetUs, retryAfterUs] = await this.#redis.cofferRateLimit(
+          REDIS_KEY_PREFIX + bucket,
+          this.#gcra.intervalUs,
+          this.#gcra.capacityUs,
+        )
+        return {
+          allowed: allowed === 1,
+          remaining: Number(remaining),
+          resetUs: Number(resetUs),
+          retryAfterUs: Number(retryAfterUs),
+        }
+      } catch (error) {
+        this.#pausedUntil = Date.now() + PAUSE_AFTER_FAILURE_MS
+        this.#warn(error as Error)
+      }
+    }
+    return this.#local.hit(bucket)
+  }
+
+  async close(): Promise<void> {
+    await this.#local.close()
+    if (this.#redis.status === 'ready') {
+      await this.#redis.quit().catch(() => this.#redis.disconnect())
+    } else {
+      // Also stops the reconnection attempts, which would otherwise keep the process alive.
+      this.#redis.disconnect()
+    }
+  }
+
+  #warn(error: Error): void {
+    const now = Date.now()
+    if (now - this.#lastWarningAt < WARNING_INTERVAL_MS) return
+    this.#lastWarningAt = now
+    // Only the message: the error object can carry the connection options, password included.
+    this.#log.warn(
+      { redisError: error.message },
+      'Redis is unavailable for rate limiting; each process limits on its own until it is back',
+    )
+  }
+}
