@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
+import { AggregateAnalyticsSchema, ShareAnalyticsSchema } from './analytics/analytics.schemas.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
@@ -20,6 +21,7 @@ import { openApiOptions } from './meta/openapi.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
 import { createServices, type Services } from './services.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
+import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
 import { uploadsRoutes } from './uploads/uploads.routes.ts'
 
 export interface AppDeps {
@@ -56,7 +58,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
   app.removeContentTypeParser('text/plain')
   // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
-  for (const schema of [ErrorSchema, FolderSchema, FileSummarySchema, FileShareSummarySchema, FileSchema]) {
+  for (const schema of [
+    ErrorSchema,
+    FolderSchema,
+    FileSummarySchema,
+    FileShareSummarySchema,
+    FileSchema,
+    ShareSchema,
+    ShareWithFileSchema,
+    ShareAnalyticsSchema,
+    AggregateAnalyticsSchema,
+  ]) {
     app.addSchema(schema)
   }
   registerErrorHandling(app)

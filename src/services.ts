@@ -2,6 +2,7 @@
 // a request.
 import { AccountsService } from './accounts/accounts.service.ts'
 import { ApiKeysService } from './accounts/api-keys.service.ts'
+import { AnalyticsService } from './analytics/analytics.service.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
@@ -17,6 +18,7 @@ export interface Services {
   files: FilesService
   shares: SharesService
   requests: RequestsService
+  analytics: AnalyticsService
 }
 
 /** What a service may depend on. Services take only what they use from it. */
@@ -35,5 +37,6 @@ export function createServices(deps: ServiceDeps): Services {
     files: new FilesService(deps),
     shares: new SharesService(deps),
     requests: new RequestsService(deps),
+    analytics: new AnalyticsService(kysely),
   }
 }

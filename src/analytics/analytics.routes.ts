@@ -1,4 +1,34 @@
+import { Type } from 'typebox'
+import { accountOf, requireScopes } from '../http/auth.ts'
 import type { Routes } from '../http/plugin.ts'
+import { Data, ERROR_RESPONSES, toIsoOrNull } from '../http/schemas.ts'
+import { AnalyticsQuery } from './analytics.schemas.ts'
 
-// Filled in by the analytics work: GET /analytics.
-export const analyticsRoutes: Routes = async () => {}
+export const analyticsRoutes: Routes = async (app, { services }) => {
+  const { analytics } = services
+
+  app.get(
+    '/analytics',
+    {
+      schema: {
+        tags: ['analytics'],
+        summary: 'Share analytics',
+        description: `With \`shareId\`: that share's ShareAnalytics (a share that does not exist or belongs to another
+account is a 404). Without: the account's AggregateAnalytics. \`isActive\` and \`activeShares\` count the effective
+state: a link whose \`expiresAt\` has passed is not active.`,
+        security: requireScopes(['analytics:read']),
+        querystring: AnalyticsQuery,
+        response: {
+          200: Data(Type.Union([Type.Ref('ShareAnalytics'), Type.Ref('AggregateAnalytics')])),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => {
+      const { shareId } = request.query
+      if (shareId === undefined) return { data: await analytics.aggregate(accountOf(request)) }
+      const share = await analytics.forShare(accountOf(request), shareId)
+      return { data: { ...share, expiresAt: toIsoOrNull(share.expiresAt) } }
+    },
+  )
+}

@@ -67,6 +67,10 @@ export function openDatabase(options: DatabaseOptions): Db {
         },
       },
     })
+    // An idle connection the server drops (restart, failover, a dropped database) makes the pool emit
+    // 'error'; with no listener that would crash the process. The pool has already discarded the client,
+    // and the next query opens a fresh one.
+    pool.on('error', () => {})
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     return { kysely, engine: 'postgres', close: () => kysely.destroy() }
   }

@@ -1,4 +1,123 @@
+import { Type } from 'typebox'
+import { invalid } from '../errors.ts'
+import { accountOf, requireScopes } from '../http/auth.ts'
 import type { Routes } from '../http/plugin.ts'
+import { Data, ERROR_RESPONSES, IdParam, List, PageQuery, toIso, toIsoOrNull } from '../http/schemas.ts'
+import { CreateShareBody, UpdateShareBody } from './shares.schemas.ts'
+import type { Share, ShareWithFile } from './shares.service.ts'
 
-// Filled in by the shares work: GET/POST /shares, GET/PATCH /shares/{shareId}.
-export const sharesRoutes: Routes = async () => {}
+const READ = requireScopes(['shares:read'])
+const WRITE = requireScopes(['shares:write'])
+const tags = ['shares']
+const ShareParams = IdParam('shareId')
+
+export const serializeShare = (share: Share) => ({
+  id: share.id,
+  isActive: share.isActive,
+  expiresAt: toIsoOrNull(share.expiresAt),
+  viewCount: share.viewCount,
+  downloadCount: share.downloadCount,
+  createdAt: toIso(share.createdAt),
+  publicUrl: share.publicUrl,
+})
+
+const serializeShareWithFile = (share: ShareWithFile) => ({ ...serializeShare(share), file: share.file })
+
+/**
+ * The body's `expiresAt` as epoch ms. The schema has checked the date-time syntax; this catches what the
+ * syntax lets through but no calendar has (a leap second), so it never becomes an Invalid Date.
+ */
+function expiryOf(value: string | null | undefined): number | null | undefined {
+  if (value === undefined || value === null) return value
+  const ms = Date.parse(value)
+  if (Number.isNaN(ms)) throw invalid('The request body "expiresAt" must be a valid ISO 8601 date-time.')
+  return ms
+}
+
+export const sharesRoutes: Routes = async (app, { services }) => {
+  const { shares } = services
+
+  app.get(
+    '/shares',
+    {
+      schema: {
+        tags,
+        summary: 'List share links',
+        description: 'The share links of the account with their files, newest first.',
+        security: READ,
+        querystring: Type.Object(PageQuery(25), { additionalProperties: false }),
+        response: { 200: List(Type.Ref('ShareWithFile')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { cursor, limit = 25 } = request.query
+      const page = await shares.list(accountOf(request), { cursor, limit })
+      return { data: page.items.map(serializeShareWithFile), pagination: { nextCursor: page.nextCursor } }
+    },
+  )
+
+  app.post(
+    '/shares',
+    {
+      schema: {
+        tags,
+        summary: 'Create or reactivate a share link',
+        description: `A file has at most one share link. With none yet, this creates an active one. If the file's link is
+disabled or expired, this reactivates it, keeping its public URL and counts, with the \`expiresAt\` of this body (no
+expiry when omitted). If the link is active, this changes nothing and returns it as it is; change its expiry with
+PATCH. The answer is 201 in all three cases. \`expiresAt\` must be in the future (400 otherwise). A file that does not
+exist or belongs to another account is a 404.`,
+        security: WRITE,
+        body: CreateShareBody,
+        response: { 201: Data(Type.Ref('Share')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { fileId, expiresAt } = request.body
+      const share = await shares.create(accountOf(request), fileId, expiryOf(expiresAt))
+      return reply.status(201).send({ data: serializeShare(share) })
+    },
+  )
+
+  app.get(
+    '/shares/:shareId',
+    {
+      schema: {
+        tags,
+        summary: 'Get a share link',
+        security: READ,
+        params: ShareParams,
+        response: { 200: Data(Type.Ref('ShareWithFile')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      data: serializeShareWithFile(await shares.get(accountOf(request), request.params.shareId)),
+    }),
+  )
+
+  app.patch(
+    '/shares/:shareId',
+    {
+      schema: {
+        tags,
+        summary: 'Update a share link',
+        description: `Enables or disables the link (\`isActive\`) and sets or clears its expiry (\`expiresAt\`); at least
+one of them. A new \`expiresAt\` must be in the future (400 otherwise); null removes the expiry. \`isActive: true\` on a
+link whose stored expiry has passed is a 409 unless the same body sets a new \`expiresAt\`. In responses \`isActive\` is
+the effective state: false once \`expiresAt\` has passed.`,
+        security: WRITE,
+        params: ShareParams,
+        body: UpdateShareBody,
+        response: { 200: Data(Type.Ref('Share')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { isActive, expiresAt } = request.body
+      const share = await shares.update(accountOf(request), request.params.shareId, {
+        isActive,
+        expiresAt: expiryOf(expiresAt),
+      })
+      return { data: serializeShare(share) }
+    },
+  )
+}
