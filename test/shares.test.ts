@@ -302,7 +302,7 @@ describeEachEngine('shares', (ctx) => {
 
     const badBodies: [string, unknown, RegExp][] = [
       ['POST', {}, /missing the required field "fileId"/],
-      ['POST', { fileId: 5 }, /"fileId" must be string/],
+      ['POST', { fileId: 5 }, /"fileId" must be a string/],
       ['POST', { fileId: file.id, public: true }, /Unknown field "public"/],
       ['POST', { fileId: file.id, expiresAt: 'tomorrow' }, /"expiresAt" must be a valid ISO 8601 date-time/],
       [
@@ -323,8 +323,8 @@ describeEachEngine('shares', (ctx) => {
       ['POST', { fileId: file.id, expiresAt: 4102444800000 }, /"expiresAt"/],
       ['PATCH', {}, /at least one field/],
       ['PATCH', { name: 'x' }, /Unknown field "name"/],
-      ['PATCH', { isActive: 'true' }, /"isActive" must be boolean/],
-      ['PATCH', { isActive: null }, /"isActive" must be boolean/],
+      ['PATCH', { isActive: 'true' }, /"isActive" must be true or false/],
+      ['PATCH', { isActive: null }, /"isActive" must be true or false/],
       ['PATCH', { isActive: false, viewCount: 0 }, /Unknown field "viewCount"/],
       ['PATCH', { expiresAt: 'soon' }, /"expiresAt" must be a valid ISO 8601 date-time/],
       ['PATCH', { expiresAt: '2099-06-30T23:59:60Z' }, /"expiresAt" must be a valid ISO 8601 date-time/],
