@@ -67,6 +67,9 @@ export function openDatabase(options: DatabaseOptions): Db {
         },
       },
     })
+    // pg reports an idle connection that the server ended (restart, failover, termination) as a pool
+    // 'error', after discarding it; the next query connects afresh. Unheard, the event kills the process.
+    pool.on('error', () => {})
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     return { kysely, engine: 'postgres', close: () => kysely.destroy() }
   }
