@@ -237,6 +237,30 @@ describeEachEngine('file requests', (ctx) => {
     assert.equal(got.body.data.folderId, f1.id)
   })
 
+  test('concurrent moves of one request keep the folder counts exact', async () => {
+    const { app } = ctx()
+    const a = await createAccount(app)
+    const folders = [
+      await newFolder(app, a.token),
+      await newFolder(app, a.token),
+      await newFolder(app, a.token),
+    ]
+    const r = await newRequest(app, a.token, { folderId: folders[0].id })
+    const targets = Array.from({ length: 12 }, (_, i) => (i % 4 === 3 ? null : folders[i % 3].id))
+    const results = await Promise.all(
+      targets.map((folderId) =>
+        call(app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { folderId } }),
+      ),
+    )
+    for (const res of results) assert.equal(res.status, 200, JSON.stringify(res.body))
+    const final = (await call(app, 'GET', `${REQUESTS}/${r.id}`, { token: a.token })).body.data.folderId
+    const counts = await Promise.all(folders.map((f) => requestCountOf(app, a.token, f.id)))
+    assert.deepEqual(
+      counts,
+      folders.map((f) => (f.id === final ? 1 : 0)),
+    )
+  })
+
   test('deleting its folder moves a request to root', async () => {
     const { app } = ctx()
     const a = await createAccount(app)
@@ -257,10 +281,10 @@ describeEachEngine('file requests', (ctx) => {
     assert.deepEqual(pair(await newRequest(app, a.token, { emailRequired: false })), [true, false])
     assert.deepEqual(pair(await newRequest(app, a.token, { collectEmail: true })), [true, true])
     assert.deepEqual(pair(await newRequest(app, a.token, { collectEmail: false })), [false, false])
-    assert.deepEqual(
-      pair(await newRequest(app, a.token, { collectEmail: false, emailRequired: false })),
-      [false, false],
-    )
+    assert.deepEqual(pair(await newRequest(app, a.token, { collectEmail: false, emailRequired: false })), [
+      false,
+      false,
+    ])
     assert.match(
       assertError(
         await call(app, 'POST', REQUESTS, {
@@ -309,7 +333,10 @@ describeEachEngine('file requests', (ctx) => {
     assert.equal((await post({ title: '  Hey  ' })).body.data.title, 'Hey')
     await refused({ title: '  ab  ' }, /title.*at least 3/)
 
-    assert.equal((await post({ title: 'Desc', description: chars(500, 'd') })).body.data.description.length, 500)
+    assert.equal(
+      (await post({ title: 'Desc', description: chars(500, 'd') })).body.data.description.length,
+      500,
+    )
     assert.equal((await post({ title: 'Desc', description: '' })).body.data.description, '')
     await refused({ title: 'Desc', description: chars(501) }, /description.*at most 500/)
 
@@ -416,7 +443,10 @@ describeEachEngine('file requests', (ctx) => {
       assert.match(assertError(await get('limit=101'), 400, 'invalid_request'), /limit.*at most 100/)
       assert.match(assertError(await get('limit=ten'), 400, 'invalid_request'), /limit.*integer/)
       assert.match(assertError(await get('limit=1.5'), 400, 'invalid_request'), /limit.*integer/)
-      assert.deepEqual((await get(`cursor=${cursor128}`)).body, { data: [], pagination: { nextCursor: null } })
+      assert.deepEqual((await get(`cursor=${cursor128}`)).body, {
+        data: [],
+        pagination: { nextCursor: null },
+      })
       assert.equal((await get(`cursor=${cursorFirst}`)).status, 200)
       assert.match(
         assertError(await get(`cursor=${cursor128}A`), 400, 'invalid_request'),
@@ -540,7 +570,10 @@ describeEachEngine('file requests', (ctx) => {
 
     // A's folder, named by B: in a new request, a move and a list filter.
     assertError(
-      await call(c.app, 'POST', REQUESTS, { token: b.token, body: { title: 'Sneaky', folderId: aFolder.id } }),
+      await call(c.app, 'POST', REQUESTS, {
+        token: b.token,
+        body: { title: 'Sneaky', folderId: aFolder.id },
+      }),
       404,
       'not_found',
     )
@@ -637,8 +670,16 @@ describeEachEngine('file request submissions', (ctx) => {
 
   test('submissions list with full shapes; the snapshot survives the file', async () => {
     const { c, app, a, r, publicId, requests } = await setup()
-    const first = await createFile(c, a.id, { name: 'report.pdf', contentType: 'application/pdf', content: 'x' })
-    const second = await createFile(c, a.id, { name: 'photo.jpg', contentType: 'image/jpeg', content: 'abcd' })
+    const first = await createFile(c, a.id, {
+      name: 'report.pdf',
+      contentType: 'application/pdf',
+      content: 'x',
+    })
+    const second = await createFile(c, a.id, {
+      name: 'photo.jpg',
+      contentType: 'image/jpeg',
+      content: 'abcd',
+    })
 
     const s1 = await requests.addSubmission({
       publicId,
@@ -677,7 +718,7 @@ describeEachEngine('file request submissions', (ctx) => {
     const list = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
     assert.equal(list.status, 200)
     assert.deepEqual(list.body, expected)
-    assert.match(list.body.data[0].createdAt, ISO_MS)
+    assert.match(String(list.body.data[0]?.createdAt), ISO_MS)
 
     assert.equal(await submissionCount(app, a, r.id), 2)
     const listed = await call(app, 'GET', REQUESTS, { token: a.token })
@@ -689,6 +730,19 @@ describeEachEngine('file request submissions', (ctx) => {
     const after = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
     assert.deepEqual(after.body, expected)
     assert.equal(await submissionCount(app, a, r.id), 2)
+  })
+
+  test('concurrent submissions are all counted', async () => {
+    const { c, app, a, r, publicId, requests } = await setup()
+    const file = await createFile(c, a.id)
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        requests.addSubmission({ publicId, fileId: file.id, submitterEmail: `p${i}@example.com` }),
+      ),
+    )
+    assert.equal(await submissionCount(app, a, r.id), 10)
+    const list = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions?limit=100`, { token: a.token })
+    assert.equal(list.body.data.length, 10)
   })
 
   test('addSubmission refuses an inactive request (409) and counts nothing', async () => {
@@ -735,7 +789,11 @@ describeEachEngine('file request submissions', (ctx) => {
       requests.addSubmission({ publicId, fileId: file.id, submitterEmail: 'a@b@c' }),
       'invalid_request',
     )
-    const given = await requests.addSubmission({ publicId, fileId: file.id, submitterEmail: ' x@example.org ' })
+    const given = await requests.addSubmission({
+      publicId,
+      fileId: file.id,
+      submitterEmail: ' x@example.org ',
+    })
     assert.equal(given.submitterEmail, 'x@example.org')
 
     // Not collected: whatever is sent is dropped.
@@ -806,7 +864,9 @@ describeEachEngine('file request submissions', (ctx) => {
     const file = await createFile(c, a.id)
     const made: string[] = []
     for (let i = 0; i < 6; i++) {
-      made.push((await requests.addSubmission({ publicId, fileId: file.id, submitterEmail: `s${i}@x.io` })).id)
+      made.push(
+        (await requests.addSubmission({ publicId, fileId: file.id, submitterEmail: `s${i}@x.io` })).id,
+      )
       await tick()
     }
     const newestFirst = [...made].reverse()
@@ -816,10 +876,16 @@ describeEachEngine('file request submissions', (ctx) => {
     let cursor: string | null = null
     let added = ''
     do {
-      const res: { body: { data: { submitterEmail: string | null }[]; pagination: { nextCursor: string | null } } } =
-        await call(app, 'GET', `${REQUESTS}/${r.id}/submissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+      const res: {
+        body: { data: { submitterEmail: string | null }[]; pagination: { nextCursor: string | null } }
+      } = await call(
+        app,
+        'GET',
+        `${REQUESTS}/${r.id}/submissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        {
           token: a.token,
-        })
+        },
+      )
       pages.push(res.body.data.map((s) => s.submitterEmail))
       cursor = res.body.pagination.nextCursor
       if (pages.length === 1) {
