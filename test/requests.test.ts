@@ -44,7 +44,7 @@ function publicIdOf(request: { publicUrl: string }): string {
   return match[1]
 }
 
-/** Walks a list to its end, `limit` items a page, calling `between` after each page but the last. */
+/** Walks a list of requests to its end, `limit` items a page, calling `between` after each page but the last. */
 async function walk(
   app: App,
   token: string,
@@ -59,7 +59,7 @@ async function walk(
     const res = await call(app, 'GET', `${url}${url.includes('?') ? '&' : '?'}${query}`, { token })
     assert.equal(res.status, 200, JSON.stringify(res.body))
     assert.ok(res.body.data.length <= limit)
-    pages.push(res.body.data.map((item: { id?: string; file?: { id: string } }) => item.id ?? item.file?.id))
+    pages.push(res.body.data.map((item: { id: string }) => item.id))
     cursor = res.body.pagination.nextCursor
     if (cursor !== null) {
       assert.ok(cursor.length <= 128)
