@@ -15,10 +15,15 @@ import { registerAuth, registerAuthorization } from './http/auth.ts'
 import { registerErrorHandling } from './http/errors.ts'
 import { registerRateLimit } from './http/rate-limit.ts'
 import { ErrorSchema } from './http/schemas.ts'
-import { validatorCompiler } from './http/validation.ts'
+import { buildValidator } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
+import {
+  FileRequestSchema,
+  FileRequestWithCountSchema,
+  SubmissionSchema,
+} from './requests/requests.schemas.ts'
 import { createServices, type Services } from './services.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
 import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
@@ -51,10 +56,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: 1024 * 1024,
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-    ajv: { customOptions: {} },
+    // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  app.setValidatorCompiler(validatorCompiler)
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
   app.removeContentTypeParser('text/plain')
   // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
@@ -68,6 +73,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ShareWithFileSchema,
     ShareAnalyticsSchema,
     AggregateAnalyticsSchema,
+    FileRequestSchema,
+    FileRequestWithCountSchema,
+    SubmissionSchema,
   ]) {
     app.addSchema(schema)
   }

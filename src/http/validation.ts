@@ -6,17 +6,23 @@ import type { FastifySchemaCompiler } from 'fastify'
 
 const COMMON: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
-function makeAjv(coerceTypes: boolean): Ajv {
+function makeAjv(coerceTypes: boolean, sharedSchemas: Record<string, unknown>): Ajv {
   const ajv = new Ajv({ ...COMMON, coerceTypes })
   addFormats.default(ajv)
+  for (const schema of Object.values(sharedSchemas)) ajv.addSchema(schema as object)
   return ajv
 }
 
-const bodyAjv = makeAjv(false)
-const textAjv = makeAjv(true)
-
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
+/**
+ * Fastify calls this for every plugin context, with the schemas added so far (so `$ref`s resolve). Given
+ * as the schema controller's factory, it replaces Fastify's default Ajv everywhere: setting a compiler on
+ * the root only would be undone in any plugin that adds a schema.
+ */
+export function buildValidator(sharedSchemas: Record<string, unknown> = {}): FastifySchemaCompiler<unknown> {
+  const bodyAjv = makeAjv(false, sharedSchemas)
+  const textAjv = makeAjv(true, sharedSchemas)
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
+}
 
 const PART_NAMES: Record<string, string> = {
   body: 'request body',

@@ -1,0 +1,105 @@
+import { Type } from 'typebox'
+import { DateTime, FolderIdValue, Nullable, PageQuery } from '../http/schemas.ts'
+
+/** The rule tying the two email settings together, stated once for every place that documents it. */
+export const EMAIL_RULE =
+  '`emailRequired` only has a meaning while `collectEmail` is true: a request never requires an email it does ' +
+  'not collect. A body that sets `collectEmail: false` together with `emailRequired: true` is a 400; setting ' +
+  '`collectEmail` to false also stores `emailRequired` as false; setting `emailRequired: true` on a request ' +
+  'that does not collect email (without `collectEmail: true` in the same body) is a 409.'
+
+const Title = Type.String({
+  minLength: 3,
+  maxLength: 100,
+  description: 'Shown on the public request page. Leading and trailing spaces are removed.',
+})
+const Description = Type.String({ maxLength: 500, description: 'Shown on the public request page.' })
+const RequestFolderId = Nullable(
+  FolderIdValue('An owned folder that receives the submitted files; null means root.'),
+)
+
+const requestProperties = {
+  id: Type.String(),
+  title: Type.String(),
+  description: Nullable(Type.String()),
+  collectEmail: Type.Boolean({ description: 'Whether the public page asks submitters for their email.' }),
+  emailRequired: Type.Boolean({
+    description: 'Whether submitters must give their email; never true while `collectEmail` is false.',
+  }),
+  isActive: Type.Boolean({ description: 'An inactive request refuses new submissions.' }),
+  createdAt: DateTime(),
+  publicUrl: Type.String({ format: 'uri', description: 'The public page where submitters upload files.' }),
+  folderId: Nullable(Type.String({ minLength: 1, maxLength: 100, description: 'null means root' })),
+  folder: Nullable(Type.Ref('Folder')),
+}
+
+export const FileRequestSchema = Type.Object(requestProperties, {
+  $id: 'FileRequest',
+  additionalProperties: false,
+  description: 'A public page that collects files from outside submitters.',
+})
+
+export const FileRequestWithCountSchema = Type.Object(
+  {
+    ...requestProperties,
+    submissionCount: Type.Integer({ minimum: 0, description: 'Submissions received so far.' }),
+  },
+  { $id: 'FileRequestWithCount', additionalProperties: false },
+)
+
+export const SubmissionSchema = Type.Object(
+  {
+    submitterName: Nullable(Type.String({ description: 'Provided by the submitter.' })),
+    submitterEmail: Nullable(Type.String({ format: 'email', description: 'Provided by the submitter.' })),
+    message: Nullable(Type.String({ description: 'Provided by the submitter.' })),
+    createdAt: DateTime(),
+    file: Type.Ref('FileSummary', {
+      description:
+        'The submitted file as it was when submitted; it stays here after the file itself is deleted.',
+    }),
+  },
+  {
+    $id: 'Submission',
+    additionalProperties: false,
+    description: 'A file received through a file request. Never carries a storage URL.',
+  },
+)
+
+export const CreateRequestBody = Type.Object(
+  {
+    title: Title,
+    description: Type.Optional(Description),
+    collectEmail: Type.Optional(Type.Boolean({ default: true, description: 'Defaults to true.' })),
+    emailRequired: Type.Optional(
+      Type.Boolean({
+        description: 'Defaults to true while `collectEmail` is true, and to false otherwise.',
+      }),
+    ),
+    folderId: Type.Optional(RequestFolderId),
+  },
+  { additionalProperties: false },
+)
+
+export const UpdateRequestBody = Type.Object(
+  {
+    title: Type.Optional(Title),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'null clears it.' }))),
+    collectEmail: Type.Optional(Type.Boolean()),
+    emailRequired: Type.Optional(Type.Boolean()),
+    isActive: Type.Optional(Type.Boolean({ description: 'false disables the request.' })),
+    folderId: Type.Optional(
+      Nullable(FolderIdValue('Moves the request into this owned folder; null moves it to root.')),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export const ListRequestsQuery = Type.Object(
+  {
+    ...PageQuery(25),
+    folderId: Type.Optional(FolderIdValue('Only requests in this owned folder.')),
+  },
+  { additionalProperties: false },
+)
+
+export const SubmissionsQuery = Type.Object(PageQuery(25), { additionalProperties: false })
