@@ -7,6 +7,7 @@ import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { FilesService } from './files/files.service.ts'
 import { FoldersService } from './folders/folders.service.ts'
+import { HealthService } from './meta/health.service.ts'
 import { RequestsService } from './requests/requests.service.ts'
 import { SharesService } from './shares/shares.service.ts'
 
@@ -17,6 +18,7 @@ export interface Services {
   files: FilesService
   shares: SharesService
   requests: RequestsService
+  health: HealthService
 }
 
 /** What a service may depend on. Services take only what they use from it. */
@@ -35,5 +37,6 @@ export function createServices(deps: ServiceDeps): Services {
     files: new FilesService(deps),
     shares: new SharesService(deps),
     requests: new RequestsService(deps),
+    health: new HealthService(deps),
   }
 }
