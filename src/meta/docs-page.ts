@@ -56,7 +56,8 @@ export type OpenApiDocument = {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']
 
-export const operationId = (method: string, path: string) => `op-${method}-${slug(path) || 'root'}`
+export const operationId = (method: string, path: string) =>
+  `op-${method}-${path === '/' ? 'root' : slug(path)}`
 export const tagId = (tag: string) => `tag-${slug(tag)}`
 const schemaId = (name: string) => `schema-${slug(name)}`
 const refName = (ref: string) => ref.split('/').pop() ?? ref
@@ -110,14 +111,13 @@ function boundsOf(schema: Schema | undefined): string {
   const parts: string[] = []
   const branches = (schema.anyOf ?? schema.oneOf ?? [schema]).filter((s) => s.type !== 'null')
   for (const s of branches) {
-    for (const bound of [
+    const ranges = [
       range(s.minLength, s.maxLength, 'chars'),
       range(s.minimum, s.maximum),
       range(s.minItems, s.maxItems, 'items'),
-      s.pattern === undefined ? undefined : `pattern <code>${esc(s.pattern)}</code>`,
-    ]) {
-      if (bound) parts.push(bound.startsWith('pattern') ? bound : esc(bound))
-    }
+    ]
+    for (const bound of ranges) if (bound) parts.push(esc(bound))
+    if (s.pattern !== undefined) parts.push(`pattern <code>${esc(s.pattern)}</code>`)
   }
   if (schema.default !== undefined) parts.push(`default <code>${esc(JSON.stringify(schema.default))}</code>`)
   return parts.join(', ')
@@ -153,13 +153,19 @@ function describe(schema: Schema): string {
   return own ? renderInline(own) : ''
 }
 
+/** `limits.pageSize.min` with its parents muted, so the field itself stands out. */
+function fieldName(path: string): string {
+  const cut = path.lastIndexOf('.') + 1
+  return cut > 0 ? `<span class="parent">${esc(path.slice(0, cut))}</span>${esc(path.slice(cut))}` : esc(path)
+}
+
 function fieldTable(schema: Schema): string {
   const rows = fieldRows(schema)
   if (rows.length === 0) return ''
   return `<table class="fields"><thead><tr><th>Field</th><th>Type</th><th>Required</th><th>Constraints</th><th>Description</th></tr></thead><tbody>${rows
     .map(
       (r) =>
-        `<tr><td><code>${esc(r.path)}</code></td><td class="type">${typeOf(r.schema, false)}</td><td>${r.required ? 'yes' : 'no'}</td><td>${boundsOf(r.schema)}</td><td>${describe(r.schema)}</td></tr>`,
+        `<tr><td class="field"><code>${fieldName(r.path)}</code></td><td class="type">${typeOf(r.schema, false)}</td><td>${r.required ? 'yes' : 'no'}</td><td>${boundsOf(r.schema)}</td><td>${describe(r.schema)}</td></tr>`,
     )
     .join('')}</tbody></table>`
 }
@@ -188,7 +194,7 @@ function parametersOf(operation: Operation): string {
   return `<h4>Parameters</h4><table class="fields"><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Required</th><th>Constraints</th><th>Description</th></tr></thead><tbody>${parameters
     .map(
       (p) =>
-        `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td class="type">${typeOf(p.schema)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${boundsOf(p.schema)}</td><td>${p.description ? renderInline(p.description) : ''}</td></tr>`,
+        `<tr><td class="field"><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td class="type">${typeOf(p.schema)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${boundsOf(p.schema)}</td><td>${p.description ? renderInline(p.description) : ''}</td></tr>`,
     )
     .join('')}</tbody></table>`
 }
@@ -207,8 +213,11 @@ function requestBodyOf(operation: Operation): string {
     .join('')
 }
 
-/** Short bodies read best as one type expression; long inline objects as a field table. */
-function bodyOf(content: MediaTypes | undefined): string {
+/**
+ * Short bodies read best as one type expression in the responses table; long inline objects get a field
+ * table of their own below it (`details`), too wide for a table cell.
+ */
+function bodyOf(status: string, content: MediaTypes | undefined, details: string[]): string {
   if (!content) return '<span class="muted">no body</span>'
   return Object.entries(content)
     .map(([mediaType, { schema }]) => {
@@ -216,7 +225,10 @@ function bodyOf(content: MediaTypes | undefined): string {
       const plainLength = expression.replace(/<[^>]+>/g, '').length
       const media = mediaType === 'application/json' ? '' : `<span class="media">${esc(mediaType)}</span> `
       if (plainLength <= 110 || !schema?.properties) return `${media}<span class="type">${expression}</span>`
-      return `${media}${fieldTable(schema)}`
+      details.push(
+        `<p class="body-title"><span class="status s${esc(status[0] ?? '')}">${esc(status)}</span> ${media}body</p>${fieldTable(schema)}`,
+      )
+      return `${media}object, fields below`
     })
     .join('')
 }
@@ -229,16 +241,26 @@ function responsesOf(operation: Operation): string {
   const entries = Object.entries(operation.responses ?? {})
   const success = entries.filter(([, r]) => !isErrorResponse(r))
   const errors = entries.filter(([, r]) => isErrorResponse(r))
+  const details: string[] = []
   const rows = success.map(
     ([status, r]) =>
-      `<tr><td><span class="status s${esc(status[0] ?? '')}">${esc(status)}</span></td><td>${r.description ? renderInline(r.description) : ''}${headersOf(r)}</td><td>${bodyOf(r.content)}</td></tr>`,
+      `<tr><td><span class="status s${esc(status[0] ?? '')}">${esc(status)}</span></td><td>${r.description ? renderInline(r.description) : ''}${headersOf(r)}</td><td>${bodyOf(status, r.content, details)}</td></tr>`,
   )
   if (errors.length > 0) {
+    // Which error statuses carry which header, once per header: `WWW-Authenticate (401, 403)`.
+    const headers = new Map<string, string[]>()
+    for (const [status, r] of errors) {
+      for (const name of Object.keys(r.headers ?? {}))
+        headers.set(name, [...(headers.get(name) ?? []), status])
+    }
+    const headerList = [...headers].map(
+      ([name, statuses]) => `<code>${esc(name)}</code> (${esc(statuses.join(', '))})`,
+    )
     rows.push(
-      `<tr><td>${errors.map(([status]) => `<span class="status s4">${esc(status)}</span>`).join(' ')}</td><td>Errors: see <a href="#errors">Errors</a>.${errors.map(([, r]) => headersOf(r)).join('')}</td><td><span class="type"><a href="#${schemaId('Error')}">Error</a></span></td></tr>`,
+      `<tr><td>${errors.map(([status]) => `<span class="status s4">${esc(status)}</span>`).join(' ')}</td><td>The error envelope; codes in <a href="#errors">Errors</a>.${headerList.length ? `<div class="headers">Headers: ${headerList.join(', ')}</div>` : ''}</td><td><span class="type"><a href="#${schemaId('Error')}">Error</a></span></td></tr>`,
     )
   }
-  return `<h4>Responses</h4><table class="responses"><thead><tr><th>Status</th><th>Description</th><th>Body</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  return `<h4>Responses</h4><table class="responses"><thead><tr><th>Status</th><th>Description</th><th>Body</th></tr></thead><tbody>${rows.join('')}</tbody></table>${details.join('')}`
 }
 
 function headersOf(response: Response): string {
@@ -309,7 +331,7 @@ function nav(headings: Heading[], groups: ReturnType<typeof groupByTag>, schemaN
         `<li><a class="tag" href="#${esc(tagId(g.name))}">${esc(capitalize(g.name))}</a><ul>${g.ops
           .map(
             (op) =>
-              `<li><a href="#${esc(operationId(op.method, op.path))}"><span class="method ${esc(op.method)}">${esc(op.method.toUpperCase())}</span> ${esc(op.path)}</a></li>`,
+              `<li><a href="#${esc(operationId(op.method, op.path))}" title="${esc(op.operation.summary ?? '')}"><span class="method ${esc(op.method)}">${esc(op.method.toUpperCase())}</span> ${esc(op.path)}</a></li>`,
           )
           .join('')}</ul></li>`,
     )
@@ -346,14 +368,16 @@ h4{font-size:.95rem;margin:1.1rem 0 .4rem;color:var(--muted);text-transform:uppe
 table{border-collapse:collapse;width:100%;margin:.6rem 0 1rem;font-size:14px}
 th,td{border:1px solid var(--line);padding:.35rem .6rem;text-align:left;vertical-align:top}
 th{background:var(--panel);font-weight:600}
+td code{overflow-wrap:break-word}td.field code{white-space:nowrap}.parent{color:var(--muted)}
+.body-title{margin:.8rem 0 .2rem;font-weight:600}
 td.type,.type{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em}
-.op,.schema{border:1px solid var(--line);border-radius:8px;padding:1.1rem 1.3rem;margin:1.2rem 0;background:var(--bg)}
+.op,.schema{border:1px solid var(--line);border-radius:8px;padding:1.1rem 1.3rem;margin:1.2rem 0;background:var(--bg);overflow-x:auto}
 .op:target,.schema:target{border-color:var(--accent);box-shadow:0 0 0 3px #2457c522}
 .endpoint{margin:.2rem 0 .8rem}.endpoint code{font-size:.95em}.base{color:var(--muted)}
 .method{display:inline-block;min-width:3.6em;text-align:center;font:600 11px/1.7 ui-monospace,Menlo,Consolas,monospace;border-radius:4px;padding:0 .35em;color:#fff;background:#6b7280;vertical-align:1px}
 .method.get{background:#1f7a4d}.method.post{background:#2457c5}.method.patch{background:#a15c00}.method.put{background:#a15c00}.method.delete{background:#b42318}
 .status{display:inline-block;font:600 12px/1.6 ui-monospace,Menlo,Consolas,monospace;padding:0 .4em;border-radius:4px;background:var(--code)}
-.status.s2{color:#1f7a4d}.status.s4{color:#b42318}
+.status.s2{color:#1f7a4d}.responses td:first-child{width:10.5em}.status.s4{color:#b42318}
 .auth{margin:.4rem 0}.scope{color:#5b3cc4}.or{color:var(--muted);font-style:italic}
 .note,.muted,.headers{color:var(--muted);font-size:.9em}.media{font-weight:400;text-transform:none;letter-spacing:0}
 @media (max-width:900px){nav{position:static;width:auto;border-right:0;border-bottom:1px solid var(--line);max-height:none}main{margin-left:0;padding:1.2rem}}

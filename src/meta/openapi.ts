@@ -127,7 +127,13 @@ ${config.maxFileSize} bytes.
 
 \`\`\`js
 import { upload } from '@vercel/blob/client'
-const { data } = await api.post('/files', { files: [{ name: file.name, type: file.type, size: file.size }] })
+// VERCEL_BLOB_API_URL=${blobApiUrl(config)} in the environment
+const response = await fetch('${config.publicUrl}${API_BASE_PATH}/files', {
+  method: 'POST',
+  headers: { authorization: \`Bearer \${apiKey}\`, 'content-type': 'application/json' },
+  body: JSON.stringify({ files: [{ name: file.name, type: file.type, size: file.size }] }),
+})
+const { data } = await response.json()
 for (const grant of data.uploads) {
   await upload(grant.pathname, file, {
     access: 'private',
