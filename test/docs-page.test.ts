@@ -40,7 +40,7 @@ describe('API reference page', () => {
       info: {
         title: `T${evil}`,
         version: '1"><script>alert(1)</script>',
-        description: `# Head ${evil}\n\nText ${evil} \`${evil}\` [click](javascript:alert(1)) [ok](https://example.org/a"b)\n\n| a | b |\n|---|---|\n| ${evil} | x |\n\n- ${evil}\n\n\`\`\`\n${evil}\n\`\`\``,
+        description: `# Head ${evil}\n\nText ${evil} \`${evil}\` [click](javascript:alert(1)) [far](//evil.example/x) [ok](https://example.org/a"b)\n\n| a | b |\n|---|---|\n| ${evil} | x |\n\n- ${evil}\n\n\`\`\`\n${evil}\n\`\`\``,
       },
       servers: [{ url: 'http://x/api/v1' }],
       tags: [{ name: `t${evil}`, description: evil }],
@@ -77,6 +77,7 @@ describe('API reference page', () => {
     assert.match(html, /&lt;img src=x onerror=alert\(1\)&gt;/)
     assert.match(html, /<a href="https:\/\/example.org\/a&quot;b">ok<\/a>/, 'safe links stay links, escaped')
     assert.match(html, /\[click\]\(javascript:alert\(1\)\)/, 'unsafe links stay text')
+    assert.doesNotMatch(html, /href="\/\//, 'no protocol-relative links')
   })
 
   test('renders in a real browser: headings, scopes, parameters, anchors, no errors, nothing external', async (t) => {

@@ -14,8 +14,8 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c)
 }
 
-/** Only same-document, relative and http(s) targets become links; anything else (javascript:...) stays text. */
-const SAFE_HREF = /^(https?:\/\/|\/|#)[^\s]*$/
+/** Only same-document, same-origin and http(s) targets become links; anything else (javascript:...) stays text. */
+const SAFE_HREF = /^(https?:\/\/|\/(?!\/)|#)[^\s]*$/
 
 function inlineText(text: string): string {
   let html = ''
