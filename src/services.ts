@@ -8,6 +8,7 @@ import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { FilesService } from './files/files.service.ts'
 import { FoldersService } from './folders/folders.service.ts'
+import { HealthService } from './meta/health.service.ts'
 import { RequestsService } from './requests/requests.service.ts'
 import { SharesService } from './shares/shares.service.ts'
 
@@ -19,6 +20,7 @@ export interface Services {
   shares: SharesService
   requests: RequestsService
   analytics: AnalyticsService
+  health: HealthService
 }
 
 /** What a service may depend on. Services take only what they use from it. */
@@ -38,5 +40,6 @@ export function createServices(deps: ServiceDeps): Services {
     shares: new SharesService(deps),
     requests: new RequestsService(deps),
     analytics: new AnalyticsService(kysely),
+    health: new HealthService(deps),
   }
 }

@@ -1,4 +1,101 @@
+// The meta surface: the capability index and the OpenAPI document under /api/v1, the API reference page,
+// and the liveness and readiness probes. None of them needs a credential.
+import { Type } from 'typebox'
+import { AppError } from '../errors.ts'
 import type { Routes } from '../http/plugin.ts'
+import {
+  API_BASE_PATH,
+  type CapabilityIndex,
+  CapabilityIndexSchema,
+  capabilityIndex,
+  OAUTH_METADATA_PATH,
+} from './capabilities.ts'
+import { DOCS_CSP, type OpenApiDocument, renderDocsPage } from './docs-page.ts'
 
-// Filled in by the meta work: the capability index GET /api/v1/, /healthz, /readyz, /docs.
-export const metaRoutes: Routes = async () => {}
+const NO_STORE = 'no-store'
+
+export const metaRoutes: Routes = async (app, { services, config }) => {
+  // Both depend on every route of the app, so they are built on first use, once all are registered.
+  let index: CapabilityIndex | undefined
+  let docsPage: string | undefined
+
+  app.get(
+    `${API_BASE_PATH}/`,
+    {
+      schema: {
+        tags: ['index'],
+        summary: 'Capability index',
+        description:
+          'Needs no credential (one sent anyway is ignored). Lists links to the OpenAPI document and this reference, the accepted credentials, the scopes, the limits this server enforces, and the blob API address upload clients need.',
+        response: { 200: CapabilityIndexSchema },
+      },
+    },
+    async () => {
+      index ??= capabilityIndex(config, {
+        oauth: app.hasRoute({ method: 'GET', url: OAUTH_METADATA_PATH }),
+        jsonBodyBytes: app.initialConfig.bodyLimit ?? 1024 * 1024,
+      })
+      return index
+    },
+  )
+
+  app.get(`${API_BASE_PATH}/openapi.json`, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(app.swagger()),
+  )
+
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
+    docsPage ??= renderDocsPage(app.swagger() as unknown as OpenApiDocument)
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', DOCS_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .send(docsPage)
+  })
+
+  // Liveness: the process answers. It checks no dependency, so a database outage does not get every
+  // process restarted; readiness takes the process out of the load balancer instead.
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        hide: true,
+        response: { 200: Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false }) },
+      },
+    },
+    async (_request, reply) => reply.header('cache-control', NO_STORE).send({ status: 'ok' as const }),
+  )
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        hide: true,
+        response: {
+          200: Type.Object(
+            {
+              status: Type.Literal('ready'),
+              checks: Type.Object(
+                { database: Type.Literal('ok'), blobStore: Type.Literal('ok') },
+                { additionalProperties: false },
+              ),
+            },
+            { additionalProperties: false },
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', NO_STORE)
+      const readiness = await services.health.readiness()
+      if (!readiness.ready) {
+        request.log.warn({ failures: readiness.failures }, 'not ready')
+        const failed = Object.entries(readiness.checks)
+          .filter(([, state]) => state === 'failed')
+          .map(([name]) => name)
+        throw new AppError('unavailable', `Not ready: ${failed.join(' and ')} unavailable.`)
+      }
+      return { status: 'ready' as const, checks: { database: 'ok' as const, blobStore: 'ok' as const } }
+    },
+  )
+}

@@ -1,0 +1,70 @@
+// Readiness: whether this process can serve requests now, i.e. whether the database answers and the blob
+// store accepts a write. Load balancers poll it; liveness (/healthz) deliberately checks nothing.
+import { randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { sql } from 'kysely'
+import type { BlobStore } from '../blob/blob-store.ts'
+import type { Db } from '../db/database.ts'
+
+/** A dependency that hangs is as unavailable as one that fails; a probe must answer before the poller gives up. */
+const CHECK_TIMEOUT_MS = 3000
+
+export type CheckName = 'database' | 'blobStore'
+
+export interface Readiness {
+  ready: boolean
+  checks: Record<CheckName, 'ok' | 'failed'>
+  /** Why each failed check failed, for the log only: it may name hosts or paths. */
+  failures: Partial<Record<CheckName, string>>
+}
+
+async function withTimeout<T>(work: () => Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what} did not answer within ${CHECK_TIMEOUT_MS} ms`)),
+      CHECK_TIMEOUT_MS,
+    )
+  })
+  try {
+    return await Promise.race([work(), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export class HealthService {
+  readonly #db: Db
+  readonly #blobs: BlobStore
+
+  constructor(deps: { db: Db; blobs: BlobStore }) {
+    this.#db = deps.db
+    this.#blobs = deps.blobs
+  }
+
+  async readiness(): Promise<Readiness> {
+    const probes: Record<CheckName, () => Promise<unknown>> = {
+      database: () => sql`select 1`.execute(this.#db.kysely),
+      // A write, not a stat: a full disk, a read-only mount or revoked bucket credentials stop uploads while
+      // reads still work. Each probe uses its own key so concurrent polls do not delete each other's.
+      blobStore: async () => {
+        const key = `health/probe-${randomBytes(8).toString('hex')}`
+        await this.#blobs.put(key, Readable.from([Buffer.from('ok')]))
+        await this.#blobs.delete(key)
+      },
+    }
+    const names = Object.keys(probes) as CheckName[]
+    const results = await Promise.allSettled(names.map((name) => withTimeout(probes[name], name)))
+    const readiness: Readiness = { ready: true, checks: { database: 'ok', blobStore: 'ok' }, failures: {} }
+    results.forEach((result, i) => {
+      const name = names[i] as CheckName
+      if (result.status === 'rejected') {
+        readiness.ready = false
+        readiness.checks[name] = 'failed'
+        readiness.failures[name] =
+          result.reason instanceof Error ? result.reason.message : String(result.reason)
+      }
+    })
+    return readiness
+  }
+}

@@ -1,0 +1,230 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import { describe, test } from 'node:test'
+import { buildApp } from '../src/app.ts'
+import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
+import type { Config } from '../src/config.ts'
+import { loadConfig } from '../src/config.ts'
+import { migrate, openDatabase } from '../src/db/database.ts'
+import { blobApiUrl } from '../src/meta/capabilities.ts'
+import { assertError, call, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
+
+// Settings away from their defaults, so that the index is seen to follow the configuration.
+const ENV = {
+  PUBLIC_URL: 'https://files.example.org',
+  RATE_LIMIT_MAX: '42',
+  RATE_LIMIT_WINDOW_SECONDS: '30',
+  MAX_FILE_SIZE: '1000000',
+  UPLOAD_GRANT_TTL_SECONDS: '120',
+}
+
+function expectedIndex(config: Config) {
+  const base = `${config.publicUrl}/api/v1`
+  return {
+    name: 'Coffer',
+    version: '0.1.0',
+    apiVersion: 'v1',
+    links: { self: `${base}/`, openapi: `${base}/openapi.json`, docs: `${config.publicUrl}/docs` },
+    authentication: {
+      schemes: ['bearer-api-key'],
+      apiKeys: { header: 'Authorization', scheme: 'Bearer', prefix: 'coffer_' },
+    },
+    scopes: [
+      { name: 'files:read', description: 'View files, their contents and metadata' },
+      { name: 'files:write', description: 'Upload, rename, move and delete files' },
+      { name: 'folders:read', description: 'View folders and their resource counts' },
+      { name: 'folders:write', description: 'Create, rename and delete folders' },
+      { name: 'shares:read', description: 'View share links' },
+      { name: 'shares:write', description: 'Create, update and disable share links' },
+      { name: 'requests:read', description: 'View file requests and submissions' },
+      { name: 'requests:write', description: 'Create, update, move and disable file requests' },
+      { name: 'analytics:read', description: 'View share analytics' },
+    ],
+    limits: {
+      pageSize: { min: 1, max: 100, default: 25, filesDefault: 50 },
+      cursorMaxLength: 128,
+      searchQueryLength: { min: 1, max: 200 },
+      filesPerUpload: { min: 1, max: 100 },
+      fileIdsPerDelete: { min: 1, max: 100 },
+      fileNameLength: { min: 1, max: 255 },
+      fileTypeLength: { min: 1, max: 255 },
+      fileSize: { min: 1, max: config.maxFileSize },
+      folderNameLength: { min: 1, max: 80 },
+      requestTitleLength: { min: 3, max: 100 },
+      requestDescriptionMaxLength: 500,
+      folderIdLength: { min: 1, max: 100 },
+      idLength: { min: 1, max: 128 },
+      jsonBodyBytes: 1024 * 1024,
+      rateLimit: { max: config.rateLimit.max, windowSeconds: config.rateLimit.windowMs / 1000 },
+    },
+    uploads: {
+      blobApiUrl: `${config.publicUrl}/blob`,
+      blobApiUrlEnv: 'VERCEL_BLOB_API_URL',
+      clientLibrary: '@vercel/blob',
+      access: 'private',
+      multipartThresholdBytes: 5 * 1024 * 1024,
+      grantTtlSeconds: config.uploadGrantTtlSeconds,
+      grantMinLength: 32,
+    },
+  }
+}
+
+describeEachEngine(
+  'meta',
+  (ctx) => {
+    test('the capability index lists links, authentication, scopes, limits and uploads from the config', async () => {
+      const { app, config } = ctx()
+      assert.deepEqual(
+        [config.maxFileSize, config.rateLimit, config.uploadGrantTtlSeconds],
+        [1_000_000, { max: 42, windowMs: 30_000 }, 120],
+      )
+      const res = await call(app, 'GET', '/api/v1/')
+      assert.equal(res.status, 200)
+      assert.match(String(res.headers['content-type']), /^application\/json/)
+      assert.deepEqual(res.body, expectedIndex(config))
+      assert.equal(res.body.uploads.blobApiUrl, 'https://files.example.org/blob')
+      assert.equal(res.body.uploads.blobApiUrl, blobApiUrl(config))
+      // Without the trailing slash too.
+      assert.deepEqual((await call(app, 'GET', '/api/v1')).body, res.body)
+    })
+
+    test('the capability index ignores credentials, even bad ones', async () => {
+      const { app, config } = ctx()
+      for (const authorization of ['Bearer coffer_not-a-real-key', 'Basic dXNlcjpwYXNz', 'garbage']) {
+        const res = await call(app, 'GET', '/api/v1/', { headers: { authorization } })
+        assert.equal(res.status, 200, authorization)
+        assert.deepEqual(res.body, expectedIndex(config))
+        assert.equal(res.headers['www-authenticate'], undefined)
+      }
+    })
+
+    test('GET /api/v1/openapi.json serves the document as JSON without a credential', async () => {
+      const { app } = ctx()
+      const res = await call(app, 'GET', '/api/v1/openapi.json')
+      assert.equal(res.status, 200)
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+      assert.deepEqual(res.body, JSON.parse(JSON.stringify(app.swagger())))
+      assert.equal(res.body.info.title, 'Coffer API')
+      assert.equal(res.body.paths['/'].get.summary, 'Capability index')
+    })
+
+    test('liveness and readiness', async () => {
+      const { app } = ctx()
+      const live = await call(app, 'GET', '/healthz')
+      assert.equal(live.status, 200)
+      assert.deepEqual(live.body, { status: 'ok' })
+      assert.equal(live.headers['cache-control'], 'no-store')
+      const ready = await call(app, 'GET', '/readyz')
+      assert.equal(ready.status, 200)
+      assert.deepEqual(ready.body, { status: 'ready', checks: { database: 'ok', blobStore: 'ok' } })
+      assert.equal(ready.headers['cache-control'], 'no-store')
+    })
+
+    test('unknown paths next to the meta routes are 404 in the envelope', async () => {
+      const { app } = ctx()
+      assertError(await call(app, 'GET', '/api/v1/nope'), 404, 'not_found')
+      assertError(await call(app, 'POST', '/api/v1/'), 404, 'not_found')
+    })
+  },
+  { env: ENV },
+)
+
+/** Collects log lines, to check that causes are logged and not sent. */
+function logSink(): { lines: any[]; stream: Writable } {
+  const lines: any[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+      done()
+    },
+  })
+  return { lines, stream }
+}
+
+for (const engine of ENGINES) {
+  describe(`readiness failures [${engine}]`, () => {
+    test('a blob store that cannot be written makes /readyz 503, and it recovers', async () => {
+      const log = logSink()
+      const c = await startApp(engine, { logger: { level: 'warn', stream: log.stream } })
+      try {
+        // The blob root becomes a plain file: nothing can be stored under it any more.
+        const root = path.join(c.dataDir, 'blobs')
+        await rm(root, { recursive: true, force: true })
+        await writeFile(root, 'not a directory')
+        const down = await call(c.app, 'GET', '/readyz')
+        assert.equal(
+          assertError(down, 503, 'unavailable'),
+          'Not ready: blobStore unavailable.',
+          'the cause stays out of the response',
+        )
+        assert.equal(down.headers['cache-control'], 'no-store')
+        const logged = log.lines.find((l) => l.msg === 'not ready')
+        assert.ok(logged, 'the failure is logged')
+        assert.deepEqual(Object.keys(logged.failures), ['blobStore'])
+        assert.match(logged.failures.blobStore, /ENOTDIR|EEXIST|not a directory/i)
+        assert.equal((await call(c.app, 'GET', '/healthz')).status, 200, 'liveness checks no dependency')
+
+        await rm(root)
+        assert.equal((await call(c.app, 'GET', '/readyz')).status, 200)
+      } finally {
+        await c.stop()
+      }
+    })
+
+    test('a closed database makes /readyz 503', async () => {
+      const c = await startApp(engine)
+      try {
+        assert.equal((await call(c.app, 'GET', '/readyz')).status, 200)
+        await c.db.close()
+        const down = await call(c.app, 'GET', '/readyz')
+        assert.equal(assertError(down, 503, 'unavailable'), 'Not ready: database unavailable.')
+        assert.equal((await call(c.app, 'GET', '/healthz')).status, 200)
+      } finally {
+        await c.stop()
+      }
+    })
+  })
+}
+
+describe('capability index with OAuth', () => {
+  test('lists the OAuth metadata and the token kind once the server serves the metadata', async (t) => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-meta-'))
+    t.after(() => rm(dataDir, { recursive: true, force: true }))
+    const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://coffer.test', LOG_LEVEL: 'silent' })
+    const db = openDatabase(config)
+    t.after(() => db.close())
+    await migrate(db)
+    const app = await buildApp({
+      config,
+      db,
+      blobs: new LocalBlobStore(path.join(dataDir, 'blobs')),
+      logger: false,
+    })
+    t.after(() => app.close())
+    app.get('/.well-known/oauth-authorization-server', async () => ({ issuer: config.publicUrl }))
+    await app.ready()
+
+    // `call` also checks the body against the OpenAPI document, where the OAuth parts are optional.
+    const res = await call(app, 'GET', '/api/v1/')
+    assert.equal(res.status, 200)
+    const plain = expectedIndex(config)
+    assert.deepEqual(res.body, {
+      ...plain,
+      links: {
+        ...plain.links,
+        oauthAuthorizationServer: 'http://coffer.test/.well-known/oauth-authorization-server',
+      },
+      authentication: {
+        ...plain.authentication,
+        schemes: ['bearer-api-key', 'bearer-oauth-token'],
+        oauth: {
+          metadata: 'http://coffer.test/.well-known/oauth-authorization-server',
+          resource: 'http://coffer.test/api/v1',
+        },
+      },
+    })
+  })
+})
