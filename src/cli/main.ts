@@ -105,6 +105,7 @@ function helpOf(path: string): string {
 
 type Invocation = { help: string } | { command: Command; values: Values }
 
+/** Resolves the command line without --json, which main() takes wherever it stands. */
 function resolve(argv: string[]): Invocation {
   const [group, name, ...rest] = argv
   if (group === undefined) throw new UsageError('Missing command.', '')
@@ -117,6 +118,7 @@ function resolve(argv: string[]): Invocation {
   if (!command) throw new UsageError(`Unknown command "${path}".`, group)
   if (rest.some(isHelp)) return { help: commandHelp(command) }
 
+  // --json is taken out before; listing it still explains `--json=x` properly.
   const flags = { ...command.flags, ...COMMON_FLAGS }
   const options: Record<string, { type: 'string' | 'boolean'; multiple: false }> = Object.fromEntries(
     Object.entries(flags).map(([flag, { type }]) => [flag, { type, multiple: false }]),
@@ -196,9 +198,10 @@ function failure(error: unknown): { code: ErrorCode; message: string; hint: stri
 }
 
 async function main(argv: string[]): Promise<number> {
+  const json = argv.includes('--json')
   let storage: Storage | undefined
   try {
-    const invocation = resolve(argv)
+    const invocation = resolve(argv.filter((arg) => arg !== '--json'))
     if ('help' in invocation) {
       process.stdout.write(`${invocation.help}\n`)
       return 0
@@ -214,13 +217,13 @@ async function main(argv: string[]): Promise<number> {
       readPassword: () => readPassword(process.stdin, process.stderr),
     }
     const result = await command.run(context)
-    process.stdout.write(`${values.json ? JSON.stringify(result.json) : result.text}\n`)
+    process.stdout.write(`${json ? JSON.stringify(result.json) : result.text}\n`)
     return 0
   } catch (error) {
     const { exitCode, ...envelope } = failure(error)
     process.stderr.write(`error: ${envelope.message}\n`)
     if (error instanceof UsageError) process.stderr.write(`\n${helpOf(error.path)}\n`)
-    if (argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: envelope })}\n`)
+    if (json) process.stdout.write(`${JSON.stringify({ error: envelope })}\n`)
     return exitCode
   } finally {
     await storage?.db.close()
