@@ -558,6 +558,28 @@ async function freePort(): Promise<number> {
   return address.port
 }
 
+test('an unreachable database fails clearly, without the credentials of DATABASE_URL', async () => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-cli-'))
+  try {
+    const res = await run(process.execPath, [MAIN, 'accounts', 'list', '--json'], {
+      env: envFor({ dataDir, databaseUrl: 'postgres://coffer:s3cret-pw@127.0.0.1:1/coffer' }),
+    })
+    assert.equal(res.code, 1)
+    const message =
+      'Cannot open the PostgreSQL database coffer on 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1'
+    assert.equal(res.stderr, `error: ${message}\n`)
+    assert.deepEqual(JSON.parse(res.stdout), {
+      error: {
+        code: 'unavailable',
+        message,
+        hint: 'Check DATABASE_URL (PostgreSQL) or DATA_DIR (SQLite), and that the database is reachable.',
+      },
+    })
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+  }
+})
+
 for (const engine of ENGINES) {
   describe(`cli on fresh storage [${engine}]`, () => {
     let storage: (Storage & { drop(): Promise<void> }) | undefined

@@ -65,7 +65,8 @@ function groupHelp(group: string | undefined): string {
     commandList(commands),
     '',
     `Add --help to a command for its options. Every command takes --json, to print one JSON object on`,
-    'stdout and nothing else (on failure the error envelope {"error":{"code","message","hint"}}).',
+    'stdout and nothing else (on failure the error envelope {"error":{"code","message","hint"}}); run it',
+    'as "npm run --silent cli -- ..." so that npm prints nothing of its own on stdout.',
     '',
     "Storage: the server's own, from the same settings: PostgreSQL at DATABASE_URL if set, else SQLite in",
     'DATA_DIR (default ./data). The schema is brought up to date first; the server may be running.',
@@ -155,8 +156,9 @@ interface Storage {
 async function openStorage(): Promise<Storage> {
   const config = loadConfig()
   // Credentials in DATABASE_URL stay out of messages.
-  const where = config.databaseUrl
-    ? `PostgreSQL database ${new URL(config.databaseUrl).pathname.slice(1)} on ${new URL(config.databaseUrl).host}`
+  const url = config.databaseUrl === undefined ? undefined : new URL(config.databaseUrl)
+  const where = url
+    ? `PostgreSQL database ${url.pathname.slice(1)} on ${url.host}`
     : `SQLite database in ${config.dataDir}`
   let db: Db | undefined
   try {
