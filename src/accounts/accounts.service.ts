@@ -45,6 +45,16 @@ export class AccountsService {
     return { id: account.id, email, createdAt: now }
   }
 
+  /** Every account, newest first: ids sort by creation time, so the primary key gives the order. */
+  async list(): Promise<Account[]> {
+    const rows = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at'])
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map((row) => ({ id: row.id, email: row.email, createdAt: row.created_at }))
+  }
+
   async findByEmail(email: string): Promise<Account | undefined> {
     const row = await this.#db
       .selectFrom('accounts')

@@ -1,0 +1,291 @@
+// The commands of `npm run cli`: each declares its flags (for parsing and help) and acts through the
+// services, like a route does. Each returns one JSON object and the same result as text for people.
+import type { Account, AccountsService } from '../accounts/accounts.service.ts'
+import type { ApiKey, ApiKeysService } from '../accounts/api-keys.service.ts'
+import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../auth/scopes.ts'
+import { toIso, toIsoOrNull } from '../http/schemas.ts'
+
+export const PROGRAM = 'npm run cli --'
+
+/** The command line itself is wrong (exit code 2). `path` names the command whose help to show. */
+export class UsageError extends Error {
+  readonly path: string
+
+  constructor(message: string, path: string) {
+    super(message)
+    this.name = 'UsageError'
+    this.path = path
+  }
+}
+
+export interface Flag {
+  type: 'string' | 'boolean'
+  /** Shown after a string flag in help, e.g. `<email>`. */
+  placeholder?: string
+  required?: boolean
+  description: string
+}
+
+export type Values = Record<string, string | boolean | undefined>
+
+export interface CliServices {
+  accounts: AccountsService
+  apiKeys: ApiKeysService
+}
+
+export interface Context {
+  values: Values
+  /** Opens the storage, bringing its schema up to date, on first use. */
+  services(): Promise<CliServices>
+  readPassword(): Promise<string>
+  /** `group name`, for usage errors. */
+  path: string
+}
+
+export interface Result {
+  json: Record<string, unknown>
+  text: string
+}
+
+export interface Command {
+  group: string
+  name: string
+  summary: string
+  description: string
+  flags: Record<string, Flag>
+  /** Help printed after the flags. */
+  notes?: string
+  run(context: Context): Promise<Result>
+}
+
+function option(context: Context, name: string): string {
+  const value = context.values[name]
+  if (typeof value !== 'string') throw new UsageError(`Missing option --${name}.`, context.path)
+  return value
+}
+
+const accountJson = (account: Account) => ({
+  id: account.id,
+  email: account.email,
+  createdAt: toIso(account.createdAt),
+})
+
+/** A key as listed: everything but its secret, which Coffer does not have. */
+const keyJson = (key: ApiKey) => ({
+  id: key.id,
+  name: key.name,
+  prefix: key.prefix,
+  scopes: key.scopes,
+  createdAt: toIso(key.createdAt),
+  lastUsedAt: toIsoOrNull(key.lastUsedAt),
+  revokedAt: toIsoOrNull(key.revokedAt),
+})
+
+/** Left-aligned columns for people; scripts use --json. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]?.length ?? 0)))
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
+}
+
+function scopesOf(context: Context): Scope[] {
+  const list = option(context, 'scopes').trim()
+  if (list === 'all') return [...ALL_SCOPES]
+  const valid = `Valid scopes: ${ALL_SCOPES.join(', ')}; or "all" for every scope.`
+  let scopes: Scope[]
+  try {
+    scopes = parseScopes(list)
+  } catch {
+    const unknown = list.split(/[\s,]+/).filter((name) => name && !isScope(name))
+    throw new UsageError(`Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}. ${valid}`, context.path)
+  }
+  if (scopes.length === 0) throw new UsageError(`--scopes needs at least one scope. ${valid}`, context.path)
+  return scopes
+}
+
+const EMAIL: Flag = {
+  type: 'string',
+  placeholder: '<email>',
+  required: true,
+  description: "the account's email address",
+}
+const PASSWORD_STDIN: Flag = {
+  type: 'boolean',
+  description: 'read a password from the first line of stdin (typed hidden at a terminal)',
+}
+
+const SCOPE_HELP = `Scopes:\n${ALL_SCOPES.map((scope) => `  ${scope.padEnd(16)}${SCOPES[scope]}`).join('\n')}`
+
+export const COMMANDS: Command[] = [
+  {
+    group: 'accounts',
+    name: 'create',
+    summary: 'Create an account',
+    description: 'Create an account. Without a password it can still use API keys made for it.',
+    flags: { email: EMAIL, 'password-stdin': PASSWORD_STDIN },
+    async run(context) {
+      const email = option(context, 'email')
+      const password = context.values['password-stdin'] ? await context.readPassword() : undefined
+      const { accounts } = await context.services()
+      const account = await accounts.create({ email, password })
+      return {
+        json: accountJson(account),
+        text: `Created account ${account.id} for ${account.email}${password === undefined ? '' : ', with a password'}.`,
+      }
+    },
+  },
+  {
+    group: 'accounts',
+    name: 'list',
+    summary: 'List every account, newest first',
+    description: 'List every account, newest first.',
+    flags: {},
+    async run(context) {
+      const { accounts } = await context.services()
+      const all = await accounts.list()
+      return {
+        json: { accounts: all.map(accountJson) },
+        text:
+          all.length === 0
+            ? `No accounts yet. Create one with: ${PROGRAM} accounts create --email <email>`
+            : table(
+                ['ID', 'EMAIL', 'CREATED'],
+                all.map((a) => [a.id, a.email, toIso(a.createdAt)]),
+              ),
+      }
+    },
+  },
+  {
+    group: 'accounts',
+    name: 'set-password',
+    summary: "Set an account's password, read from stdin",
+    description:
+      "Set an account's password. It is read from stdin, never from the command line, so that it stays out of shell history and process lists.",
+    flags: { email: EMAIL, 'password-stdin': { ...PASSWORD_STDIN, required: true } },
+    async run(context) {
+      const email = option(context, 'email')
+      if (!context.values['password-stdin']) {
+        throw new UsageError('Missing option --password-stdin.', context.path)
+      }
+      const password = await context.readPassword()
+      const { accounts } = await context.services()
+      const account = await accounts.getByEmail(email)
+      await accounts.setPassword(account.id, password)
+      return {
+        json: { id: account.id, email: account.email, passwordSet: true },
+        text: `Set the password of ${account.email}.`,
+      }
+    },
+  },
+  {
+    group: 'keys',
+    name: 'create',
+    summary: 'Create an API key (its secret is shown once)',
+    description:
+      'Create an API key for an account. The key is printed once and never again: Coffer keeps only a hash of it.',
+    flags: {
+      email: EMAIL,
+      scopes: {
+        type: 'string',
+        placeholder: '<scopes>',
+        required: true,
+        description: 'comma-separated scopes, or "all"',
+      },
+      name: {
+        type: 'string',
+        placeholder: '<name>',
+        description: 'a label to recognise the key by, 1 to 100 characters (default "cli")',
+      },
+    },
+    notes: SCOPE_HELP,
+    async run(context) {
+      const email = option(context, 'email')
+      const scopes = scopesOf(context)
+      const name = typeof context.values.name === 'string' ? context.values.name : 'cli'
+      const { accounts, apiKeys } = await context.services()
+      const account = await accounts.getByEmail(email)
+      const { key, secret } = await apiKeys.create({ accountId: account.id, name, scopes })
+      return {
+        json: {
+          id: key.id,
+          key: secret,
+          name: key.name,
+          prefix: key.prefix,
+          scopes: key.scopes,
+          createdAt: toIso(key.createdAt),
+        },
+        text: [
+          `Created API key ${key.id} "${key.name}" for ${account.email}, with scopes ${key.scopes.join(', ')}:`,
+          '',
+          `    ${secret}`,
+          '',
+          'This key is shown only once: store it now. Coffer keeps only a hash of it and cannot show it again.',
+        ].join('\n'),
+      }
+    },
+  },
+  {
+    group: 'keys',
+    name: 'list',
+    summary: "List an account's API keys (never their secrets)",
+    description:
+      "List an account's API keys, newest first, revoked ones included. Secrets are never shown: Coffer does not keep them.",
+    flags: { email: EMAIL },
+    async run(context) {
+      const email = option(context, 'email')
+      const { accounts, apiKeys } = await context.services()
+      const account = await accounts.getByEmail(email)
+      const keys = await apiKeys.list(account.id)
+      return {
+        json: { keys: keys.map(keyJson) },
+        text:
+          keys.length === 0
+            ? `${account.email} has no API keys.`
+            : table(
+                ['ID', 'NAME', 'PREFIX', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'],
+                keys.map((k) => [
+                  k.id,
+                  k.name,
+                  k.prefix,
+                  k.scopes.join(','),
+                  toIso(k.createdAt),
+                  toIsoOrNull(k.lastUsedAt) ?? '-',
+                  toIsoOrNull(k.revokedAt) ?? '-',
+                ]),
+              ),
+      }
+    },
+  },
+  {
+    group: 'keys',
+    name: 'revoke',
+    summary: 'Revoke an API key, effective at once',
+    description:
+      'Revoke an API key: every request that uses it is refused from now on. Revoking a revoked key changes nothing.',
+    flags: {
+      id: { type: 'string', placeholder: '<key id>', required: true, description: 'the key to revoke' },
+      email: {
+        type: 'string',
+        placeholder: '<email>',
+        description: 'only revoke the key if it belongs to this account',
+      },
+    },
+    async run(context) {
+      const id = option(context, 'id')
+      const email = typeof context.values.email === 'string' ? context.values.email : undefined
+      const { accounts, apiKeys } = await context.services()
+      const owner = email === undefined ? undefined : await accounts.getByEmail(email)
+      const key = await apiKeys.revoke(id, owner?.id)
+      return {
+        json: keyJson(key),
+        text: `Revoked API key ${key.id} "${key.name}" (${key.prefix}…) at ${toIsoOrNull(key.revokedAt)}.`,
+      }
+    },
+  },
+]
