@@ -581,6 +581,41 @@ describeEachEngine('files', (ctx) => {
     assert.deepEqual(again.body, { data: { deletedIds: [] } })
   })
 
+  test('concurrent moves and overlapping deletes keep folder counts exact', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const one = await createFolder(c.app, a, 'One')
+    const two = await createFolder(c.app, a, 'Two')
+    const file = await createFile(c, a.id, { folderId: one.id })
+    const targets = [two.id, null, one.id, two.id, one.id, null, two.id, one.id, two.id, null, one.id, two.id]
+    const moves = await Promise.all(
+      targets.map((folderId) =>
+        call(c.app, 'PATCH', `/api/v1/files/${file.id}`, { token: a.token, body: { folderId } }),
+      ),
+    )
+    assert.deepEqual(
+      moves.map((m) => m.status),
+      targets.map(() => 200),
+    )
+    const where = (await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token })).body.data
+      .folderId
+    assert.equal(await folderCounts(c.app, a, one.id), where === one.id ? 1 : 0)
+    assert.equal(await folderCounts(c.app, a, two.id), where === two.id ? 1 : 0)
+
+    const batch = []
+    for (let i = 0; i < 12; i++) batch.push(await createFile(c, a.id, { folderId: i % 2 ? one.id : two.id }))
+    const ids = batch.map((f) => f.id)
+    const deletes = await Promise.all(
+      [ids.slice(0, 8), ids.slice(4), ids.slice(2, 10), [...ids].reverse()].map((fileIds) =>
+        call(c.app, 'DELETE', '/api/v1/files', { token: a.token, body: { fileIds } }),
+      ),
+    )
+    const deleted = deletes.flatMap((d) => d.body.data.deletedIds as string[])
+    assert.deepEqual([...deleted].sort(), [...ids].sort(), 'each file is deleted by exactly one request')
+    assert.equal(await folderCounts(c.app, a, one.id), where === one.id ? 1 : 0)
+    assert.equal(await folderCounts(c.app, a, two.id), where === two.id ? 1 : 0)
+  })
+
   test('DELETE /files bounds: 1..100 ids of 1..128 characters, no other fields', async () => {
     const c = ctx()
     const a = await createAccount(c.app)

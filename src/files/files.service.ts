@@ -326,6 +326,7 @@ export class FilesService {
    */
   async deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
     const ids = [...new Set(fileIds)]
+    if (ids.length === 0) return []
     const rows = await this.#db.transaction().execute(async (trx) => {
       const deleted = await trx
         .deleteFrom('files')
