@@ -602,6 +602,32 @@ describeEachEngine('files', (ctx) => {
     assert.equal(await folderCounts(c.app, a, one.id), where === one.id ? 1 : 0)
     assert.equal(await folderCounts(c.app, a, two.id), where === two.id ? 1 : 0)
 
+    // Files moving crosswise between the same two folders must not deadlock on the counters.
+    const x = await createFile(c, a.id, { folderId: one.id })
+    const y = await createFile(c, a.id, { folderId: two.id })
+    const swaps = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        call(c.app, 'PATCH', `/api/v1/files/${i % 2 ? x.id : y.id}`, {
+          token: a.token,
+          body: { folderId: (i >> 1) % 2 ? one.id : two.id },
+        }),
+      ),
+    )
+    assert.deepEqual(
+      swaps.map((m) => m.status),
+      swaps.map(() => 200),
+    )
+    const placed = await Promise.all(
+      [x, y].map(
+        async (f) => (await call(c.app, 'GET', `/api/v1/files/${f.id}`, { token: a.token })).body.data,
+      ),
+    )
+    const count = (folderId: string) =>
+      placed.filter((f) => f.folderId === folderId).length + (where === folderId ? 1 : 0)
+    assert.equal(await folderCounts(c.app, a, one.id), count(one.id))
+    assert.equal(await folderCounts(c.app, a, two.id), count(two.id))
+    await call(c.app, 'DELETE', '/api/v1/files', { token: a.token, body: { fileIds: [x.id, y.id] } })
+
     const batch = []
     for (let i = 0; i < 12; i++) batch.push(await createFile(c, a.id, { folderId: i % 2 ? one.id : two.id }))
     const ids = batch.map((f) => f.id)

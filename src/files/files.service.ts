@@ -116,9 +116,10 @@ function caseInsensitiveGlob(query: string): string {
  * (account_id, created_at, id) or (folder_id, created_at, id) order index, newest first, until a page is full.
  *
  * Both engines fold the case of ASCII and of the simple one-to-one letter pairs of other scripts (é/É,
- * ж/Ж, ...), with no accent folding (e does not match é). Special casings differ between the engines: the
- * Greek final sigma, the Turkish dotted and dotless i, ß and SS, the Kelvin sign. PostgreSQL folds
- * non-ASCII letters only when the database has a UTF-8 ctype locale (C.UTF-8, en_US.UTF-8, ...).
+ * ж/Ж, ...), with no accent folding (e does not match é). Special casings may differ between the engines
+ * and between short and long queries: the Greek final sigma, the Turkish dotted and dotless i, ß and SS, the
+ * Kelvin sign. PostgreSQL folds non-ASCII letters only when the database has a UTF-8 ctype locale (C.UTF-8,
+ * en_US.UTF-8, ...).
  */
 function nameContains(engine: Engine, query: string): Expression<SqlBool> {
   const name = sql.ref('files.name')
@@ -301,8 +302,14 @@ export class FilesService {
         if (target === undefined || target === current.folder_id) return
         if (target !== null) await assertOwnedFolder(trx, accountId, target)
         await trx.updateTable('files').set({ folder_id: target }).where('id', '=', fileId).execute()
-        await adjustFolderCount(trx, current.folder_id, 'file_count', -1)
-        await adjustFolderCount(trx, target, 'file_count', 1)
+        // Counters in a fixed order: two files moving crosswise between the same folders would otherwise
+        // each hold one folder row and wait for the other's.
+        const changes: [string | null, number][] = [
+          [current.folder_id, -1],
+          [target, 1],
+        ]
+        changes.sort(([x], [y]) => ((x ?? '') < (y ?? '') ? -1 : 1))
+        for (const [folderId, delta] of changes) await adjustFolderCount(trx, folderId, 'file_count', delta)
       })
     } catch (error) {
       if (isForeignKeyViolation(error)) throw notFound(`Folder ${change.folderId}`)
@@ -338,7 +345,7 @@ export class FilesService {
       for (const row of deleted) {
         if (row.folder_id !== null) perFolder.set(row.folder_id, (perFolder.get(row.folder_id) ?? 0) + 1)
       }
-      // A fixed order keeps two concurrent bulk deletes from locking the same folders crosswise.
+      // A fixed order, as in `update`, so that concurrent writers never lock the same folders crosswise.
       for (const folderId of [...perFolder.keys()].sort()) {
         await adjustFolderCount(trx, folderId, 'file_count', -(perFolder.get(folderId) ?? 0))
       }
