@@ -12,6 +12,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, hint: 'Check the ID or path; resources of other accounts are never visible.' },
   conflict: { status: 409, hint: 'Reload the resource and retry with a change that fits its current state.' },
   payload_too_large: { status: 413, hint: 'Send a smaller request body.' },
+  range_not_satisfiable: {
+    status: 416,
+    hint: 'Ask for a range that starts inside the file; Content-Range gives its size as "bytes */<size>".',
+  },
   unsupported_media_type: { status: 415, hint: 'Send the body as application/json.' },
   rate_limited: {
     status: 429,

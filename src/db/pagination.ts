@@ -45,10 +45,12 @@ export function keyset<DB, TB extends keyof DB, O>(
   let q = query
   if (cursor !== undefined) {
     const after = decodeCursor(cursor)
+    // The first condition alone bounds the index range on both engines; the second only trims the rows that
+    // share the cursor's millisecond. Written as one OR, neither engine could seek past the earlier pages.
     q = q.where((eb: ExpressionBuilder<DB, TB>) =>
-      eb.or([
-        eb(createdAt, '<', after.createdAt),
-        eb.and([eb(createdAt, '=', after.createdAt), eb(id, '<', after.id)]),
+      eb.and([
+        eb(createdAt, '<=', after.createdAt),
+        eb.or([eb(createdAt, '<', after.createdAt), eb(id, '<', after.id)]),
       ]),
     )
   }

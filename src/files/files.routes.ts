@@ -1,4 +1,247 @@
+import { Type } from 'typebox'
+import type { Config } from '../config.ts'
+import { AppError } from '../errors.ts'
+import { serializeFolder } from '../folders/folders.routes.ts'
+import { accountOf, requireScopes } from '../http/auth.ts'
 import type { Routes } from '../http/plugin.ts'
+import { Data, ERROR_RESPONSES, List, toIso, toIsoOrNull } from '../http/schemas.ts'
+import { sharePublicUrl } from '../shares/share-state.ts'
+import {
+  contentDisposition,
+  DOWNLOAD_SAFETY_HEADERS,
+  downloadContentType,
+  entityTag,
+  httpDate,
+  INLINE_SAFE_TYPES,
+  isNotModified,
+  requestedRange,
+} from './download.ts'
+import {
+  DeleteFilesBody,
+  DownloadQuery,
+  FileParams,
+  ListFilesQuery,
+  UpdateFileBody,
+} from './files.schemas.ts'
+import type { StoredFile } from './files.service.ts'
 
-// Filled in by the files work: GET/DELETE /files, GET/PATCH/DELETE /files/{fileId}, download.
-export const filesRoutes: Routes = async () => {}
+const READ = requireScopes(['files:read'])
+const WRITE = requireScopes(['files:write'])
+const tags = ['files']
+
+export function serializeFile(file: StoredFile, config: Pick<Config, 'publicUrl'>) {
+  return {
+    id: file.id,
+    name: file.name,
+    contentType: file.contentType,
+    size: file.size,
+    createdAt: toIso(file.createdAt),
+    share: file.share && {
+      id: file.share.id,
+      publicId: file.share.publicId,
+      publicUrl: sharePublicUrl(config.publicUrl, file.share.publicId),
+      isActive: file.share.isActive,
+      expiresAt: toIsoOrNull(file.share.expiresAt),
+      viewCount: file.share.viewCount,
+      downloadCount: file.share.downloadCount,
+    },
+    folderId: file.folderId,
+    folder: file.folder && serializeFolder(file.folder),
+  }
+}
+
+const Binary = (description: string) => ({
+  description,
+  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+})
+
+const DOWNLOAD_DESCRIPTION = `Streams the file's bytes. HEAD answers with the same headers and no body.
+
+Response headers:
+- \`Content-Type\`: with \`disposition=attachment\` (the default), the type stored with the file; with
+  \`inline\`, the stored type only for types safe to render (${[...INLINE_SAFE_TYPES].join(', ')}), otherwise
+  \`application/octet-stream\`. A malformed stored type is always sent as \`application/octet-stream\`.
+- \`Content-Disposition\`: \`attachment\` or \`inline\`, with \`filename="…"\` (the name in printable ASCII, other
+  characters replaced by \`_\`) and \`filename*=UTF-8''…\` (RFC 8187, the exact name).
+- \`Content-Length\`, \`Accept-Ranges: bytes\`, \`Last-Modified\` (the upload time: a file's bytes never change)
+  and a strong \`ETag\` (the SHA-256 of the bytes when known).
+- \`X-Content-Type-Options: nosniff\`, \`Content-Security-Policy: ${DOWNLOAD_SAFETY_HEADERS['content-security-policy']}\`
+  and \`Cache-Control: ${DOWNLOAD_SAFETY_HEADERS['cache-control']}\` on every download response.
+
+Conditional and partial requests: \`If-None-Match\` (or, without it, \`If-Modified-Since\`) answers 304 when the
+copy is current. A single \`Range: bytes=first-last\`, \`bytes=first-\` or \`bytes=-suffix\` answers 206 with
+\`Content-Range\`; several ranges, or a malformed \`Range\`, get the whole file (200). A range starting past the end
+is a 416 \`range_not_satisfiable\` with \`Content-Range: bytes */size\`. \`If-Range\` (entity tag or date) must match
+exactly for the range to apply, otherwise the whole file is sent. A file whose bytes are missing from storage is
+a 404.`
+
+export const filesRoutes: Routes = async (app, { services, config }) => {
+  const { files } = services
+
+  app.get(
+    '/files',
+    {
+      schema: {
+        tags,
+        summary: 'List and search files',
+        description:
+          'The account’s files, newest first. `query` matches a case-insensitive substring of the name, ' +
+          'from a trigram index when it has at least 3 characters; shorter queries are applied as a filter ' +
+          'while the listing is walked newest first, which is slower on large accounts. `query`, `folderId` ' +
+          'and pagination combine.',
+        security: READ,
+        querystring: ListFilesQuery,
+        response: { 200: List(Type.Ref('File')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { query, folderId, cursor, limit = 50 } = request.query
+      const page = await files.list(accountOf(request), { query, folderId, cursor, limit })
+      return {
+        data: page.items.map((file) => serializeFile(file, config)),
+        pagination: { nextCursor: page.nextCursor },
+      }
+    },
+  )
+
+  app.delete(
+    '/files',
+    {
+      schema: {
+        tags,
+        summary: 'Delete several files',
+        description:
+          'Deletes the listed files of the account, with their share links, blobs and previews. Ids that ' +
+          'are absent or belong to another account are skipped; `deletedIds` lists only the files deleted.',
+        security: WRITE,
+        body: DeleteFilesBody,
+        response: {
+          200: Data(Type.Object({ deletedIds: Type.Array(Type.String()) }, { additionalProperties: false })),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => ({
+      data: {
+        deletedIds: await files.deleteMany(accountOf(request), request.body.fileIds, request.log),
+      },
+    }),
+  )
+
+  app.get(
+    '/files/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Get a file',
+        security: READ,
+        params: FileParams,
+        response: { 200: Data(Type.Ref('File')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      data: serializeFile(await files.get(accountOf(request), request.params.fileId), config),
+    }),
+  )
+
+  app.patch(
+    '/files/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Rename or move a file',
+        description:
+          'Sets `name`, `folderId` or both. `folderId: null` moves the file to root; a folder that is absent ' +
+          'or another account’s is a 404. The folders’ file counts change with the move.',
+        security: WRITE,
+        params: FileParams,
+        body: UpdateFileBody,
+        response: { 200: Data(Type.Ref('File')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      data: serializeFile(
+        await files.update(accountOf(request), request.params.fileId, request.body),
+        config,
+      ),
+    }),
+  )
+
+  app.delete(
+    '/files/:fileId',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a file',
+        description: 'Deletes the file for good, with its share link, blob and previews.',
+        security: WRITE,
+        params: FileParams,
+        response: {
+          200: Data(Type.Object({ id: Type.String() }, { additionalProperties: false })),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request) => ({
+      data: await files.delete(accountOf(request), request.params.fileId, request.log),
+    }),
+  )
+
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/files/:fileId/download',
+    schema: {
+      tags,
+      summary: 'Download a file',
+      description: DOWNLOAD_DESCRIPTION,
+      security: READ,
+      params: FileParams,
+      querystring: DownloadQuery,
+      response: {
+        200: Binary('The whole file.'),
+        206: Binary('The requested byte range, described by `Content-Range`.'),
+        304: { type: 'null', description: 'Not modified: the copy named by If-None-Match is current.' },
+        416: Type.Ref('Error'),
+        ...ERROR_RESPONSES,
+      },
+    },
+    handler: async (request, reply) => {
+      const { file, open } = await files.content(accountOf(request), request.params.fileId, request.log)
+      const disposition = request.query.disposition ?? 'attachment'
+      const etag = entityTag(file)
+      reply.headers({
+        ...DOWNLOAD_SAFETY_HEADERS,
+        etag,
+        'last-modified': httpDate(file.createdAt),
+        'accept-ranges': 'bytes',
+      })
+      if (isNotModified(request.headers, etag, file.createdAt)) {
+        reply.status(304)
+        return reply.send()
+      }
+      const range = requestedRange(request.headers, file.size, etag, file.createdAt)
+      if (range === 'unsatisfiable') {
+        reply.header('content-range', `bytes */${file.size}`)
+        throw new AppError(
+          'range_not_satisfiable',
+          `The Range header asks for bytes outside file ${file.id}, which has ${file.size} bytes.`,
+        )
+      }
+      // Opened before the content headers are set, so a missing blob is still answered as a JSON error.
+      const body = request.method === 'HEAD' ? undefined : await open(range)
+      reply.headers({
+        'content-type': downloadContentType(file.contentType, disposition),
+        'content-disposition': contentDisposition(disposition, file.name),
+      })
+      if (range) {
+        reply
+          .status(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
+          .header('content-length', range.end - range.start + 1)
+      } else {
+        reply.header('content-length', file.size)
+      }
+      return reply.send(body)
+    },
+  })
+}

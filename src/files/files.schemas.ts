@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { DateTime, Nullable } from '../http/schemas.ts'
+import { DateTime, FolderIdValue, IdParam, Nullable, PageQuery } from '../http/schemas.ts'
 
 export const FileSummarySchema = Type.Object(
   {
@@ -38,4 +38,68 @@ export const FileSchema = Type.Object(
     folder: Nullable(Type.Ref('Folder')),
   },
   { $id: 'File', additionalProperties: false },
+)
+
+export const FileName = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'Stored as given; a name of only spaces is refused.',
+})
+
+export const FileParams = IdParam('fileId')
+
+export const ListFilesQuery = Type.Object(
+  {
+    query: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Case-insensitive substring of the file name, matched literally (`%`, `_`, `"` and `\\` have no ' +
+          'special meaning). Index-backed from 3 characters; 1-2 character queries filter the listing as it ' +
+          'is walked, newest first. Case folding covers ASCII and the one-to-one letter pairs of other ' +
+          'scripts (é/É, ж/Ж); accents are not folded (e does not match é), and special casings (Greek final ' +
+          'sigma, Turkish i, ß/SS) are not guaranteed.',
+      }),
+    ),
+    ...PageQuery(50),
+    folderId: Type.Optional(
+      FolderIdValue('Only files in this folder; an absent folder or another account’s is a 404.'),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const UpdateFileBody = Type.Object(
+  {
+    name: Type.Optional(FileName),
+    folderId: Type.Optional(
+      Nullable(FolderIdValue('Moves the file into this folder of the account; null moves it to root.')),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+export const DeleteFilesBody = Type.Object(
+  {
+    fileIds: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      minItems: 1,
+      maxItems: 100,
+      description:
+        'Files to delete; ids that are absent or not the account’s are skipped, repeats count once.',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+export const DownloadQuery = Type.Object(
+  {
+    disposition: Type.Optional(
+      Type.Enum(['attachment', 'inline'], {
+        default: 'attachment',
+        description: '`attachment` (default) asks the browser to save the file; `inline` to show it.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
 )

@@ -1,10 +1,13 @@
 // Files: metadata in the database, bytes in the BlobStore under `blobKeyOf(...)`. Every read joins the
 // folder and the share in the same query, so a page of files is one round trip.
-import type { Kysely, SelectQueryBuilder } from 'kysely'
-import type { BlobStore } from '../blob/blob-store.ts'
+import type { Readable } from 'node:stream'
+import { type Expression, type Kysely, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
+import type { Db, Engine } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
+import { keyset, type Page, toPage } from '../db/pagination.ts'
 import type { Database } from '../db/schema.ts'
-import { notFound } from '../errors.ts'
+import { AppError, invalid, notFound } from '../errors.ts'
 import { adjustFolderCount, assertOwnedFolder, type Folder } from '../folders/folders.service.ts'
 import { newId } from '../ids.ts'
 import type { ServiceDeps } from '../services.ts'
@@ -45,8 +48,101 @@ export interface NewFile {
   id?: string
 }
 
+export interface FileListOptions {
+  /** Case-insensitive substring of the name. */
+  query?: string
+  /** Only files in this folder, which must be the account's. */
+  folderId?: string
+  cursor?: string
+  limit: number
+}
+
+export interface FileUpdate {
+  name?: string
+  /** null moves the file to root. */
+  folderId?: string | null
+}
+
+/** The bytes of a file, opened only when the caller is about to send them. */
+export interface FileContent {
+  file: StoredFile
+  /** Streams the whole blob or the inclusive byte range; a blob missing from the store is a 404. */
+  open(range?: ByteRange): Promise<Readable>
+}
+
+/** Where services report faults a client cannot act on (Fastify's request logger fits). */
+export interface FaultLog {
+  error(details: object, message: string): void
+}
+
 export function blobKeyOf(accountId: string, fileId: string): string {
   return `files/${accountId}/${fileId}`
+}
+
+/**
+ * Every blob a file owns, so that deletion removes them all. Generated previews belong to their file and
+ * must be listed here when they exist.
+ */
+export function blobKeysOf(file: { blobKey: string }): string[] {
+  return [file.blobKey]
+}
+
+// The trigram indexes (SQLite FTS5 `files_name_fts`, PostgreSQL pg_trgm `files_name_trgm`) can only answer a
+// query that contains a whole trigram.
+const TRIGRAM_LENGTH = 3
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/**
+ * A GLOB pattern matching names that contain `query`, each letter in either case. GLOB is SQLite's
+ * case-sensitive matcher; spelling out the case variants (`[éÉ]`) folds non-ASCII letters too, as the FTS5
+ * trigram tokenizer and PostgreSQL's ILIKE do, which SQLite's LIKE (ASCII only) would not.
+ */
+function caseInsensitiveGlob(query: string): string {
+  let pattern = ''
+  for (const char of query) {
+    const variants = new Set(
+      [char, char.toLowerCase(), char.toUpperCase()].filter((v) => v.length === char.length),
+    )
+    if (variants.size > 1) pattern += `[${[...variants].join('')}]`
+    else pattern += char === '*' || char === '?' || char === '[' ? `[${char}]` : char
+  }
+  return `*${pattern}*`
+}
+
+/**
+ * Names containing `query`, ignoring case, backed by each engine's trigram index. A query shorter than a
+ * trigram cannot use those indexes, so it is a plain filter on the rows the caller's query walks: the
+ * (account_id, created_at, id) or (folder_id, created_at, id) order index, newest first, until a page is full.
+ *
+ * Both engines fold the case of ASCII and of the simple one-to-one letter pairs of other scripts (é/É,
+ * ж/Ж, ...), with no accent folding (e does not match é). Special casings may differ between the engines
+ * and between short and long queries: the Greek final sigma, the Turkish dotted and dotless i, ß and SS, the
+ * Kelvin sign. PostgreSQL folds non-ASCII letters only when the database has a UTF-8 ctype locale (C.UTF-8,
+ * en_US.UTF-8, ...).
+ */
+function nameContains(engine: Engine, query: string): Expression<SqlBool> {
+  const name = sql.ref('files.name')
+  if (engine === 'postgres') {
+    return sql<SqlBool>`${name} ilike ${`%${escapeLike(query)}%`} escape '\\'`
+  }
+  if ([...query].length < TRIGRAM_LENGTH) return sql<SqlBool>`${name} glob ${caseInsensitiveGlob(query)}`
+  // The query as one FTS5 phrase: its trigrams in sequence, so the match is the exact substring.
+  const phrase = `"${query.replaceAll('"', '""')}"`
+  return sql<SqlBool>`${sql.ref('files.rowid')} in (select rowid from files_name_fts where files_name_fts match ${phrase})`
+}
+
+/** One page of the account's files, newest first, with folder and share joined: a single query. */
+export function listFilesQuery(db: Db, accountId: string, options: FileListOptions) {
+  let query = selectFiles(db.kysely).where('files.account_id', '=', accountId)
+  if (options.folderId !== undefined) query = query.where('files.folder_id', '=', options.folderId)
+  if (options.query !== undefined) query = query.where(nameContains(db.engine, options.query))
+  return keyset(query, 'files', options.cursor, options.limit)
+}
+
+function cleanName(name: string): string {
+  if (name.trim().length === 0) throw invalid('The request body "name" must not be blank.')
+  return name
 }
 
 /** files ⟕ folders ⟕ shares, with every column a File needs. */
@@ -117,12 +213,28 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
 }
 
 export class FilesService {
+  readonly #database: Db
   readonly #db: Kysely<Database>
   readonly #blobs: BlobStore
 
   constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'>) {
+    this.#database = deps.db
     this.#db = deps.db.kysely
     this.#blobs = deps.blobs
+  }
+
+  /**
+   * The account's files, newest first, optionally in one folder and matching a name search. An absent or
+   * foreign folder is "not found"; that takes a second query only when the page comes back empty, since
+   * a file of the account in the folder proves the folder is the account's.
+   */
+  async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
+    const rows = await listFilesQuery(this.#database, accountId, options).execute()
+    if (rows.length === 0 && options.folderId !== undefined) {
+      await assertOwnedFolder(this.#db, accountId, options.folderId)
+    }
+    const now = Date.now()
+    return toPage(rows, options.limit, (row) => toStoredFile(row, now))
   }
 
   /**
@@ -167,5 +279,107 @@ export class FilesService {
       .executeTakeFirst()
     if (!row) throw notFound(`File ${fileId}`)
     return toStoredFile(row)
+  }
+
+  /**
+   * Renames and/or moves a file. A move changes both folders' counts in the same transaction. The first
+   * statement updates the file row, which locks it: a concurrent move of the same file waits, then reads
+   * the folder this one left it in, so the counts stay exact.
+   */
+  async update(accountId: string, fileId: string, change: FileUpdate): Promise<StoredFile> {
+    const name = change.name === undefined ? undefined : cleanName(change.name)
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        const current = await trx
+          .updateTable('files')
+          .set({ updated_at: Date.now(), ...(name === undefined ? {} : { name }) })
+          .where('id', '=', fileId)
+          .where('account_id', '=', accountId)
+          .returning('folder_id')
+          .executeTakeFirst()
+        if (!current) throw notFound(`File ${fileId}`)
+        const target = change.folderId
+        if (target === undefined || target === current.folder_id) return
+        if (target !== null) await assertOwnedFolder(trx, accountId, target)
+        await trx.updateTable('files').set({ folder_id: target }).where('id', '=', fileId).execute()
+        // Counters in a fixed order: two files moving crosswise between the same folders would otherwise
+        // each hold one folder row and wait for the other's.
+        const changes: [string | null, number][] = [
+          [current.folder_id, -1],
+          [target, 1],
+        ]
+        changes.sort(([x], [y]) => ((x ?? '') < (y ?? '') ? -1 : 1))
+        for (const [folderId, delta] of changes) await adjustFolderCount(trx, folderId, 'file_count', delta)
+      })
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw notFound(`Folder ${change.folderId}`)
+      throw error
+    }
+    return this.get(accountId, fileId)
+  }
+
+  /** Deletes one file with its share and blobs; see `deleteMany`. */
+  async delete(accountId: string, fileId: string, log: FaultLog): Promise<{ id: string }> {
+    const deleted = await this.deleteMany(accountId, [fileId], log)
+    if (deleted.length === 0) throw notFound(`File ${fileId}`)
+    return { id: fileId }
+  }
+
+  /**
+   * Deletes those of `fileIds` that are the account's and returns their ids, in request order; others are
+   * skipped. The rows go in one transaction (shares follow by foreign key, folder counts drop with them);
+   * the blobs are removed only after the commit, so a rolled-back delete never loses bytes. A blob that
+   * cannot be removed is logged and left behind: the file is gone either way.
+   */
+  async deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
+    const ids = [...new Set(fileIds)]
+    if (ids.length === 0) return []
+    const rows = await this.#db.transaction().execute(async (trx) => {
+      const deleted = await trx
+        .deleteFrom('files')
+        .where('account_id', '=', accountId)
+        .where('id', 'in', ids)
+        .returning(['id', 'folder_id', 'blob_key'])
+        .execute()
+      const perFolder = new Map<string, number>()
+      for (const row of deleted) {
+        if (row.folder_id !== null) perFolder.set(row.folder_id, (perFolder.get(row.folder_id) ?? 0) + 1)
+      }
+      // A fixed order, as in `update`, so that concurrent writers never lock the same folders crosswise.
+      for (const folderId of [...perFolder.keys()].sort()) {
+        await adjustFolderCount(trx, folderId, 'file_count', -(perFolder.get(folderId) ?? 0))
+      }
+      return deleted
+    })
+    const keys = rows.flatMap((row) => blobKeysOf({ blobKey: row.blob_key }))
+    await Promise.all(
+      keys.map((blobKey) =>
+        this.#blobs.delete(blobKey).catch((err: unknown) => {
+          log.error({ err, blobKey }, 'could not delete the blob of a deleted file; it is orphaned')
+        }),
+      ),
+    )
+    const deletedIds = new Set(rows.map((row) => row.id))
+    return ids.filter((id) => deletedIds.has(id))
+  }
+
+  /**
+   * The file and a way to stream its bytes. A row whose blob is missing is a fault of the store: it is
+   * logged, and the client is told the contents are not found.
+   */
+  async content(accountId: string, fileId: string, log: FaultLog): Promise<FileContent> {
+    const file = await this.get(accountId, fileId)
+    return {
+      file,
+      open: async (range) => {
+        try {
+          return await this.#blobs.get(file.blobKey, range)
+        } catch (error) {
+          if (!(error instanceof BlobNotFoundError)) throw error
+          log.error({ fileId, blobKey: file.blobKey }, 'the blob of a file is missing from the store')
+          throw new AppError('not_found', `The contents of file ${fileId} are not available.`)
+        }
+      },
+    }
   }
 }

@@ -1,0 +1,161 @@
+// The HTTP side of serving a file's bytes: validators, conditional requests, byte ranges, Content-Disposition
+// and which content types a browser may render. Kept apart from the route so that every place that serves
+// file bytes (the API download, public share links) answers the same way.
+import type { IncomingHttpHeaders } from 'node:http'
+import type { ByteRange } from '../blob/blob-store.ts'
+
+export type Disposition = 'attachment' | 'inline'
+
+/**
+ * Sent with every download, whatever the status: the bytes are the uploader's, so the browser must not sniff
+ * another type, and a document rendered from them gets no scripts, no plugins, no forms and an opaque
+ * origin. Media and inline styles stay allowed so built-in image, audio and video viewers still work.
+ */
+export const DOWNLOAD_SAFETY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sandbox",
+  // Private: the bytes belong to one account. no-cache: revalidate (a cheap 304) on every use, so a deleted
+  // file or a revoked credential stops working at once.
+  'cache-control': 'private, no-cache',
+} as const
+
+const OCTET_STREAM = 'application/octet-stream'
+
+/**
+ * Types a browser renders without running anything the file brings along. SVG (scriptable), HTML, XML and
+ * anything unknown are served as application/octet-stream when shown inline. Some browsers refuse to show a
+ * PDF in a sandboxed document and offer to save it instead.
+ */
+export const INLINE_SAFE_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'image/bmp',
+  'application/pdf',
+  'text/plain',
+  'text/csv',
+  'audio/mpeg',
+  'audio/mp4',
+  'audio/aac',
+  'audio/ogg',
+  'audio/opus',
+  'audio/wav',
+  'audio/webm',
+  'audio/flac',
+  'video/mp4',
+  'video/webm',
+  'video/ogg',
+])
+
+const TOKEN = '[A-Za-z0-9!#$&^_.+-]+'
+// type/subtype with optional parameters; quoted values in printable ASCII only, so the header is always valid.
+const MEDIA_TYPE = new RegExp(
+  `^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]*"))*$`,
+)
+
+/** The Content-Type to send: the stored type when it is well-formed and, for `inline`, safe to render. */
+export function downloadContentType(stored: string, disposition: Disposition): string {
+  if (!MEDIA_TYPE.test(stored)) return OCTET_STREAM
+  if (disposition === 'attachment') return stored
+  const essence = (stored.split(';')[0] ?? '').trim().toLowerCase()
+  return INLINE_SAFE_TYPES.has(essence) ? stored : OCTET_STREAM
+}
+
+// RFC 8187 attr-char: the bytes that may stand for themselves in an ext-value.
+const ATTR_CHAR = /^[A-Za-z0-9!#$&+.^_`|~-]$/
+
+/**
+ * `attachment; filename="ascii fallback"; filename*=UTF-8''percent-encoded`: clients that know RFC 8187
+ * (every current browser) use the exact name; older ones get the name with every character outside
+ * printable ASCII replaced by `_`.
+ */
+export function contentDisposition(disposition: Disposition, name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]/gu, '_').replace(/["\\]/g, '\\$&')
+  let encoded = ''
+  // Encoding the UTF-8 bytes by hand never throws, unlike encodeURIComponent on a lone surrogate.
+  for (const byte of Buffer.from(name, 'utf8')) {
+    const char = String.fromCharCode(byte)
+    encoded += ATTR_CHAR.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+  }
+  return `${disposition}; filename="${fallback}"; filename*=UTF-8''${encoded}`
+}
+
+/** A strong validator: the bytes of a file never change, so its checksum (or, lacking one, its id) names them. */
+export function entityTag(file: { id: string; sha256: string | null }): string {
+  return `"${file.sha256 ?? file.id}"`
+}
+
+/** HTTP dates have whole seconds; comparisons use the time truncated the same way. */
+const toSecond = (ms: number) => Math.floor(ms / 1000) * 1000
+
+export function httpDate(ms: number): string {
+  return new Date(ms).toUTCString()
+}
+
+const opaqueTag = (tag: string) => tag.replace(/^W\//, '')
+
+function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** If-None-Match (weak comparison, `*` matches), else If-Modified-Since, as RFC 9110 section 13.2.2 orders them. */
+export function isNotModified(headers: IncomingHttpHeaders, etag: string, lastModified: number): boolean {
+  const ifNoneMatch = single(headers, 'if-none-match')
+  if (ifNoneMatch !== undefined) {
+    if (ifNoneMatch.trim() === '*') return true
+    const tags = ifNoneMatch.match(/(?:W\/)?"[^"]*"/g) ?? []
+    return tags.some((tag) => opaqueTag(tag) === etag)
+  }
+  const since = Date.parse(single(headers, 'if-modified-since') ?? '')
+  return !Number.isNaN(since) && toSecond(lastModified) <= since
+}
+
+/**
+ * The part of a `size`-byte file to send: undefined for all of it (no Range, a Range this server ignores, or
+ * an If-Range that no longer matches), or one inclusive range, or 'unsatisfiable' (416). Only a single range
+ * is served; a request for several gets the whole file, as RFC 9110 allows. A syntactically invalid Range is
+ * ignored.
+ */
+export function requestedRange(
+  headers: IncomingHttpHeaders,
+  size: number,
+  etag: string,
+  lastModified: number,
+): ByteRange | 'unsatisfiable' | undefined {
+  const header = single(headers, 'range')
+  if (header === undefined) return undefined
+  const ifRange = single(headers, 'if-range')
+  if (ifRange !== undefined && !ifRangeMatches(ifRange.trim(), etag, lastModified)) return undefined
+  const match = /^bytes[ \t]*=(.*)$/i.exec(header.trim())
+  if (!match?.[1]) return undefined
+  const specs = match[1]
+    .split(',')
+    .map((spec) => spec.trim())
+    .filter(Boolean)
+  const spec = specs.length === 1 ? /^(\d*)[ \t]*-[ \t]*(\d*)$/.exec(specs[0] ?? '') : null
+  if (!spec) return undefined
+  const [, first = '', last = ''] = spec
+  if (first === '') {
+    if (last === '') return undefined
+    const suffix = Number(last)
+    if (suffix === 0) return 'unsatisfiable'
+    // An empty file has no byte to name in Content-Range; it is sent whole (and empty).
+    if (size === 0) return undefined
+    return { start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(first)
+  const end = last === '' ? Number.POSITIVE_INFINITY : Number(last)
+  if (end < start) return undefined
+  if (start >= size) return 'unsatisfiable'
+  return { start, end: Math.min(end, size - 1) }
+}
+
+/** If-Range needs a strong match: the exact entity tag, or exactly the Last-Modified date. */
+function ifRangeMatches(ifRange: string, etag: string, lastModified: number): boolean {
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === etag
+  const date = Date.parse(ifRange)
+  return !Number.isNaN(date) && date === toSecond(lastModified)
+}

@@ -1,0 +1,795 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { CompiledQuery, sql } from 'kysely'
+import type { App } from '../src/app.ts'
+import type { Scope } from '../src/auth/scopes.ts'
+import { listFilesQuery, type StoredFile } from '../src/files/files.service.ts'
+import { newId, newPublicId } from '../src/ids.ts'
+import {
+  type ApiResponse,
+  assertError,
+  call,
+  chars,
+  createAccount,
+  createFile,
+  describeEachEngine,
+  type TestAccount,
+  type TestContext,
+} from './support/harness.ts'
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+/** The File the API must return for `file`, given its folder and share as the API shows them. */
+function fileJson(
+  file: Pick<StoredFile, 'id' | 'name' | 'contentType' | 'size' | 'createdAt'>,
+  folder: Record<string, unknown> | null = null,
+  share: Record<string, unknown> | null = null,
+) {
+  return {
+    id: file.id,
+    name: file.name,
+    contentType: file.contentType,
+    size: file.size,
+    createdAt: iso(file.createdAt),
+    share,
+    folderId: (folder?.id as string | undefined) ?? null,
+    folder,
+  }
+}
+
+async function createFolder(app: App, account: TestAccount, name: string) {
+  const res = await call(app, 'POST', '/api/v1/folders', { token: account.token, body: { name } })
+  assert.equal(res.status, 201)
+  return res.body.data as {
+    id: string
+    name: string
+    createdAt: string
+    fileCount: number
+    requestCount: number
+  }
+}
+
+async function folderCounts(app: App, account: TestAccount, folderId: string): Promise<number> {
+  const res = await call(app, 'GET', `/api/v1/folders/${folderId}`, { token: account.token })
+  assert.equal(res.status, 200)
+  return res.body.data.fileCount
+}
+
+async function insertShare(
+  c: TestContext,
+  accountId: string,
+  fileId: string,
+  values: { isActive: boolean; expiresAt: number | null; viewCount: number; downloadCount: number },
+) {
+  const now = Date.now()
+  const row = {
+    id: newId('shr', now),
+    account_id: accountId,
+    file_id: fileId,
+    public_id: newPublicId(),
+    is_active: values.isActive,
+    expires_at: values.expiresAt,
+    view_count: values.viewCount,
+    download_count: values.downloadCount,
+    created_at: now,
+    updated_at: now,
+  }
+  await c.db.kysely.insertInto('shares').values(row).execute()
+  return row
+}
+
+/** Files as the list orders them: newest first, then id descending. */
+const newestFirst = <T extends { createdAt: number; id: string }>(files: T[]) =>
+  [...files].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+
+/** Every id of a listing, page by page; fails if a page repeats an id. */
+async function walk(app: App, token: string, params: string, limit: number): Promise<string[]> {
+  const ids: string[] = []
+  let cursor: string | null = null
+  do {
+    const url: string = `/api/v1/files?limit=${limit}${params}${cursor ? `&cursor=${cursor}` : ''}`
+    const res: ApiResponse = await call(app, 'GET', url, { token })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.ok(res.body.data.length <= limit)
+    ids.push(...res.body.data.map((f: { id: string }) => f.id))
+    cursor = res.body.pagination.nextCursor
+  } while (cursor)
+  assert.equal(new Set(ids).size, ids.length, 'a file was listed twice')
+  return ids
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describeEachEngine('files', (ctx) => {
+  test('get and list files with full shapes: folder embedded, share null', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Invoices')
+    const inFolder = await createFile(c, a.id, {
+      name: 'march.pdf',
+      contentType: 'application/pdf',
+      folderId: folder.id,
+    })
+    await sleep(2)
+    const atRoot = await createFile(c, a.id, { name: 'notes.txt', content: 'hello' })
+    const folderJson = { ...folder, fileCount: 1 }
+
+    const got = await call(c.app, 'GET', `/api/v1/files/${inFolder.id}`, { token: a.token })
+    assert.equal(got.status, 200)
+    assert.deepEqual(got.body, { data: fileJson(inFolder, folderJson) })
+    assert.equal(got.body.data.size, inFolder.content.length)
+
+    const root = await call(c.app, 'GET', `/api/v1/files/${atRoot.id}`, { token: a.token })
+    assert.deepEqual(root.body, {
+      data: {
+        id: atRoot.id,
+        name: 'notes.txt',
+        contentType: 'text/plain',
+        size: 5,
+        createdAt: iso(atRoot.createdAt),
+        share: null,
+        folderId: null,
+        folder: null,
+      },
+    })
+
+    const list = await call(c.app, 'GET', '/api/v1/files', { token: a.token })
+    assert.equal(list.status, 200)
+    assert.deepEqual(list.body, {
+      data: [fileJson(atRoot), fileJson(inFolder, folderJson)],
+      pagination: { nextCursor: null },
+    })
+
+    const filtered = await call(c.app, 'GET', `/api/v1/files?folderId=${folder.id}`, { token: a.token })
+    assert.deepEqual(filtered.body, {
+      data: [fileJson(inFolder, folderJson)],
+      pagination: { nextCursor: null },
+    })
+
+    const empty = await createFolder(c.app, a, 'Empty')
+    const none = await call(c.app, 'GET', `/api/v1/files?folderId=${empty.id}`, { token: a.token })
+    assert.deepEqual(none.body, { data: [], pagination: { nextCursor: null } })
+  })
+
+  test('a share is summarised with its public URL and its effective state', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const active = await createFile(c, a.id, { name: 'shared.txt' })
+    const expired = await createFile(c, a.id, { name: 'expired.txt' })
+    const disabled = await createFile(c, a.id, { name: 'disabled.txt' })
+    const future = Date.now() + 3_600_000
+    const s1 = await insertShare(c, a.id, active.id, {
+      isActive: true,
+      expiresAt: future,
+      viewCount: 7,
+      downloadCount: 3,
+    })
+    const s2 = await insertShare(c, a.id, expired.id, {
+      isActive: true,
+      expiresAt: Date.now() - 1000,
+      viewCount: 0,
+      downloadCount: 0,
+    })
+    const s3 = await insertShare(c, a.id, disabled.id, {
+      isActive: false,
+      expiresAt: null,
+      viewCount: 1,
+      downloadCount: 0,
+    })
+    const summary = (s: typeof s1) => ({
+      id: s.id,
+      publicId: s.public_id,
+      publicUrl: `http://coffer.test/s/${s.public_id}`,
+      isActive: s === s1,
+      expiresAt: s.expires_at === null ? null : iso(s.expires_at),
+      viewCount: s.view_count,
+      downloadCount: s.download_count,
+    })
+    const got = await call(c.app, 'GET', `/api/v1/files/${active.id}`, { token: a.token })
+    assert.deepEqual(got.body, { data: fileJson(active, null, summary(s1)) })
+    const list = await call(c.app, 'GET', '/api/v1/files', { token: a.token })
+    assert.deepEqual(
+      list.body.data,
+      newestFirst([
+        { ...active, json: fileJson(active, null, summary(s1)) },
+        { ...expired, json: fileJson(expired, null, summary(s2)) },
+        { ...disabled, json: fileJson(disabled, null, summary(s3)) },
+      ]).map((f) => f.json),
+    )
+  })
+
+  test('list bounds: limit, cursor, query, folderId and unknown parameters', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const files = []
+    for (let i = 0; i < 101; i++) files.push(await createFile(c, a.id, { name: `bulk-${i}.txt` }))
+    const ordered = newestFirst(files).map((f) => f.id)
+    const list = (query: string) => call(c.app, 'GET', `/api/v1/files${query}`, { token: a.token })
+
+    const byDefault = await list('')
+    assert.deepEqual(
+      byDefault.body.data.map((f: { id: string }) => f.id),
+      ordered.slice(0, 50),
+    )
+    assert.equal(typeof byDefault.body.pagination.nextCursor, 'string')
+    assert.ok(byDefault.body.pagination.nextCursor.length <= 128)
+
+    const one = await list('?limit=1')
+    assert.deepEqual(
+      one.body.data.map((f: { id: string }) => f.id),
+      ordered.slice(0, 1),
+    )
+    const hundred = await list('?limit=100')
+    assert.deepEqual(
+      hundred.body.data.map((f: { id: string }) => f.id),
+      ordered.slice(0, 100),
+    )
+    const rest = await list(`?limit=100&cursor=${hundred.body.pagination.nextCursor}`)
+    assert.deepEqual(rest.body, {
+      data: [fileJson(files[0] as StoredFile)],
+      pagination: { nextCursor: null },
+    })
+
+    for (const [query, pattern] of [
+      ['?limit=0', /limit.*at least 1/],
+      ['?limit=101', /limit.*at most 100/],
+      ['?limit=1.5', /limit.*integer/],
+      ['?limit=ten', /limit.*integer/],
+      [`?cursor=${chars(129)}`, /cursor.*at most 128/],
+      [`?cursor=${chars(128)}`, /cursor.*malformed/],
+      ['?cursor=bm90LWEtY3Vyc29y', /cursor.*malformed/],
+      ['?query=', /query.*at least 1/],
+      [`?query=${chars(201)}`, /query.*at most 200/],
+      ['?folderId=', /folderId.*at least 1/],
+      [`?folderId=${chars(101)}`, /folderId.*at most 100/],
+      ['?sort=name', /sort/],
+    ] as const) {
+      assert.match(assertError(await list(query), 400, 'invalid_request'), pattern, query)
+    }
+    assert.deepEqual((await list(`?query=${chars(200)}`)).body, {
+      data: [],
+      pagination: { nextCursor: null },
+    })
+    assert.deepEqual((await list('?query=bulk-100')).body.data, [fileJson(files[100] as StoredFile)])
+    assertError(await list(`?folderId=${chars(100)}`), 404, 'not_found')
+    assertError(await list('?folderId=fld_absent'), 404, 'not_found')
+  })
+
+  test('pagination walks neither repeat nor skip while files are added and deleted', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const files = []
+    // Several files share a millisecond here, so the id breaks ties.
+    for (let i = 0; i < 20; i++) files.push(await createFile(c, a.id, { name: `walk-${i}` }))
+    const expected = newestFirst(files).map((f) => f.id)
+    assert.deepEqual(await walk(c.app, a.token, '', 3), expected)
+    await sleep(2)
+
+    const seen: string[] = []
+    const page = async (cursor: string | null) => {
+      const res = await call(c.app, 'GET', `/api/v1/files?limit=3${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: a.token,
+      })
+      assert.equal(res.status, 200)
+      seen.push(...res.body.data.map((f: { id: string }) => f.id))
+      return res.body.pagination.nextCursor as string | null
+    }
+    const del = async (id: string) =>
+      assert.equal((await call(c.app, 'DELETE', `/api/v1/files/${id}`, { token: a.token })).status, 200)
+
+    let cursor = await page(null)
+    assert.deepEqual(seen, expected.slice(0, 3))
+    // Newer files than the walk began with, a file ahead of the walk, and the file the cursor names.
+    const added = [
+      await createFile(c, a.id, { name: 'late-1' }),
+      await createFile(c, a.id, { name: 'late-2' }),
+    ]
+    await del(expected[6] as string)
+    await del(expected[2] as string)
+    cursor = await page(cursor)
+    assert.deepEqual(seen.slice(3), expected.slice(3, 6))
+    // A file already seen, and the next file of the walk.
+    await del(expected[0] as string)
+    await del(expected[7] as string)
+    while (cursor) cursor = await page(cursor)
+    assert.deepEqual(
+      seen,
+      expected.filter((id) => id !== expected[6] && id !== expected[7]),
+    )
+
+    const remaining = expected.filter((id) => ![0, 2, 6, 7].includes(expected.indexOf(id)))
+    assert.deepEqual(await walk(c.app, a.token, '', 3), [
+      ...newestFirst(added).map((f) => f.id),
+      ...remaining,
+    ])
+  })
+
+  test('search: case-insensitive substring, literal wildcards, short queries, folder and pages', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Reports')
+    const names = [
+      'Quarterly Report 2024.pdf',
+      'report-draft.txt',
+      'Résumé Final.docx',
+      'Привет мир.txt',
+      '100%_done.txt',
+      '100 percent.txt',
+      'a_b.txt',
+      'axb.txt',
+      'say "hi".txt',
+      'back\\slash.txt',
+      '日本語ファイル.txt',
+      'ÉCOLE.txt',
+      'star*?[x].txt',
+    ]
+    const byName = new Map<string, StoredFile>()
+    for (const name of names) byName.set(name, await createFile(c, a.id, { name }))
+    const inFolder = await createFile(c, a.id, { name: 'Annual REPORT.pdf', folderId: folder.id })
+    byName.set(inFolder.name, inFolder)
+    const other = await createAccount(c.app)
+    await createFile(c, other.id, { name: 'Other report.pdf' })
+
+    const search = async (query: string, extra = '') => {
+      const res = await call(c.app, 'GET', `/api/v1/files?query=${encodeURIComponent(query)}${extra}`, {
+        token: a.token,
+      })
+      assert.equal(res.status, 200, `${query}: ${JSON.stringify(res.body)}`)
+      return (res.body.data as { name: string }[]).map((f) => f.name).sort()
+    }
+    const cases: [string, string[]][] = [
+      ['port', ['Annual REPORT.pdf', 'Quarterly Report 2024.pdf', 'report-draft.txt']],
+      ['REPORT', ['Annual REPORT.pdf', 'Quarterly Report 2024.pdf', 'report-draft.txt']],
+      ['rterly rep', ['Quarterly Report 2024.pdf']],
+      ['%', ['100%_done.txt']],
+      ['%_', ['100%_done.txt']],
+      ['0%_d', ['100%_done.txt']],
+      ['_', ['100%_done.txt', 'a_b.txt']],
+      ['a_b', ['a_b.txt']],
+      ['"', ['say "hi".txt']],
+      ['"hi"', ['say "hi".txt']],
+      ['y "h', ['say "hi".txt']],
+      ['\\', ['back\\slash.txt']],
+      ['k\\s', ['back\\slash.txt']],
+      ['*', ['star*?[x].txt']],
+      ['?[', ['star*?[x].txt']],
+      ['*?[x]', ['star*?[x].txt']],
+      ['xB', ['axb.txt']],
+      ['X]', ['star*?[x].txt']],
+      ['%%', []],
+      ['pdf', ['Annual REPORT.pdf', 'Quarterly Report 2024.pdf']],
+      ['nothing like it', []],
+      // Non-ASCII: one-to-one case pairs fold on both engines, at every query length; accents do not.
+      ['é', ['ÉCOLE.txt', 'Résumé Final.docx']],
+      ['É', ['ÉCOLE.txt', 'Résumé Final.docx']],
+      ['RÉ', ['Résumé Final.docx']],
+      ['rÉsUmÉ', ['Résumé Final.docx']],
+      ['école', ['ÉCOLE.txt']],
+      ['resume', []],
+      ['пр', ['Привет мир.txt']],
+      ['ПРИВЕТ', ['Привет мир.txt']],
+      ['本語', ['日本語ファイル.txt']],
+      ['本語フ', ['日本語ファイル.txt']],
+    ]
+    for (const [query, expected] of cases) assert.deepEqual(await search(query), expected.sort(), query)
+
+    assert.deepEqual(await search('report', `&folderId=${folder.id}`), ['Annual REPORT.pdf'])
+    assert.deepEqual(await search('re', `&folderId=${folder.id}`), ['Annual REPORT.pdf'])
+    assert.deepEqual(await search('draft', `&folderId=${folder.id}`), [])
+    const theirs = await call(c.app, 'GET', '/api/v1/files?query=report', { token: other.token })
+    assert.deepEqual(
+      theirs.body.data.map((f: { name: string }) => f.name),
+      ['Other report.pdf'],
+    )
+
+    // Combined with pagination: only matches, newest first, each once.
+    const matches = []
+    for (let i = 0; i < 7; i++) {
+      matches.push(await createFile(c, a.id, { name: `Match-${i}.bin` }))
+      await createFile(c, a.id, { name: `miss-${i}.bin` })
+    }
+    const expected = newestFirst(matches).map((f) => f.id)
+    assert.deepEqual(await walk(c.app, a.token, '&query=MATCH', 3), expected)
+    assert.deepEqual(await walk(c.app, a.token, '&query=ma', 2), expected)
+  })
+
+  test('search plans use the trigram index from 3 characters and the order index below', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    if (c.engine === 'postgres') {
+      // A large account, so that walking its order index to find a rare name costs more than the trigram index.
+      await sql`insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+        select 'fil_plan' || n, ${a.id}, null, 'name-' || n || '.txt', 'text/plain', 1, 'k' || n, null, n, n
+        from generate_series(1, 20000) as n`.execute(c.db.kysely)
+      await sql`analyze files`.execute(c.db.kysely)
+    }
+    const plans = await c.db.kysely.transaction().execute(async (trx) => {
+      // The test table is still small enough to read whole; the question is which index the query can use.
+      if (c.engine === 'postgres') await sql`set local enable_seqscan = off`.execute(trx)
+      const explain = async (query: string) => {
+        const compiled = listFilesQuery(c.db, a.id, { query, limit: 50 }).compile()
+        const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
+        const result = await trx.executeQuery(
+          CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
+        )
+        return (result.rows as Record<string, string>[]).map((r) => r.detail ?? r['QUERY PLAN']).join('\n')
+      }
+      return { long: await explain('name-12345'), short: await explain('e-') }
+    })
+    const trigramIndex = c.engine === 'sqlite' ? /files_name_fts/ : /files_name_trgm/
+    assert.match(plans.long, trigramIndex)
+    assert.match(plans.short, /files_account_order/)
+    assert.doesNotMatch(plans.short, trigramIndex)
+  })
+
+  test('PATCH renames and moves a file, keeping folder counts and the search index exact', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const one = await createFolder(c.app, a, 'One')
+    const two = await createFolder(c.app, a, 'Two')
+    const file = await createFile(c, a.id, { name: 'before-rename.txt' })
+    const patch = (body: unknown) =>
+      call(c.app, 'PATCH', `/api/v1/files/${file.id}`, { token: a.token, body })
+
+    const renamed = await patch({ name: 'after-rename.txt' })
+    assert.equal(renamed.status, 200)
+    assert.deepEqual(renamed.body, { data: fileJson({ ...file, name: 'after-rename.txt' }) })
+    const found = await call(c.app, 'GET', '/api/v1/files?query=after-ren', { token: a.token })
+    assert.deepEqual(
+      found.body.data.map((f: { id: string }) => f.id),
+      [file.id],
+    )
+    const stale = await call(c.app, 'GET', '/api/v1/files?query=before-ren', { token: a.token })
+    assert.deepEqual(stale.body.data, [])
+
+    const moved = await patch({ folderId: one.id })
+    assert.deepEqual(moved.body, {
+      data: fileJson({ ...file, name: 'after-rename.txt' }, { ...one, fileCount: 1 }),
+    })
+    assert.equal(await folderCounts(c.app, a, one.id), 1)
+
+    const both = await patch({ name: 'final.txt', folderId: two.id })
+    assert.deepEqual(both.body, { data: fileJson({ ...file, name: 'final.txt' }, { ...two, fileCount: 1 }) })
+    assert.equal(await folderCounts(c.app, a, one.id), 0)
+    assert.equal(await folderCounts(c.app, a, two.id), 1)
+
+    const same = await patch({ folderId: two.id })
+    assert.deepEqual(same.body, both.body)
+    assert.equal(await folderCounts(c.app, a, two.id), 1)
+
+    const toRoot = await patch({ folderId: null })
+    assert.deepEqual(toRoot.body, { data: fileJson({ ...file, name: 'final.txt' }) })
+    assert.equal(await folderCounts(c.app, a, two.id), 0)
+    const atRootAgain = await patch({ folderId: null })
+    assert.deepEqual(atRootAgain.body, toRoot.body)
+
+    const long = chars(255, 'n')
+    assert.equal((await patch({ name: long })).body.data.name, long)
+    assert.equal((await patch({ name: 'x' })).body.data.name, 'x')
+  })
+
+  test('PATCH bounds and refusals leave the file and the counts unchanged', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const b = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Kept')
+    const theirs = await createFolder(c.app, b, 'Theirs')
+    const file = await createFile(c, a.id, { name: 'stay.txt', folderId: folder.id })
+    const patch = (body: unknown, id = file.id) =>
+      call(c.app, 'PATCH', `/api/v1/files/${id}`, { token: a.token, body })
+
+    for (const [body, pattern] of [
+      [{}, /at least one field/],
+      [{ name: '' }, /name.*at least 1/],
+      [{ name: chars(256) }, /name.*at most 255/],
+      [{ name: '   ' }, /name.*blank/],
+      [{ name: 5 }, /name.*string/],
+      [{ folderId: 5 }, /folderId.*string/],
+      [{ folderId: '' }, /folderId.*at least 1/],
+      [{ folderId: chars(101) }, /folderId.*at most 100/],
+      [{ name: 'ok', size: 3 }, /Unknown field "size"/],
+    ] as const) {
+      assert.match(assertError(await patch(body), 400, 'invalid_request'), pattern, JSON.stringify(body))
+    }
+    assertError(
+      await call(c.app, 'PATCH', `/api/v1/files/${file.id}`, {
+        token: a.token,
+        rawBody: '{"name":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_request',
+    )
+    assert.match(
+      assertError(await patch({ folderId: theirs.id }), 404, 'not_found'),
+      new RegExp(`Folder ${theirs.id}`),
+    )
+    assertError(await patch({ folderId: chars(100) }), 404, 'not_found')
+    assertError(await patch({ name: 'x' }, 'fil_absent'), 404, 'not_found')
+    assertError(await patch({ name: 'x' }, chars(129)), 400, 'invalid_request')
+
+    const after = await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token })
+    assert.deepEqual(after.body, { data: fileJson(file, { ...folder, fileCount: 1 }) })
+    assert.equal(await folderCounts(c.app, b, theirs.id), 0)
+  })
+
+  test('DELETE /files/{fileId} removes the row, its blob, its share and its folder count', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Doomed')
+    const file = await createFile(c, a.id, { folderId: folder.id })
+    const kept = await createFile(c, a.id, { folderId: folder.id })
+    const share = await insertShare(c, a.id, file.id, {
+      isActive: true,
+      expiresAt: null,
+      viewCount: 0,
+      downloadCount: 0,
+    })
+    assert.deepEqual(await c.blobs.stat(file.blobKey), { size: file.content.length })
+
+    const deleted = await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token })
+    assert.equal(deleted.status, 200)
+    assert.deepEqual(deleted.body, { data: { id: file.id } })
+    assert.equal(await c.blobs.stat(file.blobKey), undefined)
+    const shares = await c.db.kysely.selectFrom('shares').select('id').where('id', '=', share.id).execute()
+    assert.deepEqual(shares, [])
+    assert.equal(await folderCounts(c.app, a, folder.id), 1)
+    assertError(await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token }), 404, 'not_found')
+    assertError(await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token }), 404, 'not_found')
+    assertError(
+      await call(c.app, 'DELETE', `/api/v1/files/${chars(129)}`, { token: a.token }),
+      400,
+      'invalid_request',
+    )
+    assert.deepEqual(await c.blobs.stat(kept.blobKey), { size: kept.content.length })
+    const list = await call(c.app, 'GET', '/api/v1/files', { token: a.token })
+    assert.deepEqual(list.body.data, [fileJson(kept, { ...folder, fileCount: 1 })])
+  })
+
+  test('DELETE /files deletes what it can, once, and lists exactly that', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const b = await createAccount(c.app)
+    const one = await createFolder(c.app, a, 'One')
+    const two = await createFolder(c.app, a, 'Two')
+    const f1 = await createFile(c, a.id, { folderId: one.id })
+    const f2 = await createFile(c, a.id, { folderId: one.id })
+    const f3 = await createFile(c, a.id, { folderId: two.id })
+    const f4 = await createFile(c, a.id)
+    const keep = await createFile(c, a.id, { folderId: one.id })
+    const foreign = await createFile(c, b.id)
+    await insertShare(c, a.id, f3.id, { isActive: true, expiresAt: null, viewCount: 0, downloadCount: 0 })
+
+    const res = await call(c.app, 'DELETE', '/api/v1/files', {
+      token: a.token,
+      body: { fileIds: [f3.id, 'fil_absent', f1.id, foreign.id, f3.id, f4.id, f2.id] },
+    })
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { data: { deletedIds: [f3.id, f1.id, f4.id, f2.id] } })
+    for (const f of [f1, f2, f3, f4]) assert.equal(await c.blobs.stat(f.blobKey), undefined, f.id)
+    for (const f of [keep, foreign])
+      assert.deepEqual(await c.blobs.stat(f.blobKey), { size: f.content.length })
+    assert.equal(await folderCounts(c.app, a, one.id), 1)
+    assert.equal(await folderCounts(c.app, a, two.id), 0)
+    assert.equal((await call(c.app, 'GET', `/api/v1/files/${foreign.id}`, { token: b.token })).status, 200)
+    const shares = await c.db.kysely.selectFrom('shares').select('id').where('file_id', '=', f3.id).execute()
+    assert.deepEqual(shares, [])
+    const list = await call(c.app, 'GET', '/api/v1/files', { token: a.token })
+    assert.deepEqual(list.body.data, [fileJson(keep, { ...one, fileCount: 1 })])
+
+    const again = await call(c.app, 'DELETE', '/api/v1/files', { token: a.token, body: { fileIds: [f1.id] } })
+    assert.deepEqual(again.body, { data: { deletedIds: [] } })
+  })
+
+  test('concurrent moves and overlapping deletes keep folder counts exact', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const one = await createFolder(c.app, a, 'One')
+    const two = await createFolder(c.app, a, 'Two')
+    const file = await createFile(c, a.id, { folderId: one.id })
+    const targets = [two.id, null, one.id, two.id, one.id, null, two.id, one.id, two.id, null, one.id, two.id]
+    const moves = await Promise.all(
+      targets.map((folderId) =>
+        call(c.app, 'PATCH', `/api/v1/files/${file.id}`, { token: a.token, body: { folderId } }),
+      ),
+    )
+    assert.deepEqual(
+      moves.map((m) => m.status),
+      targets.map(() => 200),
+    )
+    const where = (await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token })).body.data
+      .folderId
+    assert.equal(await folderCounts(c.app, a, one.id), where === one.id ? 1 : 0)
+    assert.equal(await folderCounts(c.app, a, two.id), where === two.id ? 1 : 0)
+
+    // Files moving crosswise between the same two folders must not deadlock on the counters.
+    const x = await createFile(c, a.id, { folderId: one.id })
+    const y = await createFile(c, a.id, { folderId: two.id })
+    const swaps = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        call(c.app, 'PATCH', `/api/v1/files/${i % 2 ? x.id : y.id}`, {
+          token: a.token,
+          body: { folderId: (i >> 1) % 2 ? one.id : two.id },
+        }),
+      ),
+    )
+    assert.deepEqual(
+      swaps.map((m) => m.status),
+      swaps.map(() => 200),
+    )
+    const placed = await Promise.all(
+      [x, y].map(
+        async (f) => (await call(c.app, 'GET', `/api/v1/files/${f.id}`, { token: a.token })).body.data,
+      ),
+    )
+    const count = (folderId: string) =>
+      placed.filter((f) => f.folderId === folderId).length + (where === folderId ? 1 : 0)
+    assert.equal(await folderCounts(c.app, a, one.id), count(one.id))
+    assert.equal(await folderCounts(c.app, a, two.id), count(two.id))
+    await call(c.app, 'DELETE', '/api/v1/files', { token: a.token, body: { fileIds: [x.id, y.id] } })
+
+    const batch = []
+    for (let i = 0; i < 12; i++) batch.push(await createFile(c, a.id, { folderId: i % 2 ? one.id : two.id }))
+    const ids = batch.map((f) => f.id)
+    const deletes = await Promise.all(
+      [ids.slice(0, 8), ids.slice(4), ids.slice(2, 10), [...ids].reverse()].map((fileIds) =>
+        call(c.app, 'DELETE', '/api/v1/files', { token: a.token, body: { fileIds } }),
+      ),
+    )
+    const deleted = deletes.flatMap((d) => d.body.data.deletedIds as string[])
+    assert.deepEqual([...deleted].sort(), [...ids].sort(), 'each file is deleted by exactly one request')
+    assert.equal(await folderCounts(c.app, a, one.id), where === one.id ? 1 : 0)
+    assert.equal(await folderCounts(c.app, a, two.id), where === two.id ? 1 : 0)
+  })
+
+  test('DELETE /files bounds: 1..100 ids of 1..128 characters, no other fields', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const bulk = (body: unknown) => call(c.app, 'DELETE', '/api/v1/files', { token: a.token, body })
+    const file = await createFile(c, a.id)
+    const hundred = Array.from({ length: 99 }, (_, i) => `fil_none_${i}`)
+    assert.deepEqual((await bulk({ fileIds: [...hundred, file.id] })).body, {
+      data: { deletedIds: [file.id] },
+    })
+    assert.deepEqual((await bulk({ fileIds: [chars(128)] })).body, { data: { deletedIds: [] } })
+    assert.deepEqual((await bulk({ fileIds: ['x'] })).body, { data: { deletedIds: [] } })
+    for (const [body, pattern] of [
+      [{ fileIds: [] }, /fileIds.*at least 1 item/],
+      [{ fileIds: [...hundred, 'a', 'b'] }, /fileIds.*at most 100 items/],
+      [{ fileIds: [''] }, /fileIds\[0\].*at least 1/],
+      [{ fileIds: [chars(129)] }, /fileIds\[0\].*at most 128/],
+      [{ fileIds: [5] }, /fileIds\[0\].*string/],
+      [{ fileIds: 'fil_x' }, /fileIds.*array/],
+      [{}, /missing the required field "fileIds"/],
+      [{ fileIds: ['x'], force: true }, /Unknown field "force"/],
+    ] as const) {
+      assert.match(assertError(await bulk(body), 400, 'invalid_request'), pattern, JSON.stringify(body))
+    }
+  })
+
+  test('another account sees 404 for every file operation and never its files', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const b = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Private')
+    const file = await createFile(c, a.id, { name: 'secret-plans.txt', folderId: folder.id })
+    const own = await createFile(c, b.id, { name: 'mine.txt' })
+    const bFolder = await createFolder(c.app, b, 'B folder')
+    const as = (method: string, url: string, body?: unknown) =>
+      call(c.app, method, url, { token: b.token, ...(body === undefined ? {} : { body }) })
+
+    assertError(await as('GET', `/api/v1/files/${file.id}`), 404, 'not_found')
+    assertError(await as('PATCH', `/api/v1/files/${file.id}`, { name: 'stolen' }), 404, 'not_found')
+    assertError(await as('PATCH', `/api/v1/files/${file.id}`, { folderId: bFolder.id }), 404, 'not_found')
+    assertError(await as('DELETE', `/api/v1/files/${file.id}`), 404, 'not_found')
+    assertError(await as('GET', `/api/v1/files/${file.id}/download`), 404, 'not_found')
+    const head = await c.app.inject({
+      method: 'HEAD',
+      url: `/api/v1/files/${file.id}/download`,
+      headers: { authorization: `Bearer ${b.token}` },
+    })
+    assert.equal(head.statusCode, 404)
+    assert.deepEqual((await as('DELETE', '/api/v1/files', { fileIds: [file.id] })).body, {
+      data: { deletedIds: [] },
+    })
+    assertError(await as('GET', `/api/v1/files?folderId=${folder.id}`), 404, 'not_found')
+    assertError(await as('GET', `/api/v1/files?folderId=${folder.id}&query=secret`), 404, 'not_found')
+    assert.deepEqual((await as('GET', '/api/v1/files')).body, {
+      data: [fileJson(own)],
+      pagination: { nextCursor: null },
+    })
+    assert.deepEqual((await as('GET', '/api/v1/files?query=secret')).body.data, [])
+    assert.deepEqual((await as('GET', '/api/v1/files?query=se')).body.data, [])
+    // Nor may the owner move a file into another account's folder.
+    assertError(
+      await call(c.app, 'PATCH', `/api/v1/files/${file.id}`, {
+        token: a.token,
+        body: { folderId: bFolder.id },
+      }),
+      404,
+      'not_found',
+    )
+    assertError(
+      await call(c.app, 'PATCH', `/api/v1/files/${own.id}`, {
+        token: b.token,
+        body: { folderId: folder.id },
+      }),
+      404,
+      'not_found',
+    )
+
+    const still = await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token })
+    assert.deepEqual(still.body, { data: fileJson(file, { ...folder, fileCount: 1 }) })
+    assert.deepEqual(await c.blobs.stat(file.blobKey), { size: file.content.length })
+    assert.equal(await folderCounts(c.app, b, bFolder.id), 0)
+  })
+
+  test('scopes: files:read reads, files:write writes, anything else is 403; bad credentials are 401', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const file = await createFile(c, a.id)
+    const spare = await createFile(c, a.id)
+    const reads: [string, string][] = [
+      ['GET', '/api/v1/files'],
+      ['GET', `/api/v1/files/${file.id}`],
+      ['GET', `/api/v1/files/${file.id}/download`],
+    ]
+    const writes: [string, string, unknown][] = [
+      ['PATCH', `/api/v1/files/${file.id}`, { name: 'renamed.txt' }],
+      ['DELETE', '/api/v1/files', { fileIds: ['fil_absent'] }],
+      ['DELETE', `/api/v1/files/${spare.id}`, undefined],
+    ]
+    const readKey = await a.key(['files:read'])
+    const writeKey = await a.key(['files:write'])
+    const others = await a.key([
+      'folders:read',
+      'folders:write',
+      'shares:read',
+      'shares:write',
+      'requests:read',
+    ] as Scope[])
+    for (const [method, url] of reads) {
+      assert.equal((await call(c.app, method, url, { token: readKey })).status, 200, `${method} ${url}`)
+      for (const token of [writeKey, others]) {
+        assert.match(
+          assertError(await call(c.app, method, url, { token }), 403, 'insufficient_scope'),
+          /files:read/,
+        )
+      }
+    }
+    for (const [method, url, body] of writes) {
+      for (const token of [readKey, others]) {
+        assert.match(
+          assertError(await call(c.app, method, url, { token, body }), 403, 'insufficient_scope'),
+          /files:write/,
+        )
+      }
+      assert.equal(
+        (await call(c.app, method, url, { token: writeKey, body })).status,
+        200,
+        `${method} ${url}`,
+      )
+    }
+
+    const revoked = await c.app.services.apiKeys.create({
+      accountId: a.id,
+      name: 'old',
+      scopes: ['files:read'],
+    })
+    await c.app.services.apiKeys.revoke(revoked.key.id)
+    for (const [method, url, body] of [...reads.map(([m, u]) => [m, u, undefined] as const), ...writes]) {
+      const credentials: (Record<string, string> | undefined)[] = [
+        undefined,
+        { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+        { authorization: 'Bearer' },
+        { authorization: `Bearer coffer_${chars(40, 'z')}` },
+        { authorization: `Bearer ${revoked.secret}` },
+      ]
+      for (const headers of credentials) {
+        const res = await call(c.app, method, url, { body, ...(headers ? { headers } : {}) })
+        assertError(res, 401, 'unauthorized')
+        assert.match(String(res.headers['www-authenticate']), /^Bearer/)
+      }
+    }
+  })
+})
