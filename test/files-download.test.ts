@@ -27,7 +27,15 @@ const logStream = { write: (line: string) => void logs.push(line) }
 
 /** Response headers without those every response carries. */
 function headersOf(res: { headers: LightMyRequestResponse['headers'] }) {
-  const { date: _date, connection: _connection, 'keep-alive': _keepAlive, ...rest } = res.headers
+  const {
+    date: _date,
+    connection: _connection,
+    'keep-alive': _keepAlive,
+    'ratelimit-limit': _limit,
+    'ratelimit-remaining': _remaining,
+    'ratelimit-reset': _reset,
+    ...rest
+  } = res.headers
   return rest
 }
 

@@ -22,6 +22,7 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).',
   payload_too_large: 'The request body is larger than the JSON body limit (1 MiB).',
   unsupported_media_type: 'A request body that is not `application/json`.',
+  range_not_satisfiable: 'A download `Range` lies outside the file. Carries `Content-Range: bytes */<size>`.',
   rate_limited: 'Too many requests in the current window. Carries `Retry-After` (seconds).',
   internal_error: 'An unexpected fault; the cause is logged on the server, never sent.',
   unavailable: 'The server is starting, shutting down, or a dependency is down.',
