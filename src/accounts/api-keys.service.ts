@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely'
 import type { Scope } from '../auth/scopes.ts'
 import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
+import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { invalid, notFound } from '../errors.ts'
 import { newId } from '../ids.ts'
@@ -46,11 +47,22 @@ function toApiKey(row: KeyRow): ApiKey {
   }
 }
 
+/** Runs on every authenticated request, so it is compiled once. */
+const keyByHashQuery = (db: Kysely<Database>) =>
+  prepare(db, 1, (hash: string) =>
+    db
+      .selectFrom('api_keys')
+      .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'last_used_at'])
+      .where('secret_hash', '=', hash),
+  )
+
 export class ApiKeysService {
   readonly #db: Kysely<Database>
+  readonly #findByHash: ReturnType<typeof keyByHashQuery>
 
   constructor(db: Kysely<Database>) {
     this.#db = db
+    this.#findByHash = keyByHashQuery(db)
   }
 
   async create(input: {
@@ -109,11 +121,7 @@ export class ApiKeysService {
   async authenticate(secret: string): Promise<Principal | undefined> {
     if (!secret.startsWith(API_KEY_PREFIX)) return undefined
     const hash = hashSecret(secret)
-    const row = await this.#db
-      .selectFrom('api_keys')
-      .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'last_used_at'])
-      .where('secret_hash', '=', hash)
-      .executeTakeFirst()
+    const [row] = await this.#findByHash(hash)
     // The lookup is by hash, so timing reveals nothing about the secret; the comparison guards the rest.
     if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, hash)) return undefined
     const now = Date.now()

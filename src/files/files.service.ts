@@ -6,6 +6,7 @@ import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-
 import type { Db, Engine } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { keyset, type Page, toPage } from '../db/pagination.ts'
+import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { AppError, invalid, notFound } from '../errors.ts'
 import { adjustFolderCount, assertOwnedFolder, type Folder } from '../folders/folders.service.ts'
@@ -212,15 +213,23 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
   }
 }
 
+/** GET /files/{id} and every download start here, so the query is compiled once. */
+const fileByIdQuery = (db: Kysely<Database>) =>
+  prepare(db, 2, (fileId: string, accountId: string) =>
+    selectFiles(db).where('files.id', '=', fileId).where('files.account_id', '=', accountId),
+  )
+
 export class FilesService {
   readonly #database: Db
   readonly #db: Kysely<Database>
   readonly #blobs: BlobStore
+  readonly #fileById: ReturnType<typeof fileByIdQuery>
 
   constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'>) {
     this.#database = deps.db
     this.#db = deps.db.kysely
     this.#blobs = deps.blobs
+    this.#fileById = fileByIdQuery(deps.db.kysely)
   }
 
   /**
@@ -273,10 +282,7 @@ export class FilesService {
 
   /** The account's file; another account's file is "not found". */
   async get(accountId: string, fileId: string): Promise<StoredFile> {
-    const row = await selectFiles(this.#db)
-      .where('files.id', '=', fileId)
-      .where('files.account_id', '=', accountId)
-      .executeTakeFirst()
+    const [row] = await this.#fileById(fileId, accountId)
     if (!row) throw notFound(`File ${fileId}`)
     return toStoredFile(row)
   }

@@ -1,0 +1,36 @@
+// Hot queries compiled once. Building and compiling a Kysely query costs several times more than running it
+// on SQLite, so the queries every request makes (credential lookup, file by id) are built once with
+// placeholder values and afterwards only get their parameters bound.
+import type { Compilable, Kysely } from 'kysely'
+
+const PLACEHOLDER = '\u0000prepared-parameter-'
+
+/**
+ * `build` receives one placeholder per parameter and must use each as a bound value (never inside raw SQL).
+ * Returns a function that runs the compiled query with the given values and returns its rows.
+ */
+export function prepare<DB, Args extends string[], Row>(
+  db: Kysely<DB>,
+  arity: Args['length'],
+  build: (...placeholders: Args) => Compilable<Row>,
+): (...args: Args) => Promise<Row[]> {
+  let compiled: ReturnType<Compilable<Row>['compile']> | undefined
+  let slots: number[] = []
+  return async (...args) => {
+    if (!compiled) {
+      const placeholders = Array.from({ length: arity }, (_, i) => `${PLACEHOLDER}${i}`) as Args
+      compiled = build(...placeholders).compile()
+      slots = compiled.parameters.map((p) =>
+        typeof p === 'string' && p.startsWith(PLACEHOLDER) ? Number(p.slice(PLACEHOLDER.length)) : -1,
+      )
+      if (slots.filter((s) => s >= 0).length < arity)
+        throw new Error('prepare: a placeholder was not used as a value')
+    }
+    const parameters = compiled.parameters.map((value, i) => {
+      const slot = slots[i] ?? -1
+      return slot >= 0 ? args[slot] : value
+    })
+    const result = await db.executeQuery<Row>({ ...compiled, parameters })
+    return result.rows
+  }
+}
