@@ -103,7 +103,8 @@ default ${LIMITS.pageSize.filesDefault} for \`GET /files\` and ${LIMITS.pageSize
 \`pagination.nextCursor\` as \`cursor\` to get the next page; \`null\` means there are no more. Cursors are opaque,
 at most ${LIMITS.cursorMaxLength} characters, and stay correct while items are added or removed: nothing repeats and nothing is
 skipped. A malformed cursor is a 400. \`GET /files\` takes \`query\`, a case-insensitive substring of the file
-name, combinable with \`folderId\`.
+name (letters of any script that have one upper and one lower case form match either; accents are not folded),
+combinable with \`folderId\` and pagination, and answered from a trigram index.
 
 ## Identifiers and time
 IDs are type-prefixed (\`fil_\`, \`fld_\`, \`shr_\`, \`req_\`, \`upl_\`), time-sortable and random. Public link IDs carry
@@ -164,9 +165,12 @@ and a sandboxing \`Content-Security-Policy\`; \`inline\` serves the stored type 
   \`description\` is \`null\`.
 
 ## Rate limits
-Requests are limited per credential (per client address when there is none): ${config.rateLimit.max} requests per
-${windowSeconds} seconds on this server. Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and
-\`RateLimit-Reset\`; a 429 \`rate_limited\` also carries \`Retry-After\`.
+Requests are limited per credential (per client address when there is none, including requests whose credential
+is refused): ${config.rateLimit.max} requests per ${windowSeconds} seconds on this server. The whole limit is
+available as a burst and then refills smoothly, one request every ${windowSeconds}/${config.rateLimit.max} seconds. Every response carries
+\`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the full limit is back); a 429
+\`rate_limited\` also carries \`Retry-After\` (seconds until the next request is allowed). The health checks are
+not limited.
 `
 }
 
