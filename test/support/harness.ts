@@ -77,7 +77,7 @@ export async function startApp(
   })
   const db = openDatabase({ ...config, poolSize: 4 })
   await migrate(db)
-  const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'))
+  const blobs = await LocalBlobStore.open(path.join(dataDir, 'blobs'))
   const app = await buildApp({ config, db, blobs, logger: options.logger ?? false })
   await app.ready()
   return {
