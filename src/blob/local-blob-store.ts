@@ -28,7 +28,8 @@ const BLOB_SUFFIX = '.blob'
 export interface LocalBlobStoreOptions {
   /**
    * Temporary files untouched for this long are leftovers of a crashed write and are removed by `open`.
-   * A live write touches its file with every chunk, so only a transfer idle this long is cut off.
+   * A live write touches its file with every chunk, so a process opening the store while another one writes
+   * cuts off only a transfer that has been idle this long.
    */
   staleTempAgeMs?: number
 }
