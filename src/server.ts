@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig()
   const db = openDatabase(config)
   await migrate(db)
-  const blobs = new LocalBlobStore(path.join(config.dataDir, 'blobs'))
+  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
   const app = await buildApp({ config, db, blobs })
 
   let closing = false

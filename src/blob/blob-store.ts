@@ -1,9 +1,10 @@
 // Where file bytes live. Drivers (local disk, S3-compatible) implement this one contract and all pass the
-// shared suite in test/blob-store.suite.ts. Keys are relative paths such as `files/ab/fil_x`; a driver
-// refuses keys that could escape its root.
+// shared suite in test/blob-store.suite.ts, so a service never knows which driver it talks to. Drivers
+// translate their backend's native errors (ENOENT, NoSuchKey, ...) into the errors declared here.
 import type { Readable } from 'node:stream'
 
 export interface BlobStat {
+  /** Length of the blob in bytes. */
   size: number
 }
 
@@ -14,13 +15,31 @@ export interface ByteRange {
   end: number
 }
 
+/** Bytes to store: a whole buffer, or a stream of chunks that is never held in memory at once. */
+export type BlobSource = Uint8Array | AsyncIterable<Uint8Array> | Readable
+
+/**
+ * Keys are `/`-separated segments of lowercase letters, digits, `_` and `-`, e.g. `files/acc_x/fil_y`; see
+ * `assertValidKey`. Every method refuses any other key with InvalidBlobKeyError, before touching storage.
+ * A key may be a prefix of another (`a/b` and `a/b/c` are two independent blobs).
+ */
 export interface BlobStore {
   /**
-   * Streams `data` into `key`. The blob appears whole or not at all: readers never see a partial blob, and
-   * a failed or aborted write leaves nothing behind. An existing blob under `key` is replaced.
+   * Streams `data` into `key` and resolves with the number of bytes stored. The blob appears whole or not
+   * at all: readers never see a partial blob, and an existing blob under `key` is replaced only once the new
+   * one is complete. If the source fails or is destroyed before it ends, put rejects (with the source's own
+   * error when it has one), stores nothing and leaves any previous blob under `key` intact. Concurrent puts
+   * to one key leave exactly one of them. On failure the source may be partly consumed or destroyed.
    */
-  put(key: string, data: AsyncIterable<Uint8Array> | Readable): Promise<BlobStat>
-  /** Streams the blob, or the inclusive byte range of it. Throws BlobNotFoundError. */
+  put(key: string, data: BlobSource): Promise<BlobStat>
+  /**
+   * Streams the blob, or the inclusive byte range of it. The stream reads one version of the blob even if
+   * it is replaced or deleted meanwhile. The caller must consume or destroy it.
+   *
+   * The caller clamps the range to the blob (an HTTP layer answers 416 itself): a range must hold integers
+   * with 0 <= start <= end < size, so an empty blob has no valid range. Throws BlobNotFoundError when the
+   * blob is absent, RangeError for a range outside those bounds.
+   */
   get(key: string, range?: ByteRange): Promise<Readable>
   /** The blob's size, or undefined if there is none. */
   stat(key: string): Promise<BlobStat | undefined>
@@ -29,22 +48,51 @@ export interface BlobStore {
 }
 
 export class BlobNotFoundError extends Error {
+  readonly key: string
+
   constructor(key: string) {
     super(`blob not found: ${key}`)
     this.name = 'BlobNotFoundError'
+    this.key = key
   }
 }
 
 export class InvalidBlobKeyError extends Error {
-  constructor(key: string) {
-    super(`invalid blob key: ${JSON.stringify(key)}`)
+  constructor(key: unknown) {
+    const shown = typeof key === 'string' ? JSON.stringify(key.slice(0, 80)) : typeof key
+    super(
+      `invalid blob key ${shown}${typeof key === 'string' && key.length > 80 ? '…' : ''}: a key is at most ` +
+        `${MAX_KEY_LENGTH} characters of "/"-separated segments, each 1 to ${MAX_SEGMENT_LENGTH} of ` +
+        'a-z, 0-9, "_" and "-", starting with a letter or digit',
+    )
     this.name = 'InvalidBlobKeyError'
   }
 }
 
-const KEY = /^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/
+/** S3's own bound on object keys. */
+export const MAX_KEY_LENGTH = 1024
+/** Leaves room for a driver's suffix within the 255-byte file name limit of common filesystems. */
+export const MAX_SEGMENT_LENGTH = 200
 
-/** Throws unless `key` is a plain relative path: no `..`, no leading `/` or `.`, no empty segments. */
+// No dots at all: `.` and `..` cannot occur, names starting with `.` stay free for a driver's own
+// bookkeeping, and a driver may add a dotted suffix no key can produce. Lowercase only, so two keys never
+// collide on a case-insensitive filesystem.
+const SEGMENT = `[a-z0-9][a-z0-9_-]{0,${MAX_SEGMENT_LENGTH - 1}}`
+const KEY = new RegExp(`^${SEGMENT}(?:/${SEGMENT})*$`)
+
+/** Throws InvalidBlobKeyError unless `key` has the shape described on BlobStore. */
 export function assertValidKey(key: string): void {
-  if (key.length === 0 || key.length > 1024 || !KEY.test(key)) throw new InvalidBlobKeyError(key)
+  if (typeof key !== 'string' || key.length > MAX_KEY_LENGTH || !KEY.test(key)) {
+    throw new InvalidBlobKeyError(key)
+  }
+}
+
+/** Throws RangeError unless `range` selects at least one byte of a blob of `size` bytes. */
+export function assertRangeWithin(range: ByteRange, size: number): void {
+  const { start, end } = range
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || start > end || end >= size) {
+    throw new RangeError(
+      `byte range ${start}-${end} is not within a blob of ${size} bytes: it needs 0 <= start <= end < size`,
+    )
+  }
 }

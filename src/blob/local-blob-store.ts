@@ -1,52 +1,168 @@
-// BlobStore on the local filesystem. A write goes to a temporary file in the same directory tree, is
-// fsynced, then renamed over the final name, so a blob appears whole or not at all, even across a crash.
+// BlobStore on the local filesystem. The blob of key `a/b/c` is the file `<root>/a/b/c.blob`: the suffix
+// keeps a blob and the directory of the keys beneath it (`a/b/c/d`) apart. A write goes to a temporary
+// file in `<root>/.tmp` (same filesystem, a name no key can reach), is fsynced, then renamed over the final
+// name and the directory fsynced, so a blob appears whole or not at all, even across a crash.
+//
+// The driver never follows a symbolic link below the root: an operation whose path crosses one fails. The
+// root itself may be a link (a data directory mounted elsewhere). This guards against a misplaced link,
+// not against someone who can already write into the root.
 import { randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
+import { constants, type Stats } from 'node:fs'
+import { type FileHandle, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import {
+  assertRangeWithin,
   assertValidKey,
   BlobNotFoundError,
+  type BlobSource,
   type BlobStat,
   type BlobStore,
   type ByteRange,
+  InvalidBlobKeyError,
 } from './blob-store.ts'
 
 const TEMP_DIR = '.tmp'
+const BLOB_SUFFIX = '.blob'
 
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException)?.code === 'ENOENT'
+export interface LocalBlobStoreOptions {
+  /**
+   * Temporary files untouched for this long are leftovers of a crashed write and are removed by `open`.
+   * A live write touches its file with every chunk, so a process opening the store while another one writes
+   * cuts off only a transfer that has been idle this long.
+   */
+  staleTempAgeMs?: number
+}
+
+const HOUR_MS = 60 * 60 * 1000
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code
+}
+
+/** The path, or a part of it, does not exist. */
+function isMissing(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+function symlinkRefused(key: string): Error {
+  return new Error(`refusing blob key ${key}: its path crosses a symbolic link below the blob root`)
+}
+
+/** Makes entries created or renamed in `dir` durable: a file's fsync does not cover its directory entry. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Writes every chunk of `source` and returns the byte count. Iterating (rather than piping) stops at the
+ * source's first error, including a stream destroyed without one, and each write has landed before the
+ * next chunk is pulled.
+ */
+async function writeAll(
+  handle: FileHandle,
+  source: AsyncIterable<unknown> | Iterable<unknown>,
+): Promise<number> {
+  let size = 0
+  for await (const chunk of source) {
+    if (!(chunk instanceof Uint8Array)) throw new TypeError('a blob source must yield Uint8Array chunks')
+    for (let offset = 0; offset < chunk.length; ) {
+      offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten
+    }
+    size += chunk.length
+  }
+  return size
 }
 
 export class LocalBlobStore implements BlobStore {
   readonly #root: string
 
-  constructor(root: string) {
-    this.#root = path.resolve(root)
+  private constructor(root: string) {
+    this.#root = root
   }
 
-  #pathOf(key: string): string {
-    assertValidKey(key)
-    const full = path.join(this.#root, key)
-    // assertValidKey already forbids `..`; this guards against any path the check might miss.
-    if (!full.startsWith(this.#root + path.sep)) throw new BlobNotFoundError(key)
-    return full
-  }
-
-  async put(key: string, data: AsyncIterable<Uint8Array> | Readable): Promise<BlobStat> {
-    const target = this.#pathOf(key)
-    const tempDir = path.join(this.#root, TEMP_DIR)
+  /** Creates the root if needed and removes temporary files that a crashed process left behind. */
+  static async open(root: string, options: LocalBlobStoreOptions = {}): Promise<LocalBlobStore> {
+    const resolved = path.resolve(root)
+    const tempDir = path.join(resolved, TEMP_DIR)
     await mkdir(tempDir, { recursive: true })
-    const temp = path.join(tempDir, `${randomBytes(12).toString('hex')}.part`)
+    const cutoff = Date.now() - (options.staleTempAgeMs ?? HOUR_MS)
+    for (const entry of await readdir(tempDir)) {
+      const temp = path.join(tempDir, entry)
+      const info = await lstat(temp).catch((error: unknown) => {
+        // Another process may finish or sweep the same file meanwhile.
+        if (isMissing(error)) return undefined
+        throw error
+      })
+      if (info?.isFile() && info.mtimeMs < cutoff) await rm(temp, { force: true })
+    }
+    return new LocalBlobStore(resolved)
+  }
+
+  /**
+   * The blob file of `key`, after checking each directory on the way from the root. `dirsExist` is false
+   * when one of them is missing (so the blob is absent); a symbolic link among them is refused.
+   */
+  async #locate(key: string): Promise<{ file: string; dirsExist: boolean }> {
+    assertValidKey(key)
+    const file = path.join(this.#root, key + BLOB_SUFFIX)
+    // Unreachable while assertValidKey holds; it keeps a future loosening of the key rules from opening an
+    // escape out of the root.
+    if (!file.startsWith(this.#root + path.sep)) throw new InvalidBlobKeyError(key)
+    let dir = this.#root
+    for (const segment of key.split('/').slice(0, -1)) {
+      dir = path.join(dir, segment)
+      let info: Stats
+      try {
+        info = await lstat(dir)
+      } catch (error) {
+        if (isMissing(error)) return { file, dirsExist: false }
+        throw error
+      }
+      if (info.isSymbolicLink()) throw symlinkRefused(key)
+      if (!info.isDirectory()) return { file, dirsExist: false }
+    }
+    return { file, dirsExist: true }
+  }
+
+  /** lstat of the blob file itself, undefined when absent; a link in its place is refused. */
+  async #lstatBlob(key: string, file: string): Promise<Stats | undefined> {
     try {
-      // `flush` fsyncs the file before it is closed, so its bytes are on disk before the rename.
-      await pipeline(data, createWriteStream(temp, { flags: 'wx', flush: true }))
-      await mkdir(path.dirname(target), { recursive: true })
-      await rename(temp, target)
-      await this.#syncDir(path.dirname(target))
-      const { size } = await stat(target)
+      const info = await lstat(file)
+      if (info.isSymbolicLink()) throw symlinkRefused(key)
+      return info
+    } catch (error) {
+      if (isMissing(error)) return undefined
+      throw error
+    }
+  }
+
+  async put(key: string, data: BlobSource): Promise<BlobStat> {
+    // Refuse a bad key before consuming any of the source.
+    assertValidKey(key)
+    const temp = path.join(this.#root, TEMP_DIR, `${randomBytes(16).toString('hex')}.part`)
+    const handle = await open(temp, 'wx')
+    try {
+      let size: number
+      try {
+        size = await writeAll(handle, data instanceof Uint8Array ? [data] : data)
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+      // Checked only now: the transfer may have taken long, and the tree may have changed meanwhile.
+      const { file, dirsExist } = await this.#locate(key)
+      const dir = path.dirname(file)
+      if (!dirsExist) await this.#makeDirs(dir)
+      await this.#lstatBlob(key, file)
+      await rename(temp, file)
+      await syncDir(dir)
       return { size }
     } catch (error) {
       await rm(temp, { force: true })
@@ -54,39 +170,50 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
+  /** mkdir -p, then fsyncs each parent that gained an entry, so the new path survives a crash. */
+  async #makeDirs(dir: string): Promise<void> {
+    const first = await mkdir(dir, { recursive: true })
+    if (first === undefined) return
+    const parents = [path.dirname(first)]
+    for (const segment of path.relative(path.dirname(first), path.dirname(dir)).split(path.sep)) {
+      if (segment) parents.push(path.join(parents.at(-1) as string, segment))
+    }
+    await Promise.all(parents.map(syncDir))
+  }
+
   async get(key: string, range?: ByteRange): Promise<Readable> {
-    const file = this.#pathOf(key)
+    const { file, dirsExist } = await this.#locate(key)
+    if (!dirsExist) throw new BlobNotFoundError(key)
+    let handle: FileHandle
     try {
-      // Open first, so a missing blob fails here rather than as a stream error mid-response.
-      const handle = await open(file, 'r')
-      return createReadStream('', { fd: handle, start: range?.start, end: range?.end })
+      handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW)
     } catch (error) {
-      if (isNotFound(error)) throw new BlobNotFoundError(key)
+      if (isMissing(error)) throw new BlobNotFoundError(key)
+      if (errorCode(error) === 'ELOOP') throw symlinkRefused(key)
+      throw error
+    }
+    try {
+      // The open handle pins this version: a later rename or unlink does not change what it reads.
+      if (range) assertRangeWithin(range, (await handle.stat()).size)
+      return handle.createReadStream(range ? { start: range.start, end: range.end } : {})
+    } catch (error) {
+      await handle.close()
       throw error
     }
   }
 
   async stat(key: string): Promise<BlobStat | undefined> {
-    try {
-      const info = await stat(this.#pathOf(key))
-      return info.isFile() ? { size: info.size } : undefined
-    } catch (error) {
-      if (isNotFound(error)) return undefined
-      throw error
-    }
+    const { file, dirsExist } = await this.#locate(key)
+    if (!dirsExist) return undefined
+    const info = await this.#lstatBlob(key, file)
+    return info?.isFile() ? { size: info.size } : undefined
   }
 
   async delete(key: string): Promise<void> {
-    await rm(this.#pathOf(key), { force: true })
-  }
-
-  /** Makes a rename durable: the directory entry must reach the disk, not only the file's bytes. */
-  async #syncDir(dir: string): Promise<void> {
-    const handle = await open(dir, 'r')
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
+    const { file, dirsExist } = await this.#locate(key)
+    if (!dirsExist) return
+    // Refuses a link in the blob's place rather than silently removing something it did not store.
+    if ((await this.#lstatBlob(key, file)) === undefined) return
+    await rm(file, { force: true })
   }
 }

@@ -79,7 +79,7 @@ export async function startApp(
   })
   const db = openDatabase({ ...config, poolSize: 4 })
   await migrate(db)
-  const blobs = new LocalBlobStore(path.join(dataDir, 'blobs'))
+  const blobs = await LocalBlobStore.open(path.join(dataDir, 'blobs'))
   const app = await buildApp({ config, db, blobs, logger: options.logger ?? false })
   if (!options.deferReady) await app.ready()
   return {
