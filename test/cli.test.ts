@@ -529,7 +529,7 @@ async function appOn(storage: Storage): Promise<{ app: App; db: Db }> {
   const app = await buildApp({
     config,
     db,
-    blobs: new LocalBlobStore(path.join(storage.dataDir, 'blobs')),
+    blobs: await LocalBlobStore.open(path.join(storage.dataDir, 'blobs')),
     logger: false,
   })
   await app.ready()

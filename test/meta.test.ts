@@ -200,7 +200,7 @@ describe('capability index with OAuth', () => {
     const app = await buildApp({
       config,
       db,
-      blobs: new LocalBlobStore(path.join(dataDir, 'blobs')),
+      blobs: await LocalBlobStore.open(path.join(dataDir, 'blobs')),
       logger: false,
     })
     t.after(() => app.close())

@@ -147,7 +147,12 @@ export class LocalBlobStore implements BlobStore {
     // Refuse a bad key before consuming any of the source.
     assertValidKey(key)
     const temp = path.join(this.#root, TEMP_DIR, `${randomBytes(16).toString('hex')}.part`)
-    const handle = await open(temp, 'wx')
+    const handle = await open(temp, 'wx').catch(async (error: NodeJS.ErrnoException) => {
+      // The temp directory is made at open; if the tree was removed or remounted since, make it again.
+      if (error.code !== 'ENOENT') throw error
+      await mkdir(path.dirname(temp), { recursive: true })
+      return open(temp, 'wx')
+    })
     try {
       let size: number
       try {
