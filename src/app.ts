@@ -15,6 +15,7 @@ import { registerAuth, registerAuthorization } from './http/auth.ts'
 import { registerErrorHandling } from './http/errors.ts'
 import { registerRateLimit } from './http/rate-limit.ts'
 import { ErrorSchema } from './http/schemas.ts'
+import { buildSerializer } from './http/serialization.ts'
 import { buildValidator } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
@@ -57,7 +58,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } },
+    schemaController: {
+      compilersFactory: {
+        buildValidator: buildValidator as never,
+        buildSerializer: buildSerializer as never,
+      },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
