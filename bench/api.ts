@@ -200,7 +200,7 @@ async function benchEngine(engine: Engine): Promise<{ rows: Measured[]; ratio: n
   await migrate(db)
   await seed(db)
 
-  const { secret } = await new ApiKeysService(db.kysely).create({
+  const { secret } = await new ApiKeysService(db).create({
     accountId: ACCOUNT_ID,
     name: 'bench',
     scopes: ['files:read'],

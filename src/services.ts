@@ -34,7 +34,7 @@ export function createServices(deps: ServiceDeps): Services {
   const { kysely } = deps.db
   return {
     accounts: new AccountsService(kysely),
-    apiKeys: new ApiKeysService(kysely),
+    apiKeys: new ApiKeysService(deps.db),
     folders: new FoldersService(kysely),
     files: new FilesService(deps),
     shares: new SharesService(deps),

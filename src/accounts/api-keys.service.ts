@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely'
 import type { Scope } from '../auth/scopes.ts'
 import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
+import type { Db } from '../db/database.ts'
 import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { invalid, notFound } from '../errors.ts'
@@ -48,9 +49,9 @@ function toApiKey(row: KeyRow): ApiKey {
 }
 
 /** Runs on every authenticated request, so it is compiled once. */
-const keyByHashQuery = (db: Kysely<Database>) =>
+const keyByHashQuery = (db: Db) =>
   prepare(db, 1, (hash: string) =>
-    db
+    db.kysely
       .selectFrom('api_keys')
       .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'last_used_at'])
       .where('secret_hash', '=', hash),
@@ -60,8 +61,8 @@ export class ApiKeysService {
   readonly #db: Kysely<Database>
   readonly #findByHash: ReturnType<typeof keyByHashQuery>
 
-  constructor(db: Kysely<Database>) {
-    this.#db = db
+  constructor(db: Db) {
+    this.#db = db.kysely
     this.#findByHash = keyByHashQuery(db)
   }
 

@@ -170,7 +170,7 @@ async function openStorage(): Promise<Storage> {
   }
   return {
     db,
-    services: { accounts: new AccountsService(db.kysely), apiKeys: new ApiKeysService(db.kysely) },
+    services: { accounts: new AccountsService(db.kysely), apiKeys: new ApiKeysService(db) },
   }
 }
 

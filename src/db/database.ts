@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
+  type CompiledQuery,
   Kysely,
   type Migration,
   type MigrationProvider,
@@ -19,6 +20,12 @@ export type Engine = 'sqlite' | 'postgres'
 export interface Db {
   kysely: Kysely<Database>
   engine: Engine
+  /**
+   * Runs a read-only query outside any transaction; it sees every committed write. On SQLite it runs at once
+   * on a read connection of its own, which skips the single writer connection's queue (WAL lets readers and
+   * the writer work side by side). Never use it for a read that must see the caller's own open transaction.
+   */
+  read<Row>(query: CompiledQuery<Row>): Promise<Row[]>
   close(): Promise<void>
 }
 
@@ -72,7 +79,12 @@ export function openDatabase(options: DatabaseOptions): Db {
     // and the next query opens a fresh one.
     pool.on('error', () => {})
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    return { kysely, engine: 'postgres', close: () => kysely.destroy() }
+    return {
+      kysely,
+      engine: 'postgres',
+      read: async (query) => (await kysely.executeQuery(query)).rows,
+      close: () => kysely.destroy(),
+    }
   }
 
   mkdirSync(options.dataDir, { recursive: true })
@@ -91,7 +103,23 @@ export function openDatabase(options: DatabaseOptions): Db {
       },
     }),
   })
-  return { kysely, engine: 'sqlite', close: () => kysely.destroy() }
+  let reader: NodeSqliteDatabase | undefined
+  return {
+    kysely,
+    engine: 'sqlite',
+    read: async <Row>(query: CompiledQuery<Row>) => {
+      if (!reader) {
+        reader = new NodeSqliteDatabase(filename)
+        reader.exec('pragma query_only = on')
+        reader.exec('pragma busy_timeout = 5000')
+      }
+      return reader.prepare(query.sql).all(query.parameters) as Row[]
+    },
+    close: async () => {
+      reader?.close()
+      await kysely.destroy()
+    },
+  }
 }
 
 export async function migrate(db: Db): Promise<void> {

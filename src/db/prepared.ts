@@ -1,16 +1,18 @@
 // Hot queries compiled once. Building and compiling a Kysely query costs several times more than running it
 // on SQLite, so the queries every request makes (credential lookup, file by id) are built once with
 // placeholder values and afterwards only get their parameters bound.
-import type { Compilable, Kysely } from 'kysely'
+import type { Compilable } from 'kysely'
+import type { Db } from './database.ts'
 
 const PLACEHOLDER = '\u0000prepared-parameter-'
 
 /**
+ * Runs through `db.read`, so only for reads outside transactions.
  * `build` receives one placeholder per parameter and must use each as a bound value (never inside raw SQL).
  * Returns a function that runs the compiled query with the given values and returns its rows.
  */
-export function prepare<DB, Args extends string[], Row>(
-  db: Kysely<DB>,
+export function prepare<Args extends string[], Row>(
+  db: Db,
   arity: Args['length'],
   build: (...placeholders: Args) => Compilable<Row>,
 ): (...args: Args) => Promise<Row[]> {
@@ -30,7 +32,6 @@ export function prepare<DB, Args extends string[], Row>(
       const slot = slots[i] ?? -1
       return slot >= 0 ? args[slot] : value
     })
-    const result = await db.executeQuery<Row>({ ...compiled, parameters })
-    return result.rows
+    return db.read<Row>({ ...compiled, parameters })
   }
 }

@@ -214,9 +214,9 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
 }
 
 /** GET /files/{id} and every download start here, so the query is compiled once. */
-const fileByIdQuery = (db: Kysely<Database>) =>
+const fileByIdQuery = (db: Db) =>
   prepare(db, 2, (fileId: string, accountId: string) =>
-    selectFiles(db).where('files.id', '=', fileId).where('files.account_id', '=', accountId),
+    selectFiles(db.kysely).where('files.id', '=', fileId).where('files.account_id', '=', accountId),
   )
 
 export class FilesService {
@@ -229,7 +229,7 @@ export class FilesService {
     this.#database = deps.db
     this.#db = deps.db.kysely
     this.#blobs = deps.blobs
-    this.#fileById = fileByIdQuery(deps.db.kysely)
+    this.#fileById = fileByIdQuery(deps.db)
   }
 
   /**
@@ -238,7 +238,7 @@ export class FilesService {
    * a file of the account in the folder proves the folder is the account's.
    */
   async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
-    const rows = await listFilesQuery(this.#database, accountId, options).execute()
+    const rows = await this.#database.read(listFilesQuery(this.#database, accountId, options).compile())
     if (rows.length === 0 && options.folderId !== undefined) {
       await assertOwnedFolder(this.#db, accountId, options.folderId)
     }
