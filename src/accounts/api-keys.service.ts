@@ -50,7 +50,7 @@ function toApiKey(row: KeyRow): ApiKey {
 
 /** Runs on every authenticated request, so it is compiled once. */
 const keyByHashQuery = (db: Db) =>
-  prepare(db, 1, (hash: string) =>
+  prepare(db, 'api_key_by_hash', 1, (hash: string) =>
     db.kysely
       .selectFrom('api_keys')
       .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'last_used_at'])

@@ -24,8 +24,10 @@ export interface Db {
    * Runs a read-only query outside any transaction; it sees every committed write. On SQLite it runs at once
    * on a read connection of its own, which skips the single writer connection's queue (WAL lets readers and
    * the writer work side by side). Never use it for a read that must see the caller's own open transaction.
+   * A `statementName` makes PostgreSQL keep the parsed and planned statement on each connection; give one
+   * only to queries whose SQL never changes.
    */
-  read<Row>(query: CompiledQuery<Row>): Promise<Row[]>
+  read<Row>(query: CompiledQuery<Row>, statementName?: string): Promise<Row[]>
   close(): Promise<void>
 }
 
@@ -82,7 +84,15 @@ export function openDatabase(options: DatabaseOptions): Db {
     return {
       kysely,
       engine: 'postgres',
-      read: async (query) => (await kysely.executeQuery(query)).rows,
+      read: async <Row>(query: CompiledQuery<Row>, statementName?: string) => {
+        if (!statementName) return (await kysely.executeQuery(query)).rows
+        const result = await pool.query({
+          name: statementName,
+          text: query.sql,
+          values: [...query.parameters],
+        })
+        return result.rows as Row[]
+      },
       close: () => kysely.destroy(),
     }
   }

@@ -7,12 +7,14 @@ import type { Db } from './database.ts'
 const PLACEHOLDER = '\u0000prepared-parameter-'
 
 /**
- * Runs through `db.read`, so only for reads outside transactions.
+ * Runs through `db.read`, so only for reads outside transactions. `name` identifies the statement on
+ * PostgreSQL connections, so it must be unique per query.
  * `build` receives one placeholder per parameter and must use each as a bound value (never inside raw SQL).
  * Returns a function that runs the compiled query with the given values and returns its rows.
  */
 export function prepare<Args extends string[], Row>(
   db: Db,
+  name: string,
   arity: Args['length'],
   build: (...placeholders: Args) => Compilable<Row>,
 ): (...args: Args) => Promise<Row[]> {
@@ -32,6 +34,6 @@ export function prepare<Args extends string[], Row>(
       const slot = slots[i] ?? -1
       return slot >= 0 ? args[slot] : value
     })
-    return db.read<Row>({ ...compiled, parameters })
+    return db.read<Row>({ ...compiled, parameters }, name)
   }
 }

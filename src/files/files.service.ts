@@ -215,7 +215,7 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
 
 /** GET /files/{id} and every download start here, so the query is compiled once. */
 const fileByIdQuery = (db: Db) =>
-  prepare(db, 2, (fileId: string, accountId: string) =>
+  prepare(db, 'file_by_id', 2, (fileId: string, accountId: string) =>
     selectFiles(db.kysely).where('files.id', '=', fileId).where('files.account_id', '=', accountId),
   )
 
