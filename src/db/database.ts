@@ -1,4 +1,5 @@
 // Opens the metadata database for either engine and brings its schema up to date.
+import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
@@ -16,6 +17,14 @@ import { NodeSqliteDatabase } from './node-sqlite.ts'
 import type { Database } from './schema.ts'
 
 export type Engine = 'sqlite' | 'postgres'
+
+/**
+ * A statement name for a query whose SQL takes one of a few fixed shapes (e.g. a list with or without a
+ * cursor): one prepared statement per shape. Never for SQL that embeds values, which would prepare without end.
+ */
+export function statementNameFor(prefix: string, sql: string): string {
+  return `${prefix}_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`
+}
 
 export interface Db {
   kysely: Kysely<Database>

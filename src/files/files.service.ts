@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream'
 import { type Expression, type Kysely, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
-import type { Db, Engine } from '../db/database.ts'
+import { type Db, type Engine, statementNameFor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { keyset, type Page, toPage } from '../db/pagination.ts'
 import { prepare } from '../db/prepared.ts'
@@ -238,7 +238,11 @@ export class FilesService {
    * a file of the account in the folder proves the folder is the account's.
    */
   async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
-    const rows = await this.#database.read(listFilesQuery(this.#database, accountId, options).compile())
+    const query = listFilesQuery(this.#database, accountId, options).compile()
+    // A search stays unprepared: a generic plan cannot weigh how selective the pattern is, and could walk
+    // every file of the account instead of the trigram index.
+    const name = options.query === undefined ? statementNameFor('files_list', query.sql) : undefined
+    const rows = await this.#database.read(query, name)
     if (rows.length === 0 && options.folderId !== undefined) {
       await assertOwnedFolder(this.#db, accountId, options.folderId)
     }
