@@ -137,3 +137,24 @@ test('credentials never reach the logs', async () => {
     await context.stop()
   }
 })
+
+test('a prepared query refuses a builder that does not bind its placeholders', async () => {
+  const { prepare } = await import('../src/db/prepared.ts')
+  const context = await startApp('sqlite')
+  try {
+    const broken = prepare(context.db, 'broken', 1, (_id: string) =>
+      context.db.kysely.selectFrom('files').select('id').where('id', '=', 'constant'),
+    )
+    await assert.rejects(broken('x'), /placeholder was not used/)
+    const working = prepare(context.db, 'working', 1, (email: string) =>
+      context.db.kysely.selectFrom('accounts').select('email').where('email', '=', email),
+    )
+    const a = await createAccount(context.app)
+    assert.deepEqual(
+      (await working(a.email)).map((r) => r.email),
+      [a.email],
+    )
+  } finally {
+    await context.stop()
+  }
+})
