@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
 import type { BlobStore } from './blob/blob-store.ts'
+import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { filesRoutes } from './files/files.routes.ts'
@@ -80,6 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })
   }
+  await app.register(blobApiRoutes, { prefix: new URL(deps.config.blobApiUrl).pathname, ...routeDeps })
 
   return app as unknown as App
 }
