@@ -40,6 +40,8 @@ export class UploadProcessor {
   readonly #blobApi: BlobApiService
   readonly #running = new Map<string, Promise<void>>()
   #timer: NodeJS.Timeout | undefined
+  #sweeping: Promise<void> | undefined
+  #stopped = false
   #log: Log | undefined
 
   constructor(deps: ProcessorDeps) {
@@ -52,14 +54,18 @@ export class UploadProcessor {
   /** Resumes what earlier processes left, then keeps sweeping. */
   start(log: Log): void {
     this.#log = log
+    this.#stopped = false
     void this.sweep()
     this.#timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
     this.#timer.unref()
   }
 
+  /** Stops sweeping and waits for the work under way, so nothing touches the database after it. */
   async stop(): Promise<void> {
+    this.#stopped = true
     clearInterval(this.#timer)
     this.#timer = undefined
+    await this.#sweeping
     await Promise.allSettled(this.#running.values())
   }
 
@@ -72,12 +78,29 @@ export class UploadProcessor {
     return work
   }
 
-  async sweep(): Promise<void> {
+  /** One pass over what needs attention; passes never overlap. */
+  sweep(): Promise<void> {
+    this.#sweeping ??= this.#sweepOnce().finally(() => {
+      this.#sweeping = undefined
+    })
+    return this.#sweeping
+  }
+
+  async #sweepOnce(): Promise<void> {
     try {
       const now = Date.now()
-      for (const id of await this.#store.expiredUploading(now, SWEEP_BATCH)) await this.expire(id)
-      for (const id of await this.#store.unleasedProcessing(now, SWEEP_BATCH)) void this.kick(id)
-      for (const id of await this.#store.leftoverIntents(SWEEP_BATCH)) await this.#blobApi.discardStaged(id)
+      for (const id of await this.#store.expiredUploading(now, SWEEP_BATCH)) {
+        if (this.#stopped) return
+        await this.expire(id)
+      }
+      for (const id of await this.#store.unleasedProcessing(now, SWEEP_BATCH)) {
+        if (this.#stopped) return
+        void this.kick(id)
+      }
+      for (const id of await this.#store.leftoverIntents(SWEEP_BATCH)) {
+        if (this.#stopped) return
+        await this.#blobApi.discardStaged(id)
+      }
     } catch (error) {
       this.#log?.error({ err: error }, 'upload sweep failed')
     }
@@ -146,10 +169,10 @@ export class UploadProcessor {
       if (created) throw error
       if (!(error instanceof Rejected)) this.#log?.error({ err: error, intentId: intent.id }, 'upload failed')
       const message = error instanceof Rejected ? error.message : FAULT_MESSAGE
-      if (await this.#store.fail(intent.id, 'processing', message)) {
-        await this.#blobs.delete(previewKey)
-        await this.#blobs.delete(key)
-      }
+      // Removed before the intent says error, so a client that sees the error finds nothing left behind.
+      await this.#blobs.delete(previewKey)
+      await this.#blobs.delete(key)
+      await this.#store.fail(intent.id, 'processing', message)
     }
   }
 
