@@ -48,6 +48,8 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: BlobApiE
 export async function blobApiRoutes(app: FastifyInstance, { services }: RouteDeps): Promise<void> {
   const { blobApi } = services
 
+  app.addHook('onClose', async () => blobApi.stop())
+
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 

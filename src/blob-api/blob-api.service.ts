@@ -3,6 +3,7 @@
 // are streamed into the BlobStore (counted, never held in memory), and once a blob is whole the API is told
 // through the signed completion callback, as the real service does.
 import { randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { Config } from '../config.ts'
 import { blobKeyOf } from '../files/files.service.ts'
@@ -11,6 +12,7 @@ import { essence } from '../uploads/sniff.ts'
 import type { IntentRow, StagedBlob, UploadStore } from '../uploads/upload-store.ts'
 import { ByteMeter, type Digest } from './byte-stream.ts'
 import { type ClientTokenPayload, signCallback, verifyClientToken } from './client-token.ts'
+import { Composer, type StagedPart } from './composer.ts'
 import { BlobApiError, notAccepting, tooLarge } from './errors.ts'
 import type { SigningKeyring } from './signing-keys.ts'
 
@@ -47,6 +49,10 @@ export type CallbackSender = (url: string, body: string, signature: string) => P
 export type Body = AsyncIterable<Uint8Array>
 
 const UPLOAD_ID = /^mpu_[0-9a-f]{24}$/
+/** How long a part that arrived ahead of its turn waits to stream straight into the composition. */
+const TURN_WAIT_MS = 2000
+/** A composition that receives no part for this long is dropped. */
+const COMPOSITION_IDLE_MS = 10 * 60_000
 const MAX_PARTS = 10_000
 
 const isPartList = (v: unknown): v is { partNumber: number; etag: string }[] =>
@@ -88,12 +94,24 @@ export class BlobApiService {
   readonly #blobs: BlobStore
   readonly #keyring: SigningKeyring
   readonly #publicUrl: string
+  /**
+   * With one process (SQLite), every request of a multipart upload reaches this process, so a part can go
+   * straight into the composition here. With several, parts and `complete` may reach different processes,
+   * and every part is staged in the shared store.
+   */
+  readonly #singleProcess: boolean
+  /** Compositions under way in this process, by multipart upload id. */
+  readonly #composers = new Map<
+    string,
+    { intentId: string; composer: Promise<Composer>; expiry: NodeJS.Timeout }
+  >()
 
   constructor(deps: { store: UploadStore; blobs: BlobStore; keyring: SigningKeyring; config: Config }) {
     this.#store = deps.store
     this.#blobs = deps.blobs
     this.#keyring = deps.keyring
     this.#publicUrl = deps.config.publicUrl
+    this.#singleProcess = deps.config.databaseUrl === undefined
   }
 
   /** Checks a request against its client token and the intent's state, before any byte is read. */
@@ -150,48 +168,65 @@ export class BlobApiService {
 
   async uploadPart(
     ticket: Ticket,
-    part: { uploadId: string | undefined; key: string | undefined; partNumber: string | undefined },
+    headers: { uploadId: string | undefined; key: string | undefined; partNumber: string | undefined },
     body: Body,
   ): Promise<{ etag: string }> {
-    const uploadId = this.#uploadId(ticket, part)
-    const partNumber = Number(part.partNumber)
+    const uploadId = this.#uploadId(ticket, headers)
+    const partNumber = Number(headers.partNumber)
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
       throw new BlobApiError('bad_request', `"x-mpu-part-number" must be an integer from 1 to ${MAX_PARTS}.`)
     }
     const { intent, token } = ticket
-    // Parts already stored under other numbers count against the declared size; a retried part replaces
-    // its earlier attempt, so only the largest attempt of each number counts.
+    // The composition only speeds `complete` up; the part is stored whether or not it can take it.
+    const composer = await this.#composer(ticket, uploadId).catch(() => undefined)
+    // Parts already stored (or taken) under other numbers count against the declared size; a retried part
+    // replaces its earlier attempt, so only the largest attempt of each number counts.
     const largest = new Map<number, number>()
     for (const p of await this.#store.parts(intent.id, uploadId)) {
       if (p.partNumber !== null && p.partNumber !== partNumber && p.size !== null) {
         largest.set(p.partNumber, Math.max(largest.get(p.partNumber) ?? 0, p.size))
       }
     }
+    for (const p of composer?.takenParts() ?? []) {
+      if (p.partNumber !== partNumber)
+        largest.set(p.partNumber, Math.max(largest.get(p.partNumber) ?? 0, p.size))
+    }
     const others = [...largest.values()].reduce((a, b) => a + b, 0)
     const limit = token.maximumSizeInBytes - others
     if (limit < 0) throw tooLarge(token.maximumSizeInBytes)
-
+    const meter = new ByteMeter(limit, { hash: false })
     const etag = randomBytes(8).toString('hex')
+
+    let source: AsyncIterable<Uint8Array> = meter.measure(body)
+    if (this.#singleProcess && composer && (await composer.awaitTurn(partNumber, TURN_WAIT_MS))) {
+      // Its turn: received whole, then written once, into the final blob. Should the transfer break off,
+      // nothing was handed over and the client sends the part again.
+      const chunks: Uint8Array[] = []
+      for await (const chunk of source) chunks.push(chunk)
+      if (composer.take({ partNumber, etag }, chunks)) return { etag }
+      source = Readable.from(chunks)
+    }
+
     const key = `uploads/${intent.id}/${uploadId}/${partNumber}-${etag}`
     await this.#store.stage(key, intent.id, { uploadId, partNumber, etag })
-    const meter = new ByteMeter(limit, { hash: false })
-    await this.#write(key, meter.measure(body), () =>
+    await this.#write(key, source, () =>
       meter.size > limit ? tooLarge(token.maximumSizeInBytes) : undefined,
     )
     if (!(await this.#store.staged(key, intent.id, meter.size, null))) {
       await this.#discard([key])
       throw notAccepting()
     }
+    composer?.offer({ partNumber, etag, key }, meter.size)
     return { etag }
   }
 
   async completeMultipart(
     ticket: Ticket,
-    part: { uploadId: string | undefined; key: string | undefined },
+    headers: { uploadId: string | undefined; key: string | undefined },
     body: Body,
     deliver: CallbackSender,
   ): Promise<PutBlobResult> {
-    const uploadId = this.#uploadId(ticket, part)
+    const uploadId = this.#uploadId(ticket, headers)
     const listed = await readJson(body, 1024 * 1024)
     if (!isPartList(listed)) {
       throw new BlobApiError(
@@ -199,31 +234,49 @@ export class BlobApiService {
         `The body must be a JSON array of at most ${MAX_PARTS} { partNumber, etag } objects.`,
       )
     }
-    const stored = new Map<string, StagedBlob>()
-    for (const p of await this.#store.parts(ticket.intent.id, uploadId)) {
-      if (p.size !== null) stored.set(`${p.partNumber}:${p.etag}`, p)
-    }
     const ordered = [...listed].sort((a, b) => a.partNumber - b.partNumber)
-    const keys: string[] = []
-    let total = 0
     for (const [i, p] of ordered.entries()) {
       if (i > 0 && ordered[i - 1]?.partNumber === p.partNumber) {
         throw new BlobApiError('bad_request', `Part ${p.partNumber} is listed twice.`)
       }
-      const found = stored.get(`${p.partNumber}:${p.etag}`)
-      if (!found) {
+    }
+    // A list the client can correct leaves the composition as it is, for the corrected `complete`.
+    const entry = this.#composers.get(uploadId)
+    const composer = await entry?.composer.catch(() => undefined)
+    const stored = new Map<string, StagedBlob>()
+    for (const p of await this.#store.parts(ticket.intent.id, uploadId)) {
+      if (p.size !== null) stored.set(`${p.partNumber}:${p.etag}`, p)
+    }
+    const parts: StagedPart[] = []
+    let taken = false
+    let total = 0
+    for (const p of ordered) {
+      const staged = stored.get(`${p.partNumber}:${p.etag}`)
+      const handed = composer?.handed(p)
+      if (!staged && !handed?.taken) {
         throw new BlobApiError('bad_request', `Part ${p.partNumber} with etag "${p.etag}" was not uploaded.`)
       }
-      keys.push(found.key)
-      total += found.size ?? 0
+      taken ||= handed?.taken === true
+      parts.push({ partNumber: p.partNumber, etag: p.etag, key: staged?.key ?? '' })
+      total += staged?.size ?? handed?.size ?? 0
     }
     if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
-
-    const blobs = this.#blobs
-    async function* composed(): AsyncGenerator<Uint8Array> {
-      for (const key of keys) yield* await blobs.get(key)
+    if (entry) {
+      this.#composers.delete(uploadId)
+      clearTimeout(entry.expiry)
     }
-    const result = await this.#storeFinal(ticket, composed(), deliver)
+
+    let result = composer && (await this.#finishComposition(ticket, composer, parts, deliver))
+    if (!result) {
+      if (taken) {
+        // Parts taken into a composition that could not be finished exist nowhere else.
+        throw new BlobApiError(
+          'bad_request',
+          'The multipart upload was interrupted on the server and cannot be completed; send the file again.',
+        )
+      }
+      result = await this.#storeFinal(ticket, this.#concatenate(parts.map((p) => p.key)), deliver)
+    }
     // The parts are no longer needed once the final blob is adopted, nor are those of abandoned attempts.
     await this.discardStaged(ticket.intent.id)
     return result
@@ -231,8 +284,78 @@ export class BlobApiService {
 
   /** Removes every blob staged for an intent: parts, and final blobs that were never adopted. */
   async discardStaged(intentId: string): Promise<void> {
+    for (const [uploadId, entry] of this.#composers) {
+      if (entry.intentId === intentId) await this.#abandon(uploadId, new Error('the upload ended'))
+    }
     const staged = await this.#store.stagedBlobs(intentId)
     await this.#discard(staged.map((b) => b.key))
+  }
+
+  /** Abandons the compositions under way, for a process that stops. */
+  async stop(): Promise<void> {
+    for (const uploadId of [...this.#composers.keys()])
+      await this.#abandon(uploadId, new Error('shutting down'))
+  }
+
+  /**
+   * The composition of a multipart upload in this process, started with its first part here. One that sees
+   * no part for a while (the client gave up, or completes through another process) is dropped, and so is one
+   * whose grant expired.
+   */
+  #composer(ticket: Ticket, uploadId: string): Promise<Composer> {
+    const { intent, token } = ticket
+    const idle = () => Math.max(0, Math.min(COMPOSITION_IDLE_MS, token.validUntil - Date.now()))
+    const running = this.#composers.get(uploadId)
+    if (running) {
+      running.expiry.refresh()
+      return running.composer
+    }
+    const fileId = newId('fil')
+    const key = blobKeyOf(intent.account_id, fileId)
+    const composer = this.#store
+      .stage(key, intent.id)
+      .then(() => new Composer(this.#blobs, fileId, key, token.maximumSizeInBytes))
+    const expiry = setTimeout(() => void this.#abandon(uploadId, new Error('the upload went idle')), idle())
+    expiry.unref()
+    this.#composers.set(uploadId, { intentId: intent.id, composer, expiry })
+    composer.catch(() => {
+      clearTimeout(expiry)
+      this.#composers.delete(uploadId)
+    })
+    return composer
+  }
+
+  async #abandon(uploadId: string, reason: Error): Promise<void> {
+    const entry = this.#composers.get(uploadId)
+    if (!entry) return
+    this.#composers.delete(uploadId)
+    clearTimeout(entry.expiry)
+    const composer = await entry.composer.catch(() => undefined)
+    if (!composer) return
+    await composer.abort(reason)
+    await this.#store.unstage([composer.key])
+  }
+
+  /** Completes a composition with the listed parts; undefined when it cannot be, for the caller to compose. */
+  async #finishComposition(
+    ticket: Ticket,
+    composer: Composer,
+    parts: StagedPart[],
+    deliver: CallbackSender,
+  ): Promise<PutBlobResult | undefined> {
+    const digest = await composer.finish(parts)
+    if (!digest) {
+      await this.#store.unstage([composer.key])
+      return undefined
+    }
+    return this.#report(ticket, composer.fileId, composer.key, digest, deliver)
+  }
+
+  #concatenate(keys: string[]): AsyncGenerator<Uint8Array> {
+    const blobs = this.#blobs
+    return (async function* () {
+      for (const key of keys) yield* await blobs.get(key)
+    })()
   }
 
   #uploadId(ticket: Ticket, part: { uploadId: string | undefined; key: string | undefined }): string {
@@ -265,7 +388,18 @@ export class BlobApiService {
     await this.#write(key, meter.measure(body), () =>
       meter.size > token.maximumSizeInBytes ? tooLarge(token.maximumSizeInBytes) : undefined,
     )
-    const digest: Digest = meter.digest()
+    return this.#report(ticket, fileId, key, meter.digest(), deliver)
+  }
+
+  /** Records a whole final blob and has the API adopt it through the signed completion callback. */
+  async #report(
+    ticket: Ticket,
+    fileId: string,
+    key: string,
+    digest: Digest,
+    deliver: CallbackSender,
+  ): Promise<PutBlobResult> {
+    const { intent, token } = ticket
     if (!(await this.#store.staged(key, intent.id, digest.size, digest.sha256))) {
       await this.#discard([key])
       throw notAccepting()
