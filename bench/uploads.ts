@@ -8,9 +8,11 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import { parseArgs } from 'node:util'
+import { upload } from '@vercel/blob/client'
 import { openDatabase } from '../src/db/database.ts'
 import {
   type Grant,
+  MULTIPART_THRESHOLD,
   prepareUploads,
   seededStream,
   uploadWithGrant,
@@ -41,8 +43,13 @@ interface Server {
 async function spawnServer(script: string): Promise<Server> {
   const child = spawn(process.execPath, [script], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
   const [line] = await Promise.race([
-    createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]().next().then((r) => [r.value]),
-    new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))),
+    createInterface({ input: child.stdout as NodeJS.ReadableStream })
+      [Symbol.asyncIterator]()
+      .next()
+      .then((r) => [r.value]),
+    new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`))),
+    ),
   ])
   return { ...JSON.parse(line as string), child }
 }
@@ -64,9 +71,10 @@ async function drain(response: Response): Promise<number> {
   return bytes
 }
 
-async function plainUpload(plain: Server, name: string): Promise<number> {
+/** One streamed PUT of the whole file: the simplest transfer there is. */
+async function plainPut(plain: Server, name: string): Promise<number> {
   const start = performance.now()
-  const response = await fetch(`${plain.base}/${name}`, {
+  const response = await fetch(`${plain.base}/files/${name}`, {
     method: 'PUT',
     body: Readable.toWeb(seededStream(size, 1)) as ReadableStream,
     duplex: 'half',
@@ -75,20 +83,35 @@ async function plainUpload(plain: Server, name: string): Promise<number> {
   return performance.now() - start
 }
 
+/** The transfer Coffer gets (upload() of @vercel/blob, multipart), to a server that only writes it down. */
+async function plainUpload(plain: Server, name: string): Promise<number> {
+  process.env.VERCEL_BLOB_API_URL = `${plain.base}/blob`
+  const start = performance.now()
+  await upload(name, seededStream(size, 1), {
+    access: 'private',
+    contentType: 'application/octet-stream',
+    handleUploadUrl: `${plain.base}/handle`,
+    multipart: size > MULTIPART_THRESHOLD,
+  })
+  return performance.now() - start
+}
+
 async function plainDownload(plain: Server, name: string): Promise<number> {
   const start = performance.now()
-  const bytes = await drain(await fetch(`${plain.base}/${name}`))
+  const bytes = await drain(await fetch(`${plain.base}/files/${name}`))
   if (bytes !== size) throw new Error(`plain GET returned ${bytes} bytes`)
   return performance.now() - start
 }
 
-async function serviceUpload(coffer: Server): Promise<{ transfer: number; complete: number; fileId: string }> {
+async function serviceUpload(
+  coffer: Server,
+): Promise<{ transfer: number; complete: number; fileId: string }> {
   const [grant] = (await prepareUploads(coffer.base, coffer.token, [
     { name: 'bench.bin', type: 'application/octet-stream', size },
   ])) as [Grant]
-  const body = seededStream(size, 1)
+  process.env.VERCEL_BLOB_API_URL = `${coffer.base}/blob`
   const start = performance.now()
-  await uploadWithGrant(grant, body)
+  await uploadWithGrant(grant, seededStream(size, 1))
   const transfer = performance.now() - start
   const status = await waitForUpload(grant, coffer.token, 600_000)
   const complete = performance.now() - start
@@ -119,7 +142,8 @@ async function latency(coffer: Server): Promise<{ client: number[]; server: numb
     const [grant] = (await prepareUploads(coffer.base, coffer.token, [
       { name: `small-${i}.txt`, type: 'text/plain', size: content.length },
     ])) as [Grant]
-    // upload() returns once the blob is stored and the API has taken it (the callback is acknowledged).
+    // upload() returns once the blob is stored and the API has adopted it (the callback was acknowledged).
+    process.env.VERCEL_BLOB_API_URL = `${coffer.base}/blob`
     await uploadWithGrant(grant, content)
     const stored = performance.now()
     const status = await waitForUpload(grant, coffer.token)
@@ -140,44 +164,57 @@ async function latency(coffer: Server): Promise<{ client: number[]; server: numb
 
 const coffer = await spawnServer('test/support/upload-server.ts')
 const plain = await spawnServer('bench/plain-server.ts')
-process.env.VERCEL_BLOB_API_URL = `${coffer.base}/blob`
 try {
-  const results = { plainUp: [] as number[], plainDown: [] as number[], up: [] as number[], done: [] as number[], down: [] as number[] }
-  console.log(`${runs} runs of ${size / 1024 / 1024} MiB on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}`)
+  const r = {
+    put: [] as number[],
+    same: [] as number[],
+    get: [] as number[],
+    up: [] as number[],
+    done: [] as number[],
+    down: [] as number[],
+  }
+  console.log(
+    `${runs} runs of ${size / 1024 / 1024} MiB; Coffer on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}`,
+  )
   for (let run = 1; run <= runs; run++) {
-    const plainUp = await plainUpload(plain, `run-${run}`)
-    const plainDown = await plainDownload(plain, `run-${run}`)
+    r.put.push(await plainPut(plain, `put-${run}`))
+    r.get.push(await plainDownload(plain, `put-${run}`))
+    r.same.push(await plainUpload(plain, `upload-${run}`))
     const { transfer, complete, fileId } = await serviceUpload(coffer)
+    r.up.push(transfer)
+    r.done.push(complete)
     const down = await serviceDownload(coffer, fileId)
-    results.plainUp.push(plainUp)
-    results.plainDown.push(plainDown)
-    results.up.push(transfer)
-    results.done.push(complete)
-    if (down !== undefined) results.down.push(down)
+    if (down !== undefined) r.down.push(down)
+    const rate = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${mbps(size, ms).toFixed(0)} MB/s`)
     console.log(
-      `run ${run}: plain up ${mbps(size, plainUp).toFixed(0)} MB/s, down ${mbps(size, plainDown).toFixed(0)} MB/s; ` +
-        `coffer up ${mbps(size, transfer).toFixed(0)} MB/s (complete after ${(complete / 1000).toFixed(2)} s), ` +
-        `down ${down === undefined ? 'n/a' : `${mbps(size, down).toFixed(0)} MB/s`}`,
+      `run ${run}: plain PUT ${rate(r.put.at(-1))}, plain upload() ${rate(r.same.at(-1))}, plain GET ${rate(r.get.at(-1))}; ` +
+        `Coffer upload() ${rate(transfer)} (complete ${rate(complete)}), download ${rate(down)}`,
     )
   }
-  const up = mbps(size, median(results.up))
-  const plainUp = mbps(size, median(results.plainUp))
-  const plainDown = mbps(size, median(results.plainDown))
-  console.log(`\nupload:   coffer ${up.toFixed(0)} MB/s vs plain ${plainUp.toFixed(0)} MB/s = ${((100 * up) / plainUp).toFixed(0)} %`)
+  const m = (xs: number[]) => mbps(size, median(xs))
+  const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(0)} %`
+  console.log('\nmedians')
+  console.log(`upload:   Coffer ${m(r.up).toFixed(0)} MB/s (status complete: ${m(r.done).toFixed(0)} MB/s)`)
   console.log(
-    `          until status complete: ${mbps(size, median(results.done)).toFixed(0)} MB/s = ${((100 * mbps(size, median(results.done))) / plainUp).toFixed(0)} %`,
+    `          vs plain server, same upload() transfer ${m(r.same).toFixed(0)} MB/s: ${pct(m(r.up), m(r.same))} (complete: ${pct(m(r.done), m(r.same))})`,
   )
-  if (results.down.length > 0) {
-    const down = mbps(size, median(results.down))
-    console.log(`download: coffer ${down.toFixed(0)} MB/s vs plain ${plainDown.toFixed(0)} MB/s = ${((100 * down) / plainDown).toFixed(0)} %`)
+  console.log(
+    `          vs plain server, one streamed PUT ${m(r.put).toFixed(0)} MB/s: ${pct(m(r.up), m(r.put))}`,
+  )
+  if (r.down.length > 0) {
+    console.log(
+      `download: Coffer ${m(r.down).toFixed(0)} MB/s vs plain GET ${m(r.get).toFixed(0)} MB/s: ${pct(m(r.down), m(r.get))}`,
+    )
   } else {
-    console.log(`download: n/a (no GET /files/{fileId}/download in this build); plain ${plainDown.toFixed(0)} MB/s`)
+    console.log(
+      `download: n/a in this build (no GET /files/{fileId}/download); plain GET ${m(r.get).toFixed(0)} MB/s`,
+    )
   }
   const { client, server } = await latency(coffer)
   console.log(
-    `\nblob stored → complete (${latencyRuns} files of 25 bytes, no preview): ` +
+    `\nblob stored → complete, ${latencyRuns} files of 25 bytes (no preview): ` +
       `server median ${median(server)} ms, p95 ${percentile(server, 95)} ms, max ${Math.max(...server)} ms; ` +
-      `seen by a polling client median ${median(client).toFixed(1)} ms, p95 ${percentile(client, 95).toFixed(1)} ms`,
+      `seen by a client polling the status: median ${median(client).toFixed(1)} ms, p95 ${percentile(client, 95).toFixed(1)} ms`,
   )
 } finally {
   await stopServer(coffer)
