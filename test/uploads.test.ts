@@ -950,6 +950,81 @@ for (const engine of ENGINES) {
         assert.deepEqual(await getStatus(grant, account.token), { status: 'pending', phase: 'uploading' })
       })
 
+      test('the blob endpoint answers every refusal as { error: { code, message } }, with codes the client does not retry', async () => {
+        const [grant] = await prepare([{ name: 'a.txt', type: 'text/plain', size: 5 }])
+        assert.ok(grant)
+        const token = await handshakeToken(app(), grant)
+        const blob = `${app().base}/blob`
+        const query = `?${new URLSearchParams({ pathname: grant.pathname })}`
+        const headers = { authorization: `Bearer ${token}`, 'x-vercel-blob-access': 'private' }
+        const cases: [string, RequestInit, number, string][] = [
+          [`${blob}/${query}`, { method: 'PUT', body: 'hello' }, 403, 'forbidden'],
+          [
+            `${blob}/${query}`,
+            { method: 'PUT', body: 'hello', headers: { ...headers, authorization: 'Bearer x' } },
+            403,
+            'forbidden',
+          ],
+          [`${blob}/`, { method: 'PUT', body: 'hello', headers }, 400, 'bad_request'],
+          [
+            `${blob}/${query}`,
+            { method: 'PUT', body: 'hello', headers: { ...headers, 'x-vercel-blob-access': 'public' } },
+            400,
+            'bad_request',
+          ],
+          [
+            `${blob}/mpu${query}`,
+            { method: 'POST', headers: { ...headers, 'x-mpu-action': 'explode' } },
+            400,
+            'bad_request',
+          ],
+          [
+            `${blob}/mpu${query}`,
+            {
+              method: 'POST',
+              body: 'x',
+              headers: {
+                ...headers,
+                'x-mpu-action': 'upload',
+                'x-mpu-upload-id': 'nope',
+                'x-mpu-key': grant.pathname,
+                'x-mpu-part-number': '1',
+              },
+            },
+            400,
+            'bad_request',
+          ],
+          [
+            `${blob}/mpu${query}`,
+            {
+              method: 'POST',
+              body: 'not json',
+              headers: {
+                ...headers,
+                'x-mpu-action': 'complete',
+                'x-mpu-upload-id': `mpu_${'0'.repeat(24)}`,
+                'x-mpu-key': encodeURIComponent(grant.pathname),
+              },
+            },
+            400,
+            'bad_request',
+          ],
+          [`${blob}/${query}`, { method: 'PUT', body: 'too long', headers }, 413, 'file_too_large'],
+          [`${blob}/${query}`, { method: 'GET', headers }, 404, 'not_found'],
+          [`${blob}/elsewhere`, { method: 'POST', headers }, 404, 'not_found'],
+        ]
+        for (const [url, init, status, code] of cases) {
+          const res = await fetch(url, init)
+          const body = (await res.json()) as { error: { code: string; message: string } }
+          assert.equal(res.status, status, `${init.method} ${url}: ${JSON.stringify(body)}`)
+          assert.deepEqual(Object.keys(body), ['error'])
+          assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message'])
+          assert.equal(body.error.code, code, body.error.message)
+          assert.ok(body.error.message.length > 0)
+        }
+        assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
+      })
+
       test('a forged completion callback is refused and moves nothing', async () => {
         const [grant] = await prepare([{ name: 'a.txt', type: 'text/plain', size: 5 }])
         assert.ok(grant)
