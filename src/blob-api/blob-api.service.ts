@@ -1,7 +1,7 @@
 // The storage side of an upload: what the @vercel/blob client's requests do (docs/blob-protocol.md). Each
-// request carries a client token signed at the handshake; it is verified before a byte is read, the bytes
-// are streamed into the BlobStore (counted, never held in memory), and once a blob is whole the API is told
-// through the signed completion callback, as the real service does.
+// request carries a client token signed at the handshake; it is verified before a byte is read, the bytes are
+// streamed into the BlobStore and counted (no file is ever held in memory: at most a few multipart parts), and
+// once a blob is whole the API is told through the signed completion callback, as the real service does.
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { BlobStore } from '../blob/blob-store.ts'
