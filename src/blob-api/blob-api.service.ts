@@ -315,7 +315,10 @@ export class BlobApiService {
     const composer = this.#store
       .stage(key, intent.id)
       .then(() => new Composer(this.#blobs, fileId, key, token.maximumSizeInBytes))
-    const expiry = setTimeout(() => void this.#abandon(uploadId, new Error('the upload went idle')), idle())
+    const expiry = setTimeout(() => {
+      // A record left behind by a failure here is removed by the sweep once the intent ends.
+      this.#abandon(uploadId, new Error('the upload went idle')).catch(() => {})
+    }, idle())
     expiry.unref()
     this.#composers.set(uploadId, { intentId: intent.id, composer, expiry })
     composer.catch(() => {

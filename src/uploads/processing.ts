@@ -73,6 +73,8 @@ export class UploadProcessor {
   kick(intentId: string): Promise<void> {
     const running = this.#running.get(intentId)
     if (running) return running
+    // A process that is stopping takes no new work; the sweep of a live one will.
+    if (this.#stopped) return Promise.resolve()
     const work = this.#process(intentId).finally(() => this.#running.delete(intentId))
     this.#running.set(intentId, work)
     return work
@@ -113,15 +115,17 @@ export class UploadProcessor {
     }
   }
 
+  /** Never rejects: a failure is logged, and the lease running out lets a later sweep try again. */
   async #process(intentId: string): Promise<void> {
-    if (!(await this.#store.lease(intentId, LEASE_MS))) return
-    const renew = setInterval(() => {
-      this.#store.renewLease(intentId, LEASE_MS).catch((error: unknown) => {
-        this.#log?.error({ err: error, intentId }, 'could not renew an upload processing lease')
-      })
-    }, LEASE_MS / 3)
-    renew.unref()
+    let renew: NodeJS.Timeout | undefined
     try {
+      if (!(await this.#store.lease(intentId, LEASE_MS))) return
+      renew = setInterval(() => {
+        this.#store.renewLease(intentId, LEASE_MS).catch((error: unknown) => {
+          this.#log?.error({ err: error, intentId }, 'could not renew an upload processing lease')
+        })
+      }, LEASE_MS / 3)
+      renew.unref()
       const intent = await this.#store.intent(intentId)
       if (intent?.state === 'processing' && intent.file_id !== null) await this.#run(intent, intent.file_id)
     } catch (error) {
