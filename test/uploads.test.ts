@@ -793,7 +793,22 @@ for (const engine of ENGINES) {
         const ok = await handshake(grant.pathname, grant.clientPayload)
         assert.equal(ok.status, 200)
         assert.deepEqual(Object.keys(ok.body), ['type', 'clientToken'])
+        assert.equal(ok.body.type, 'blob.generate-client-token')
         assert.match(ok.body.clientToken, /^vercel_blob_client_coffer_[A-Za-z0-9+/=]+$/)
+        // Bound to the pathname, the declared size and type, and the grant's expiry; no secret inside.
+        assert.deepEqual(await tokenPayloadOf(app(), grant), {
+          pathname: grant.pathname,
+          validUntil: Date.parse(grant.expiresAt),
+          maximumSizeInBytes: 1,
+          allowedContentTypes: ['text/plain'],
+          addRandomSuffix: false,
+          allowOverwrite: false,
+          tokenPayload: grant.intentId,
+          onUploadCompleted: {
+            callbackUrl: `${app().base}/api/v1/files/uploads/completed`,
+            tokenPayload: grant.intentId,
+          },
+        })
       })
 
       test("the blob endpoint refuses a pathname other than the token's", async () => {
@@ -948,6 +963,15 @@ for (const engine of ENGINES) {
         )
         assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
         assert.deepEqual(await getStatus(grant, account.token), { status: 'pending', phase: 'uploading' })
+        // Without a content type the client claims none, and the declared one stands.
+        await uploadWithGrant(grant, Buffer.from('hello'), { contentType: undefined })
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete')
+        const file = await app().app.services.files.get(
+          account.id,
+          (status as { result: { id: string } }).result.id,
+        )
+        assert.equal(file.contentType, 'text/plain')
       })
 
       test('the blob endpoint answers every refusal as { error: { code, message } }, with codes the client does not retry', async () => {
