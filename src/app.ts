@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
 import { AggregateAnalyticsSchema, ShareAnalyticsSchema } from './analytics/analytics.schemas.ts'
 import type { BlobStore } from './blob/blob-store.ts'
+import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { filesRoutes } from './files/files.routes.ts'
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })
   }
+  await app.register(blobApiRoutes, { prefix: new URL(deps.config.blobApiUrl).pathname, ...routeDeps })
 
   return app as unknown as App
 }

@@ -19,6 +19,13 @@ export interface Config {
   maxFileSize: number
   /** Lifetime of an upload grant, in seconds. */
   uploadGrantTtlSeconds: number
+  /** Base URL of the Vercel-Blob-compatible endpoint: what upload clients set as VERCEL_BLOB_API_URL. */
+  blobApiUrl: string
+  /**
+   * Signs upload client tokens and completion callbacks. Unset: generated once and kept in the database, so
+   * every process of a deployment shares it.
+   */
+  uploadSigningSecret: string | undefined
 }
 
 export class ConfigError extends Error {}
@@ -56,6 +63,13 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
+function secret(env: Env, name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters long`)
+  return raw
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -82,5 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     maxFileSize: integer(env, 'MAX_FILE_SIZE', 5 * 1024 ** 3, 1),
     uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
+    blobApiUrl: `${publicUrl}/blob`,
+    uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
   }
 }

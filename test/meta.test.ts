@@ -9,7 +9,6 @@ import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import type { Config } from '../src/config.ts'
 import { loadConfig } from '../src/config.ts'
 import { migrate, openDatabase } from '../src/db/database.ts'
-import { blobApiUrl } from '../src/meta/capabilities.ts'
 import { assertError, call, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
 
 // Settings away from their defaults, so that the index is seen to follow the configuration.
@@ -86,7 +85,7 @@ describeEachEngine(
       assert.match(String(res.headers['content-type']), /^application\/json/)
       assert.deepEqual(res.body, expectedIndex(config))
       assert.equal(res.body.uploads.blobApiUrl, 'https://files.example.org/blob')
-      assert.equal(res.body.uploads.blobApiUrl, blobApiUrl(config))
+      assert.equal(res.body.uploads.blobApiUrl, `${config.publicUrl}/blob`)
       // Without the trailing slash too.
       assert.deepEqual((await call(app, 'GET', '/api/v1')).body, res.body)
     })

@@ -13,6 +13,7 @@ import {
 } from 'kysely'
 import pg from 'pg'
 import * as initial from './migrations/0001_initial.ts'
+import * as uploads from './migrations/0002_uploads.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import type { Database } from './schema.ts'
 
@@ -50,6 +51,7 @@ export interface DatabaseOptions {
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
+  '0002_uploads': uploads,
 }
 
 class Migrations implements MigrationProvider {

@@ -90,6 +90,62 @@ export interface SubmissionsTable {
   created_at: number
 }
 
+export type UploadState = 'uploading' | 'processing' | 'complete' | 'error'
+
+export interface UploadIntentsTable {
+  id: string
+  account_id: string
+  folder_id: string | null
+  name: string
+  content_type: string
+  size: number
+  /** The blob pathname the grant allows, chosen by the server. */
+  pathname: string
+  /** SHA-256 (hex) of the grant; the grant itself is never stored. */
+  grant_hash: string
+  expires_at: number
+  state: UploadState
+  error: string | null
+  /** The stored blob's file id once the blob endpoint reports it (`blobKeyOf(account_id, file_id)`). */
+  file_id: string | null
+  stored_size: number | null
+  sha256: string | null
+  stored_at: number | null
+  /** Processing is held by one process until then. */
+  lease_until: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface UploadBlobsTable {
+  key: string
+  intent_id: string
+  /** Multipart parts only: their upload, number and etag. */
+  upload_id: string | null
+  part_number: number | null
+  etag: string | null
+  /** Null while the blob is being written. */
+  size: number | null
+  sha256: string | null
+  created_at: number
+}
+
+export interface FilePreviewsTable {
+  file_id: string
+  blob_key: string
+  content_type: string
+  width: number
+  height: number
+  size: number
+  created_at: number
+}
+
+export interface ServerSecretsTable {
+  name: string
+  value: string
+  created_at: number
+}
+
 export interface Database {
   accounts: AccountsTable
   api_keys: ApiKeysTable
@@ -98,4 +154,8 @@ export interface Database {
   shares: SharesTable
   file_requests: FileRequestsTable
   submissions: SubmissionsTable
+  upload_intents: UploadIntentsTable
+  upload_blobs: UploadBlobsTable
+  file_previews: FilePreviewsTable
+  server_secrets: ServerSecretsTable
 }

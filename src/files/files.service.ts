@@ -1,7 +1,14 @@
 // Files: metadata in the database, bytes in the BlobStore under `blobKeyOf(...)`. Every read joins the
 // folder and the share in the same query, so a page of files is one round trip.
 import type { Readable } from 'node:stream'
-import { type Expression, type Kysely, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import {
+  type Expression,
+  type Kysely,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+  type Transaction,
+} from 'kysely'
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
 import { type Db, type Engine, statementNameFor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
@@ -81,11 +88,22 @@ export function blobKeyOf(accountId: string, fileId: string): string {
 }
 
 /**
- * Every blob a file owns, so that deletion removes them all. Generated previews belong to their file and
- * must be listed here when they exist.
+ * Every blob the given files own: their contents and their generated previews. Deletion removes them all.
+ * Read inside the deleting transaction, before the rows (previews cascade with their file) are gone.
  */
-export function blobKeysOf(file: { blobKey: string }): string[] {
-  return [file.blobKey]
+async function blobKeysOf(
+  trx: Transaction<Database>,
+  accountId: string,
+  fileIds: string[],
+): Promise<string[]> {
+  const rows = await trx
+    .selectFrom('files')
+    .leftJoin('file_previews', 'file_previews.file_id', 'files.id')
+    .select(['files.blob_key', 'file_previews.blob_key as preview_key'])
+    .where('files.account_id', '=', accountId)
+    .where('files.id', 'in', fileIds)
+    .execute()
+  return rows.flatMap((row) => (row.preview_key === null ? [row.blob_key] : [row.blob_key, row.preview_key]))
 }
 
 // The trigram indexes (SQLite FTS5 `files_name_fts`, PostgreSQL pg_trgm `files_name_trgm`) can only answer a
@@ -344,7 +362,8 @@ export class FilesService {
   async deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
     const ids = [...new Set(fileIds)]
     if (ids.length === 0) return []
-    const rows = await this.#db.transaction().execute(async (trx) => {
+    const { rows, keys } = await this.#db.transaction().execute(async (trx) => {
+      const keys = await blobKeysOf(trx, accountId, ids)
       const deleted = await trx
         .deleteFrom('files')
         .where('account_id', '=', accountId)
@@ -359,9 +378,8 @@ export class FilesService {
       for (const folderId of [...perFolder.keys()].sort()) {
         await adjustFolderCount(trx, folderId, 'file_count', -(perFolder.get(folderId) ?? 0))
       }
-      return deleted
+      return { rows: deleted, keys }
     })
-    const keys = rows.flatMap((row) => blobKeysOf({ blobKey: row.blob_key }))
     await Promise.all(
       keys.map((blobKey) =>
         this.#blobs.delete(blobKey).catch((err: unknown) => {

@@ -51,7 +51,18 @@ function bucketOf(request: FastifyRequest): { bucket: string; who: string } {
     : { bucket: addressBucket(request.ip), who: 'this client address' }
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `false` exempts a route: the blob endpoint (each request carries a signed, short-lived token bound to
+     * one upload) and the in-process completion callback, which would otherwise all share one address.
+     */
+    rateLimit?: false
+  }
+}
+
 function isExempt(request: FastifyRequest): boolean {
+  if (request.routeOptions.config?.rateLimit === false) return true
   const path = request.url.split('?', 1)[0] ?? ''
   return EXEMPT_PATHS.has(path.length > 1 ? path.replace(/\/+$/, '') : path)
 }

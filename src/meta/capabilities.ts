@@ -9,11 +9,6 @@ import type { Config } from '../config.ts'
 export const API_BASE_PATH = '/api/v1'
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
 
-/** The address of the Vercel-Blob-compatible endpoint that upload clients talk to. */
-export function blobApiUrl(config: Pick<Config, 'publicUrl'>): string {
-  return `${config.publicUrl}/blob`
-}
-
 /** The spec's client example switches to multipart transfer above 5 MiB (spec 4.2.3). */
 export const MULTIPART_THRESHOLD_BYTES = 5 * 1024 * 1024
 
@@ -176,7 +171,7 @@ export function capabilityIndex(config: Config, options: IndexOptions): Capabili
       rateLimit: { max: config.rateLimit.max, windowSeconds: config.rateLimit.windowMs / 1000 },
     },
     uploads: {
-      blobApiUrl: blobApiUrl(config),
+      blobApiUrl: config.blobApiUrl,
       blobApiUrlEnv: 'VERCEL_BLOB_API_URL',
       clientLibrary: '@vercel/blob',
       access: 'private',

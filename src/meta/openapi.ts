@@ -6,7 +6,7 @@ import { SCOPES } from '../auth/scopes.ts'
 import type { Config } from '../config.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { BEARER_SECURITY } from '../http/auth.ts'
-import { API_BASE_PATH, blobApiUrl, LIMITS, MULTIPART_THRESHOLD_BYTES } from './capabilities.ts'
+import { API_BASE_PATH, LIMITS, MULTIPART_THRESHOLD_BYTES } from './capabilities.ts'
 
 /** When each code of the catalogue is answered. */
 const ERROR_MEANINGS: Record<ErrorCode, string> = {
@@ -115,7 +115,7 @@ File bytes never pass through this API:
 
 1. \`POST /files\` with the files' metadata returns one grant per file.
 2. Transfer each file with the \`upload()\` function of the \`@vercel/blob\` client library, with
-   \`VERCEL_BLOB_API_URL\` set to this server's blob API (\`${blobApiUrl(config)}\`, also \`uploads.blobApiUrl\` of the
+   \`VERCEL_BLOB_API_URL\` set to this server's blob API (\`${config.blobApiUrl}\`, also \`uploads.blobApiUrl\` of the
    capability index). Pass the grant's \`pathname\`, \`contentType\` and \`handleUploadUrl\`, its \`clientPayload\` as a
    JSON string exactly as returned, \`access: 'private'\`, and \`multipart: true\` for files larger than 5 MiB
    (${MULTIPART_THRESHOLD_BYTES} bytes). The declared size and type bind the transfer.
@@ -129,7 +129,7 @@ ${config.maxFileSize} bytes.
 
 \`\`\`js
 import { upload } from '@vercel/blob/client'
-// VERCEL_BLOB_API_URL=${blobApiUrl(config)} in the environment
+// VERCEL_BLOB_API_URL=${config.blobApiUrl} in the environment
 const response = await fetch('${config.publicUrl}${API_BASE_PATH}/files', {
   method: 'POST',
   headers: { authorization: \`Bearer \${apiKey}\`, 'content-type': 'application/json' },

@@ -1,4 +1,103 @@
+import { Type } from 'typebox'
+import { accountOf, requireScopes } from '../http/auth.ts'
 import type { Routes } from '../http/plugin.ts'
+import { Data, ERROR_RESPONSES, IdParam, toIso } from '../http/schemas.ts'
+import { HandshakeBody, PrepareUploadBody, UploadGrantSchema, UploadStatusSchema } from './uploads.schemas.ts'
+import { CALLBACK_PATH, type Grant, HANDSHAKE_PATH } from './uploads.service.ts'
 
-// Filled in by the uploads work: POST /files and GET /files/uploads/{intentId}.
-export const uploadsRoutes: Routes = async () => {}
+const WRITE = requireScopes(['files:write'])
+const tags = ['files']
+
+const serializeGrant = (grant: Grant) => ({ ...grant, expiresAt: toIso(grant.expiresAt) })
+
+const PREPARE_DESCRIPTION = `Prepares one upload per file and returns a grant for each. The bytes do not pass through this API:
+for each grant, call \`upload(pathname, body, { access: 'private', contentType, handleUploadUrl, clientPayload:
+JSON.stringify(clientPayload), multipart: size > 5 MiB })\` of \`@vercel/blob/client\`, with the environment variable
+\`VERCEL_BLOB_API_URL\` set to this server's blob API address (\`blobApiUrl\` in the capability index), then poll
+\`statusUrl\` with the same credential until \`status\` is \`complete\` (its \`result.id\` is the new file) or \`error\`.
+
+The grant in \`clientPayload\` authorises that one upload until \`expiresAt\`, like a presigned URL; the API
+credential never goes to the blob endpoint. The upload is bound to the declared size (more bytes are refused, fewer
+end in \`error\`), to the declared type and to the pathname. A \`size\` above the server maximum is a 400. After the
+transfer the server checks the size, computes a SHA-256, detects the type from the bytes (a detected type that
+contradicts the declared one is stored instead) and renders previews of images. The handshake address
+(\`handleUploadUrl\`) and the completion callback the blob endpoint sends are part of the upload protocol, not
+operations to call directly.`
+
+export const uploadsRoutes: Routes = async (app, { services }) => {
+  const { uploads } = services
+
+  app.addHook('onReady', async () => uploads.startProcessing(app.log))
+  app.addHook('onClose', async () => uploads.stopProcessing())
+
+  app.post(
+    '/files',
+    {
+      schema: {
+        tags,
+        summary: 'Prepare uploads',
+        description: PREPARE_DESCRIPTION,
+        security: WRITE,
+        body: PrepareUploadBody,
+        response: {
+          201: Data(Type.Object({ uploads: Type.Array(UploadGrantSchema) }, { additionalProperties: false })),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request, reply) => {
+      const grants = await uploads.prepare(accountOf(request), request.body)
+      return reply.status(201).send({ data: { uploads: grants.map(serializeGrant) } })
+    },
+  )
+
+  app.get(
+    '/files/uploads/:intentId',
+    {
+      schema: {
+        tags,
+        summary: 'Get the status of an upload',
+        description:
+          'pending (phase uploading, then processing), then complete with the new file ID, or error with a message. ' +
+          'An upload whose grant expires before its file is stored ends in error. Only the account that prepared ' +
+          'the upload sees it; for any other it is a 404.',
+        security: WRITE,
+        params: IdParam('intentId'),
+        response: { 200: Data(UploadStatusSchema), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({ data: await uploads.status(accountOf(request), request.params.intentId) }),
+  )
+
+  // The blob client's handshake: authenticated by the grant inside the event, not by an API credential.
+  app.post(
+    HANDSHAKE_PATH.replace('/api/v1', ''),
+    { schema: { hide: true, body: HandshakeBody } },
+    async (request) => ({
+      type: 'blob.generate-client-token',
+      clientToken: await uploads.handshake(request.body.payload),
+    }),
+  )
+
+  // The completion callback needs the exact bytes that were signed, so its body is kept as text.
+  await app.register(async (callbackScope) => {
+    callbackScope.removeContentTypeParser('application/json')
+    callbackScope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: 64 * 1024 },
+      (_request, body, done) => done(null, body),
+    )
+    callbackScope.post(
+      CALLBACK_PATH.replace('/api/v1', ''),
+      { schema: { hide: true }, config: { rateLimit: false } },
+      async (request) => {
+        const signature = request.headers['x-vercel-signature']
+        await uploads.uploadCompleted(
+          String(request.body ?? ''),
+          typeof signature === 'string' ? signature : undefined,
+        )
+        return { type: 'blob.upload-completed', response: 'ok' }
+      },
+    )
+  })
+}

@@ -1,0 +1,213 @@
+// Turns a stored blob into a file: checks its size against the declaration, detects its type from its
+// bytes, renders a preview for images, creates the File and completes the intent. All state lives in the
+// database: a process takes an intent with a lease (renewed while it works), and a periodic sweep resumes
+// intents whose lease ran out (a process died) and ends uploads whose grant expired, so any number of
+// processes share the work and a restart loses none of it.
+import { Readable } from 'node:stream'
+import type { BlobStore } from '../blob/blob-store.ts'
+import type { BlobApiService } from '../blob-api/blob-api.service.ts'
+import { AppError } from '../errors.ts'
+import { blobKeyOf, type FilesService } from '../files/files.service.ts'
+import { PREVIEW_MAX_INPUT_BYTES, PREVIEW_TYPE, previewKeyOf, renderPreview } from './previews.ts'
+import { chooseContentType, detectType, PREVIEWABLE, SNIFF_BYTES } from './sniff.ts'
+import type { IntentRow, UploadStore } from './upload-store.ts'
+
+export const LEASE_MS = 30_000
+export const SWEEP_INTERVAL_MS = 30_000
+const SWEEP_BATCH = 100
+
+export const EXPIRED_MESSAGE = 'The upload grant expired before the file was stored.'
+const FAULT_MESSAGE = 'The file could not be processed because of a server fault. Upload it again.'
+
+/** A failure the uploader can act on; its message becomes the intent's `error`. */
+class Rejected extends Error {}
+
+export interface Log {
+  error(details: object, message: string): void
+}
+
+export interface ProcessorDeps {
+  store: UploadStore
+  blobs: BlobStore
+  files: FilesService
+  blobApi: BlobApiService
+}
+
+export class UploadProcessor {
+  readonly #store: UploadStore
+  readonly #blobs: BlobStore
+  readonly #files: FilesService
+  readonly #blobApi: BlobApiService
+  readonly #running = new Map<string, Promise<void>>()
+  #timer: NodeJS.Timeout | undefined
+  #sweeping: Promise<void> | undefined
+  #stopped = false
+  #log: Log | undefined
+
+  constructor(deps: ProcessorDeps) {
+    this.#store = deps.store
+    this.#blobs = deps.blobs
+    this.#files = deps.files
+    this.#blobApi = deps.blobApi
+  }
+
+  /** Resumes what earlier processes left, then keeps sweeping. */
+  start(log: Log): void {
+    this.#log = log
+    this.#stopped = false
+    void this.sweep()
+    this.#timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
+    this.#timer.unref()
+  }
+
+  /** Stops sweeping and waits for the work under way, so nothing touches the database after it. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#timer)
+    this.#timer = undefined
+    await this.#sweeping
+    await Promise.allSettled(this.#running.values())
+  }
+
+  /** Processes an intent now, unless this process is already at it; resolves when it is done. */
+  kick(intentId: string): Promise<void> {
+    const running = this.#running.get(intentId)
+    if (running) return running
+    // A process that is stopping takes no new work; the sweep of a live one will.
+    if (this.#stopped) return Promise.resolve()
+    const work = this.#process(intentId).finally(() => this.#running.delete(intentId))
+    this.#running.set(intentId, work)
+    return work
+  }
+
+  /** One pass over what needs attention; passes never overlap. */
+  sweep(): Promise<void> {
+    this.#sweeping ??= this.#sweepOnce().finally(() => {
+      this.#sweeping = undefined
+    })
+    return this.#sweeping
+  }
+
+  async #sweepOnce(): Promise<void> {
+    try {
+      const now = Date.now()
+      for (const id of await this.#store.expiredUploading(now, SWEEP_BATCH)) {
+        if (this.#stopped) return
+        await this.expire(id)
+      }
+      for (const id of await this.#store.unleasedProcessing(now, SWEEP_BATCH)) {
+        if (this.#stopped) return
+        void this.kick(id)
+      }
+      for (const id of await this.#store.leftoverIntents(SWEEP_BATCH)) {
+        if (this.#stopped) return
+        await this.#blobApi.discardStaged(id)
+      }
+    } catch (error) {
+      this.#log?.error({ err: error }, 'upload sweep failed')
+    }
+  }
+
+  /** Ends an upload whose grant expired, and removes what it had received. */
+  async expire(intentId: string): Promise<void> {
+    if (await this.#store.fail(intentId, 'uploading', EXPIRED_MESSAGE)) {
+      await this.#blobApi.discardStaged(intentId)
+    }
+  }
+
+  /** Never rejects: a failure is logged, and the lease running out lets a later sweep try again. */
+  async #process(intentId: string): Promise<void> {
+    let renew: NodeJS.Timeout | undefined
+    try {
+      if (!(await this.#store.lease(intentId, LEASE_MS))) return
+      renew = setInterval(() => {
+        this.#store.renewLease(intentId, LEASE_MS).catch((error: unknown) => {
+          this.#log?.error({ err: error, intentId }, 'could not renew an upload processing lease')
+        })
+      }, LEASE_MS / 3)
+      renew.unref()
+      const intent = await this.#store.intent(intentId)
+      if (intent?.state === 'processing' && intent.file_id !== null) await this.#run(intent, intent.file_id)
+    } catch (error) {
+      this.#log?.error({ err: error, intentId }, 'upload processing failed')
+    } finally {
+      clearInterval(renew)
+    }
+  }
+
+  async #run(intent: IntentRow, fileId: string): Promise<void> {
+    const key = blobKeyOf(intent.account_id, fileId)
+    const previewKey = previewKeyOf(intent.account_id, fileId)
+    // A process that died after creating the file left only the completion to do.
+    let created = await this.#store.fileExists(fileId)
+    try {
+      const stat = await this.#blobs.stat(key)
+      if (!stat) throw new Error(`the stored blob ${key} is missing`)
+      if (stat.size !== intent.size) {
+        throw new Rejected(
+          `The uploaded file has ${stat.size} bytes, but ${intent.size} were declared. Prepare the upload again with the right size.`,
+        )
+      }
+      const detected = detectType(await this.#head(key, stat.size))
+      const contentType = chooseContentType(intent.content_type, detected)
+
+      let preview: { width: number; height: number; size: number } | undefined
+      if (detected !== undefined && PREVIEWABLE.has(detected) && stat.size <= PREVIEW_MAX_INPUT_BYTES) {
+        const rendered = await renderPreview(await this.#blobs.get(key))
+        if (rendered) {
+          await this.#blobs.put(previewKey, Readable.from([rendered.data]))
+          preview = { width: rendered.width, height: rendered.height, size: rendered.data.length }
+        }
+      }
+
+      if (!created) {
+        await this.#createFile(intent, fileId, key, contentType)
+        created = true
+      }
+      await this.#store.complete(
+        intent.id,
+        preview && { fileId, blobKey: previewKey, contentType: PREVIEW_TYPE, ...preview },
+      )
+    } catch (error) {
+      // Once the file exists, its bytes are its own: leave the intent to be resumed rather than undo it.
+      if (created) throw error
+      if (!(error instanceof Rejected)) this.#log?.error({ err: error, intentId: intent.id }, 'upload failed')
+      const message = error instanceof Rejected ? error.message : FAULT_MESSAGE
+      // Removed before the intent says error, so a client that sees the error finds nothing left behind.
+      await this.#blobs.delete(previewKey)
+      await this.#blobs.delete(key)
+      await this.#store.fail(intent.id, 'processing', message)
+    }
+  }
+
+  async #head(key: string, size: number): Promise<Buffer> {
+    if (size === 0) return Buffer.alloc(0)
+    const chunks: Buffer[] = []
+    for await (const chunk of await this.#blobs.get(key, {
+      start: 0,
+      end: Math.min(size, SNIFF_BYTES) - 1,
+    })) {
+      chunks.push(chunk as Buffer)
+    }
+    return Buffer.concat(chunks)
+  }
+
+  async #createFile(intent: IntentRow, fileId: string, key: string, contentType: string): Promise<void> {
+    const file = {
+      id: fileId,
+      accountId: intent.account_id,
+      name: intent.name,
+      contentType,
+      size: intent.size,
+      blobKey: key,
+      sha256: intent.sha256,
+    }
+    try {
+      await this.#files.create({ ...file, folderId: intent.folder_id })
+    } catch (error) {
+      // The folder was deleted while the file uploaded: like the folder's other files, it goes to root.
+      if (!(error instanceof AppError && error.code === 'not_found') || intent.folder_id === null) throw error
+      await this.#files.create({ ...file, folderId: null })
+    }
+  }
+}

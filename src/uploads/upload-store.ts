@@ -1,0 +1,266 @@
+// SQL of upload intents and of the blobs staged for them. Every state change is one conditional UPDATE
+// (`where state = ...`), so concurrent requests and several processes agree on who moved an intent.
+import type { Kysely, Selectable } from 'kysely'
+import type { Database, UploadIntentsTable, UploadState } from '../db/schema.ts'
+
+export type IntentRow = Selectable<UploadIntentsTable>
+
+export interface StagedBlob {
+  key: string
+  uploadId: string | null
+  partNumber: number | null
+  etag: string | null
+  size: number | null
+  sha256: string | null
+}
+
+export const toIntent = (row: IntentRow): IntentRow => ({
+  ...row,
+  size: Number(row.size),
+  expires_at: Number(row.expires_at),
+  stored_size: row.stored_size === null ? null : Number(row.stored_size),
+  stored_at: row.stored_at === null ? null : Number(row.stored_at),
+  lease_until: row.lease_until === null ? null : Number(row.lease_until),
+  created_at: Number(row.created_at),
+  updated_at: Number(row.updated_at),
+})
+
+export class UploadStore {
+  readonly db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.db = db
+  }
+
+  async insertIntents(rows: IntentRow[]): Promise<void> {
+    await this.db.insertInto('upload_intents').values(rows).execute()
+  }
+
+  async intent(id: string): Promise<IntentRow | undefined> {
+    const row = await this.db.selectFrom('upload_intents').selectAll().where('id', '=', id).executeTakeFirst()
+    return row && toIntent(row)
+  }
+
+  /** Moves an intent from `from` to `error`; false if it was no longer in `from`. */
+  async fail(id: string, from: UploadState, message: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('upload_intents')
+      .set({ state: 'error', error: message, lease_until: null, updated_at: Date.now() })
+      .where('id', '=', id)
+      .where('state', '=', from)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * Adopts the staged final blob `key` as the intent's file: uploading → processing, in one transaction with
+   * forgetting the staging record (the blob now belongs to the intent). False if the intent was no longer
+   * uploading or the blob was not staged for it.
+   */
+  async adoptStoredBlob(intentId: string, key: string, fileId: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const staged = await trx
+        .selectFrom('upload_blobs')
+        .select(['size', 'sha256'])
+        .where('key', '=', key)
+        .where('intent_id', '=', intentId)
+        .where('upload_id', 'is', null)
+        .executeTakeFirst()
+      if (!staged || staged.size === null || staged.sha256 === null) return false
+      const now = Date.now()
+      const moved = await trx
+        .updateTable('upload_intents')
+        .set({
+          state: 'processing',
+          file_id: fileId,
+          stored_size: Number(staged.size),
+          sha256: staged.sha256,
+          stored_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', intentId)
+        .where('state', '=', 'uploading')
+        .executeTakeFirst()
+      if (moved.numUpdatedRows === 0n) return false
+      await trx.deleteFrom('upload_blobs').where('key', '=', key).execute()
+      return true
+    })
+  }
+
+  /** Takes the processing of an intent for `ms`, unless another process holds it. */
+  async lease(id: string, ms: number): Promise<boolean> {
+    const now = Date.now()
+    const result = await this.db
+      .updateTable('upload_intents')
+      .set({ lease_until: now + ms })
+      .where('id', '=', id)
+      .where('state', '=', 'processing')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  async renewLease(id: string, ms: number): Promise<void> {
+    await this.db
+      .updateTable('upload_intents')
+      .set({ lease_until: Date.now() + ms })
+      .where('id', '=', id)
+      .where('state', '=', 'processing')
+      .execute()
+  }
+
+  /**
+   * Ends processing: records the preview, if any, and marks the intent complete, in one transaction. Done
+   * after the file exists, so a crash in between leaves an intent that processing resumes and finishes.
+   */
+  async complete(
+    id: string,
+    preview?: {
+      fileId: string
+      blobKey: string
+      contentType: string
+      width: number
+      height: number
+      size: number
+    },
+  ): Promise<void> {
+    const now = Date.now()
+    await this.db.transaction().execute(async (trx) => {
+      if (preview) {
+        await trx
+          .insertInto('file_previews')
+          .values({
+            file_id: preview.fileId,
+            blob_key: preview.blobKey,
+            content_type: preview.contentType,
+            width: preview.width,
+            height: preview.height,
+            size: preview.size,
+            created_at: now,
+          })
+          .onConflict((oc) => oc.column('file_id').doNothing())
+          .execute()
+      }
+      await trx
+        .updateTable('upload_intents')
+        .set({ state: 'complete', lease_until: null, updated_at: now })
+        .where('id', '=', id)
+        .where('state', '=', 'processing')
+        .execute()
+    })
+  }
+
+  async fileExists(fileId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('files').select('id').where('id', '=', fileId).executeTakeFirst()
+    return row !== undefined
+  }
+
+  async expiredUploading(now: number, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('upload_intents')
+      .select('id')
+      .where('state', '=', 'uploading')
+      .where('expires_at', '<=', now)
+      .limit(limit)
+      .execute()
+    return rows.map((r) => r.id)
+  }
+
+  async unleasedProcessing(now: number, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('upload_intents')
+      .select('id')
+      .where('state', '=', 'processing')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .limit(limit)
+      .execute()
+    return rows.map((r) => r.id)
+  }
+
+  // --- staged blobs -------------------------------------------------------------------------------------
+
+  /** Records a blob before its first byte is written. */
+  async stage(key: string, intentId: string, part?: { uploadId: string; partNumber: number; etag: string }) {
+    await this.db
+      .insertInto('upload_blobs')
+      .values({
+        key,
+        intent_id: intentId,
+        upload_id: part?.uploadId ?? null,
+        part_number: part?.partNumber ?? null,
+        etag: part?.etag ?? null,
+        size: null,
+        sha256: null,
+        created_at: Date.now(),
+      })
+      .execute()
+  }
+
+  /**
+   * Marks a staged blob as written, only while its intent still accepts bytes: false means the intent ended
+   * meanwhile and the caller must remove the blob itself (the sweeper may already have passed).
+   */
+  async staged(key: string, intentId: string, size: number, sha256: string | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('upload_blobs')
+      .set({ size, sha256 })
+      .where('key', '=', key)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('upload_intents')
+            .select('id')
+            .where('id', '=', intentId)
+            .where('state', '=', 'uploading'),
+        ),
+      )
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  async stillStaged(keys: string[]): Promise<string[]> {
+    if (keys.length === 0) return []
+    const rows = await this.db.selectFrom('upload_blobs').select('key').where('key', 'in', keys).execute()
+    return rows.map((r) => r.key)
+  }
+
+  async unstage(keys: string[]): Promise<void> {
+    if (keys.length === 0) return
+    await this.db.deleteFrom('upload_blobs').where('key', 'in', keys).execute()
+  }
+
+  async stagedBlobs(intentId: string): Promise<StagedBlob[]> {
+    const rows = await this.db
+      .selectFrom('upload_blobs')
+      .select(['key', 'upload_id', 'part_number', 'etag', 'size', 'sha256'])
+      .where('intent_id', '=', intentId)
+      .execute()
+    return rows.map((r) => ({
+      key: r.key,
+      uploadId: r.upload_id,
+      partNumber: r.part_number === null ? null : Number(r.part_number),
+      etag: r.etag,
+      size: r.size === null ? null : Number(r.size),
+      sha256: r.sha256,
+    }))
+  }
+
+  async parts(intentId: string, uploadId: string): Promise<StagedBlob[]> {
+    return (await this.stagedBlobs(intentId)).filter((b) => b.uploadId === uploadId)
+  }
+
+  /** Intents that ended but still have staged blobs (a process died while cleaning up), or no longer exist. */
+  async leftoverIntents(limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('upload_blobs')
+      .leftJoin('upload_intents', 'upload_intents.id', 'upload_blobs.intent_id')
+      .select('upload_blobs.intent_id')
+      .where((eb) =>
+        eb.or([eb('upload_intents.id', 'is', null), eb('upload_intents.state', 'in', ['complete', 'error'])]),
+      )
+      .groupBy('upload_blobs.intent_id')
+      .limit(limit)
+      .execute()
+    return rows.map((r) => r.intent_id)
+  }
+}

@@ -1,0 +1,293 @@
+// Upload intents (spec 2.12, 2.13, 3.1): POST /files prepares one intent per file and hands out a grant; the
+// blob client trades the grant for a client token at the handshake, sends the bytes to the blob endpoint,
+// which reports the stored blob through the signed completion callback; processing then makes the File.
+
+import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
+import { type ClientTokenPayload, signClientToken, verifyCallback } from '../blob-api/client-token.ts'
+import type { SigningKeyring } from '../blob-api/signing-keys.ts'
+import type { Config } from '../config.ts'
+import { isForeignKeyViolation } from '../db/errors.ts'
+import { AppError, conflict, invalid, notFound } from '../errors.ts'
+import { blobKeyOf } from '../files/files.service.ts'
+import { assertOwnedFolder } from '../folders/folders.service.ts'
+import { newId } from '../ids.ts'
+import type { Log, UploadProcessor } from './processing.ts'
+import type { IntentRow, UploadStore } from './upload-store.ts'
+
+export const GRANT_PREFIX = 'coffer_grant_'
+
+export interface FileDeclaration {
+  name: string
+  type: string
+  size: number
+}
+
+export interface Grant {
+  intentId: string
+  name: string
+  contentType: string
+  size: number
+  pathname: string
+  handleUploadUrl: string
+  statusUrl: string
+  clientPayload: { intentId: string; name: string; grant: string }
+  expiresAt: number
+}
+
+export type UploadStatus =
+  | { status: 'pending'; phase: 'uploading' | 'processing' }
+  | { status: 'complete'; result: { id: string } }
+  | { status: 'error'; error: string }
+
+export interface HandshakeRequest {
+  pathname: string
+  clientPayload: string | null
+}
+
+/** Where the blob client asks for its token, and where the blob endpoint reports stored blobs. */
+export const HANDSHAKE_PATH = '/api/v1/files/uploads/handshake'
+export const CALLBACK_PATH = '/api/v1/files/uploads/completed'
+
+/** A storage pathname from the file name: ASCII letters, digits, `.`, `_` and `-`, under the intent id. */
+export function pathnameFor(intentId: string, name: string): string {
+  const ascii = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '')
+  const safe = ascii
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+/, '')
+    .slice(0, 100)
+    .replace(/[-.]+$/, '')
+  return `${intentId}/${safe || 'file'}`
+}
+
+const badGrant = () =>
+  new AppError(
+    'unauthorized',
+    'The upload grant is not valid.',
+    'Pass clientPayload exactly as POST /files returned it, serialised with JSON.stringify.',
+  )
+
+export class UploadsService {
+  readonly #store: UploadStore
+  readonly #keyring: SigningKeyring
+  readonly #processor: UploadProcessor
+  readonly #config: Config
+
+  constructor(deps: {
+    store: UploadStore
+    keyring: SigningKeyring
+    processor: UploadProcessor
+    config: Config
+  }) {
+    this.#store = deps.store
+    this.#keyring = deps.keyring
+    this.#processor = deps.processor
+    this.#config = deps.config
+  }
+
+  get processor(): UploadProcessor {
+    return this.#processor
+  }
+
+  startProcessing(log: Log): void {
+    this.#processor.start(log)
+  }
+
+  stopProcessing(): Promise<void> {
+    return this.#processor.stop()
+  }
+
+  async prepare(
+    accountId: string,
+    input: { files: FileDeclaration[]; folderId?: string | null },
+  ): Promise<Grant[]> {
+    const max = this.#config.maxFileSize
+    for (const [i, file] of input.files.entries()) {
+      if (file.size > max) {
+        throw invalid(
+          `The request body "files[${i}].size" must be at most ${max}, the largest file this server accepts.`,
+          `Send files of at most ${max} bytes; the operator sets the limit with MAX_FILE_SIZE.`,
+        )
+      }
+    }
+    const folderId = input.folderId ?? null
+    const now = Date.now()
+    const expiresAt = now + this.#config.uploadGrantTtlSeconds * 1000
+    const prepared = input.files.map((file) => {
+      const id = newId('upl', now)
+      return { id, file, grant: newSecret(GRANT_PREFIX, 32), pathname: pathnameFor(id, file.name) }
+    })
+    const rows: IntentRow[] = prepared.map(({ id, file, grant, pathname }) => ({
+      id,
+      account_id: accountId,
+      folder_id: folderId,
+      name: file.name,
+      content_type: file.type,
+      size: file.size,
+      pathname,
+      grant_hash: hashSecret(grant),
+      expires_at: expiresAt,
+      state: 'uploading',
+      error: null,
+      file_id: null,
+      stored_size: null,
+      sha256: null,
+      stored_at: null,
+      lease_until: null,
+      created_at: now,
+      updated_at: now,
+    }))
+    try {
+      await this.#store.db.transaction().execute(async (trx) => {
+        if (folderId !== null) await assertOwnedFolder(trx, accountId, folderId)
+        await trx.insertInto('upload_intents').values(rows).execute()
+      })
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw notFound(`Folder ${folderId}`)
+      throw error
+    }
+    const base = this.#config.publicUrl
+    return prepared.map(({ id, file, grant, pathname }) => ({
+      intentId: id,
+      name: file.name,
+      contentType: file.type,
+      size: file.size,
+      pathname,
+      handleUploadUrl: `${base}${HANDSHAKE_PATH}`,
+      statusUrl: `${base}/api/v1/files/uploads/${id}`,
+      clientPayload: { intentId: id, name: file.name, grant },
+      expiresAt,
+    }))
+  }
+
+  async status(accountId: string, intentId: string): Promise<UploadStatus> {
+    let intent = await this.#store.intent(intentId)
+    if (!intent || intent.account_id !== accountId) throw notFound(`Upload ${intentId}`)
+    if (intent.state === 'uploading' && intent.expires_at <= Date.now()) {
+      // The sweeper would get there; a client asking now learns the outcome now.
+      await this.#processor.expire(intent.id)
+      intent = (await this.#store.intent(intentId)) ?? intent
+    }
+    switch (intent.state) {
+      case 'uploading':
+      case 'processing':
+        return { status: 'pending', phase: intent.state }
+      case 'complete':
+        return { status: 'complete', result: { id: intent.file_id ?? '' } }
+      case 'error':
+        return { status: 'error', error: intent.error ?? 'The upload failed.' }
+    }
+  }
+
+  /**
+   * The handshake of the blob client (`blob.generate-client-token`): the grant in clientPayload proves the
+   * right to upload one file, and buys a client token bound to that file's pathname, declared size and type,
+   * valid until the grant expires.
+   */
+  async handshake(request: HandshakeRequest): Promise<string> {
+    const payload = this.#parseClientPayload(request.clientPayload)
+    const intent = await this.#store.intent(payload.intentId)
+    // An unknown intent and a wrong grant look the same, and the comparison takes the same time.
+    const grantHash = hashSecret(payload.grant)
+    if (!constantTimeEqual(grantHash, intent?.grant_hash ?? hashSecret('')) || !intent) throw badGrant()
+    if (payload.name !== intent.name) {
+      throw invalid('clientPayload.name does not match the name of the prepared upload.')
+    }
+    if (request.pathname !== intent.pathname) {
+      throw invalid(
+        `The pathname must be "${intent.pathname}", the one POST /files returned for this upload.`,
+        "Pass the grant's pathname to upload() unchanged.",
+      )
+    }
+    if (intent.state === 'uploading' && intent.expires_at <= Date.now()) {
+      await this.#processor.expire(intent.id)
+      throw conflict(
+        `The upload grant expired at ${new Date(intent.expires_at).toISOString()}.`,
+        'Prepare the upload again with POST /files.',
+      )
+    }
+    if (intent.state !== 'uploading') {
+      throw conflict(
+        intent.state === 'error'
+          ? 'This upload failed; its grant can no longer be used.'
+          : 'This upload already received its file; its grant can no longer be used.',
+        'Prepare a new upload with POST /files.',
+      )
+    }
+    const token: ClientTokenPayload = {
+      pathname: intent.pathname,
+      validUntil: intent.expires_at,
+      maximumSizeInBytes: intent.size,
+      allowedContentTypes: [intent.content_type],
+      addRandomSuffix: false,
+      allowOverwrite: false,
+      tokenPayload: intent.id,
+      onUploadCompleted: {
+        callbackUrl: `${this.#config.publicUrl}${CALLBACK_PATH}`,
+        tokenPayload: intent.id,
+      },
+    }
+    const { clientToken } = await this.#keyring.keys()
+    return signClientToken(clientToken, token)
+  }
+
+  /**
+   * The completion callback (`blob.upload-completed`), signed by the blob endpoint over the exact body: the
+   * intent adopts the stored blob and moves from uploading to processing, and processing starts.
+   */
+  async uploadCompleted(body: string, signature: string | undefined): Promise<void> {
+    const { callback } = await this.#keyring.keys()
+    if (signature === undefined || !verifyCallback(callback, body, signature)) {
+      throw new AppError(
+        'unauthorized',
+        'The completion callback is not signed by this server.',
+        'Only the blob endpoint sends completion callbacks.',
+      )
+    }
+    let event: {
+      type?: unknown
+      payload?: { blob?: { pathname?: unknown; etag?: unknown }; tokenPayload?: unknown }
+    }
+    try {
+      event = JSON.parse(body)
+    } catch {
+      throw invalid('The request body is not valid JSON.')
+    }
+    const intentId = event.payload?.tokenPayload
+    const etag = event.payload?.blob?.etag
+    const fileId = typeof etag === 'string' ? /^"(fil_[0-9a-z]{26})"$/.exec(etag)?.[1] : undefined
+    if (event.type !== 'blob.upload-completed' || typeof intentId !== 'string' || !fileId) {
+      throw invalid('The body is not a blob.upload-completed event of this server.')
+    }
+    const intent = await this.#store.intent(intentId)
+    if (!intent) throw notFound(`Upload ${intentId}`)
+    if (event.payload?.blob?.pathname !== intent.pathname) {
+      throw invalid("The event's blob pathname is not the pathname of the upload.")
+    }
+    if (!(await this.#store.adoptStoredBlob(intent.id, blobKeyOf(intent.account_id, fileId), fileId))) {
+      throw conflict('The upload no longer accepts a file, or this blob was not stored for it.')
+    }
+    void this.#processor.kick(intent.id)
+  }
+
+  #parseClientPayload(raw: string | null): { intentId: string; name: string; grant: string } {
+    let value: unknown
+    try {
+      value = raw === null ? null : JSON.parse(raw)
+    } catch {
+      value = null
+    }
+    const keys = typeof value === 'object' && value !== null ? Object.keys(value).sort() : []
+    const v = value as Record<string, unknown>
+    if (
+      keys.join(',') !== 'grant,intentId,name' ||
+      typeof v.intentId !== 'string' ||
+      typeof v.name !== 'string' ||
+      typeof v.grant !== 'string'
+    ) {
+      throw invalid(
+        'clientPayload must be the JSON string of the clientPayload object POST /files returned: { intentId, name, grant }.',
+      )
+    }
+    return { intentId: v.intentId, name: v.name, grant: v.grant }
+  }
+}

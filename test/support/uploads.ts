@@ -1,0 +1,156 @@
+// Helpers for upload tests and benchmarks: a real listening server (the @vercel/blob client talks to real
+// URLs), the client's upload() driven exactly as spec 4.2.3 says, and reproducible large bodies.
+import { createCipheriv, createHash } from 'node:crypto'
+import { createServer } from 'node:net'
+import { Readable } from 'node:stream'
+import { upload } from '@vercel/blob/client'
+import type { Engine } from '../../src/db/database.ts'
+import { type StartOptions, startApp, type TestContext } from './harness.ts'
+
+export const MULTIPART_THRESHOLD = 5 * 1024 * 1024
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export type ListeningContext = TestContext & { base: string; stop(): Promise<void> }
+
+/** The app on a real port of 127.0.0.1, with PUBLIC_URL pointing at it. */
+export async function startListening(engine: Engine, options: StartOptions = {}): Promise<ListeningContext> {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const ctx = await startApp(engine, { ...options, env: { PUBLIC_URL: base, ...options.env } })
+  await ctx.app.listen({ port, host: '127.0.0.1' })
+  return {
+    ...ctx,
+    base,
+    async stop() {
+      // A client's keep-alive pool in the same process holds connections open, some never used: closing the
+      // server must not wait for them.
+      ctx.app.server.closeAllConnections()
+      await ctx.stop()
+    },
+  }
+}
+
+export interface Grant {
+  intentId: string
+  name: string
+  contentType: string
+  size: number
+  pathname: string
+  handleUploadUrl: string
+  statusUrl: string
+  clientPayload: { intentId: string; name: string; grant: string }
+  expiresAt: string
+}
+
+export interface FileToPrepare {
+  name: string
+  type: string
+  size: number
+}
+
+/** POST /files over HTTP; returns the grants, or throws with the error body. */
+export async function prepareUploads(
+  base: string,
+  token: string,
+  files: FileToPrepare[],
+  folderId?: string | null,
+): Promise<Grant[]> {
+  const response = await fetch(`${base}/api/v1/files`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(folderId === undefined ? { files } : { files, folderId }),
+  })
+  const body = (await response.json()) as { data: { uploads: Grant[] } }
+  if (response.status !== 201) throw new Error(`POST /files: ${response.status} ${JSON.stringify(body)}`)
+  return body.data.uploads
+}
+
+type UploadBody = Parameters<typeof upload>[1]
+
+/** The client call of spec 4.2.3, step 2. `overrides` lets refusal tests change one thing. */
+export function uploadWithGrant(
+  grant: Grant,
+  body: UploadBody,
+  overrides: Partial<Parameters<typeof upload>[2]> & { pathname?: string } = {},
+) {
+  const { pathname = grant.pathname, ...options } = overrides
+  return upload(pathname, body, {
+    access: 'private',
+    contentType: grant.contentType,
+    handleUploadUrl: grant.handleUploadUrl,
+    clientPayload: JSON.stringify(grant.clientPayload),
+    multipart: grant.size > MULTIPART_THRESHOLD,
+    ...options,
+  })
+}
+
+export type Status =
+  | { status: 'pending'; phase: 'uploading' | 'processing' }
+  | { status: 'complete'; result: { id: string } }
+  | { status: 'error'; error: string }
+
+export async function getStatus(grant: Grant, token: string): Promise<Status> {
+  const response = await fetch(grant.statusUrl, { headers: { authorization: `Bearer ${token}` } })
+  const body = (await response.json()) as { data: Status }
+  if (response.status !== 200) throw new Error(`status: ${response.status} ${JSON.stringify(body)}`)
+  return body.data
+}
+
+/** Polls the status URL (spec 4.2.3, step 3) until the upload is no longer pending. */
+export async function waitForUpload(grant: Grant, token: string, timeoutMs = 30_000): Promise<Status> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const status = await getStatus(grant, token)
+    if (status.status !== 'pending') return status
+    if (Date.now() > deadline) throw new Error(`upload ${grant.intentId} still pending after ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/**
+ * `size` reproducible pseudo-random bytes (AES-256-CTR of zeros under a seed), produced as they are read:
+ * large bodies never sit in memory. `digest()` is the SHA-256 of what was read, once the stream ended.
+ */
+export function seededStream(size: number, seed = 1): Readable & { digest(): string } {
+  const cipher = createCipheriv(
+    'aes-256-ctr',
+    createHash('sha256').update(String(seed)).digest(),
+    Buffer.alloc(16),
+  )
+  const hash = createHash('sha256')
+  const zeros = Buffer.alloc(1024 * 1024)
+  let left = size
+  const stream = new Readable({
+    read() {
+      if (left === 0) {
+        this.push(null)
+        return
+      }
+      const n = Math.min(left, zeros.length)
+      left -= n
+      const chunk = cipher.update(zeros.subarray(0, n))
+      hash.update(chunk)
+      this.push(chunk)
+    },
+  })
+  return Object.assign(stream, { digest: () => hash.copy().digest('hex') })
+}
+
+export async function sha256Of(source: AsyncIterable<Uint8Array>): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of source) hash.update(chunk)
+  return hash.digest('hex')
+}
+
+export const sha256 = (data: Uint8Array | string) => createHash('sha256').update(data).digest('hex')
