@@ -119,16 +119,12 @@ async function serviceUpload(
   return { transfer, complete, fileId: status.result.id }
 }
 
-/** Undefined when this build has no download route (the files work provides it). */
-async function serviceDownload(coffer: Server, fileId: string): Promise<number | undefined> {
+async function serviceDownload(coffer: Server, fileId: string): Promise<number> {
   const start = performance.now()
   const response = await fetch(`${coffer.base}/api/v1/files/${fileId}/download`, {
     headers: { authorization: `Bearer ${coffer.token}` },
   })
-  if (response.status === 404) {
-    await response.body?.cancel()
-    return undefined
-  }
+  if (response.status !== 200) throw new Error(`download answered ${response.status}`)
   const bytes = await drain(response)
   if (bytes !== size) throw new Error(`download returned ${bytes} bytes`)
   return performance.now() - start
@@ -184,7 +180,7 @@ try {
     r.up.push(transfer)
     r.done.push(complete)
     const down = await serviceDownload(coffer, fileId)
-    if (down !== undefined) r.down.push(down)
+    r.down.push(down)
     const rate = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${mbps(size, ms).toFixed(0)} MB/s`)
     console.log(
       `run ${run}: plain PUT ${rate(r.put.at(-1))}, plain upload() ${rate(r.same.at(-1))}, plain GET ${rate(r.get.at(-1))}; ` +
@@ -201,15 +197,9 @@ try {
   console.log(
     `          vs plain server, one streamed PUT ${m(r.put).toFixed(0)} MB/s: ${pct(m(r.up), m(r.put))}`,
   )
-  if (r.down.length > 0) {
-    console.log(
-      `download: Coffer ${m(r.down).toFixed(0)} MB/s vs plain GET ${m(r.get).toFixed(0)} MB/s: ${pct(m(r.down), m(r.get))}`,
-    )
-  } else {
-    console.log(
-      `download: n/a in this build (no GET /files/{fileId}/download); plain GET ${m(r.get).toFixed(0)} MB/s`,
-    )
-  }
+  console.log(
+    `download: Coffer ${m(r.down).toFixed(0)} MB/s vs plain GET ${m(r.get).toFixed(0)} MB/s: ${pct(m(r.down), m(r.get))}`,
+  )
   const { client, server } = await latency(coffer)
   console.log(
     `\nblob stored → complete, ${latencyRuns} files of 25 bytes (no preview): ` +

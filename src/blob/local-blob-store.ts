@@ -200,7 +200,11 @@ export class LocalBlobStore implements BlobStore {
     try {
       // The open handle pins this version: a later rename or unlink does not change what it reads.
       if (range) assertRangeWithin(range, (await handle.stat()).size)
-      return handle.createReadStream(range ? { start: range.start, end: range.end } : {})
+      // 256 KiB reads: a quarter of the system calls of the 64 KiB default, for a bounded buffer per download.
+      return handle.createReadStream({
+        highWaterMark: 256 * 1024,
+        ...(range ? { start: range.start, end: range.end } : {}),
+      })
     } catch (error) {
       await handle.close()
       throw error
