@@ -166,6 +166,19 @@ function cleanName(name: string): string {
 
 /** files ⟕ folders ⟕ shares, with every column a File needs. */
 export function selectFiles(db: Kysely<Database>) {
+  let base = baseSelects.get(db)
+  if (!base) {
+    base = buildSelectFiles(db)
+    baseSelects.set(db, base)
+  }
+  return base
+}
+
+// Builders are immutable, so the base query (its joins and nineteen parsed column references) is built once
+// per database and shared: every list request extends it instead of parsing it again.
+const baseSelects = new WeakMap<Kysely<Database>, ReturnType<typeof buildSelectFiles>>()
+
+function buildSelectFiles(db: Kysely<Database>) {
   return db
     .selectFrom('files')
     .leftJoin('folders', 'folders.id', 'files.folder_id')
