@@ -16,7 +16,13 @@ import { keyset, type Page, toPage } from '../db/pagination.ts'
 import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { AppError, invalid, notFound } from '../errors.ts'
-import { adjustFolderCount, assertOwnedFolder, type Folder } from '../folders/folders.service.ts'
+import {
+  adjustFolderCount,
+  assertOwnedFolder,
+  type Folder,
+  JOINED_FOLDER_COLUMNS,
+  joinedFolder,
+} from '../folders/folders.service.ts'
 import { newId } from '../ids.ts'
 import type { ServiceDeps } from '../services.ts'
 import { isShareActive } from '../shares/share-state.ts'
@@ -193,10 +199,7 @@ function buildSelectFiles(db: Kysely<Database>) {
       'files.sha256',
       'files.created_at',
       'files.folder_id',
-      'folders.name as folder_name',
-      'folders.created_at as folder_created_at',
-      'folders.file_count as folder_file_count',
-      'folders.request_count as folder_request_count',
+      ...JOINED_FOLDER_COLUMNS,
       'shares.id as share_id',
       'shares.public_id as share_public_id',
       'shares.is_active as share_is_active',
@@ -220,16 +223,7 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
     sha256: row.sha256,
     createdAt: Number(row.created_at),
     folderId: row.folder_id,
-    folder:
-      row.folder_id === null || row.folder_name === null
-        ? null
-        : {
-            id: row.folder_id,
-            name: row.folder_name,
-            createdAt: Number(row.folder_created_at),
-            fileCount: Number(row.folder_file_count),
-            requestCount: Number(row.folder_request_count),
-          },
+    folder: joinedFolder(row),
     share:
       row.share_id === null || row.share_public_id === null
         ? null

@@ -35,6 +35,34 @@ export function toFolder(row: FolderRow): Folder {
   }
 }
 
+/** The columns of a folder joined to a file or request row (`leftJoin('folders', ...)`), under these names. */
+export const JOINED_FOLDER_COLUMNS = [
+  'folders.name as folder_name',
+  'folders.created_at as folder_created_at',
+  'folders.file_count as folder_file_count',
+  'folders.request_count as folder_request_count',
+] as const
+
+interface JoinedFolderRow {
+  folder_id: string | null
+  folder_name: string | null
+  folder_created_at: number | null
+  folder_file_count: number | null
+  folder_request_count: number | null
+}
+
+/** The Folder embedded in a file or request row that selected `JOINED_FOLDER_COLUMNS`, or null at root. */
+export function joinedFolder(row: JoinedFolderRow): Folder | null {
+  if (row.folder_id === null || row.folder_name === null) return null
+  return {
+    id: row.folder_id,
+    name: row.folder_name,
+    createdAt: Number(row.folder_created_at),
+    fileCount: Number(row.folder_file_count),
+    requestCount: Number(row.folder_request_count),
+  }
+}
+
 function cleanName(name: string): string {
   const trimmed = name.trim()
   if (trimmed.length === 0) throw invalid('The folder name must not be blank.')

@@ -7,7 +7,13 @@ import { isForeignKeyViolation } from '../db/errors.ts'
 import { keyset, type Page, toPage } from '../db/pagination.ts'
 import type { Database, FileRequestsTable } from '../db/schema.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
-import { adjustFolderCount, assertOwnedFolder, type Folder } from '../folders/folders.service.ts'
+import {
+  adjustFolderCount,
+  assertOwnedFolder,
+  type Folder,
+  JOINED_FOLDER_COLUMNS,
+  joinedFolder,
+} from '../folders/folders.service.ts'
 import { newId, newPublicId } from '../ids.ts'
 import type { ServiceDeps } from '../services.ts'
 
@@ -107,10 +113,7 @@ function selectRequests(db: Db) {
       'file_requests.submission_count',
       'file_requests.created_at',
       'file_requests.folder_id',
-      'folders.name as folder_name',
-      'folders.created_at as folder_created_at',
-      'folders.file_count as folder_file_count',
-      'folders.request_count as folder_request_count',
+      ...JOINED_FOLDER_COLUMNS,
     ])
 }
 
@@ -192,16 +195,7 @@ export class RequestsService {
       isActive: Boolean(row.is_active),
       createdAt: Number(row.created_at),
       folderId: row.folder_id,
-      folder:
-        row.folder_id === null || row.folder_name === null
-          ? null
-          : {
-              id: row.folder_id,
-              name: row.folder_name,
-              createdAt: Number(row.folder_created_at),
-              fileCount: Number(row.folder_file_count),
-              requestCount: Number(row.folder_request_count),
-            },
+      folder: joinedFolder(row),
       submissionCount: Number(row.submission_count),
     }
   }
