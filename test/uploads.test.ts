@@ -891,7 +891,9 @@ for (const engine of ENGINES) {
           }),
         ).toString('base64')
         const altered = `vercel_blob_client_coffer_${Buffer.from(`${signature}.${bigger}`).toString('base64')}`
-        for (const token of [forged, altered, 'vercel_blob_client_coffer_bm90IGEgdG9rZW4=']) {
+        // 64 characters before the dot, some of them multi-byte: the signature check must not throw on it.
+        const multibyte = `vercel_blob_client_coffer_${Buffer.from(`${'é'.repeat(32)}${'a'.repeat(32)}.${payloadB64}`).toString('base64')}`
+        for (const token of [forged, altered, multibyte, 'vercel_blob_client_coffer_bm90IGEgdG9rZW4=']) {
           await expectRejection(
             put(grant.pathname, Buffer.from('x'), { access: 'private', token, contentType: 'text/plain' }),
             BlobAccessError,

@@ -63,7 +63,8 @@ export function verifyClientToken(key: Buffer, token: string): ClientTokenPayloa
   const given = Buffer.from(signed.slice(0, dot), 'utf8')
   const payloadB64 = signed.slice(dot + 1)
   const expected = Buffer.from(hmacHex(key, payloadB64), 'utf8')
-  if (!timingSafeEqual(given, expected)) return undefined
+  // A forged prefix may hold multi-byte characters: compare lengths first, timingSafeEqual throws otherwise.
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined
   try {
     const payload: unknown = JSON.parse(Buffer.from(payloadB64, 'base64').toString('utf8'))
     return isPayload(payload) ? payload : undefined
