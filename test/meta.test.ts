@@ -2,14 +2,13 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Writable } from 'node:stream'
 import { describe, test } from 'node:test'
 import { buildApp } from '../src/app.ts'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import type { Config } from '../src/config.ts'
 import { loadConfig } from '../src/config.ts'
 import { migrate, openDatabase } from '../src/db/database.ts'
-import { assertError, call, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
+import { assertError, call, captureLogs, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
 
 // Settings away from their defaults, so that the index is seen to follow the configuration.
 const ENV = {
@@ -131,23 +130,11 @@ describeEachEngine(
   { env: ENV },
 )
 
-/** Collects log lines, to check that causes are logged and not sent. */
-function logSink(): { lines: any[]; stream: Writable } {
-  const lines: any[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line))
-      done()
-    },
-  })
-  return { lines, stream }
-}
-
 for (const engine of ENGINES) {
   describe(`readiness failures [${engine}]`, () => {
     test('a blob store that cannot be written makes /readyz 503, and it recovers', async () => {
-      const log = logSink()
-      const c = await startApp(engine, { logger: { level: 'warn', stream: log.stream } })
+      const log = captureLogs('warn')
+      const c = await startApp(engine, { logger: log.logger })
       try {
         // The blob root becomes a plain file: nothing can be stored under it any more.
         const root = path.join(c.dataDir, 'blobs')
@@ -160,7 +147,7 @@ for (const engine of ENGINES) {
           'the cause stays out of the response',
         )
         assert.equal(down.headers['cache-control'], 'no-store')
-        const logged = log.lines.find((l) => l.msg === 'not ready')
+        const logged = log.lines().find((l) => l.msg === 'not ready')
         assert.ok(logged, 'the failure is logged')
         assert.deepEqual(Object.keys(logged.failures), ['blobStore'])
         assert.match(logged.failures.blobStore, /ENOTDIR|EEXIST|not a directory/i)

@@ -4,7 +4,6 @@
 // only Redis has (a limit shared by processes, and its failures) and runs against the machine's real Redis.
 import assert from 'node:assert/strict'
 import { randomBytes, randomInt } from 'node:crypto'
-import { Writable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
@@ -13,7 +12,13 @@ import { ERROR_CODES } from '../src/errors.ts'
 import { addressBucket, credentialBucket, rateLimitPolicy } from '../src/http/rate-limit.ts'
 import { REDIS_KEY_PREFIX } from '../src/http/rate-limit-redis.ts'
 import { MemoryRateLimitStore } from '../src/http/rate-limit-store.ts'
-import { assertErrorEnvelope, createAccount, startApp, type TestContext } from './support/harness.ts'
+import {
+  assertErrorEnvelope,
+  captureLogs,
+  createAccount,
+  startApp,
+  type TestContext,
+} from './support/harness.ts'
 import { checkResponseAgainstOpenApi } from './support/openapi-check.ts'
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -93,26 +98,6 @@ function assertLimited(res: Sent, who: string, retryAfter: number): void {
       hint: ERROR_CODES.rate_limited.hint,
     },
   })
-}
-
-/** Captures the app's log lines. */
-function logSink(): { lines: () => any[]; logger: object } {
-  const chunks: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk))
-      done()
-    },
-  })
-  return {
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line)),
-    logger: { stream },
-  }
 }
 
 /** The credential id behind an API key secret, to name its bucket. */
@@ -411,7 +396,7 @@ for (const mode of ['memory', 'redis'] as const) {
     })
 
     test('Redis failing on a command: the request is decided locally, with one warning', async () => {
-      const sink = logSink()
+      const sink = captureLogs()
       const failing = await startApp('sqlite', {
         env: { ...LIMITS, ...modeEnv, LOG_LEVEL: 'warn' },
         logger: sink.logger,
@@ -447,7 +432,7 @@ for (const mode of ['memory', 'redis'] as const) {
 
 describe('rate limiting [Redis down]', () => {
   test('requests are served at once, limited per process, with one warning and a prompt shutdown', async () => {
-    const sink = logSink()
+    const sink = captureLogs()
     const started = Date.now()
     const ctx = await startApp('sqlite', {
       env: { ...LIMITS, REDIS_URL: 'redis://127.0.0.1:1', LOG_LEVEL: 'warn' },

@@ -4,9 +4,10 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { GRANT_PREFIX } from '../src/uploads/uploads.service.ts'
-import { createAccount, ENGINES } from './support/harness.ts'
+import { captureLogs, createAccount, ENGINES } from './support/harness.ts'
 import {
   type Grant,
+  handshakeToken,
   type ListeningContext,
   MULTIPART_THRESHOLD,
   prepareUploads,
@@ -17,12 +18,12 @@ import {
 
 for (const engine of ENGINES) {
   describe(`upload secrets stay out of the logs [${engine}]`, () => {
-    const lines: string[] = []
+    const captured = captureLogs('trace')
     let ctx: ListeningContext | undefined
 
     before(async () => {
       ctx = await startListening(engine, {
-        logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } },
+        logger: captured.logger,
       })
       process.env.VERCEL_BLOB_API_URL = `${ctx.base}/blob`
       process.env.VERCEL_BLOB_RETRIES = '1'
@@ -41,14 +42,14 @@ for (const engine of ENGINES) {
         { name: 'large.bin', type: 'application/octet-stream', size: large.length },
       ])
       const [smallGrant, largeGrant] = grants as [Grant, Grant]
-      const tokens = await Promise.all(grants.map((grant) => clientToken(grant)))
+      const tokens = await Promise.all(grants.map((grant) => handshakeToken(grant)))
       // A refused attempt first (wrong type), then the real transfers.
       await assert.rejects(uploadWithGrant(smallGrant, small, { contentType: 'text/html' }))
       await uploadWithGrant(smallGrant, small)
       await uploadWithGrant(largeGrant, large)
       for (const grant of grants) assert.equal((await waitForUpload(grant, account.token)).status, 'complete')
 
-      const logs = lines.join('')
+      const logs = captured.text()
       // The log is real: it saw the handshakes, the blob requests and the callbacks.
       for (const path of [
         '/api/v1/files/uploads/handshake',
@@ -80,22 +81,4 @@ for (const engine of ENGINES) {
       }
     })
   })
-}
-
-/** The token the handshake gives for a grant; it is the same for every handshake of an intent. */
-async function clientToken(grant: Grant): Promise<string> {
-  const response = await fetch(grant.handleUploadUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      type: 'blob.generate-client-token',
-      payload: {
-        pathname: grant.pathname,
-        clientPayload: JSON.stringify(grant.clientPayload),
-        multipart: false,
-      },
-    }),
-  })
-  assert.equal(response.status, 200)
-  return ((await response.json()) as { clientToken: string }).clientToken
 }

@@ -36,6 +36,7 @@ import {
 import {
   type Grant,
   getStatus,
+  handshakeToken,
   type ListeningContext,
   MULTIPART_THRESHOLD,
   prepareUploads,
@@ -477,7 +478,7 @@ for (const engine of ENGINES) {
       async function uploader(grant: Grant) {
         return createMultipartUploader(grant.pathname, {
           access: 'private',
-          token: await handshakeToken(app(), grant),
+          token: await handshakeToken(grant),
           contentType: grant.contentType,
         })
       }
@@ -805,7 +806,7 @@ for (const engine of ENGINES) {
         assert.equal(ok.body.type, 'blob.generate-client-token')
         assert.match(ok.body.clientToken, /^vercel_blob_client_coffer_[A-Za-z0-9+/=]+$/)
         // Bound to the pathname, the declared size and type, and the grant's expiry; no secret inside.
-        assert.deepEqual(await tokenPayloadOf(app(), grant), {
+        assert.deepEqual(await tokenPayloadOf(grant), {
           pathname: grant.pathname,
           validUntil: Date.parse(grant.expiresAt),
           maximumSizeInBytes: 1,
@@ -823,7 +824,7 @@ for (const engine of ENGINES) {
       test("the blob endpoint refuses a pathname other than the token's", async () => {
         const [grant] = await prepare([{ name: 'a.txt', type: 'text/plain', size: 1 }])
         assert.ok(grant)
-        const clientToken = await handshakeToken(app(), grant)
+        const clientToken = await handshakeToken(grant)
         await expectRejection(
           put(`${grant.intentId}/other.txt`, Buffer.from('x'), {
             access: 'private',
@@ -863,7 +864,7 @@ for (const engine of ENGINES) {
         assert.ok(grant)
         const { clientToken: key } = await signingKeys(app())
         const expired = signClientToken(key, {
-          ...(await tokenPayloadOf(app(), grant)),
+          ...(await tokenPayloadOf(grant)),
           validUntil: Date.now() - 1,
         })
         await expectRejection(
@@ -879,9 +880,9 @@ for (const engine of ENGINES) {
       test('a token not signed by this server, or altered, is refused by the blob endpoint', async () => {
         const [grant] = await prepare([{ name: 'a.txt', type: 'text/plain', size: 1 }])
         assert.ok(grant)
-        const payload = await tokenPayloadOf(app(), grant)
+        const payload = await tokenPayloadOf(grant)
         const forged = signClientToken(randomBytes(32), payload)
-        const real = await handshakeToken(app(), grant)
+        const real = await handshakeToken(grant)
         const signed = Buffer.from(real.slice('vercel_blob_client_coffer_'.length), 'base64').toString()
         const [signature, payloadB64] = signed.split('.') as [string, string]
         const bigger = Buffer.from(
@@ -988,7 +989,7 @@ for (const engine of ENGINES) {
       test('the blob endpoint answers every refusal as { error: { code, message } }, with codes the client does not retry', async () => {
         const [grant] = await prepare([{ name: 'a.txt', type: 'text/plain', size: 5 }])
         assert.ok(grant)
-        const token = await handshakeToken(app(), grant)
+        const token = await handshakeToken(grant)
         const blob = `${app().base}/blob`
         const query = `?${new URLSearchParams({ pathname: grant.pathname })}`
         const headers = { authorization: `Bearer ${token}`, 'x-vercel-blob-access': 'private' }
@@ -1248,26 +1249,8 @@ const GRANT_LIKE = 'coffer_grant_'
 const signingKeys = (ctx: ListeningContext) =>
   new SigningKeyring(ctx.db.kysely, ctx.config.uploadSigningSecret).keys()
 
-/** The client token the handshake hands out for a grant (the same one upload() would get). */
-async function handshakeToken(ctx: ListeningContext, grant: Grant): Promise<string> {
-  const res = await fetch(grant.handleUploadUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      type: 'blob.generate-client-token',
-      payload: {
-        pathname: grant.pathname,
-        clientPayload: JSON.stringify(grant.clientPayload),
-        multipart: false,
-      },
-    }),
-  })
-  assert.equal(res.status, 200, `${ctx.base}: handshake answered ${res.status}`)
-  return ((await res.json()) as { clientToken: string }).clientToken
-}
-
-async function tokenPayloadOf(ctx: ListeningContext, grant: Grant) {
-  const token = await handshakeToken(ctx, grant)
+async function tokenPayloadOf(grant: Grant) {
+  const token = await handshakeToken(grant)
   const signed = Buffer.from(token.slice('vercel_blob_client_coffer_'.length), 'base64').toString()
   return JSON.parse(Buffer.from(signed.split('.')[1] ?? '', 'base64').toString())
 }

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Readable } from 'node:stream'
+import { Readable, Writable } from 'node:stream'
 import { after, before, describe } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
@@ -255,3 +255,27 @@ export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** A string of `n` characters. */
 export const chars = (n: number, c = 'a') => c.repeat(n)
+
+/**
+ * Captures what an app logs: pass `logger` to `startApp`. `level` overrides the configured LOG_LEVEL.
+ * `text()` is everything written, `lines()` the parsed JSON lines.
+ */
+export function captureLogs(level?: string) {
+  const chunks: string[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk))
+      done()
+    },
+  })
+  const text = () => chunks.join('')
+  return {
+    logger: level === undefined ? { stream } : { level, stream },
+    text,
+    lines: (): any[] =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+  }
+}

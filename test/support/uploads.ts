@@ -1,5 +1,6 @@
 // Helpers for upload tests and benchmarks: a real listening server (the @vercel/blob client talks to real
 // URLs), the client's upload() driven exactly as spec 4.2.3 says, and reproducible large bodies.
+import assert from 'node:assert/strict'
 import { createCipheriv, createHash } from 'node:crypto'
 import { createServer } from 'node:net'
 import { Readable } from 'node:stream'
@@ -154,3 +155,21 @@ export async function sha256Of(source: AsyncIterable<Uint8Array>): Promise<strin
 }
 
 export const sha256 = (data: Uint8Array | string) => createHash('sha256').update(data).digest('hex')
+
+/** The client token the handshake hands out for a grant: the one upload() would get, the same for every call. */
+export async function handshakeToken(grant: Grant): Promise<string> {
+  const response = await fetch(grant.handleUploadUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      type: 'blob.generate-client-token',
+      payload: {
+        pathname: grant.pathname,
+        clientPayload: JSON.stringify(grant.clientPayload),
+        multipart: false,
+      },
+    }),
+  })
+  assert.equal(response.status, 200, `the handshake answered ${response.status}`)
+  return ((await response.json()) as { clientToken: string }).clientToken
+}
