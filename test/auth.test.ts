@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
+import { ApiKeysService } from '../src/accounts/api-keys.service.ts'
+import { openDatabase } from '../src/db/database.ts'
+import { LISTENER_NAME } from '../src/db/pg-change-listener.ts'
 import {
   assertError,
   call,
@@ -48,6 +53,107 @@ describeEachEngine('authentication', (ctx) => {
     await app.services.apiKeys.revoke(doomedKey.id)
     assertError(await call(app, 'GET', '/api/v1/folders', { token: doomed }), 401, 'unauthorized')
     assert.equal((await call(app, 'GET', '/api/v1/folders', { token: a.token })).status, 200)
+  })
+
+  test('a key is read from the database once, then from memory until something changes', async () => {
+    const { app, db } = ctx()
+    const a = await createAccount(app)
+    const token = await a.key(['folders:read'])
+    let lookups = 0
+    const read = db.read
+    db.read = (query, name) => {
+      if (name === 'api_key_by_hash') lookups += 1
+      return read(query, name)
+    }
+    try {
+      // The first use records last_used_at, a change of its own; PostgreSQL may need a moment to listen.
+      for (let i = 0; i < 3; i++)
+        assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+      await sleep(50)
+      const before = lookups
+      for (let i = 0; i < 5; i++)
+        assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+      assert.equal(lookups, before, 'a key in use is not looked up again')
+      await app.services.apiKeys.create({ accountId: a.id, name: 'change', scopes: ['files:read'] })
+      assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+      if (ctx().engine === 'sqlite') assert.equal(lookups, before + 1, 'any commit makes SQLite look again')
+    } finally {
+      db.read = read
+    }
+  })
+
+  test('a cached key revoked through another connection (another process) is refused', async () => {
+    const { app, config, engine } = ctx()
+    const a = await createAccount(app)
+    const token = await a.key(['folders:read'])
+    for (let i = 0; i < 3; i++)
+      assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+    await sleep(50)
+    assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+
+    const other = openDatabase({ ...config, poolSize: 1 })
+    try {
+      const keys = new ApiKeysService(other)
+      const key = (await keys.list(a.id)).find((k) => token.startsWith(k.prefix))
+      assert.ok(key)
+      await keys.revoke(key.id)
+    } finally {
+      await other.close()
+    }
+    if (engine === 'sqlite') {
+      // One file: the next request's read sees the commit.
+      assertError(await call(app, 'GET', '/api/v1/folders', { token }), 401, 'unauthorized')
+      return
+    }
+    // PostgreSQL tells this process by a notification, which arrives within moments of the commit.
+    const deadline = Date.now() + 1000
+    while ((await call(app, 'GET', '/api/v1/folders', { token })).status === 200) {
+      assert.ok(Date.now() < deadline, 'the revocation was not noticed within a second')
+      await sleep(5)
+    }
+    assertError(await call(app, 'GET', '/api/v1/folders', { token }), 401, 'unauthorized')
+  })
+
+  test('PostgreSQL: after the notification connection is lost and regained, revocations still count', async (t) => {
+    const { app, config, engine } = ctx()
+    if (engine !== 'postgres') return t.skip('SQLite needs no notifications')
+    const a = await createAccount(app)
+    const token = await a.key(['folders:read'])
+    for (let i = 0; i < 3; i++)
+      assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+    await sleep(50)
+
+    const other = openDatabase({ ...config, poolSize: 1 })
+    try {
+      const listeners = async () =>
+        (
+          await sql<{ pid: number }>`select pid from pg_stat_activity
+            where application_name = ${LISTENER_NAME} and datname = current_database()`.execute(other.kysely)
+        ).rows.map((row) => row.pid)
+      const [listener] = await listeners()
+      assert.ok(listener, 'the app listens for changes')
+      await sql`select pg_terminate_backend(${listener})`.execute(other.kysely)
+      // Reconnected within a second or so, as a new backend.
+      const deadline = Date.now() + 5000
+      for (;;) {
+        const now = await listeners()
+        if (now.length === 1 && now[0] !== listener) break
+        assert.ok(Date.now() < deadline, 'the listener did not come back')
+        await sleep(50)
+      }
+      await call(app, 'GET', '/api/v1/folders', { token })
+      const keys = new ApiKeysService(other)
+      const key = (await keys.list(a.id)).find((k) => token.startsWith(k.prefix))
+      assert.ok(key)
+      await keys.revoke(key.id)
+    } finally {
+      await other.close()
+    }
+    const deadline = Date.now() + 1000
+    while ((await call(app, 'GET', '/api/v1/folders', { token })).status === 200) {
+      assert.ok(Date.now() < deadline, 'the revocation was not noticed within a second')
+      await sleep(5)
+    }
   })
 
   test('authentication comes before validation: a bad body without a key is 401, not 400', async () => {
@@ -106,6 +212,32 @@ test('an unexpected fault is a 500 envelope that reveals nothing, and its cause 
     assert.ok(logs.text().includes('hunter2'), 'the cause is logged for operators')
   } finally {
     await context.stop()
+  }
+})
+
+test('request logs carry the request id; levels below the configured one cost no log line', async () => {
+  for (const level of ['info', 'warn']) {
+    const logs = captureLogs(level)
+    const context = await startApp('sqlite', { logger: logs.logger, deferReady: true })
+    try {
+      context.app.get('/api/v1/warns', { schema: { hide: true } }, async (request) => {
+        request.log.info('an info line')
+        request.log.warn('a warning')
+        return {}
+      })
+      await context.app.ready()
+      await call(context.app, 'GET', '/api/v1/warns')
+      const lines = logs.lines().filter((line) => line.reqId !== undefined)
+      const messages = lines.map((line) => line.msg)
+      const expected =
+        level === 'info'
+          ? ['incoming request', 'an info line', 'a warning', 'request completed']
+          : ['a warning']
+      assert.deepEqual(messages, expected, `at level ${level}`)
+      assert.equal(new Set(lines.map((line) => line.reqId)).size, 1, 'one request, one id')
+    } finally {
+      await context.stop()
+    }
   }
 })
 

@@ -14,6 +14,13 @@ export const API_KEY_PREFIX = 'coffer_'
 const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
 // Writing last_used_at on every request would turn every read into a write; once a minute is enough.
 const LAST_USED_RESOLUTION_MS = 60_000
+/** Credentials remembered per process: the keys in use by recent clients, bounded so guessing cannot grow it. */
+const CACHE_SIZE = 10_000
+/**
+ * However quiet the epoch, a cached key is read again after this long: a bound on what a failure of the
+ * change notifications that nobody noticed could cost.
+ */
+const CACHE_MAX_AGE_MS = 60_000
 
 export interface ApiKey {
   id: string
@@ -57,11 +64,28 @@ const keyByHashQuery = (db: Db) =>
       .where('secret_hash', '=', hash),
   )
 
+interface CachedKey {
+  principal: Principal
+  lastUsedAt: number | null
+  /** `Db.credentialEpoch()` before the row was read: the entry holds while the epoch is the same. */
+  epoch: number
+  readAt: number
+}
+
 export class ApiKeysService {
+  readonly #database: Db
   readonly #db: Kysely<Database>
   readonly #findByHash: ReturnType<typeof keyByHashQuery>
+  /**
+   * Valid keys by secret hash, in least-recently-used order. Every authenticated request needs its key, and
+   * the lookup is a large share of a small request's cost. The epoch check makes a revocation, by any
+   * process, take effect for the next request as it would without the cache. Unknown secrets are never
+   * cached.
+   */
+  readonly #cache = new Map<string, CachedKey>()
 
   constructor(db: Db) {
+    this.#database = db
     this.#db = db.kysely
     this.#findByHash = keyByHashQuery(db)
   }
@@ -111,6 +135,10 @@ export class ApiKeysService {
       .where('revoked_at', 'is', null)
     if (accountId) query = query.where('account_id', '=', accountId)
     await query.execute()
+    // Other processes learn of it through the epoch; this one need not wait for that.
+    for (const [hash, cached] of this.#cache) {
+      if (cached.principal.credentialId === id) this.#cache.delete(hash)
+    }
     let select = this.#db.selectFrom('api_keys').selectAll().where('id', '=', id)
     if (accountId) select = select.where('account_id', '=', accountId)
     const row = await select.executeTakeFirst()
@@ -122,17 +150,45 @@ export class ApiKeysService {
   async authenticate(secret: string): Promise<Principal | undefined> {
     if (!secret.startsWith(API_KEY_PREFIX)) return undefined
     const hash = hashSecret(secret)
+    const epoch = this.#database.credentialEpoch()
+    const now = Date.now()
+    let key = this.#cache.get(hash)
+    if (key?.epoch === epoch && now - key.readAt < CACHE_MAX_AGE_MS) {
+      // Re-inserted to keep the least recently used entry first.
+      this.#cache.delete(hash)
+    } else {
+      key = await this.#lookUp(hash, epoch, now)
+      if (!key) return undefined
+    }
+    this.#cache.set(hash, key)
+    if (this.#cache.size > CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string)
+    if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
+      key.lastUsedAt = now
+      await this.#db
+        .updateTable('api_keys')
+        .set({ last_used_at: now })
+        .where('id', '=', key.principal.credentialId)
+        .execute()
+    }
+    return key.principal
+  }
+
+  async #lookUp(hash: string, epoch: number, now: number): Promise<CachedKey | undefined> {
     const [row] = await this.#findByHash(hash)
     // The lookup is by hash, so timing reveals nothing about the secret; the comparison guards the rest.
-    if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, hash)) return undefined
-    const now = Date.now()
-    if (row.last_used_at === null || now - row.last_used_at > LAST_USED_RESOLUTION_MS) {
-      await this.#db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', row.id).execute()
+    if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, hash)) {
+      this.#cache.delete(hash)
+      return undefined
     }
     return {
-      accountId: row.account_id,
-      scopes: new Set(row.scopes.split(' ') as Scope[]),
-      credentialId: row.id,
+      principal: {
+        accountId: row.account_id,
+        scopes: new Set(row.scopes.split(' ') as Scope[]),
+        credentialId: row.id,
+      },
+      lastUsedAt: row.last_used_at,
+      epoch,
+      readAt: now,
     }
   }
 }

@@ -14,7 +14,9 @@ import {
 import pg from 'pg'
 import * as initial from './migrations/0001_initial.ts'
 import * as uploads from './migrations/0002_uploads.ts'
+import * as credentialNotifications from './migrations/0003_credential_notifications.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
+import { PgChangeListener } from './pg-change-listener.ts'
 import type { Database } from './schema.ts'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -38,6 +40,14 @@ export interface Db {
    * only to queries whose SQL never changes.
    */
   read<Row>(query: CompiledQuery<Row>, statementName?: string): Promise<Row[]>
+  /**
+   * For caches of credentials: a number that changes whenever an API key may have changed (been revoked,
+   * say) in any process, NaN when that cannot be known. Stamp an entry with the epoch taken before reading
+   * it, and trust the entry only while the epoch is the same. On SQLite it changes with every commit, seen
+   * from the next turn of the event loop as `read` sees commits; on PostgreSQL with every notification of a
+   * change to api_keys (migration 0003).
+   */
+  credentialEpoch(): number
   close(): Promise<void>
 }
 
@@ -52,6 +62,7 @@ export interface DatabaseOptions {
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
   '0002_uploads': uploads,
+  '0003_credential_notifications': credentialNotifications,
 }
 
 class Migrations implements MigrationProvider {
@@ -92,6 +103,7 @@ export function openDatabase(options: DatabaseOptions): Db {
     // and the next query opens a fresh one.
     pool.on('error', () => {})
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    const credentialChanges = new PgChangeListener(options.databaseUrl, 'coffer_credentials')
     return {
       kysely,
       engine: 'postgres',
@@ -104,16 +116,22 @@ export function openDatabase(options: DatabaseOptions): Db {
         })
         return result.rows as Row[]
       },
-      close: () => kysely.destroy(),
+      credentialEpoch: () => credentialChanges.epoch(),
+      close: async () => {
+        await credentialChanges.close()
+        await kysely.destroy()
+      },
     }
   }
 
   mkdirSync(options.dataDir, { recursive: true })
   const filename = path.join(options.dataDir, 'coffer.sqlite')
+  const reader = new SnapshotReader(filename)
   const kysely = new Kysely<Database>({
     dialect: new SqliteDialect({
       database: async () => {
-        const db = new NodeSqliteDatabase(filename)
+        // After each statement of this (the only writing) connection, the reader's next read must see it.
+        const db = new NodeSqliteDatabase(filename, { executed: () => reader.end() })
         // WAL lets the CLI and readers work while the server writes; FULL sync makes every
         // acknowledged commit survive a power cut, not just a process crash.
         db.exec('pragma journal_mode = wal')
@@ -124,22 +142,73 @@ export function openDatabase(options: DatabaseOptions): Db {
       },
     }),
   })
-  let reader: NodeSqliteDatabase | undefined
   return {
     kysely,
     engine: 'sqlite',
-    read: async <Row>(query: CompiledQuery<Row>) => {
-      if (!reader) {
-        reader = new NodeSqliteDatabase(filename)
-        reader.exec('pragma query_only = on')
-        reader.exec('pragma busy_timeout = 5000')
-      }
-      return reader.prepare(query.sql).all(query.parameters) as Row[]
-    },
+    read: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
+    credentialEpoch: () => reader.dataVersion(),
     close: async () => {
-      reader?.close()
+      reader.close()
       await kysely.destroy()
     },
+  }
+}
+
+/**
+ * The SQLite read connection of `Db.read`. Its reads within one turn of the event loop share one read
+ * transaction: taking and dropping SQLite's file locks for each statement (several fcntl calls) cost as much
+ * as the statement itself, and a busy server makes many reads per turn. The transaction ends at the end of
+ * the turn, and at once whenever this process writes, so a read always sees this process's own writes and,
+ * from the next turn on, those of other processes (the CLI): a request that arrives after a commit elsewhere
+ * is read from the socket in a later turn than any snapshot older than that commit.
+ */
+class SnapshotReader {
+  readonly #filename: string
+  #db: NodeSqliteDatabase | undefined
+  #inTransaction = false
+  #dataVersion = Number.NaN
+  readonly #endOfTurn = () => this.end()
+
+  constructor(filename: string) {
+    this.#filename = filename
+  }
+
+  all(query: CompiledQuery): unknown[] {
+    return this.#begin().prepare(query.sql).all(query.parameters)
+  }
+
+  /** SQLite's `data_version` as of the current snapshot: it changes when another connection commits. */
+  dataVersion(): number {
+    this.#begin()
+    return this.#dataVersion
+  }
+
+  #begin(): NodeSqliteDatabase {
+    if (!this.#db) {
+      this.#db = new NodeSqliteDatabase(this.#filename)
+      this.#db.exec('pragma query_only = on')
+      this.#db.exec('pragma busy_timeout = 5000')
+    }
+    if (!this.#inTransaction) {
+      this.#db.exec('begin')
+      this.#inTransaction = true
+      setImmediate(this.#endOfTurn)
+      const [row] = this.#db.prepare('pragma data_version').all([]) as { data_version: number }[]
+      this.#dataVersion = Number(row?.data_version)
+    }
+    return this.#db
+  }
+
+  end(): void {
+    if (!this.#inTransaction) return
+    this.#inTransaction = false
+    this.#db?.exec('commit')
+  }
+
+  close(): void {
+    this.end()
+    this.#db?.close()
+    this.#db = undefined
   }
 }
 
