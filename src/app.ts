@@ -15,6 +15,8 @@ import { FolderSchema } from './folders/folders.schemas.ts'
 import { registerAuth, registerAuthorization } from './http/auth.ts'
 import { registerErrorHandling } from './http/errors.ts'
 import { registerRateLimit } from './http/rate-limit.ts'
+import { requestLogger } from './http/request-logger.ts'
+import { registerResponseBatching } from './http/response-batching.ts'
 import { ErrorSchema } from './http/schemas.ts'
 import { buildSerializer } from './http/serialization.ts'
 import { buildValidator } from './http/validation.ts'
@@ -54,6 +56,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
             redact: REDACT,
             ...(typeof deps.logger === 'object' ? deps.logger : {}),
           },
+    childLoggerFactory: requestLogger,
     trustProxy: deps.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
@@ -87,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     app.addSchema(schema)
   }
   registerErrorHandling(app)
+  registerResponseBatching(app)
 
   const services = createServices(deps)
   app.decorate('services', services)

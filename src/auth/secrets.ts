@@ -1,5 +1,5 @@
 // Secrets Coffer hands out (API keys, upload grants) and the passwords it keeps. Only hashes are stored.
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 
 const scryptAsync = promisify(scrypt) as (
@@ -16,7 +16,7 @@ export function newSecret(prefix: string, bytes = 32): string {
 
 /** Secrets are long and random, so one round of SHA-256 is a safe and fast lookup hash. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  return hash('sha256', secret)
 }
 
 export function constantTimeEqual(a: string, b: string): boolean {
