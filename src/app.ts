@@ -12,9 +12,8 @@ import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
-import { registerAuth, registerAuthorization } from './http/auth.ts'
 import { registerErrorHandling } from './http/errors.ts'
-import { registerRateLimit } from './http/rate-limit.ts'
+import { registerGuard } from './http/guard.ts'
 import { requestLogger } from './http/request-logger.ts'
 import { registerResponseBatching } from './http/response-batching.ts'
 import { ErrorSchema } from './http/schemas.ts'
@@ -97,9 +96,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await app.register(swagger, openApiOptions(deps.config))
 
-  registerAuth(app, (bearer) => services.apiKeys.authenticate(bearer))
-  await registerRateLimit(app, deps.config)
-  registerAuthorization(app)
+  await registerGuard(app, {
+    authenticate: (bearer) => services.apiKeys.authenticate(bearer),
+    config: deps.config,
+  })
 
   const routeDeps = { services, config: deps.config }
   await app.register(metaRoutes, routeDeps)

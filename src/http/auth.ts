@@ -19,15 +19,16 @@ declare module 'fastify' {
 
 export const BEARER_SECURITY = 'bearer'
 
-type SecurityRequirement = Record<string, string[]>
+export type SecurityRequirement = Record<string, string[]>
 
 /** A route's security list: `[{ bearer: ['folders:read'] }, { bearer: ['files:read'] }]` = either scope. */
 export function requireScopes(...alternatives: Scope[][]): SecurityRequirement[] {
   return alternatives.map((scopes) => ({ [BEARER_SECURITY]: scopes }))
 }
 
-function routeSecurity(request: FastifyRequest): SecurityRequirement[] | undefined {
-  return (request.routeOptions.schema as { security?: SecurityRequirement[] } | undefined)?.security
+/** A route's security list, from its schema; undefined for a public route. */
+export function routeSecurity(schema: unknown): SecurityRequirement[] | undefined {
+  return (schema as { security?: SecurityRequirement[] } | undefined)?.security
 }
 
 function unauthorized(reply: FastifyReply, message: string): AppError {
@@ -43,47 +44,47 @@ function bearerOf(request: FastifyRequest): string | undefined | null {
   return match?.[1] ?? null
 }
 
-export function registerAuth(app: FastifyInstance, authenticate: Authenticator): void {
+export function decorateAuth(app: FastifyInstance): void {
   app.decorateRequest('principal', undefined)
   app.decorateRequest('credentialProblem', undefined)
-
-  // Identify first, without refusing: the rate limiter keys on the credential, and must also see
-  // requests with bad credentials (keyed by address) so that guessing keys is throttled too.
-  app.addHook('onRequest', async (request) => {
-    if (!routeSecurity(request)) return
-    const bearer = bearerOf(request)
-    if (bearer === undefined) {
-      request.credentialProblem =
-        'Missing credential: send "Authorization: Bearer <API key or access token>".'
-    } else if (bearer === null) {
-      request.credentialProblem = 'Malformed Authorization header: expected "Bearer <credential>".'
-    } else {
-      request.principal = await authenticate(bearer)
-      if (!request.principal) request.credentialProblem = 'The credential is unknown, revoked or expired.'
-    }
-  })
 }
 
-/** Refuses unauthenticated requests (401) and those lacking a needed scope (403). Runs after rate limiting. */
-export function registerAuthorization(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    const security = routeSecurity(request)
-    if (!security) return
-    const principal = request.principal
-    if (!principal) throw unauthorized(reply, request.credentialProblem ?? 'Authentication required.')
-    const allowed = security.some((alternative) =>
-      (alternative[BEARER_SECURITY] ?? []).every((scope) => principal.scopes.has(scope as Scope)),
+/**
+ * Identifies the credential, without refusing: the rate limiter keys on the credential, and must also see
+ * requests with bad credentials (keyed by address) so that guessing keys is throttled too.
+ */
+export async function identify(request: FastifyRequest, authenticate: Authenticator): Promise<void> {
+  const bearer = bearerOf(request)
+  if (bearer === undefined) {
+    request.credentialProblem = 'Missing credential: send "Authorization: Bearer <API key or access token>".'
+  } else if (bearer === null) {
+    request.credentialProblem = 'Malformed Authorization header: expected "Bearer <credential>".'
+  } else {
+    request.principal = await authenticate(bearer)
+    if (!request.principal) request.credentialProblem = 'The credential is unknown, revoked or expired.'
+  }
+}
+
+/** Refuses an unauthenticated request (401) and one lacking a scope the route needs (403). */
+export function authorize(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  security: SecurityRequirement[],
+): void {
+  const principal = request.principal
+  if (!principal) throw unauthorized(reply, request.credentialProblem ?? 'Authentication required.')
+  const allowed = security.some((alternative) =>
+    (alternative[BEARER_SECURITY] ?? []).every((scope) => principal.scopes.has(scope as Scope)),
+  )
+  if (!allowed) {
+    const needed = security.map((a) => (a[BEARER_SECURITY] ?? []).join(' and ')).join(' or ')
+    const firstAlternative = (security[0]?.[BEARER_SECURITY] ?? []).join(' ')
+    reply.header(
+      'www-authenticate',
+      `Bearer realm="coffer", error="insufficient_scope", scope="${firstAlternative}"`,
     )
-    if (!allowed) {
-      const needed = security.map((a) => (a[BEARER_SECURITY] ?? []).join(' and ')).join(' or ')
-      const firstAlternative = (security[0]?.[BEARER_SECURITY] ?? []).join(' ')
-      reply.header(
-        'www-authenticate',
-        `Bearer realm="coffer", error="insufficient_scope", scope="${firstAlternative}"`,
-      )
-      throw new AppError('insufficient_scope', `This operation needs the scope ${needed}.`)
-    }
-  })
+    throw new AppError('insufficient_scope', `This operation needs the scope ${needed}.`)
+  }
 }
 
 /** The authenticated account's id; only call from routes that declare security. */

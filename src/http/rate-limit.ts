@@ -7,7 +7,7 @@
 // RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW_SECONDS, refilled smoothly (see rate-limit-store.ts), in
 // this process's memory or, with REDIS_URL, shared by every process through Redis.
 import { isIPv6 } from 'node:net'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
 import { RedisRateLimitStore } from './rate-limit-redis.ts'
@@ -61,15 +61,18 @@ declare module 'fastify' {
   }
 }
 
-function isExempt(request: FastifyRequest): boolean {
-  if (request.routeOptions.config?.rateLimit === false) return true
-  const path = request.url.split('?', 1)[0] ?? ''
-  return EXEMPT_PATHS.has(path.length > 1 ? path.replace(/\/+$/, '') : path)
+/** Whether requests to a route go uncounted: health checks, and routes configured `rateLimit: false`. */
+export function isExemptRoute(route: { url: string; config?: { rateLimit?: false } }): boolean {
+  if (route.config?.rateLimit === false) return true
+  return EXEMPT_PATHS.has(route.url.length > 1 ? route.url.replace(/\/+$/, '') : route.url)
 }
 
 const seconds = (us: number) => Math.ceil(us / 1_000_000)
 
-export async function registerRateLimit(app: FastifyInstance, config: Config): Promise<void> {
+export type RateLimiter = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+/** Counts a request against its bucket, sets the rate-limit headers and refuses it (429) past the limit. */
+export async function createRateLimiter(app: FastifyInstance, config: Config): Promise<RateLimiter> {
   const policy = { limit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }
   const store: RateLimitStore = config.redisUrl
     ? await RedisRateLimitStore.open(config.redisUrl, policy, app.log)
@@ -77,8 +80,7 @@ export async function registerRateLimit(app: FastifyInstance, config: Config): P
   app.addHook('onClose', () => store.close())
 
   const windowSeconds = policy.windowMs / 1000
-  app.addHook('onRequest', async (request, reply) => {
-    if (isExempt(request)) return
+  return async (request, reply) => {
     const { bucket, who } = bucketOf(request)
     const decision = await store.hit(bucket)
     reply.header('ratelimit-limit', policy.limit)
@@ -92,5 +94,5 @@ export async function registerRateLimit(app: FastifyInstance, config: Config): P
       `Too many requests for ${who}: the limit is ${policy.limit} requests per ${windowSeconds} seconds; ` +
         `retry in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`,
     )
-  })
+  }
 }
