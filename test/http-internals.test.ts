@@ -1,6 +1,7 @@
-// Unit checks of two speed-ups whose effects the integration tests cannot see directly.
+// Unit checks of speed-ups whose effects the integration tests cannot see directly.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { toIso } from '../src/http/schemas.ts'
 import { withNullable } from '../src/http/serialization.ts'
 
 test('withNullable turns "X or null" into a nullable X, and leaves other unions alone', () => {
@@ -23,4 +24,24 @@ test('withNullable turns "X or null" into a nullable X, and leaves other unions 
     },
   })
   assert.deepEqual(schema.properties.when.anyOf.length, 2, 'the documented schema is not changed')
+})
+
+test('toIso formats exactly as Date#toISOString', () => {
+  const edges = [
+    0,
+    1,
+    999,
+    86_399_999,
+    86_400_000,
+    Date.UTC(2000, 1, 29, 12),
+    Date.UTC(2100, 1, 28, 23, 59, 59, 999),
+    Date.UTC(2100, 2, 1),
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    // Outside the fast path's range or not whole milliseconds: Date's own formatting.
+    Date.UTC(10_000, 0, 1),
+    -1,
+    1.5,
+  ]
+  const random = Array.from({ length: 100_000 }, () => Math.floor(Math.random() * Date.UTC(10_000, 0, 1)))
+  for (const ms of [...edges, ...random]) assert.equal(toIso(ms), new Date(ms).toISOString(), String(ms))
 })

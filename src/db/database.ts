@@ -17,16 +17,30 @@ import * as uploads from './migrations/0002_uploads.ts'
 import * as credentialNotifications from './migrations/0003_credential_notifications.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import { PgChangeListener } from './pg-change-listener.ts'
+import { type RowFactory, rowFactory } from './row-factory.ts'
 import type { Database } from './schema.ts'
 
 export type Engine = 'sqlite' | 'postgres'
+
+/** Names already worked out, by SQL per prefix: there are only a few shapes, and hashing each time showed. */
+const statementNames = new Map<string, Map<string, string>>()
 
 /**
  * A statement name for a query whose SQL takes one of a few fixed shapes (e.g. a list with or without a
  * cursor): one prepared statement per shape. Never for SQL that embeds values, which would prepare without end.
  */
 export function statementNameFor(prefix: string, sql: string): string {
-  return `${prefix}_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`
+  let names = statementNames.get(prefix)
+  if (!names) {
+    names = new Map()
+    statementNames.set(prefix, names)
+  }
+  let name = names.get(sql)
+  if (name === undefined) {
+    name = `${prefix}_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`
+    names.set(sql, name)
+  }
+  return name
 }
 
 export interface Db {
@@ -104,6 +118,8 @@ export function openDatabase(options: DatabaseOptions): Db {
     pool.on('error', () => {})
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     const credentialChanges = new PgChangeListener(options.databaseUrl, 'coffer_credentials')
+    // A named statement's columns never change.
+    const rowFactories = new Map<string, RowFactory>()
     return {
       kysely,
       engine: 'postgres',
@@ -113,8 +129,14 @@ export function openDatabase(options: DatabaseOptions): Db {
           name: statementName,
           text: query.sql,
           values: [...query.parameters],
+          rowMode: 'array',
         })
-        return result.rows as Row[]
+        let toRow = rowFactories.get(statementName)
+        if (!toRow) {
+          toRow = rowFactory(result.fields.map((field) => field.name))
+          rowFactories.set(statementName, toRow)
+        }
+        return (result.rows as unknown[][]).map(toRow) as Row[]
       },
       credentialEpoch: () => credentialChanges.epoch(),
       close: async () => {

@@ -2,6 +2,7 @@
 // drives, so the embedded mode needs no native addon.
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import { rowFactory } from './row-factory.ts'
 
 const STATEMENT_CACHE_SIZE = 200
 
@@ -10,16 +11,6 @@ function toSqlite(value: unknown): SQLInputValue {
   if (typeof value === 'boolean') return value ? 1 : 0
   if (value instanceof Date) return value.getTime()
   return value as SQLInputValue
-}
-
-/**
- * Builds a row object from node:sqlite's array of column values. node:sqlite makes each row object by
- * defining its properties one by one from the column names, a slow path of V8; an object literal compiled for
- * the statement's columns is several times faster. Later columns of the same name win, as they would there.
- */
-function rowFactory(columns: string[]): (values: unknown[]) => unknown {
-  const fields = columns.map((name, i) => `${JSON.stringify(name)}: v[${i}]`)
-  return new Function('v', `return { ${fields.join(', ')} }`) as (values: unknown[]) => unknown
 }
 
 class Statement implements SqliteStatement {

@@ -82,5 +82,43 @@ export const ERROR_RESPONSES = {
   default: ErrorRef,
 }
 
-export const toIso = (ms: number) => new Date(ms).toISOString()
-export const toIsoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`)
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`)
+const MS_PER_DAY = 86_400_000
+/** Years 1970 to 9999: the dates Coffer stores. Others go through Date, which formats them differently. */
+const LAST_MS = Date.UTC(10_000, 0, 1)
+
+/**
+ * Epoch milliseconds as `2024-01-31T12:00:00.000Z`, exactly as Date#toISOString, several times faster: a
+ * page of files formats three timestamps per file, and Date's formatting was a tenth of a list's time.
+ * The civil date comes from Howard Hinnant's days-from-civil inverse.
+ */
+export function toIso(ms: number): string {
+  if (!(ms >= 0 && ms < LAST_MS) || !Number.isInteger(ms)) return new Date(ms).toISOString()
+  const days = Math.floor(ms / MS_PER_DAY)
+  let rest = ms - days * MS_PER_DAY
+  const hours = Math.floor(rest / 3_600_000)
+  rest -= hours * 3_600_000
+  const minutes = Math.floor(rest / 60_000)
+  rest -= minutes * 60_000
+  const seconds = Math.floor(rest / 1000)
+  const millis = rest - seconds * 1000
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const dayOfEra = z - era * 146_097
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  )
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
+  const monthIndex = Math.floor((5 * dayOfYear + 2) / 153)
+  const day = dayOfYear - Math.floor((153 * monthIndex + 2) / 5) + 1
+  const month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  return `${year}-${pad2(month)}-${pad2(day)}T${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(millis)}Z`
+}
+
+export const toIsoOrNull = (ms: number | null) => (ms === null ? null : toIso(ms))
