@@ -72,7 +72,7 @@ OAuth 2.0 authorization server carry the same scopes; the capability index lists
 server offers it.
 
 A missing, malformed, unknown, revoked or expired credential is a 401 \`unauthorized\` with a
-\`WWW-Authenticate: Bearer\` header. A valid credential without the scope an operation needs is a 403
+\`WWW-Authenticate: Bearer\` header. A key is refused from the first request after its revocation. A valid credential without the scope an operation needs is a 403
 \`insufficient_scope\` whose message names the scope.
 
 ## Scopes
