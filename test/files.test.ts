@@ -151,6 +151,44 @@ describeEachEngine('files', (ctx) => {
     assert.deepEqual(none.body, { data: [], pagination: { nextCursor: null } })
   })
 
+  test('files asked for together are each answered for their own account, in one query on PostgreSQL', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const b = await createAccount(c.app)
+    const mine = await createFile(c, a.id, { name: 'mine.txt' })
+    const theirs = await createFile(c, b.id, { name: 'theirs.txt' })
+    // Keys in use are served from memory (PostgreSQL's notification listener needs a moment at first), so
+    // the five requests below reach the file lookup in the same turn.
+    for (const token of [a.token, b.token]) await call(c.app, 'GET', '/api/v1/folders', { token })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    for (const token of [a.token, b.token]) await call(c.app, 'GET', '/api/v1/folders', { token })
+    let queries = 0
+    const read = c.db.read
+    c.db.read = (query, name) => {
+      if (name === 'files_by_ids' || name === 'file_by_id') queries += 1
+      return read(query, name)
+    }
+    try {
+      const results = await Promise.all([
+        call(c.app, 'GET', `/api/v1/files/${mine.id}`, { token: a.token }),
+        call(c.app, 'GET', `/api/v1/files/${theirs.id}`, { token: a.token }),
+        call(c.app, 'GET', `/api/v1/files/${theirs.id}`, { token: b.token }),
+        call(c.app, 'GET', `/api/v1/files/${mine.id}`, { token: a.token }),
+        call(c.app, 'GET', '/api/v1/files/fil_00000000000000000000000000', { token: b.token }),
+      ])
+      assert.deepEqual(
+        results.map((r) => r.status),
+        [200, 404, 200, 200, 404],
+      )
+      assert.equal(results[0]?.body.data.name, 'mine.txt')
+      assert.equal(results[2]?.body.data.name, 'theirs.txt')
+      assert.deepEqual(results[0]?.body, results[3]?.body)
+      assert.equal(queries, c.engine === 'postgres' ? 1 : 5)
+    } finally {
+      c.db.read = read
+    }
+  })
+
   test('a share is summarised with its public URL and its effective state', async () => {
     const c = ctx()
     const a = await createAccount(c.app)

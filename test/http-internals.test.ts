@@ -1,6 +1,7 @@
 // Unit checks of speed-ups whose effects the integration tests cannot see directly.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { batchedLookup } from '../src/db/batched-lookup.ts'
 import { toIso } from '../src/http/schemas.ts'
 import { withNullable } from '../src/http/serialization.ts'
 
@@ -44,4 +45,38 @@ test('toIso formats exactly as Date#toISOString', () => {
   ]
   const random = Array.from({ length: 100_000 }, () => Math.floor(Math.random() * Date.UTC(10_000, 0, 1)))
   for (const ms of [...edges, ...random]) assert.equal(toIso(ms), new Date(ms).toISOString(), String(ms))
+})
+
+test('batchedLookup: one load per turn, at most 500 ids each; a failed load fails its callers', async () => {
+  const loads: string[][] = []
+  const lookUp = batchedLookup(async (ids: string[]) => {
+    loads.push(ids)
+    if (ids.includes('bad')) throw new Error('database down')
+    return ids.filter((id) => id !== 'missing').map((id) => ({ id, value: id.toUpperCase() }))
+  })
+  const found = await Promise.all([lookUp('a'), lookUp('b'), lookUp('a'), lookUp('missing')])
+  assert.deepEqual(found, [
+    { id: 'a', value: 'A' },
+    { id: 'b', value: 'B' },
+    { id: 'a', value: 'A' },
+    undefined,
+  ])
+  assert.deepEqual(loads, [['a', 'b', 'missing']])
+
+  loads.length = 0
+  const many = Array.from({ length: 1200 }, (_, i) => `id${i}`)
+  const rows = await Promise.all(many.map((id) => lookUp(id)))
+  assert.deepEqual(
+    rows.map((row) => row?.id),
+    many,
+  )
+  assert.deepEqual(
+    loads.map((ids) => ids.length),
+    [500, 500, 200],
+  )
+
+  loads.length = 0
+  const failed = lookUp('bad')
+  await assert.rejects(failed, /database down/)
+  assert.deepEqual(await lookUp('c'), { id: 'c', value: 'C' }, 'the next turn starts afresh')
 })

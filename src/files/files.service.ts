@@ -10,6 +10,7 @@ import {
   type Transaction,
 } from 'kysely'
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
+import { batchedLookup } from '../db/batched-lookup.ts'
 import { type Db, type Engine, statementNameFor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { keyset, type Page, toPage } from '../db/pagination.ts'
@@ -238,11 +239,29 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
   }
 }
 
-/** GET /files/{id} and every download start here, so the query is compiled once. */
-const fileByIdQuery = (db: Db) =>
-  prepare(db, 'file_by_id', 2, (fileId: string, accountId: string) =>
+/**
+ * GET /files/{id} and every download start here, so the query is compiled once. On PostgreSQL the files asked
+ * for in one turn are read together (see batched-lookup.ts) and each caller keeps its own only if its account
+ * owns it; SQLite reads in-process, with no round trip to save.
+ */
+function fileByIdQuery(db: Db): (fileId: string, accountId: string) => Promise<FileRow | undefined> {
+  if (db.engine === 'postgres') {
+    const compiled = selectFiles(db.kysely)
+      .where('files.id', '=', (eb) => eb.fn<string>('any', [eb.val([])]))
+      .compile()
+    const lookUp = batchedLookup((ids: string[]) =>
+      db.read<FileRow>({ ...compiled, parameters: [ids] }, 'files_by_ids'),
+    )
+    return async (fileId, accountId) => {
+      const row = await lookUp(fileId)
+      return row?.account_id === accountId ? row : undefined
+    }
+  }
+  const query = prepare(db, 'file_by_id', 2, (fileId: string, accountId: string) =>
     selectFiles(db.kysely).where('files.id', '=', fileId).where('files.account_id', '=', accountId),
   )
+  return async (fileId, accountId) => (await query(fileId, accountId))[0]
+}
 
 export class FilesService {
   readonly #database: Db
@@ -311,7 +330,7 @@ export class FilesService {
 
   /** The account's file; another account's file is "not found". */
   async get(accountId: string, fileId: string): Promise<StoredFile> {
-    const [row] = await this.#fileById(fileId, accountId)
+    const row = await this.#fileById(fileId, accountId)
     if (!row) throw notFound(`File ${fileId}`)
     return toStoredFile(row)
   }
