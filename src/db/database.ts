@@ -47,9 +47,11 @@ export interface Db {
   kysely: Kysely<Database>
   engine: Engine
   /**
-   * Runs a read-only query outside any transaction; it sees every committed write. On SQLite it runs at once
-   * on a read connection of its own, which skips the single writer connection's queue (WAL lets readers and
-   * the writer work side by side). Never use it for a read that must see the caller's own open transaction.
+   * Runs a read-only query outside any transaction, for request handling. It sees every write this process
+   * committed, and those of other processes committed before the current turn of the event loop began. On
+   * SQLite it runs at once on a read connection of its own, which skips the single writer connection's queue
+   * (WAL lets readers and the writer work side by side), in a snapshot that lasts until the turn's end (see
+   * SnapshotReader). Never use it for a read that must see the caller's own open transaction.
    * A `statementName` makes PostgreSQL keep the parsed and planned statement on each connection; give one
    * only to queries whose SQL never changes.
    */

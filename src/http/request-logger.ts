@@ -6,13 +6,23 @@ import type { Bindings, ChildLoggerOptions, LevelWithSilent } from 'pino'
 
 type Level = Exclude<LevelWithSilent, 'silent'>
 type LogFn = FastifyBaseLogger['info']
+type LevelTest = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
+
+const LEVELS: Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace']
 
 class RequestLogger implements FastifyBaseLogger {
-  readonly #parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
+  // On the prototype (added below), so a request's logger costs one small object.
+  declare fatal: LogFn
+  declare error: LogFn
+  declare warn: LogFn
+  declare info: LogFn
+  declare debug: LogFn
+  declare trace: LogFn
+  readonly #parent: LevelTest
   readonly #bindings: Bindings
   #child: FastifyBaseLogger | undefined
 
-  constructor(parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings: Bindings) {
+  constructor(parent: LevelTest, bindings: Bindings) {
     this.#parent = parent
     this.#bindings = bindings
   }
@@ -30,23 +40,21 @@ class RequestLogger implements FastifyBaseLogger {
     return this.#child
   }
 
-  #at(level: Level): LogFn {
-    return ((...args: Parameters<LogFn>) => {
-      if (this.#child || this.#parent.isLevelEnabled(level)) this.#real()[level](...args)
-    }) as LogFn
+  log(level: Level, args: Parameters<LogFn>): void {
+    if (this.#child || this.#parent.isLevelEnabled(level)) this.#real()[level](...args)
   }
 
-  fatal = this.#at('fatal')
-  error = this.#at('error')
-  warn = this.#at('warn')
-  info = this.#at('info')
-  debug = this.#at('debug')
-  trace = this.#at('trace')
-  silent: LogFn = () => {}
+  silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#real().child(bindings, options)
   }
+}
+
+for (const level of LEVELS) {
+  RequestLogger.prototype[level] = function (this: RequestLogger, ...args: Parameters<LogFn>) {
+    this.log(level, args)
+  } as LogFn
 }
 
 /** For Fastify's `childLoggerFactory`. A route-level log level needs a real child at once. */
@@ -56,5 +64,5 @@ export function requestLogger(
   options: ChildLoggerOptions,
 ): FastifyBaseLogger {
   if (options.level !== undefined || !('isLevelEnabled' in parent)) return parent.child(bindings, options)
-  return new RequestLogger(parent as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings)
+  return new RequestLogger(parent as LevelTest, bindings)
 }
