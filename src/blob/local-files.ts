@@ -22,11 +22,17 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/** Bytes received while a write is under way, at most, before the source is paused. */
+const MAX_QUEUED_BYTES = 1024 * 1024
+
 /**
  * Writes every chunk of `source` from byte `start` of the file on and returns the byte count; `tooMany` is
- * thrown, before anything past it is written, once the count would exceed `limit`. Iterating (rather than
- * piping) stops at the source's first error, including a stream destroyed without one, and each write has
- * landed before the next chunk is pulled.
+ * thrown, before anything past it is written, once the count would exceed `limit`.
+ *
+ * The source is read while a write is under way, and what arrived meanwhile goes in the next write, together:
+ * a network source yields many small chunks, and one system call (and one trip to the thread pool) each would
+ * cost more than the copying. Iterating (rather than piping) stops at the source's first error, including a
+ * stream destroyed without one. Whatever happens, no write is under way once this returns or throws.
  */
 export async function writeChunks(
   handle: FileHandle,
@@ -36,19 +42,67 @@ export async function writeChunks(
   tooMany: () => Error = () => new RangeError(`more than ${limit} bytes`),
 ): Promise<number> {
   let size = 0
-  for await (const chunk of source) {
-    if (!(chunk instanceof Uint8Array)) throw new TypeError('a blob source must yield Uint8Array chunks')
-    if (size + chunk.length > limit) throw tooMany()
-    await writeFully(handle, chunk, start + size)
-    size += chunk.length
+  let written = 0
+  let queue: Uint8Array[] = []
+  let queued = 0
+  let writing: Promise<void> | undefined
+  let failure: { error: unknown } | undefined
+  const writeQueued = async () => {
+    try {
+      while (queue.length > 0 && !failure) {
+        const batch = queue
+        const bytes = queued
+        queue = []
+        queued = 0
+        await writevFully(handle, batch, start + written)
+        written += bytes
+      }
+    } catch (error) {
+      failure = { error }
+    } finally {
+      writing = undefined
+    }
   }
-  return size
+  try {
+    for await (const chunk of source) {
+      if (failure) throw failure.error
+      if (!(chunk instanceof Uint8Array)) throw new TypeError('a blob source must yield Uint8Array chunks')
+      if (size + chunk.length > limit) throw tooMany()
+      if (chunk.length === 0) continue
+      queue.push(chunk)
+      queued += chunk.length
+      size += chunk.length
+      writing ??= writeQueued()
+      if (queued >= MAX_QUEUED_BYTES) await writing
+    }
+    await writing
+    if (failure) throw failure.error
+    return size
+  } finally {
+    // The caller closes, removes or renames the file next: no write may land after that.
+    await writing
+  }
 }
 
-/** Writes all of `bytes` at `position`: one write may take fewer bytes than it was given. */
-export async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  for (let offset = 0; offset < bytes.length; ) {
-    offset += (await handle.write(bytes, offset, bytes.length - offset, position + offset)).bytesWritten
+/** Writes all of `bytes` at `position`. */
+export function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  return writevFully(handle, [bytes], position)
+}
+
+/** Writes all of `chunks`, in order, at `position`: one writev may take fewer bytes than it was given. */
+async function writevFully(handle: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
+  let rest = chunks
+  while (rest.length > 0) {
+    const { bytesWritten } = await handle.writev(rest, position)
+    position += bytesWritten
+    let skip = bytesWritten
+    let whole = 0
+    while (whole < rest.length && skip >= (rest[whole] as Uint8Array).length) {
+      skip -= (rest[whole] as Uint8Array).length
+      whole += 1
+    }
+    rest = rest.slice(whole)
+    if (skip > 0) rest[0] = (rest[0] as Uint8Array).subarray(skip)
   }
 }
 

@@ -234,12 +234,11 @@ export class LocalMultipart {
           lengthError(partNumber, length, 'more came'),
         )
         if (size !== length) throw lengthError(partNumber, length, `only ${size} came`)
-        await handle.sync()
+        // With the claim's directory entry, which names the write that holds these bytes; both at once.
+        await Promise.all([handle.sync(), syncDir(dir)])
       } finally {
         await handle.close()
       }
-      // The claim's directory entry, which names the write that holds these bytes.
-      await syncDir(dir)
       return size
     } catch (error) {
       // Gives the slot back to a later write of the number, which overwrites what this one left there.
@@ -266,11 +265,10 @@ export class LocalMultipart {
         if (length !== undefined && size !== length) {
           throw lengthError(partNumber, length, `only ${size} came`)
         }
-        await handle.sync()
+        await Promise.all([handle.sync(), syncDir(dir)])
       } finally {
         await handle.close()
       }
-      await syncDir(dir)
       return size
     } catch (error) {
       await rm(file, { force: true })
