@@ -120,13 +120,23 @@ export interface UploadIntentsTable {
 export interface UploadBlobsTable {
   key: string
   intent_id: string
-  /** Multipart parts only: their upload, number and etag. */
+  /** The blob of a multipart upload: the upload's id as the client knows it, and as the BlobStore does. */
   upload_id: string | null
-  part_number: number | null
-  etag: string | null
+  store_upload_id: string | null
   /** Null while the blob is being written. */
   size: number | null
   sha256: string | null
+  created_at: number
+}
+
+/** A part of a multipart upload, recorded once the BlobStore holds it durably. */
+export interface UploadPartsTable {
+  /** The upload_blobs row of the upload's blob. */
+  blob_key: string
+  part_number: number
+  etag: string
+  store_etag: string
+  size: number
   created_at: number
 }
 
@@ -156,6 +166,7 @@ export interface Database {
   submissions: SubmissionsTable
   upload_intents: UploadIntentsTable
   upload_blobs: UploadBlobsTable
+  upload_parts: UploadPartsTable
   file_previews: FilePreviewsTable
   server_secrets: ServerSecretsTable
 }

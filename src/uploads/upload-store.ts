@@ -1,17 +1,28 @@
 // SQL of upload intents and of the blobs staged for them. Every state change is one conditional UPDATE
 // (`where state = ...`), so concurrent requests and several processes agree on who moved an intent.
 import type { Kysely, Selectable } from 'kysely'
+import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Database, UploadIntentsTable, UploadState } from '../db/schema.ts'
 
 export type IntentRow = Selectable<UploadIntentsTable>
 
 export interface StagedBlob {
   key: string
+  /** The blob of a multipart upload: the upload's id as the client knows it, and as the BlobStore does. */
   uploadId: string | null
-  partNumber: number | null
-  etag: string | null
+  storeUploadId: string | null
   size: number | null
   sha256: string | null
+}
+
+/** A part of a multipart upload that the BlobStore holds. */
+export interface StoredPart {
+  partNumber: number
+  /** Given to the client. */
+  etag: string
+  /** The BlobStore's name for the write. */
+  storeEtag: string
+  size: number
 }
 
 export const toIntent = (row: IntentRow): IntentRow => ({
@@ -24,6 +35,22 @@ export const toIntent = (row: IntentRow): IntentRow => ({
   created_at: Number(row.created_at),
   updated_at: Number(row.updated_at),
 })
+
+function toStagedBlob(row: {
+  key: string
+  upload_id: string | null
+  store_upload_id: string | null
+  size: number | null
+  sha256: string | null
+}): StagedBlob {
+  return {
+    key: row.key,
+    uploadId: row.upload_id,
+    storeUploadId: row.store_upload_id,
+    size: row.size === null ? null : Number(row.size),
+    sha256: row.sha256,
+  }
+}
 
 export class UploadStore {
   readonly db: Kysely<Database>
@@ -54,8 +81,8 @@ export class UploadStore {
 
   /**
    * Adopts the staged final blob `key` as the intent's file: uploading → processing, in one transaction with
-   * forgetting the staging record (the blob now belongs to the intent). False if the intent was no longer
-   * uploading or the blob was not staged for it.
+   * forgetting the staging record (the blob now belongs to the intent) and, with it, the parts it was made of.
+   * False if the intent was no longer uploading or the blob was not staged for it.
    */
   async adoptStoredBlob(intentId: string, key: string, fileId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
@@ -64,7 +91,6 @@ export class UploadStore {
         .select(['size', 'sha256'])
         .where('key', '=', key)
         .where('intent_id', '=', intentId)
-        .where('upload_id', 'is', null)
         .executeTakeFirst()
       if (!staged || staged.size === null || staged.sha256 === null) return false
       const now = Date.now()
@@ -179,16 +205,18 @@ export class UploadStore {
 
   // --- staged blobs -------------------------------------------------------------------------------------
 
-  /** Records a blob before its first byte is written. */
-  async stage(key: string, intentId: string, part?: { uploadId: string; partNumber: number; etag: string }) {
+  /**
+   * Records a blob before its first byte is written; for a multipart upload's blob, once the upload exists in
+   * the BlobStore and before any part is written to it.
+   */
+  async stage(key: string, intentId: string, multipart?: { uploadId: string; storeUploadId: string }) {
     await this.db
       .insertInto('upload_blobs')
       .values({
         key,
         intent_id: intentId,
-        upload_id: part?.uploadId ?? null,
-        part_number: part?.partNumber ?? null,
-        etag: part?.etag ?? null,
+        upload_id: multipart?.uploadId ?? null,
+        store_upload_id: multipart?.storeUploadId ?? null,
         size: null,
         sha256: null,
         created_at: Date.now(),
@@ -232,21 +260,71 @@ export class UploadStore {
   async stagedBlobs(intentId: string): Promise<StagedBlob[]> {
     const rows = await this.db
       .selectFrom('upload_blobs')
-      .select(['key', 'upload_id', 'part_number', 'etag', 'size', 'sha256'])
+      .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
       .where('intent_id', '=', intentId)
       .execute()
-    return rows.map((r) => ({
-      key: r.key,
-      uploadId: r.upload_id,
-      partNumber: r.part_number === null ? null : Number(r.part_number),
-      etag: r.etag,
-      size: r.size === null ? null : Number(r.size),
-      sha256: r.sha256,
-    }))
+    return rows.map(toStagedBlob)
   }
 
-  async parts(intentId: string, uploadId: string): Promise<StagedBlob[]> {
-    return (await this.stagedBlobs(intentId)).filter((b) => b.uploadId === uploadId)
+  /** The blob of the intent's multipart upload `uploadId` (the client's id), if it is still staged. */
+  async multipartUpload(intentId: string, uploadId: string): Promise<StagedBlob | undefined> {
+    const row = await this.db
+      .selectFrom('upload_blobs')
+      .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
+      .where('intent_id', '=', intentId)
+      .where('upload_id', '=', uploadId)
+      .where('store_upload_id', 'is not', null)
+      .executeTakeFirst()
+    return row && toStagedBlob(row)
+  }
+
+  /**
+   * Records a part of the multipart upload whose blob is `blobKey`, once the BlobStore holds it, only while the
+   * intent still accepts bytes and the upload is still staged: false means it no longer is, and the part goes
+   * with the upload.
+   */
+  async recordPart(blobKey: string, intentId: string, part: StoredPart): Promise<boolean> {
+    try {
+      const result = await this.db
+        .insertInto('upload_parts')
+        .columns(['blob_key', 'part_number', 'etag', 'store_etag', 'size', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('upload_intents')
+            // Cast: PostgreSQL takes an untyped parameter in a select list for text, whatever the column.
+            .select([
+              eb.cast<string>(eb.val(blobKey), 'text').as('blob_key'),
+              eb.cast<number>(eb.val(part.partNumber), 'integer').as('part_number'),
+              eb.cast<string>(eb.val(part.etag), 'text').as('etag'),
+              eb.cast<string>(eb.val(part.storeEtag), 'text').as('store_etag'),
+              eb.cast<number>(eb.val(part.size), 'bigint').as('size'),
+              eb.cast<number>(eb.val(Date.now()), 'bigint').as('created_at'),
+            ])
+            .where('id', '=', intentId)
+            .where('state', '=', 'uploading'),
+        )
+        .executeTakeFirst()
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+    } catch (error) {
+      // The upload's row went (the upload was completed or abandoned) between the lookup and this insert.
+      if (isForeignKeyViolation(error)) return false
+      throw error
+    }
+  }
+
+  /** Every part recorded for the multipart upload whose blob is `blobKey`, every write of a number included. */
+  async parts(blobKey: string): Promise<StoredPart[]> {
+    const rows = await this.db
+      .selectFrom('upload_parts')
+      .select(['part_number', 'etag', 'store_etag', 'size'])
+      .where('blob_key', '=', blobKey)
+      .execute()
+    return rows.map((r) => ({
+      partNumber: Number(r.part_number),
+      etag: r.etag,
+      storeEtag: r.store_etag,
+      size: Number(r.size),
+    }))
   }
 
   /** Intents that ended but still have staged blobs (a process died while cleaning up), or no longer exist. */
