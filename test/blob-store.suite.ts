@@ -507,6 +507,50 @@ export function blobStoreSuite(name: string, makeStore: () => Promise<StoreUnder
         }
       })
 
+      test('listParts lists the whole writes, and nothing of failed or unfinished ones', async () => {
+        const upload = await store().createMultipart(`${scope()}/listed-parts`)
+        assert.deepEqual(await store().listParts(upload), [])
+        const one = await store().writePart(upload, 1, randomBytes(PART), PART)
+        const two = await store().writePart(upload, 2, chunksOf(randomBytes(PART + 1), 100_000))
+        const threeFirst = await store().writePart(upload, 3, randomBytes(10), 10)
+        const threeAgain = await store().writePart(upload, 3, randomBytes(20), 20)
+        await assert.rejects(() =>
+          store().writePart(upload, 4, failingAfter(randomBytes(MiB), new Error('reset')), PART),
+        )
+        let resume: () => void = () => {}
+        const stalled = new Promise<void>((resolve) => {
+          resume = resolve
+        })
+        const unfinished = store().writePart(
+          upload,
+          5,
+          (async function* () {
+            yield randomBytes(1000)
+            await stalled
+            yield randomBytes(1000)
+          })(),
+          2000,
+        )
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        const listed = await store().listParts(upload)
+        const key = (p: { partNumber: number; etag: string; size: number }) =>
+          `${p.partNumber}:${p.etag}:${p.size}`
+        const written = new Set([one, two, threeFirst, threeAgain].map(key))
+        for (const part of listed) assert.ok(written.has(key(part)), `listed ${key(part)}, never written`)
+        for (const part of [one, two, threeAgain]) {
+          assert.ok(
+            listed.some((p) => key(p) === key(part)),
+            `${key(part)} is not listed`,
+          )
+        }
+        assert.deepEqual([...new Set(listed.map((p) => p.partNumber))].sort(), [1, 2, 3])
+        resume()
+        const five = await unfinished
+        assert.ok((await store().listParts(upload)).some((p) => key(p) === key(five)))
+        await store().abortMultipart(upload)
+        await assert.rejects(() => store().listParts(upload), MultipartUploadNotFoundError)
+      })
+
       test('no parts make an empty blob', async () => {
         const upload = await store().createMultipart(`${scope()}/empty`)
         await completeAs(upload, [], Buffer.alloc(0))
@@ -672,6 +716,7 @@ export function blobStoreSuite(name: string, makeStore: () => Promise<StoreUnder
             MultipartUploadNotFoundError,
           )
           await assert.rejects(() => store().completeMultipart(upload, list), MultipartUploadNotFoundError)
+          await assert.rejects(() => store().listParts(upload), MultipartUploadNotFoundError)
         }
         await store().abortMultipart(never)
       })

@@ -152,7 +152,16 @@ describe('LocalBlobStore on disk', () => {
       }
       const dir = path.join(root, '.tmp', `${inPlace.uploadId}.mpu`)
       assert.deepEqual(await uploadDirs(root), [`${inPlace.uploadId}.mpu`])
-      assert.deepEqual((await readdir(dir)).sort(), ['1.slot', '2.slot', '3.slot', 'data'])
+      const [one, two, three] = written.map((part) => part.etag.slice(1, 17))
+      assert.deepEqual((await readdir(dir)).sort(), [
+        `1-${one}-${SLOT_BYTES}.slotted`,
+        '1.slot',
+        `2-${two}-${SLOT_BYTES}.slotted`,
+        '2.slot',
+        `3-${three}-1000.slotted`,
+        '3.slot',
+        'data',
+      ])
       const data = await stat(path.join(dir, 'data'))
       await store.completeMultipart(inPlace, written)
       // The very file the parts were written to, renamed: no byte was copied.
@@ -168,9 +177,8 @@ describe('LocalBlobStore on disk', () => {
       ]
       const copiedDir = path.join(root, '.tmp', `${copied.uploadId}.mpu`)
       const files = (await readdir(copiedDir)).sort()
-      assert.equal(files.length, 4)
-      assert.match(files[0] as string, /^1\.slot$/)
-      assert.match(files[1] as string, /^2-[0-9a-f]{16}\.part$/)
+      assert.equal(files.length, 6)
+      assert.match(files[2] as string, new RegExp(`^2-[0-9a-f]{16}-${SLOT_BYTES}\\.part$`))
       const copiedData = await stat(path.join(copiedDir, 'data'))
       const result = await store.completeMultipart(copied, copiedParts)
       assert.equal(result.sha256, sha256(Buffer.concat(parts)))
@@ -228,7 +236,8 @@ describe('LocalBlobStore on disk', () => {
       await store.writePart(upload, 1, randomBytes(SLOT_BYTES), SLOT_BYTES)
       await store.writePart(upload, 2, randomBytes(100))
       await store.writePart(upload, 1, randomBytes(SLOT_BYTES), SLOT_BYTES)
-      assert.equal((await readdir(path.join(root, '.tmp', `${upload.uploadId}.mpu`))).length, 4)
+      // data, one claim and its slotted write, two files
+      assert.equal((await readdir(path.join(root, '.tmp', `${upload.uploadId}.mpu`))).length, 5)
       await store.abortMultipart(upload)
       assert.deepEqual(await filesUnder(root), [])
     })

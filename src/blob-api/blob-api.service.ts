@@ -12,13 +12,14 @@ import {
   type MultipartUpload,
   MultipartUploadNotFoundError,
   PartLengthError,
+  type PartRef,
   type WrittenPart,
 } from '../blob/blob-store.ts'
 import type { Config } from '../config.ts'
 import { blobKeyOf } from '../files/files.service.ts'
 import { newId } from '../ids.ts'
 import { essence } from '../uploads/sniff.ts'
-import type { IntentRow, StagedBlob, StoredPart, UploadStore } from '../uploads/upload-store.ts'
+import type { IntentRow, StagedBlob, UploadStore } from '../uploads/upload-store.ts'
 import { ByteMeter, type Digest } from './byte-stream.ts'
 import { type ClientTokenPayload, signCallback, verifyClientToken } from './client-token.ts'
 import { BlobApiError, notAccepting, tooLarge } from './errors.ts'
@@ -66,6 +67,9 @@ interface OpenUpload {
   /** Set once the store completed the blob (a completion whose callback failed is retried with it). */
   completed: Digest | undefined
 }
+
+const notUploaded = (part: PartRef | undefined) =>
+  new BlobApiError('bad_request', `Part ${part?.partNumber} with etag "${part?.etag}" was not uploaded.`)
 
 const closedUpload = () =>
   new BlobApiError(
@@ -198,11 +202,11 @@ export class BlobApiService {
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
       throw new BlobApiError('bad_request', `"x-mpu-part-number" must be an integer from 1 to ${MAX_PARTS}.`)
     }
-    const { intent, token } = ticket
+    const { token } = ticket
     // Parts stored under other numbers count against the declared size; a part sent again replaces its earlier
-    // write, so only the largest write of each number counts.
+    // write, so only the largest write of each number counts. The store keeps the list: it survives any crash.
     const largest = new Map<number, number>()
-    for (const p of await this.#store.parts(upload.key)) {
+    for (const p of await this.#listParts(upload)) {
       if (p.partNumber !== partNumber)
         largest.set(p.partNumber, Math.max(largest.get(p.partNumber) ?? 0, p.size))
     }
@@ -211,10 +215,15 @@ export class BlobApiService {
     if (limit < 0 || (headers.length ?? 0) > limit) throw tooLarge(token.maximumSizeInBytes)
     // An announced length is held to by the store, which refuses any other; a body of unknown length is counted.
     const meter = headers.length === undefined ? new ByteMeter(limit, { hash: false }) : undefined
-
-    let written: WrittenPart
     try {
-      written = await this.#blobs.writePart(upload, partNumber, meter?.measure(body) ?? body, headers.length)
+      // The store's etag goes to the client as is: `complete` hands the list back to the store, which checks it.
+      const { etag } = await this.#blobs.writePart(
+        upload,
+        partNumber,
+        meter?.measure(body) ?? body,
+        headers.length,
+      )
+      return { etag }
     } catch (error) {
       if (meter && meter.size > limit) throw tooLarge(token.maximumSizeInBytes)
       if (error instanceof PartLengthError) {
@@ -226,11 +235,6 @@ export class BlobApiService {
       if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
       throw error
     }
-    const etag = randomBytes(8).toString('hex')
-    const part: StoredPart = { partNumber, etag, storeEtag: written.etag, size: written.size }
-    // A part the record refuses stays in the store's upload, which goes with the intent.
-    if (!(await this.#store.recordPart(upload.key, intent.id, part))) throw notAccepting()
-    return { etag }
   }
 
   async completeMultipart(
@@ -253,46 +257,46 @@ export class BlobApiService {
         throw new BlobApiError('bad_request', `Part ${p.partNumber} is listed twice.`)
       }
     }
-    const stored = new Map<string, StoredPart>()
-    for (const p of await this.#store.parts(upload.key)) stored.set(`${p.partNumber}:${p.etag}`, p)
-    const parts: StoredPart[] = []
-    for (const p of ordered) {
-      const part = stored.get(`${p.partNumber}:${p.etag}`)
-      if (!part) {
-        throw new BlobApiError('bad_request', `Part ${p.partNumber} with etag "${p.etag}" was not uploaded.`)
-      }
-      parts.push(part)
-    }
-    const total = parts.reduce((sum, p) => sum + p.size, 0)
-    if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
-
-    if (completed && completed.size !== total) {
-      throw new BlobApiError('bad_request', 'The upload was already completed with other parts than these.')
-    }
-    let blob: Digest
-    try {
-      blob =
-        completed ??
-        (await this.#blobs.completeMultipart(
-          upload,
-          parts.map((p) => ({ partNumber: p.partNumber, etag: p.storeEtag })),
-        ))
-    } catch (error) {
-      if (error instanceof InvalidPartError) {
-        // Listed and recorded, yet refused by the store: another write of the number replaced it there.
-        throw new BlobApiError(
-          'bad_request',
-          `Part ${error.partNumber} was replaced by a later upload of the same part number; list that one.`,
-        )
-      }
-      if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
-      throw error
-    }
+    // A retry after the callback failed: the store joined the parts already (and forgot them).
+    const blob = completed ?? (await this.#join(ticket, upload, ordered))
     // Should the callback fail on a fault, the blob stays for a retried `complete` to report again.
     const result = await this.#report(ticket, fileId, upload.key, blob, deliver, { keepOnFault: true })
     // The upload's parts went with its adoption; those of abandoned uploads go now.
     await this.discardStaged(ticket.intent.id)
     return result
+  }
+
+  /** Has the store join the listed parts (sorted by number) into the upload's blob. */
+  async #join(ticket: Ticket, upload: MultipartUpload, listed: PartRef[]): Promise<Digest> {
+    const stored = new Map<string, WrittenPart>()
+    for (const p of await this.#listParts(upload)) stored.set(`${p.partNumber}:${p.etag}`, p)
+    let total = 0
+    for (const p of listed) {
+      const part = stored.get(`${p.partNumber}:${p.etag}`)
+      if (!part) throw notUploaded(p)
+      total += part.size
+    }
+    if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
+    try {
+      return await this.#blobs.completeMultipart(upload, listed)
+    } catch (error) {
+      // Listed a moment ago, but not usable after all: another write of the number replaced it meanwhile.
+      if (error instanceof InvalidPartError) {
+        throw notUploaded(listed.find((p) => p.partNumber === error.partNumber) ?? listed[0])
+      }
+      if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
+      throw error
+    }
+  }
+
+  /** The parts the store holds for an upload. */
+  async #listParts(upload: MultipartUpload): Promise<WrittenPart[]> {
+    try {
+      return await this.#blobs.listParts(upload)
+    } catch (error) {
+      if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
+      throw error
+    }
   }
 
   /**

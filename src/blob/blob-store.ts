@@ -72,6 +72,12 @@ export interface BlobStore {
     length?: number,
   ): Promise<WrittenPart>
   /**
+   * Every part written to the upload so far (with S3, only the last write of each number), in no particular
+   * order; a write still under way is not among them. Callers keep no list of their own: this one survives
+   * any crash. MultipartUploadNotFoundError once the upload was completed or aborted.
+   */
+  listParts(upload: MultipartUpload): Promise<WrittenPart[]>
+  /**
    * Joins the listed parts (ascending part numbers, each once, gaps allowed) into the blob `upload.key`, with
    * the guarantees of `put`: whole or not at all, durable, replacing a previous blob only once complete. It
    * resolves with the blob's size and SHA-256 (the caller, which never sees the parts in order, cannot hash them

@@ -160,6 +160,10 @@ export class LocalBlobStore implements BlobStore {
     return this.#multipart.writePart(upload, partNumber, data, length)
   }
 
+  listParts(upload: MultipartUpload): Promise<WrittenPart[]> {
+    return this.#multipart.listParts(upload)
+  }
+
   completeMultipart(upload: MultipartUpload, parts: PartRef[]): Promise<MultipartBlob> {
     return this.#multipart.complete(upload, parts)
   }

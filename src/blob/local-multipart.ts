@@ -1,21 +1,24 @@
 // Multipart uploads of LocalBlobStore. An upload is a directory `<root>/.tmp/<uploadId>.mpu/` holding
-//   data           the blob being assembled: part n is written in place at offset (n - 1) × SLOT_BYTES
-//   <n>.slot       the claim on part n's slot in `data`: a symbolic link whose target names the write holding it
-//   <n>-<w>.part   part n as written by write w, in a file of its own
+//   data                    the blob being assembled: part n is written in place at offset (n - 1) × SLOT_BYTES
+//   <n>.slot                the claim on part n's slot in `data`: a symbolic link to the id of the write holding it
+//   <n>-<w>-<size>.slotted  write w of part n is in its slot, whole
+//   <n>-<w>.part            write w of part n, in a file of its own, under way...
+//   <n>-<w>-<size>.part     ...and whole
 // A part announced at no more than SLOT_BYTES (the part size of the @vercel/blob client) claims its slot and is
 // streamed into it chunk by chunk; a longer part, one of unknown length, or another write of a number whose
 // slot is claimed gets a file of its own. A claim is created exclusively and only its own write, failing,
-// gives it back, so two writes of a number never share bytes. A link is created atomically with its target:
-// the claim and the name of its holder appear together, with no file content to write and sync.
+// gives it back, so two writes of a number never share bytes. (A link is created atomically with its target:
+// the claim and the name of its holder appear together, with no content to write and sync.) The names of whole
+// writes carry all there is to know about them, so one directory listing lists the parts.
 //
 // Every part is fsynced, and the directory with it, before writePart resolves: an acknowledged part survives a
-// crash of the machine, and the state is all in files, for any process sharing the root to complete.
+// crash of the machine, and the state is all in files, for any process sharing the root to list or complete.
 //
 // Completion first renames the directory away: from then on no write, abort or other completion reaches it.
-// When the listed parts are 1..K, all in their slots, full except the last, and no other write holds a slot,
-// `data` is the blob: it is truncated, fsynced and renamed into place, with no byte copied. Otherwise the
-// listed parts are copied in order into a new file. Abort renames the directory away too, then removes it; a
-// write still in flight then writes into files already unlinked.
+// When the listed parts are 1..K, all in their slots, full except the last, and every write holding a slot is
+// whole (none can still write, past the end), `data` is the blob: it is truncated, fsynced and renamed into
+// place, with no byte copied. Otherwise the listed parts are copied in order into a new file. Abort renames the
+// directory away too, then removes it; a write still in flight then writes into files already unlinked.
 import { createHash, randomBytes } from 'node:crypto'
 import {
   type FileHandle,
@@ -23,11 +26,11 @@ import {
   mkdir,
   open,
   readdir,
-  readlink,
   rename,
   rm,
   symlink,
   unlink,
+  writeFile,
 } from 'node:fs/promises'
 import path from 'node:path'
 import {
@@ -55,6 +58,8 @@ import {
 export const SLOT_BYTES = 8 * 1024 * 1024
 
 const LIVE_SUFFIX = '.mpu'
+/** A whole write: part number, write id, size; in its slot, or in a file. */
+const WHOLE = /^([1-9][0-9]{0,4})-([0-9a-f]{16})-(0|[1-9][0-9]{0,15})\.(slotted|part)$/
 /** A directory renamed away by a completion or an abort, which removes it when done. */
 const CLOSING_SUFFIX = '.closing'
 const DATA = 'data'
@@ -70,7 +75,29 @@ interface Part extends WrittenPart {
 
 const slotOffset = (partNumber: number) => (partNumber - 1) * SLOT_BYTES
 const claimName = (partNumber: number) => `${partNumber}.slot`
-const fileName = (part: { partNumber: number; write: string }) => `${part.partNumber}-${part.write}.part`
+const partialName = (partNumber: number, write: string) => `${partNumber}-${write}.part`
+const wholeName = (part: Part) =>
+  `${part.partNumber}-${part.write}-${part.size}.${part.inSlot ? 'slotted' : 'part'}`
+const etagOf = (inSlot: boolean, write: string, size: number) => `${inSlot ? 's' : 'f'}${write}-${size}`
+
+/** The whole writes among the names of an upload directory. */
+function wholeParts(names: string[]): Part[] {
+  const parts: Part[] = []
+  for (const name of names) {
+    const match = WHOLE.exec(name)
+    if (!match) continue
+    const [, number, write, size, kind] = match as unknown as [string, string, string, string, string]
+    const inSlot = kind === 'slotted'
+    parts.push({
+      partNumber: Number(number),
+      etag: etagOf(inSlot, write, Number(size)),
+      size: Number(size),
+      inSlot,
+      write,
+    })
+  }
+  return parts
+}
 
 function partOf(ref: PartRef): Part {
   const match = ETAG.exec(typeof ref.etag === 'string' ? ref.etag : '')
@@ -136,16 +163,24 @@ export class LocalMultipart {
     let size: number
     try {
       size = inSlot
-        ? await this.#writeSlot(dir, partNumber, source, length as number)
+        ? await this.#writeSlot(dir, partNumber, write, source, length as number)
         : await this.#writeFile(dir, partNumber, write, source, length)
     } catch (error) {
       // The directory went away mid-write: the upload was completed or aborted meanwhile.
       if (isMissing(error)) throw new MultipartUploadNotFoundError(upload.uploadId)
       throw error
     }
-    const part: Part = { partNumber, etag: `${inSlot ? 's' : 'f'}${write}-${size}`, size, inSlot, write }
+    const part: Part = { partNumber, etag: etagOf(inSlot, write, size), size, inSlot, write }
     this.#digests.landed(upload.uploadId, part, this.#reader(dir))
     return { partNumber, etag: part.etag, size }
+  }
+
+  async listParts(upload: MultipartUpload): Promise<WrittenPart[]> {
+    return wholeParts(await this.#names(upload, this.#dir(upload))).map(({ partNumber, etag, size }) => ({
+      partNumber,
+      etag,
+      size,
+    }))
   }
 
   async complete(upload: MultipartUpload, refs: PartRef[]): Promise<MultipartBlob> {
@@ -159,7 +194,7 @@ export class LocalMultipart {
       }
     }
     // Before anything changes, so that a list the caller can correct leaves the upload as it was.
-    await this.#verify(upload, dir, listed)
+    verify(listed, await this.#names(upload, dir))
     const digest = await this.#digests.take(upload.uploadId)
     const closing = this.#closingDir(upload)
     try {
@@ -169,10 +204,11 @@ export class LocalMultipart {
       throw error
     }
     try {
-      // The directory is ours alone now; a part whose write failed meanwhile gave its slot back.
-      await this.#verify(upload, closing, listed)
+      // The directory is ours alone now: what it holds no longer changes, but for writes still under way.
+      const names = await this.#names(upload, closing)
+      verify(listed, names)
       const head = digest && coversHeadOf(digest, listed) ? digest : { hash: createHash('sha256'), parts: [] }
-      if (this.#inPlace(listed, await this.#claims(closing))) {
+      if (inPlace(listed, names)) {
         return await this.#completeInPlace(upload.key, closing, listed, head)
       }
       return await this.#assemble(upload.key, closing, listed, head)
@@ -223,25 +259,29 @@ export class LocalMultipart {
   async #writeSlot(
     dir: string,
     partNumber: number,
+    write: string,
     source: AsyncIterable<unknown> | Iterable<unknown>,
     length: number,
   ): Promise<number> {
+    let whole: string | undefined
     try {
       const handle = await open(path.join(dir, DATA), 'r+')
-      let size: number
       try {
-        size = await writeChunks(handle, source, slotOffset(partNumber), length, () =>
+        const size = await writeChunks(handle, source, slotOffset(partNumber), length, () =>
           lengthError(partNumber, length, 'more came'),
         )
         if (size !== length) throw lengthError(partNumber, length, `only ${size} came`)
-        // With the claim's directory entry, which names the write that holds these bytes; both at once.
+        whole = path.join(dir, wholeName({ partNumber, write, size, inSlot: true, etag: '' }))
+        await writeFile(whole, '', { flag: 'wx' })
+        // The bytes, and the directory entries of the claim and of the name that says they are whole: at once.
         await Promise.all([handle.sync(), syncDir(dir)])
+        return size
       } finally {
         await handle.close()
       }
-      return size
     } catch (error) {
       // Gives the slot back to a later write of the number, which overwrites what this one left there.
+      if (whole) await rm(whole, { force: true })
       await unlink(path.join(dir, claimName(partNumber))).catch(() => {})
       throw error
     }
@@ -254,79 +294,39 @@ export class LocalMultipart {
     source: AsyncIterable<unknown> | Iterable<unknown>,
     length: number | undefined,
   ): Promise<number> {
-    const file = path.join(dir, fileName({ partNumber, write }))
-    const handle = await open(file, 'wx')
+    const partial = path.join(dir, partialName(partNumber, write))
+    let whole: string | undefined
+    const handle = await open(partial, 'wx')
     try {
-      let size: number
       try {
-        size = await writeChunks(handle, source, 0, length, () =>
+        const size = await writeChunks(handle, source, 0, length, () =>
           lengthError(partNumber, length, 'more came'),
         )
         if (length !== undefined && size !== length) {
           throw lengthError(partNumber, length, `only ${size} came`)
         }
+        whole = path.join(dir, wholeName({ partNumber, write, size, inSlot: false, etag: '' }))
+        await rename(partial, whole)
         await Promise.all([handle.sync(), syncDir(dir)])
+        return size
       } finally {
         await handle.close()
       }
-      return size
     } catch (error) {
-      await rm(file, { force: true })
+      await rm(partial, { force: true })
+      if (whole) await rm(whole, { force: true })
       throw error
     }
   }
 
-  /** Checks that every listed part is in `dir` as written; InvalidPartError for the first that is not. */
-  async #verify(upload: MultipartUpload, dir: string, listed: Part[]): Promise<void> {
+  /** The names in an upload directory; MultipartUploadNotFoundError when there is none. */
+  async #names(upload: MultipartUpload, dir: string): Promise<string[]> {
     try {
-      if (!(await lstat(dir)).isDirectory()) throw new MultipartUploadNotFoundError(upload.uploadId)
+      return await readdir(dir)
     } catch (error) {
       if (isMissing(error)) throw new MultipartUploadNotFoundError(upload.uploadId)
       throw error
     }
-    const found = await Promise.all(
-      listed.map(async (part) => {
-        try {
-          if (part.inSlot) return (await readlink(path.join(dir, claimName(part.partNumber)))) === part.write
-          const info = await lstat(path.join(dir, fileName(part)))
-          return info.isFile() && info.size === part.size
-        } catch (error) {
-          if (isMissing(error) || errorCode(error) === 'EINVAL') return false
-          throw error
-        }
-      }),
-    )
-    const missing = listed.find((_, i) => !found[i])
-    if (missing) {
-      throw new InvalidPartError(missing.partNumber, 'it was not written, or another write of it replaced it')
-    }
-  }
-
-  /** The slot claims in a closed directory: part number → holding write. */
-  async #claims(dir: string): Promise<Map<number, string>> {
-    const claims = new Map<number, string>()
-    for (const name of await readdir(dir)) {
-      const number = /^([0-9]+)\.slot$/.exec(name)?.[1]
-      if (number !== undefined) claims.set(Number(number), await readlink(path.join(dir, name)))
-    }
-    return claims
-  }
-
-  /**
-   * Whether `data` already is the blob: the parts listed are 1..K, each in its slot, all full but the last,
-   * and no other write holds a slot (one could still be writing, past the end).
-   */
-  #inPlace(listed: Part[], claims: Map<number, string>): boolean {
-    return (
-      claims.size === listed.length &&
-      listed.every(
-        (part, i) =>
-          part.partNumber === i + 1 &&
-          part.inSlot &&
-          claims.get(part.partNumber) === part.write &&
-          (i === listed.length - 1 || part.size === SLOT_BYTES),
-      )
-    )
   }
 
   async #completeInPlace(
@@ -387,7 +387,7 @@ export class LocalMultipart {
   #reader(dir: string): PartReader {
     return async function* (written: WrittenPart, buffer: Buffer) {
       const part = partOf(written)
-      const handle: FileHandle = await open(path.join(dir, part.inSlot ? DATA : fileName(part)), 'r')
+      const handle: FileHandle = await open(path.join(dir, part.inSlot ? DATA : wholeName(part)), 'r')
       try {
         yield* readRange(handle, part.inSlot ? slotOffset(part.partNumber) : 0, part.size, buffer)
       } finally {
@@ -395,6 +395,30 @@ export class LocalMultipart {
       }
     }
   }
+}
+
+/** Checks that every listed part is whole among `names`; InvalidPartError for the first that is not. */
+function verify(listed: Part[], names: string[]): void {
+  const present = new Set(names)
+  const missing = listed.find((part) => !present.has(wholeName(part)))
+  if (missing) {
+    throw new InvalidPartError(missing.partNumber, 'it was not written, or another write of it replaced it')
+  }
+}
+
+/**
+ * Whether `data` already is the blob: the parts listed are 1..K, each in its slot, all full but the last,
+ * and every write holding a slot is whole (one that is not could still write, past the end).
+ */
+function inPlace(listed: Part[], names: string[]): boolean {
+  const whole = new Set(wholeParts(names).flatMap((part) => (part.inSlot ? [part.partNumber] : [])))
+  return (
+    names.every((name) => !name.endsWith('.slot') || whole.has(Number.parseInt(name, 10))) &&
+    listed.every(
+      (part, i) =>
+        part.partNumber === i + 1 && part.inSlot && (i === listed.length - 1 || part.size === SLOT_BYTES),
+    )
+  )
 }
 
 function lengthError(partNumber: number, length: number | undefined, got: string): Error {

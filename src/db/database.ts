@@ -14,7 +14,7 @@ import {
 import pg from 'pg'
 import * as initial from './migrations/0001_initial.ts'
 import * as uploads from './migrations/0002_uploads.ts'
-import * as multipartParts from './migrations/0003_multipart_parts.ts'
+import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import type { Database } from './schema.ts'
 
@@ -53,7 +53,7 @@ export interface DatabaseOptions {
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
   '0002_uploads': uploads,
-  '0003_multipart_parts': multipartParts,
+  '0003_multipart_uploads': multipartUploads,
 }
 
 class Migrations implements MigrationProvider {

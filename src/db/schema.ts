@@ -129,17 +129,6 @@ export interface UploadBlobsTable {
   created_at: number
 }
 
-/** A part of a multipart upload, recorded once the BlobStore holds it durably. */
-export interface UploadPartsTable {
-  /** The upload_blobs row of the upload's blob. */
-  blob_key: string
-  part_number: number
-  etag: string
-  store_etag: string
-  size: number
-  created_at: number
-}
-
 export interface FilePreviewsTable {
   file_id: string
   blob_key: string
@@ -166,7 +155,6 @@ export interface Database {
   submissions: SubmissionsTable
   upload_intents: UploadIntentsTable
   upload_blobs: UploadBlobsTable
-  upload_parts: UploadPartsTable
   file_previews: FilePreviewsTable
   server_secrets: ServerSecretsTable
 }

@@ -1,7 +1,6 @@
 // SQL of upload intents and of the blobs staged for them. Every state change is one conditional UPDATE
 // (`where state = ...`), so concurrent requests and several processes agree on who moved an intent.
 import type { Kysely, Selectable } from 'kysely'
-import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Database, UploadIntentsTable, UploadState } from '../db/schema.ts'
 
 export type IntentRow = Selectable<UploadIntentsTable>
@@ -13,16 +12,6 @@ export interface StagedBlob {
   storeUploadId: string | null
   size: number | null
   sha256: string | null
-}
-
-/** A part of a multipart upload that the BlobStore holds. */
-export interface StoredPart {
-  partNumber: number
-  /** Given to the client. */
-  etag: string
-  /** The BlobStore's name for the write. */
-  storeEtag: string
-  size: number
 }
 
 export const toIntent = (row: IntentRow): IntentRow => ({
@@ -81,8 +70,8 @@ export class UploadStore {
 
   /**
    * Adopts the staged final blob `key` as the intent's file: uploading → processing, in one transaction with
-   * forgetting the staging record (the blob now belongs to the intent) and, with it, the parts it was made of.
-   * False if the intent was no longer uploading or the blob was not staged for it.
+   * forgetting the staging record (the blob now belongs to the intent). False if the intent was no longer
+   * uploading or the blob was not staged for it.
    */
   async adoptStoredBlob(intentId: string, key: string, fileId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
@@ -276,55 +265,6 @@ export class UploadStore {
       .where('store_upload_id', 'is not', null)
       .executeTakeFirst()
     return row && toStagedBlob(row)
-  }
-
-  /**
-   * Records a part of the multipart upload whose blob is `blobKey`, once the BlobStore holds it, only while the
-   * intent still accepts bytes and the upload is still staged: false means it no longer is, and the part goes
-   * with the upload.
-   */
-  async recordPart(blobKey: string, intentId: string, part: StoredPart): Promise<boolean> {
-    try {
-      const result = await this.db
-        .insertInto('upload_parts')
-        .columns(['blob_key', 'part_number', 'etag', 'store_etag', 'size', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('upload_intents')
-            // Cast: PostgreSQL takes an untyped parameter in a select list for text, whatever the column.
-            .select([
-              eb.cast<string>(eb.val(blobKey), 'text').as('blob_key'),
-              eb.cast<number>(eb.val(part.partNumber), 'integer').as('part_number'),
-              eb.cast<string>(eb.val(part.etag), 'text').as('etag'),
-              eb.cast<string>(eb.val(part.storeEtag), 'text').as('store_etag'),
-              eb.cast<number>(eb.val(part.size), 'bigint').as('size'),
-              eb.cast<number>(eb.val(Date.now()), 'bigint').as('created_at'),
-            ])
-            .where('id', '=', intentId)
-            .where('state', '=', 'uploading'),
-        )
-        .executeTakeFirst()
-      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
-    } catch (error) {
-      // The upload's row went (the upload was completed or abandoned) between the lookup and this insert.
-      if (isForeignKeyViolation(error)) return false
-      throw error
-    }
-  }
-
-  /** Every part recorded for the multipart upload whose blob is `blobKey`, every write of a number included. */
-  async parts(blobKey: string): Promise<StoredPart[]> {
-    const rows = await this.db
-      .selectFrom('upload_parts')
-      .select(['part_number', 'etag', 'store_etag', 'size'])
-      .where('blob_key', '=', blobKey)
-      .execute()
-    return rows.map((r) => ({
-      partNumber: Number(r.part_number),
-      etag: r.etag,
-      storeEtag: r.store_etag,
-      size: Number(r.size),
-    }))
   }
 
   /** Intents that ended but still have staged blobs (a process died while cleaning up), or no longer exist. */
