@@ -431,7 +431,7 @@ for (const engine of ENGINES) {
         }
       })
 
-      test('a multipart upload of several parts, body streamed, is composed in order', async () => {
+      test('a multipart upload of several parts, body streamed, is joined in order', async () => {
         const size = 20 * MiB + 12345
         const [grant] = await prepare([{ name: 'big.bin', type: 'application/octet-stream', size }])
         assert.ok(grant)
@@ -510,13 +510,13 @@ for (const engine of ENGINES) {
         } as RequestInit)
       }
 
-      test('parts sent out of order, with a gap in the numbers, are composed in number order', async () => {
+      test('parts sent out of order, with a gap in the numbers, are joined in number order', async () => {
         const parts = [randomBytes(MiB), randomBytes(MiB + 17), randomBytes(333)]
         const size = parts.reduce((sum, p) => sum + p.length, 0)
         const [grant] = await prepare([{ name: 'gap.bin', type: 'application/octet-stream', size }])
         assert.ok(grant)
         const mpu = await uploader(grant)
-        // Part 4 first, alone: it cannot be next, so it is staged; then 1 and 3 together.
+        // Part 4 first, alone; then 1 and 3 together.
         const fourth = await mpu.uploadPart(4, parts[2] as Buffer)
         const [first, third] = await Promise.all([
           mpu.uploadPart(1, parts[0] as Buffer),

@@ -261,7 +261,8 @@ export class BlobApiService {
     const blob = completed ?? (await this.#join(ticket, upload, ordered))
     // Should the callback fail on a fault, the blob stays for a retried `complete` to report again.
     const result = await this.#report(ticket, fileId, upload.key, blob, deliver, { keepOnFault: true })
-    // The upload's parts went with its adoption; those of abandoned uploads go now.
+    // The store forgot this upload's parts as it joined them; other uploads of the intent, and blobs never
+    // adopted, go now.
     await this.discardStaged(ticket.intent.id)
     return result
   }
