@@ -190,22 +190,7 @@ describe('LocalBlobStore on disk', () => {
     test('the SHA-256 of parts that landed in order is ready at completion, with nothing read back', async (t) => {
       const root = await fresh()
       const store = await LocalBlobStore.open(root)
-      const parts = [
-        randomBytes(SLOT_BYTES),
-        randomBytes(SLOT_BYTES),
-        randomBytes(SLOT_BYTES),
-        randomBytes(99),
-      ]
-      const upload = await store.createMultipart('a/hashed')
-      // Out of order: the hash waits for part 1, then catches up.
-      const written = [
-        await store.writePart(upload, 3, parts[2] as Buffer, SLOT_BYTES),
-        await store.writePart(upload, 2, parts[1] as Buffer, SLOT_BYTES),
-        await store.writePart(upload, 4, parts[3] as Buffer, 99),
-        await store.writePart(upload, 1, parts[0] as Buffer, SLOT_BYTES),
-      ].sort((a, b) => a.partNumber - b.partNumber)
-      // The hash runs in the background, reading each part back once; give it time to catch up.
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // Counts the bytes this process reads from files from now on.
       let read = 0
       const probe = await open(path.join(root, '.tmp'), 'r')
       const proto = Object.getPrototypeOf(probe) as FileHandle
@@ -222,8 +207,30 @@ describe('LocalBlobStore on disk', () => {
         read += result.bytesRead
         return result
       } as typeof original
+
+      const parts = [
+        randomBytes(SLOT_BYTES),
+        randomBytes(SLOT_BYTES),
+        randomBytes(SLOT_BYTES),
+        randomBytes(99),
+      ]
+      const total = 3 * SLOT_BYTES + 99
+      const upload = await store.createMultipart('a/hashed')
+      // Out of order: the hash waits for part 1, then catches up.
+      const written = [
+        await store.writePart(upload, 3, parts[2] as Buffer, SLOT_BYTES),
+        await store.writePart(upload, 2, parts[1] as Buffer, SLOT_BYTES),
+        await store.writePart(upload, 4, parts[3] as Buffer, 99),
+        await store.writePart(upload, 1, parts[0] as Buffer, SLOT_BYTES),
+      ].sort((a, b) => a.partNumber - b.partNumber)
+      // The hash runs in the background, reading each part back once.
+      for (const deadline = Date.now() + 10_000; read < total && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      assert.equal(read, total)
+      read = 0
       assert.deepEqual(await store.completeMultipart(upload, written), {
-        size: 3 * SLOT_BYTES + 99,
+        size: total,
         sha256: sha256(Buffer.concat(parts)),
       })
       assert.equal(read, 0)
