@@ -168,6 +168,8 @@ try {
     up: [] as number[],
     done: [] as number[],
     down: [] as number[],
+    /** Coffer's upload() throughput over the plain server's in the same run, when the load is alike. */
+    ratio: [] as number[],
   }
   console.log(
     `${runs} runs of ${size / 1024 / 1024} MiB; Coffer on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}`,
@@ -182,9 +184,12 @@ try {
     const down = await serviceDownload(coffer, fileId)
     r.down.push(down)
     const rate = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${mbps(size, ms).toFixed(0)} MB/s`)
+    const same = r.same.at(-1) as number
+    r.ratio.push(same / transfer)
     console.log(
-      `run ${run}: plain PUT ${rate(r.put.at(-1))}, plain upload() ${rate(r.same.at(-1))}, plain GET ${rate(r.get.at(-1))}; ` +
-        `Coffer upload() ${rate(transfer)} (complete ${rate(complete)}), download ${rate(down)}`,
+      `run ${run}: plain PUT ${rate(r.put.at(-1))}, plain upload() ${rate(same)}, plain GET ${rate(r.get.at(-1))}; ` +
+        `Coffer upload() ${rate(transfer)} (complete ${rate(complete)}), download ${rate(down)}; ` +
+        `upload() ratio this run ${((100 * same) / transfer).toFixed(0)} %`,
     )
   }
   const m = (xs: number[]) => mbps(size, median(xs))
@@ -193,6 +198,9 @@ try {
   console.log(`upload:   Coffer ${m(r.up).toFixed(0)} MB/s (status complete: ${m(r.done).toFixed(0)} MB/s)`)
   console.log(
     `          vs plain server, same upload() transfer ${m(r.same).toFixed(0)} MB/s: ${pct(m(r.up), m(r.same))} (complete: ${pct(m(r.done), m(r.same))})`,
+  )
+  console.log(
+    `          median of the runs' own ratios (each pair measured back to back): ${(100 * median(r.ratio)).toFixed(0)} %`,
   )
   console.log(
     `          vs plain server, one streamed PUT ${m(r.put).toFixed(0)} MB/s: ${pct(m(r.up), m(r.put))}`,

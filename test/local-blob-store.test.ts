@@ -1,14 +1,30 @@
 // LocalBlobStore: the shared BlobStore suite, then what only a filesystem driver promises: where the files
-// are, no temporary file left behind, leftovers of a crash swept, symbolic links never followed.
+// are (multipart uploads included), no temporary file left behind, leftovers of a crash swept, symbolic links
+// never followed, parts durable before they are acknowledged.
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { readlinkSync } from 'node:fs'
+import {
+  type FileHandle,
+  lutimes,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
-import { BlobNotFoundError } from '../src/blob/blob-store.ts'
+import { BlobNotFoundError, type PartRef } from '../src/blob/blob-store.ts'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
+import { SLOT_BYTES } from '../src/blob/local-multipart.ts'
 import { blobStoreSuite } from './blob-store.suite.ts'
 
 async function tempDir(): Promise<string> {
@@ -29,6 +45,8 @@ async function filesUnder(dir: string): Promise<string[]> {
     .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
     .sort()
 }
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
 async function* failingAfter(head: Buffer, error: Error): AsyncGenerator<Uint8Array> {
   yield head
@@ -117,6 +135,194 @@ describe('LocalBlobStore on disk', () => {
     await new Promise((resolve) => setTimeout(resolve, 20))
     await LocalBlobStore.open(root, { staleTempAgeMs: 10 })
     assert.deepEqual(await readdir(temp), [])
+  })
+
+  describe('multipart uploads on disk', () => {
+    const uploadDirs = async (root: string) => (await readdir(path.join(root, '.tmp'))).sort()
+
+    test('parts 1..K in their slots become the blob in place; anything else is copied in order', async () => {
+      const root = await fresh()
+      const store = await LocalBlobStore.open(root)
+      const parts = [randomBytes(SLOT_BYTES), randomBytes(SLOT_BYTES), randomBytes(1000)]
+
+      const inPlace = await store.createMultipart('a/in-place')
+      const written: PartRef[] = []
+      for (const [i, bytes] of parts.entries()) {
+        written.push(await store.writePart(inPlace, i + 1, bytes, bytes.length))
+      }
+      const dir = path.join(root, '.tmp', `${inPlace.uploadId}.mpu`)
+      assert.deepEqual(await uploadDirs(root), [`${inPlace.uploadId}.mpu`])
+      const [one, two, three] = written.map((part) => part.etag.slice(1, 17))
+      assert.deepEqual((await readdir(dir)).sort(), [
+        `1-${one}-${SLOT_BYTES}.slotted`,
+        '1.slot',
+        `2-${two}-${SLOT_BYTES}.slotted`,
+        '2.slot',
+        `3-${three}-1000.slotted`,
+        '3.slot',
+        'data',
+      ])
+      const data = await stat(path.join(dir, 'data'))
+      await store.completeMultipart(inPlace, written)
+      // The very file the parts were written to, renamed: no byte was copied.
+      assert.equal((await stat(path.join(root, 'a/in-place.blob'))).ino, data.ino)
+      assert.deepEqual(await uploadDirs(root), [])
+
+      // Part 2 unannounced goes to a file of its own; the blob is then a copy.
+      const copied = await store.createMultipart('a/copied')
+      const copiedParts = [
+        await store.writePart(copied, 1, parts[0] as Buffer, SLOT_BYTES),
+        await store.writePart(copied, 2, parts[1] as Buffer),
+        await store.writePart(copied, 3, parts[2] as Buffer, 1000),
+      ]
+      const copiedDir = path.join(root, '.tmp', `${copied.uploadId}.mpu`)
+      const files = (await readdir(copiedDir)).sort()
+      assert.equal(files.length, 6)
+      assert.match(files[2] as string, new RegExp(`^2-[0-9a-f]{16}-${SLOT_BYTES}\\.part$`))
+      const copiedData = await stat(path.join(copiedDir, 'data'))
+      const result = await store.completeMultipart(copied, copiedParts)
+      assert.equal(result.sha256, sha256(Buffer.concat(parts)))
+      assert.notEqual((await stat(path.join(root, 'a/copied.blob'))).ino, copiedData.ino)
+      assert.ok((await readAll(await store.get('a/copied'))).equals(Buffer.concat(parts)))
+      assert.deepEqual(await uploadDirs(root), [])
+    })
+
+    test('the SHA-256 of parts that landed in order is ready at completion, with nothing read back', async (t) => {
+      const root = await fresh()
+      const store = await LocalBlobStore.open(root)
+      // Counts the bytes this process reads from files from now on.
+      let read = 0
+      const probe = await open(path.join(root, '.tmp'), 'r')
+      const proto = Object.getPrototypeOf(probe) as FileHandle
+      await probe.close()
+      const original = proto.read
+      t.after(() => {
+        proto.read = original
+      })
+      proto.read = async function (this: FileHandle, ...args: unknown[]) {
+        const result = await (original as (...a: unknown[]) => Promise<{ bytesRead: number }>).apply(
+          this,
+          args,
+        )
+        read += result.bytesRead
+        return result
+      } as typeof original
+
+      const parts = [
+        randomBytes(SLOT_BYTES),
+        randomBytes(SLOT_BYTES),
+        randomBytes(SLOT_BYTES),
+        randomBytes(99),
+      ]
+      const total = 3 * SLOT_BYTES + 99
+      const upload = await store.createMultipart('a/hashed')
+      // Out of order: the hash waits for part 1, then catches up.
+      const written = [
+        await store.writePart(upload, 3, parts[2] as Buffer, SLOT_BYTES),
+        await store.writePart(upload, 2, parts[1] as Buffer, SLOT_BYTES),
+        await store.writePart(upload, 4, parts[3] as Buffer, 99),
+        await store.writePart(upload, 1, parts[0] as Buffer, SLOT_BYTES),
+      ].sort((a, b) => a.partNumber - b.partNumber)
+      // The hash runs in the background, reading each part back once.
+      for (const deadline = Date.now() + 10_000; read < total && Date.now() < deadline; ) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      assert.equal(read, total)
+      read = 0
+      assert.deepEqual(await store.completeMultipart(upload, written), {
+        size: total,
+        sha256: sha256(Buffer.concat(parts)),
+      })
+      assert.equal(read, 0)
+    })
+
+    test('an abort removes every file of the upload', async () => {
+      const root = await fresh()
+      const store = await LocalBlobStore.open(root)
+      const upload = await store.createMultipart('a/aborted')
+      await store.writePart(upload, 1, randomBytes(SLOT_BYTES), SLOT_BYTES)
+      await store.writePart(upload, 2, randomBytes(100))
+      await store.writePart(upload, 1, randomBytes(SLOT_BYTES), SLOT_BYTES)
+      // data, one claim and its slotted write, two files
+      assert.equal((await readdir(path.join(root, '.tmp', `${upload.uploadId}.mpu`))).length, 5)
+      await store.abortMultipart(upload)
+      assert.deepEqual(await filesUnder(root), [])
+    })
+
+    test('the state is all in files: another store on the root completes what this one wrote', async () => {
+      const root = await fresh()
+      const writerA = await LocalBlobStore.open(root)
+      const writerB = await LocalBlobStore.open(root)
+      const parts = [
+        randomBytes(SLOT_BYTES),
+        randomBytes(SLOT_BYTES),
+        randomBytes(SLOT_BYTES),
+        randomBytes(10),
+      ]
+      const upload = await writerA.createMultipart('a/shared')
+      // Odd parts through one process, even ones through the other, concurrently.
+      const written = await Promise.all(
+        parts.map((bytes, i) => (i % 2 ? writerB : writerA).writePart(upload, i + 1, bytes, bytes.length)),
+      )
+      // A third process, which saw none of the parts land, completes: it hashes everything itself.
+      const completer = await LocalBlobStore.open(root)
+      assert.deepEqual(await completer.completeMultipart(upload, written), {
+        size: 3 * SLOT_BYTES + 10,
+        sha256: sha256(Buffer.concat(parts)),
+      })
+      assert.ok((await readAll(await writerA.get('a/shared'))).equals(Buffer.concat(parts)))
+      assert.deepEqual(await uploadDirs(root), [])
+    })
+
+    test('open sweeps upload directories untouched for long and keeps those in use', async () => {
+      const root = await fresh()
+      const store = await LocalBlobStore.open(root)
+      const stale = await store.createMultipart('a/stale')
+      await store.writePart(stale, 1, randomBytes(100), 100)
+      await store.writePart(stale, 2, randomBytes(100))
+      const live = await store.createMultipart('a/live')
+      await store.writePart(live, 1, randomBytes(100), 100)
+      const staleDir = path.join(root, '.tmp', `${stale.uploadId}.mpu`)
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      for (const entry of await readdir(staleDir)) {
+        // A claim is a link, whose own time counts.
+        await lutimes(path.join(staleDir, entry), twoHoursAgo, twoHoursAgo)
+      }
+      await utimes(staleDir, twoHoursAgo, twoHoursAgo)
+      await LocalBlobStore.open(root)
+      assert.deepEqual(await uploadDirs(root), [`${live.uploadId}.mpu`])
+      await store.abortMultipart(live)
+    })
+
+    test('a part is fsynced, with the directory entries naming it, before writePart resolves', async (t) => {
+      const root = await fresh()
+      const store = await LocalBlobStore.open(root)
+      const upload = await store.createMultipart('a/durable')
+      const dir = path.join(root, '.tmp', `${upload.uploadId}.mpu`)
+      // Records what every fsync of this process covered, by the path behind its descriptor.
+      const synced: string[] = []
+      const probe = await open(path.join(root, '.tmp'), 'r')
+      const proto = Object.getPrototypeOf(probe) as FileHandle
+      await probe.close()
+      const original = proto.sync
+      t.after(() => {
+        proto.sync = original
+      })
+      proto.sync = function (this: FileHandle) {
+        synced.push(readlinkSync(`/proc/self/fd/${this.fd}`))
+        return original.call(this)
+      }
+      const slotted = await store.writePart(upload, 1, randomBytes(SLOT_BYTES), SLOT_BYTES)
+      assert.deepEqual(synced.sort(), [dir, path.join(dir, 'data')].sort())
+      synced.length = 0
+      const own = await store.writePart(upload, 2, randomBytes(100))
+      const partFile = (await readdir(dir)).find((name) => name.startsWith('2-')) as string
+      assert.deepEqual(synced.sort(), [dir, path.join(dir, partFile)].sort())
+      synced.length = 0
+      await store.completeMultipart(upload, [slotted, own])
+      // The blob itself, then its directory, as for put.
+      assert.equal(synced.at(-1), path.join(root, 'a'))
+    })
   })
 
   describe('symbolic links below the root are never followed', () => {

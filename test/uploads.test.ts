@@ -17,6 +17,7 @@ import {
 import { createMultipartUploader, put } from '@vercel/blob/client'
 import sharp from 'sharp'
 import { hashSecret } from '../src/auth/secrets.ts'
+import { MultipartUploadNotFoundError } from '../src/blob/blob-store.ts'
 import { signCallback, signClientToken } from '../src/blob-api/client-token.ts'
 import { SigningKeyring } from '../src/blob-api/signing-keys.ts'
 import { blobKeyOf } from '../src/files/files.service.ts'
@@ -430,7 +431,7 @@ for (const engine of ENGINES) {
         }
       })
 
-      test('a multipart upload of several parts, body streamed, is composed in order', async () => {
+      test('a multipart upload of several parts, body streamed, is joined in order', async () => {
         const size = 20 * MiB + 12345
         const [grant] = await prepare([{ name: 'big.bin', type: 'application/octet-stream', size }])
         assert.ok(grant)
@@ -473,23 +474,49 @@ for (const engine of ENGINES) {
       })
     })
 
-    describe('multipart composition', () => {
+    describe('multipart uploads', () => {
       /** A manual multipart upload with the token the handshake gives for a grant. */
       async function uploader(grant: Grant) {
-        return createMultipartUploader(grant.pathname, {
+        const token = await handshakeToken(grant)
+        const mpu = await createMultipartUploader(grant.pathname, {
           access: 'private',
-          token: await handshakeToken(grant),
+          token,
           contentType: grant.contentType,
         })
+        return Object.assign(mpu, { token })
       }
 
-      test('parts sent out of order, with a gap in the numbers, are composed in number order', async () => {
+      /** A part request as the client sends a streamed one: chunked, its length in x-content-length. */
+      async function sendPart(
+        grant: Grant,
+        mpu: { token: string; key: string; uploadId: string },
+        partNumber: number,
+        bytes: Buffer,
+        announced: number,
+      ): Promise<Response> {
+        return fetch(`${app().base}/blob/mpu?${new URLSearchParams({ pathname: grant.pathname })}`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${mpu.token}`,
+            'x-vercel-blob-access': 'private',
+            'x-mpu-action': 'upload',
+            'x-mpu-key': encodeURIComponent(mpu.key),
+            'x-mpu-upload-id': mpu.uploadId,
+            'x-mpu-part-number': String(partNumber),
+            'x-content-length': String(announced),
+          },
+          body: Readable.toWeb(Readable.from([bytes])) as ReadableStream,
+          duplex: 'half',
+        } as RequestInit)
+      }
+
+      test('parts sent out of order, with a gap in the numbers, are joined in number order', async () => {
         const parts = [randomBytes(MiB), randomBytes(MiB + 17), randomBytes(333)]
         const size = parts.reduce((sum, p) => sum + p.length, 0)
         const [grant] = await prepare([{ name: 'gap.bin', type: 'application/octet-stream', size }])
         assert.ok(grant)
         const mpu = await uploader(grant)
-        // Part 4 first, alone: it cannot be next, so it is staged; then 1 and 3 together.
+        // Part 4 first, alone; then 1 and 3 together.
         const fourth = await mpu.uploadPart(4, parts[2] as Buffer)
         const [first, third] = await Promise.all([
           mpu.uploadPart(1, parts[0] as Buffer),
@@ -515,15 +542,7 @@ for (const engine of ENGINES) {
         const secondAttempt = await mpu.uploadPart(1, one)
         assert.notEqual(firstAttempt.etag, secondAttempt.etag)
         const second = await mpu.uploadPart(2, two)
-        const completing = mpu.complete([secondAttempt, second])
-        if (app().engine === 'sqlite') {
-          // One process: the first attempt went straight into the final blob and is stored nowhere else, so a
-          // list naming the other attempt cannot be honoured; the client is told to send the file again.
-          await expectRejection(completing, BlobError, /interrupted on the server/)
-          assert.deepEqual(await getStatus(grant, account.token), { status: 'pending', phase: 'uploading' })
-          return
-        }
-        await completing
+        await mpu.complete([secondAttempt, second])
         const status = await waitForUpload(grant, account.token)
         assert.equal(status.status, 'complete', JSON.stringify(status))
         const fileId = (status as { result: { id: string } }).result.id
@@ -541,6 +560,79 @@ for (const engine of ENGINES) {
           /Part 1 with etag "nope" was not uploaded/,
         )
         await expectRejection(mpu.complete([part, part]), BlobError, /listed twice/)
+      })
+
+      test('a part of another length than announced is refused, and the upload goes on', async () => {
+        const content = randomBytes(20)
+        const [grant] = await prepare([{ name: 'length.bin', type: 'application/octet-stream', size: 20 }])
+        assert.ok(grant)
+        const mpu = await uploader(grant)
+        for (const [bytes, announced] of [
+          [12, 10],
+          [9, 10],
+        ] as const) {
+          const res = await sendPart(grant, mpu, 1, content.subarray(0, bytes), announced)
+          assert.equal(res.status, 400)
+          const body = (await res.json()) as { error: { code: string; message: string } }
+          assert.equal(body.error.code, 'bad_request')
+          assert.match(body.error.message, /length differs from the one announced/)
+        }
+        const one = await mpu.uploadPart(1, content.subarray(0, 10))
+        const two = await mpu.uploadPart(2, content.subarray(10))
+        await mpu.complete([one, two])
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        const fileId = (status as { result: { id: string } }).result.id
+        assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(content))
+      })
+
+      test('an upload the store no longer holds is refused as closed; the file goes through again', async () => {
+        const content = randomBytes(MULTIPART_THRESHOLD + 1)
+        const [grant] = await prepare([
+          { name: 'closed.bin', type: 'application/octet-stream', size: content.length },
+        ])
+        assert.ok(grant)
+        const mpu = await uploader(grant)
+        const one = await mpu.uploadPart(1, content.subarray(0, MiB))
+        // As if swept from the store (untouched for long) behind the endpoint's back.
+        const row = await app()
+          .db.kysely.selectFrom('upload_blobs')
+          .select(['key', 'store_upload_id'])
+          .where('intent_id', '=', grant.intentId)
+          .executeTakeFirstOrThrow()
+        await app().blobs.abortMultipart({ key: row.key, uploadId: row.store_upload_id as string })
+        await expectRejection(mpu.uploadPart(2, content.subarray(MiB)), BlobError, /no longer open/)
+        await expectRejection(mpu.complete([one]), BlobError, /no longer open/)
+        await uploadWithGrant(grant, content)
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
+      })
+
+      test('a completion whose callback failed on a fault is retried by the client, with the same blob', async () => {
+        const content = randomBytes(MULTIPART_THRESHOLD + 1)
+        const [grant] = await prepare([
+          { name: 'retried.bin', type: 'application/octet-stream', size: content.length },
+        ])
+        assert.ok(grant)
+        const uploads = app().app.services.uploads
+        const original = uploads.uploadCompleted
+        let failures = 0
+        uploads.uploadCompleted = async function (this: typeof uploads, ...args) {
+          if (failures++ === 0) throw new Error('the database is away for a moment')
+          return original.apply(this, args)
+        }
+        try {
+          await uploadWithGrant(grant, content)
+        } finally {
+          uploads.uploadCompleted = original
+        }
+        assert.equal(failures, 2)
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        const fileId = (status as { result: { id: string } }).result.id
+        assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(content))
+        assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
       })
 
       test('more bytes than declared, spread over parts each within the size, are refused', async () => {
@@ -1161,22 +1253,21 @@ for (const engine of ENGINES) {
             },
           ])
           .execute()
-        // A part the abandoned upload had sent.
-        const partKey = `uploads/${expired}/mpu_${'0'.repeat(24)}/1-${'a'.repeat(16)}`
+        // A multipart upload the abandoned upload had begun, with a part sent.
+        const abandoned = await context.blobs.createMultipart(blobKeyOf(account.id, newId('fil')))
+        await context.blobs.writePart(abandoned, 1, Buffer.from('abc'), 3)
         await context.db.kysely
           .insertInto('upload_blobs')
           .values({
-            key: partKey,
+            key: abandoned.key,
             intent_id: expired,
             upload_id: `mpu_${'0'.repeat(24)}`,
-            part_number: 1,
-            etag: 'a'.repeat(16),
-            size: 3,
+            store_upload_id: abandoned.uploadId,
+            size: null,
             sha256: null,
             created_at: now,
           })
           .execute()
-        await context.blobs.put(partKey, Readable.from([Buffer.from('abc')]))
 
         // Another process (or this one restarted) on the same database and blobs.
         const { buildApp } = await import('../src/app.ts')
@@ -1202,7 +1293,11 @@ for (const engine of ENGINES) {
             status: 'error',
             error: 'The upload grant expired before the file was stored.',
           })
-          assert.equal(await context.blobs.stat(partKey), undefined)
+          // The upload is gone from the store, and its record with it.
+          await assert.rejects(
+            () => context.blobs.writePart(abandoned, 2, Buffer.from('d'), 1),
+            MultipartUploadNotFoundError,
+          )
           assert.deepEqual(await stagedKeys(context, expired), [])
         } finally {
           await restarted.close()

@@ -48,8 +48,6 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: BlobApiE
 export async function blobApiRoutes(app: FastifyInstance, { services }: RouteDeps): Promise<void> {
   const { blobApi } = services
 
-  app.addHook('onClose', async () => blobApi.stop())
-
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, _payload, done) => done(null))
 
@@ -94,11 +92,13 @@ export async function blobApiRoutes(app: FastifyInstance, { services }: RouteDep
 
   app.post('/mpu', { schema: { hide: true }, config: { rateLimit: false } }, async (request) => {
     const action = header(request, 'x-mpu-action')
-    const ticket = await blobApi.authorize(blobRequest(request, action === 'upload'))
+    const blob = blobRequest(request, action === 'upload')
+    const ticket = await blobApi.authorize(blob)
     const part = {
       uploadId: header(request, 'x-mpu-upload-id'),
       key: header(request, 'x-mpu-key'),
       partNumber: header(request, 'x-mpu-part-number'),
+      length: blob.length,
     }
     switch (action) {
       case 'create':

@@ -1,10 +1,20 @@
 // The storage side of an upload: what the @vercel/blob client's requests do (docs/blob-protocol.md). Each
 // request carries a client token signed at the handshake; it is verified before a byte is read, the bytes are
-// streamed into the BlobStore and counted (no file is ever held in memory: at most a few multipart parts), and
-// once a blob is whole the API is told through the signed completion callback, as the real service does.
+// streamed into the BlobStore and counted (no file, nor any part of one, is ever held in memory), and once a
+// blob is whole the API is told through the signed completion callback, as the real service does. Multipart
+// uploads map onto the BlobStore's own: a part goes straight into the store as it arrives, and the store
+// joins the parts at `complete`.
 import { randomBytes } from 'node:crypto'
-import { Readable } from 'node:stream'
-import type { BlobStore } from '../blob/blob-store.ts'
+import {
+  type BlobStore,
+  InvalidPartError,
+  MAX_PART_NUMBER,
+  type MultipartUpload,
+  MultipartUploadNotFoundError,
+  PartLengthError,
+  type PartRef,
+  type WrittenPart,
+} from '../blob/blob-store.ts'
 import type { Config } from '../config.ts'
 import { blobKeyOf } from '../files/files.service.ts'
 import { newId } from '../ids.ts'
@@ -12,7 +22,6 @@ import { essence } from '../uploads/sniff.ts'
 import type { IntentRow, StagedBlob, UploadStore } from '../uploads/upload-store.ts'
 import { ByteMeter, type Digest } from './byte-stream.ts'
 import { type ClientTokenPayload, signCallback, verifyClientToken } from './client-token.ts'
-import { Composer, type StagedPart } from './composer.ts'
 import { BlobApiError, notAccepting, tooLarge } from './errors.ts'
 import type { SigningKeyring } from './signing-keys.ts'
 
@@ -49,11 +58,24 @@ export type CallbackSender = (url: string, body: string, signature: string) => P
 export type Body = AsyncIterable<Uint8Array>
 
 const UPLOAD_ID = /^mpu_[0-9a-f]{24}$/
-/** How long a part that arrived ahead of its turn waits to stream straight into the composition. */
-const TURN_WAIT_MS = 2000
-/** A composition that receives no part for this long is dropped. */
-const COMPOSITION_IDLE_MS = 10 * 60_000
-const MAX_PARTS = 10_000
+const MAX_PARTS = MAX_PART_NUMBER
+
+/** A multipart upload as the service knows it: the staged blob it makes, and the store's upload. */
+interface OpenUpload {
+  fileId: string
+  upload: MultipartUpload
+  /** Set once the store completed the blob (a completion whose callback failed is retried with it). */
+  completed: Digest | undefined
+}
+
+const notUploaded = (part: PartRef | undefined) =>
+  new BlobApiError('bad_request', `Part ${part?.partNumber} with etag "${part?.etag}" was not uploaded.`)
+
+const closedUpload = () =>
+  new BlobApiError(
+    'bad_request',
+    'The multipart upload is no longer open: it was completed, or abandoned on the server; send the file again.',
+  )
 
 const isPartList = (v: unknown): v is { partNumber: number; etag: string }[] =>
   Array.isArray(v) &&
@@ -94,24 +116,12 @@ export class BlobApiService {
   readonly #blobs: BlobStore
   readonly #keyring: SigningKeyring
   readonly #publicUrl: string
-  /**
-   * With one process (SQLite), every request of a multipart upload reaches this process, so a part can go
-   * straight into the composition here. With several, parts and `complete` may reach different processes,
-   * and every part is staged in the shared store.
-   */
-  readonly #singleProcess: boolean
-  /** Compositions under way in this process, by multipart upload id. */
-  readonly #composers = new Map<
-    string,
-    { intentId: string; composer: Promise<Composer>; expiry: NodeJS.Timeout }
-  >()
 
   constructor(deps: { store: UploadStore; blobs: BlobStore; keyring: SigningKeyring; config: Config }) {
     this.#store = deps.store
     this.#blobs = deps.blobs
     this.#keyring = deps.keyring
     this.#publicUrl = deps.config.publicUrl
-    this.#singleProcess = deps.config.databaseUrl === undefined
   }
 
   /** Checks a request against its client token and the intent's state, before any byte is read. */
@@ -162,62 +172,69 @@ export class BlobApiService {
   }
 
   async createMultipart(ticket: Ticket): Promise<{ uploadId: string; key: string }> {
-    // Parts are recorded under this id, so two multipart uploads of one intent never mix their parts.
-    return { uploadId: `mpu_${randomBytes(12).toString('hex')}`, key: ticket.token.pathname }
+    const { intent, token } = ticket
+    // Each upload makes a file id of its own, so two multipart uploads of one intent never write one blob.
+    const uploadId = `mpu_${randomBytes(12).toString('hex')}`
+    const upload = await this.#blobs.createMultipart(blobKeyOf(intent.account_id, newId('fil')))
+    // Recorded before any part is written to it. A crash in between leaves an empty upload in the store, which
+    // the store sweeps as it sweeps a crashed write.
+    try {
+      await this.#store.stage(upload.key, intent.id, { uploadId, storeUploadId: upload.uploadId })
+    } catch (error) {
+      await this.#blobs.abortMultipart(upload).catch(() => {})
+      throw error
+    }
+    return { uploadId, key: token.pathname }
   }
 
   async uploadPart(
     ticket: Ticket,
-    headers: { uploadId: string | undefined; key: string | undefined; partNumber: string | undefined },
+    headers: {
+      uploadId: string | undefined
+      key: string | undefined
+      partNumber: string | undefined
+      length: number | undefined
+    },
     body: Body,
   ): Promise<{ etag: string }> {
-    const uploadId = this.#uploadId(ticket, headers)
+    const { upload } = await this.#openUpload(ticket, headers)
     const partNumber = Number(headers.partNumber)
     if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
       throw new BlobApiError('bad_request', `"x-mpu-part-number" must be an integer from 1 to ${MAX_PARTS}.`)
     }
-    const { intent, token } = ticket
-    // The composition only speeds `complete` up; the part is stored whether or not it can take it.
-    const composer = await this.#composer(ticket, uploadId).catch(() => undefined)
-    // Parts already stored (or taken) under other numbers count against the declared size; a retried part
-    // replaces its earlier attempt, so only the largest attempt of each number counts.
+    const { token } = ticket
+    // Parts stored under other numbers count against the declared size; a part sent again replaces its earlier
+    // write, so only the largest write of each number counts. The store keeps the list: it survives any crash.
     const largest = new Map<number, number>()
-    for (const p of await this.#store.parts(intent.id, uploadId)) {
-      if (p.partNumber !== null && p.partNumber !== partNumber && p.size !== null) {
-        largest.set(p.partNumber, Math.max(largest.get(p.partNumber) ?? 0, p.size))
-      }
-    }
-    for (const p of composer?.takenParts() ?? []) {
+    for (const p of await this.#listParts(upload)) {
       if (p.partNumber !== partNumber)
         largest.set(p.partNumber, Math.max(largest.get(p.partNumber) ?? 0, p.size))
     }
     const others = [...largest.values()].reduce((a, b) => a + b, 0)
     const limit = token.maximumSizeInBytes - others
-    if (limit < 0) throw tooLarge(token.maximumSizeInBytes)
-    const meter = new ByteMeter(limit, { hash: false })
-    const etag = randomBytes(8).toString('hex')
-
-    let source: AsyncIterable<Uint8Array> = meter.measure(body)
-    if (this.#singleProcess && composer && (await composer.awaitTurn(partNumber, TURN_WAIT_MS))) {
-      // Its turn: received whole, then written once, into the final blob. Should the transfer break off,
-      // nothing was handed over and the client sends the part again.
-      const chunks: Uint8Array[] = []
-      for await (const chunk of source) chunks.push(chunk)
-      if (composer.take({ partNumber, etag }, chunks)) return { etag }
-      source = Readable.from(chunks)
+    if (limit < 0 || (headers.length ?? 0) > limit) throw tooLarge(token.maximumSizeInBytes)
+    // An announced length is held to by the store, which refuses any other; a body of unknown length is counted.
+    const meter = headers.length === undefined ? new ByteMeter(limit, { hash: false }) : undefined
+    try {
+      // The store's etag goes to the client as is: `complete` hands the list back to the store, which checks it.
+      const { etag } = await this.#blobs.writePart(
+        upload,
+        partNumber,
+        meter?.measure(body) ?? body,
+        headers.length,
+      )
+      return { etag }
+    } catch (error) {
+      if (meter && meter.size > limit) throw tooLarge(token.maximumSizeInBytes)
+      if (error instanceof PartLengthError) {
+        throw new BlobApiError(
+          'bad_request',
+          `The part's length differs from the one announced: ${error.message}.`,
+        )
+      }
+      if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
+      throw error
     }
-
-    const key = `uploads/${intent.id}/${uploadId}/${partNumber}-${etag}`
-    await this.#store.stage(key, intent.id, { uploadId, partNumber, etag })
-    await this.#write(key, source, () =>
-      meter.size > limit ? tooLarge(token.maximumSizeInBytes) : undefined,
-    )
-    if (!(await this.#store.staged(key, intent.id, meter.size, null))) {
-      await this.#discard([key])
-      throw notAccepting()
-    }
-    composer?.offer({ partNumber, etag, key }, meter.size)
-    return { etag }
   }
 
   async completeMultipart(
@@ -226,7 +243,7 @@ export class BlobApiService {
     body: Body,
     deliver: CallbackSender,
   ): Promise<PutBlobResult> {
-    const uploadId = this.#uploadId(ticket, headers)
+    const { fileId, upload, completed } = await this.#openUpload(ticket, headers)
     const listed = await readJson(body, 1024 * 1024)
     if (!isPartList(listed)) {
       throw new BlobApiError(
@@ -240,125 +257,83 @@ export class BlobApiService {
         throw new BlobApiError('bad_request', `Part ${p.partNumber} is listed twice.`)
       }
     }
-    // A list the client can correct leaves the composition as it is, for the corrected `complete`.
-    const entry = this.#composers.get(uploadId)
-    const composer = await entry?.composer.catch(() => undefined)
-    const stored = new Map<string, StagedBlob>()
-    for (const p of await this.#store.parts(ticket.intent.id, uploadId)) {
-      if (p.size !== null) stored.set(`${p.partNumber}:${p.etag}`, p)
-    }
-    const parts: StagedPart[] = []
-    let taken = false
-    let total = 0
-    for (const p of ordered) {
-      const staged = stored.get(`${p.partNumber}:${p.etag}`)
-      const handed = composer?.handed(p)
-      if (!staged && !handed?.taken) {
-        throw new BlobApiError('bad_request', `Part ${p.partNumber} with etag "${p.etag}" was not uploaded.`)
-      }
-      taken ||= handed?.taken === true
-      parts.push({ partNumber: p.partNumber, etag: p.etag, key: staged?.key ?? '' })
-      total += staged?.size ?? handed?.size ?? 0
-    }
-    if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
-    if (entry) {
-      this.#composers.delete(uploadId)
-      clearTimeout(entry.expiry)
-    }
-
-    let result = composer && (await this.#finishComposition(ticket, composer, parts, deliver))
-    if (!result) {
-      if (taken) {
-        // Parts taken into a composition that could not be finished exist nowhere else.
-        throw new BlobApiError(
-          'bad_request',
-          'The multipart upload was interrupted on the server and cannot be completed; send the file again.',
-        )
-      }
-      result = await this.#storeFinal(ticket, this.#concatenate(parts.map((p) => p.key)), deliver)
-    }
-    // The parts are no longer needed once the final blob is adopted, nor are those of abandoned attempts.
+    // A retry after the callback failed: the store joined the parts already (and forgot them).
+    const blob = completed ?? (await this.#join(ticket, upload, ordered))
+    // Should the callback fail on a fault, the blob stays for a retried `complete` to report again.
+    const result = await this.#report(ticket, fileId, upload.key, blob, deliver, { keepOnFault: true })
+    // The store forgot this upload's parts as it joined them; other uploads of the intent, and blobs never
+    // adopted, go now.
     await this.discardStaged(ticket.intent.id)
     return result
   }
 
-  /** Removes every blob staged for an intent: parts, and final blobs that were never adopted. */
-  async discardStaged(intentId: string): Promise<void> {
-    for (const [uploadId, entry] of this.#composers) {
-      if (entry.intentId === intentId) await this.#abandon(uploadId, new Error('the upload ended'))
+  /** Has the store join the listed parts (sorted by number) into the upload's blob. */
+  async #join(ticket: Ticket, upload: MultipartUpload, listed: PartRef[]): Promise<Digest> {
+    const stored = new Map<string, WrittenPart>()
+    for (const p of await this.#listParts(upload)) stored.set(`${p.partNumber}:${p.etag}`, p)
+    let total = 0
+    for (const p of listed) {
+      const part = stored.get(`${p.partNumber}:${p.etag}`)
+      if (!part) throw notUploaded(p)
+      total += part.size
     }
-    const staged = await this.#store.stagedBlobs(intentId)
-    await this.#discard(staged.map((b) => b.key))
+    if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
+    try {
+      return await this.#blobs.completeMultipart(upload, listed)
+    } catch (error) {
+      // Listed a moment ago, but not usable after all: another write of the number replaced it meanwhile.
+      if (error instanceof InvalidPartError) {
+        throw notUploaded(listed.find((p) => p.partNumber === error.partNumber) ?? listed[0])
+      }
+      if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
+      throw error
+    }
   }
 
-  /** Abandons the compositions under way, for a process that stops. */
-  async stop(): Promise<void> {
-    for (const uploadId of [...this.#composers.keys()])
-      await this.#abandon(uploadId, new Error('shutting down'))
+  /** The parts the store holds for an upload. */
+  async #listParts(upload: MultipartUpload): Promise<WrittenPart[]> {
+    try {
+      return await this.#blobs.listParts(upload)
+    } catch (error) {
+      if (error instanceof MultipartUploadNotFoundError) throw closedUpload()
+      throw error
+    }
   }
 
   /**
-   * The composition of a multipart upload in this process, started with its first part here. One that sees
-   * no part for a while (the client gave up, or completes through another process) is dropped, and so is one
-   * whose grant expired.
+   * Removes everything staged for an intent: multipart uploads with the parts written to them, and final
+   * blobs that were never adopted.
    */
-  #composer(ticket: Ticket, uploadId: string): Promise<Composer> {
-    const { intent, token } = ticket
-    const idle = () => Math.max(0, Math.min(COMPOSITION_IDLE_MS, token.validUntil - Date.now()))
-    const running = this.#composers.get(uploadId)
-    if (running) {
-      running.expiry.refresh()
-      return running.composer
+  async discardStaged(intentId: string): Promise<void> {
+    const staged = await this.#store.stagedBlobs(intentId)
+    for (const blob of staged) {
+      if (blob.storeUploadId !== null) {
+        await this.#blobs.abortMultipart({ key: blob.key, uploadId: blob.storeUploadId })
+      }
     }
-    const fileId = newId('fil')
-    const key = blobKeyOf(intent.account_id, fileId)
-    const composer = this.#store
-      .stage(key, intent.id)
-      .then(() => new Composer(this.#blobs, fileId, key, token.maximumSizeInBytes))
-    const expiry = setTimeout(() => {
-      // A record left behind by a failure here is removed by the sweep once the intent ends.
-      this.#abandon(uploadId, new Error('the upload went idle')).catch(() => {})
-    }, idle())
-    expiry.unref()
-    this.#composers.set(uploadId, { intentId: intent.id, composer, expiry })
-    composer.catch(() => {
-      clearTimeout(expiry)
-      this.#composers.delete(uploadId)
-    })
-    return composer
+    await this.#discard(staged.map((b) => b.key))
   }
 
-  async #abandon(uploadId: string, reason: Error): Promise<void> {
-    const entry = this.#composers.get(uploadId)
-    if (!entry) return
-    this.#composers.delete(uploadId)
-    clearTimeout(entry.expiry)
-    const composer = await entry.composer.catch(() => undefined)
-    if (!composer) return
-    await composer.abort(reason)
-    await this.#store.unstage([composer.key])
-  }
-
-  /** Completes a composition with the listed parts; undefined when it cannot be, for the caller to compose. */
-  async #finishComposition(
+  /** The intent's multipart upload the request names, if it is still open. */
+  async #openUpload(
     ticket: Ticket,
-    composer: Composer,
-    parts: StagedPart[],
-    deliver: CallbackSender,
-  ): Promise<PutBlobResult | undefined> {
-    const digest = await composer.finish(parts)
-    if (!digest) {
-      await this.#store.unstage([composer.key])
-      return undefined
+    headers: { uploadId: string | undefined; key: string | undefined },
+  ): Promise<OpenUpload> {
+    const uploadId = this.#uploadId(ticket, headers)
+    const staged: StagedBlob | undefined = await this.#store.multipartUpload(ticket.intent.id, uploadId)
+    if (!staged?.storeUploadId) {
+      throw new BlobApiError('bad_request', '"x-mpu-upload-id" is not an upload id this server gave out.')
     }
-    return this.#report(ticket, composer.fileId, composer.key, digest, deliver)
-  }
-
-  #concatenate(keys: string[]): AsyncGenerator<Uint8Array> {
-    const blobs = this.#blobs
-    return (async function* () {
-      for (const key of keys) yield* await blobs.get(key)
-    })()
+    // The blob's key is blobKeyOf(account, fileId), made at `create`.
+    const fileId = staged.key.slice(staged.key.lastIndexOf('/') + 1)
+    if (blobKeyOf(ticket.intent.account_id, fileId) !== staged.key) {
+      throw new Error(`the staged blob ${staged.key} is not a file of account ${ticket.intent.account_id}`)
+    }
+    const completed =
+      staged.size !== null && staged.sha256 !== null
+        ? { size: staged.size, sha256: staged.sha256 }
+        : undefined
+    return { fileId, upload: { key: staged.key, uploadId: staged.storeUploadId }, completed }
   }
 
   #uploadId(ticket: Ticket, part: { uploadId: string | undefined; key: string | undefined }): string {
@@ -394,13 +369,18 @@ export class BlobApiService {
     return this.#report(ticket, fileId, key, meter.digest(), deliver)
   }
 
-  /** Records a whole final blob and has the API adopt it through the signed completion callback. */
+  /**
+   * Records a whole final blob and has the API adopt it through the signed completion callback. A blob the API
+   * refuses is deleted, and so is one whose callback failed on a fault (5xx, or no answer), unless
+   * `keepOnFault`.
+   */
   async #report(
     ticket: Ticket,
     fileId: string,
     key: string,
     digest: Digest,
     deliver: CallbackSender,
+    options: { keepOnFault: boolean } = { keepOnFault: false },
   ): Promise<PutBlobResult> {
     const { intent, token } = ticket
     if (!(await this.#store.staged(key, intent.id, digest.size, digest.sha256))) {
@@ -426,11 +406,12 @@ export class BlobApiService {
     try {
       status = await deliver(token.onUploadCompleted.callbackUrl, event, signCallback(callback, event))
     } catch (error) {
-      await this.#discard([key])
+      if (!options.keepOnFault) await this.#discard([key])
       throw error
     }
     if (status < 200 || status > 299) {
-      await this.#discard([key])
+      // 409: the intent no longer accepts a file; any other 4xx is a refusal too, not a fault.
+      if (status < 500 || !options.keepOnFault) await this.#discard([key])
       if (status === 409) throw notAccepting()
       throw new BlobApiError('internal_server_error', `The completion callback failed with status ${status}.`)
     }

@@ -45,7 +45,78 @@ export interface BlobStore {
   stat(key: string): Promise<BlobStat | undefined>
   /** Removes the blob; removing an absent blob is not an error. */
   delete(key: string): Promise<void>
+
+  // Multipart uploads, in the spirit of S3's (which a driver may map them to): parts of one blob are written
+  // separately, in any order, concurrently and from any process sharing the store, then joined in one
+  // `completeMultipart`. All state lives in the store, so the process that completes an upload need not be the
+  // one that wrote its parts. An upload nobody completes or aborts is left to the caller's own sweeping.
+
+  /** Starts a multipart upload of the blob `key`; the answer names it in every later call. */
+  createMultipart(key: string): Promise<MultipartUpload>
+  /**
+   * Streams part `partNumber` (1 to MAX_PART_NUMBER) of `upload` and resolves once it is durable: a crash of
+   * the process or the machine afterwards loses nothing. With `length`, the source must yield exactly that
+   * many bytes (drivers may use it to place the part), or the write fails with PartLengthError.
+   *
+   * A failed write (the source fails, or yields the wrong length) rejects, with the source's own error when
+   * it has one, and leaves the upload as it was, including earlier writes of the same part number. Writing a
+   * part number again gives the new write an etag of its own; completing with it always works, and never with
+   * bytes of another write. An earlier write's etag stays usable, or is refused with InvalidPartError (S3
+   * keeps only the last write of a number). MultipartUploadNotFoundError once the upload was completed or
+   * aborted.
+   */
+  writePart(
+    upload: MultipartUpload,
+    partNumber: number,
+    data: BlobSource,
+    length?: number,
+  ): Promise<WrittenPart>
+  /**
+   * Every part written to the upload so far (with S3, only the last write of each number), in no particular
+   * order; a write still under way is not among them. Callers keep no list of their own: this one survives
+   * any crash. MultipartUploadNotFoundError once the upload was completed or aborted.
+   */
+  listParts(upload: MultipartUpload): Promise<WrittenPart[]>
+  /**
+   * Joins the listed parts (ascending part numbers, each once, gaps allowed) into the blob `upload.key`, with
+   * the guarantees of `put`: whole or not at all, durable, replacing a previous blob only once complete. It
+   * resolves with the blob's size and SHA-256 (the caller, which never sees the parts in order, cannot hash them
+   * on the way in), and the upload is gone. A list naming a part that was not written (or whose write was
+   * replaced) fails with InvalidPartError and changes nothing: the upload can be completed with a corrected
+   * list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing elsewhere.
+   */
+  completeMultipart(upload: MultipartUpload, parts: PartRef[]): Promise<MultipartBlob>
+  /**
+   * Ends the upload and removes everything written for it; aborting an absent upload is not an error. Writes
+   * still in flight fail, or leave nothing the store keeps.
+   */
+  abortMultipart(upload: MultipartUpload): Promise<void>
 }
+
+/** A multipart upload under way: the key its blob will get, and the driver's name for the upload. */
+export interface MultipartUpload {
+  key: string
+  uploadId: string
+}
+
+/** One written part, as `completeMultipart` wants it listed. */
+export interface PartRef {
+  partNumber: number
+  /** The driver's name for this write of the part (S3's ETag); opaque to the caller. */
+  etag: string
+}
+
+export interface WrittenPart extends PartRef {
+  size: number
+}
+
+export interface MultipartBlob extends BlobStat {
+  /** Lowercase hex SHA-256 of the blob's bytes. */
+  sha256: string
+}
+
+/** S3's bound on part numbers. */
+export const MAX_PART_NUMBER = 10_000
 
 export class BlobNotFoundError extends Error {
   readonly key: string
@@ -54,6 +125,34 @@ export class BlobNotFoundError extends Error {
     super(`blob not found: ${key}`)
     this.name = 'BlobNotFoundError'
     this.key = key
+  }
+}
+
+export class MultipartUploadNotFoundError extends Error {
+  constructor(uploadId: string) {
+    super(
+      `multipart upload ${uploadId.slice(0, 80)} does not exist: it was completed, aborted or never created`,
+    )
+    this.name = 'MultipartUploadNotFoundError'
+  }
+}
+
+/** `completeMultipart` was given a part that cannot be used. */
+export class InvalidPartError extends Error {
+  readonly partNumber: number
+
+  constructor(partNumber: number, reason: string) {
+    super(`part ${partNumber}: ${reason}`)
+    this.name = 'InvalidPartError'
+    this.partNumber = partNumber
+  }
+}
+
+/** A part's source did not yield the length announced for it. */
+export class PartLengthError extends Error {
+  constructor(partNumber: number, declared: number, got: string) {
+    super(`part ${partNumber} was announced as ${declared} bytes but ${got}`)
+    this.name = 'PartLengthError'
   }
 }
 
@@ -84,6 +183,13 @@ const KEY = new RegExp(`^${SEGMENT}(?:/${SEGMENT})*$`)
 export function assertValidKey(key: string): void {
   if (typeof key !== 'string' || key.length > MAX_KEY_LENGTH || !KEY.test(key)) {
     throw new InvalidBlobKeyError(key)
+  }
+}
+
+/** Throws RangeError unless `partNumber` is an integer from 1 to MAX_PART_NUMBER. */
+export function assertPartNumber(partNumber: number): void {
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
+    throw new RangeError(`part number ${partNumber} is not an integer from 1 to ${MAX_PART_NUMBER}`)
   }
 }
 

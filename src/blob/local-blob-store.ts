@@ -1,7 +1,8 @@
 // BlobStore on the local filesystem. The blob of key `a/b/c` is the file `<root>/a/b/c.blob`: the suffix
 // keeps a blob and the directory of the keys beneath it (`a/b/c/d`) apart. A write goes to a temporary
 // file in `<root>/.tmp` (same filesystem, a name no key can reach), is fsynced, then renamed over the final
-// name and the directory fsynced, so a blob appears whole or not at all, even across a crash.
+// name and the directory fsynced, so a blob appears whole or not at all, even across a crash. Multipart uploads
+// live in `<root>/.tmp` too, one directory each (see local-multipart.ts).
 //
 // The driver never follows a symbolic link below the root: an operation whose path crosses one fails. The
 // root itself may be a link (a data directory mounted elsewhere). This guards against a misplaced link,
@@ -20,71 +21,44 @@ import {
   type BlobStore,
   type ByteRange,
   InvalidBlobKeyError,
+  type MultipartBlob,
+  type MultipartUpload,
+  type PartRef,
+  type WrittenPart,
 } from './blob-store.ts'
+import { errorCode, isMissing, syncDir, writeChunks } from './local-files.ts'
+import { isStaleUpload, LocalMultipart } from './local-multipart.ts'
 
 const TEMP_DIR = '.tmp'
 const BLOB_SUFFIX = '.blob'
 
 export interface LocalBlobStoreOptions {
   /**
-   * Temporary files untouched for this long are leftovers of a crashed write and are removed by `open`.
-   * A live write touches its file with every chunk, so a process opening the store while another one writes
-   * cuts off only a transfer that has been idle this long.
+   * Temporary files, and multipart upload directories, untouched for this long are leftovers of a crashed
+   * write or an abandoned upload and are removed by `open`. A live write touches its file with every chunk,
+   * so a process opening the store while another one writes cuts off only a transfer (or a multipart upload)
+   * that has been idle this long.
    */
   staleTempAgeMs?: number
 }
 
 const HOUR_MS = 60 * 60 * 1000
 
-function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code
-}
-
-/** The path, or a part of it, does not exist. */
-function isMissing(error: unknown): boolean {
-  const code = errorCode(error)
-  return code === 'ENOENT' || code === 'ENOTDIR'
-}
-
 function symlinkRefused(key: string): Error {
   return new Error(`refusing blob key ${key}: its path crosses a symbolic link below the blob root`)
 }
 
-/** Makes entries created or renamed in `dir` durable: a file's fsync does not cover its directory entry. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/**
- * Writes every chunk of `source` and returns the byte count. Iterating (rather than piping) stops at the
- * source's first error, including a stream destroyed without one, and each write has landed before the
- * next chunk is pulled.
- */
-async function writeAll(
-  handle: FileHandle,
-  source: AsyncIterable<unknown> | Iterable<unknown>,
-): Promise<number> {
-  let size = 0
-  for await (const chunk of source) {
-    if (!(chunk instanceof Uint8Array)) throw new TypeError('a blob source must yield Uint8Array chunks')
-    for (let offset = 0; offset < chunk.length; ) {
-      offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten
-    }
-    size += chunk.length
-  }
-  return size
-}
-
 export class LocalBlobStore implements BlobStore {
   readonly #root: string
+  readonly #multipart: LocalMultipart
 
   private constructor(root: string) {
     this.#root = root
+    this.#multipart = new LocalMultipart({
+      tempDir: path.join(root, TEMP_DIR),
+      place: (key, file) => this.#place(key, file),
+      tempFile: () => this.#tempFile(),
+    })
   }
 
   /** Creates the root if needed and removes temporary files that a crashed process left behind. */
@@ -95,12 +69,16 @@ export class LocalBlobStore implements BlobStore {
     const cutoff = Date.now() - (options.staleTempAgeMs ?? HOUR_MS)
     for (const entry of await readdir(tempDir)) {
       const temp = path.join(tempDir, entry)
-      const info = await lstat(temp).catch((error: unknown) => {
-        // Another process may finish or sweep the same file meanwhile.
-        if (isMissing(error)) return undefined
-        throw error
-      })
-      if (info?.isFile() && info.mtimeMs < cutoff) await rm(temp, { force: true })
+      try {
+        const info = await lstat(temp)
+        if (info.isFile() && info.mtimeMs < cutoff) await rm(temp, { force: true })
+        if (info.isDirectory() && (await isStaleUpload(temp, cutoff))) {
+          await rm(temp, { recursive: true, force: true })
+        }
+      } catch (error) {
+        // Another process may finish or sweep the same entry meanwhile.
+        if (!isMissing(error)) throw error
+      }
     }
     return new LocalBlobStore(resolved)
   }
@@ -146,7 +124,7 @@ export class LocalBlobStore implements BlobStore {
   async put(key: string, data: BlobSource): Promise<BlobStat> {
     // Refuse a bad key before consuming any of the source.
     assertValidKey(key)
-    const temp = path.join(this.#root, TEMP_DIR, `${randomBytes(16).toString('hex')}.part`)
+    const temp = this.#tempFile()
     const handle = await open(temp, 'wx').catch(async (error: NodeJS.ErrnoException) => {
       // The temp directory is made at open; if the tree was removed or remounted since, make it again.
       if (error.code !== 'ENOENT') throw error
@@ -156,23 +134,60 @@ export class LocalBlobStore implements BlobStore {
     try {
       let size: number
       try {
-        size = await writeAll(handle, data instanceof Uint8Array ? [data] : data)
+        size = await writeChunks(handle, data instanceof Uint8Array ? [data] : data, 0)
         await handle.sync()
       } finally {
         await handle.close()
       }
-      // Checked only now: the transfer may have taken long, and the tree may have changed meanwhile.
-      const { file, dirsExist } = await this.#locate(key)
-      const dir = path.dirname(file)
-      if (!dirsExist) await this.#makeDirs(dir)
-      await this.#lstatBlob(key, file)
-      await rename(temp, file)
-      await syncDir(dir)
+      await this.#place(key, temp)
       return { size }
     } catch (error) {
       await rm(temp, { force: true })
       throw error
     }
+  }
+
+  createMultipart(key: string): Promise<MultipartUpload> {
+    return this.#multipart.create(key)
+  }
+
+  writePart(
+    upload: MultipartUpload,
+    partNumber: number,
+    data: BlobSource,
+    length?: number,
+  ): Promise<WrittenPart> {
+    return this.#multipart.writePart(upload, partNumber, data, length)
+  }
+
+  listParts(upload: MultipartUpload): Promise<WrittenPart[]> {
+    return this.#multipart.listParts(upload)
+  }
+
+  completeMultipart(upload: MultipartUpload, parts: PartRef[]): Promise<MultipartBlob> {
+    return this.#multipart.complete(upload, parts)
+  }
+
+  abortMultipart(upload: MultipartUpload): Promise<void> {
+    return this.#multipart.abort(upload)
+  }
+
+  /** A new name in the temporary directory, which no key can reach. */
+  #tempFile(): string {
+    return path.join(this.#root, TEMP_DIR, `${randomBytes(16).toString('hex')}.part`)
+  }
+
+  /**
+   * Moves the finished, fsynced temporary file `temp` to the blob of `key`, durably. The key's path is
+   * checked only now: a transfer may have taken long, and the tree may have changed meanwhile.
+   */
+  async #place(key: string, temp: string): Promise<void> {
+    const { file, dirsExist } = await this.#locate(key)
+    const dir = path.dirname(file)
+    if (!dirsExist) await this.#makeDirs(dir)
+    await this.#lstatBlob(key, file)
+    await rename(temp, file)
+    await syncDir(dir)
   }
 
   /** mkdir -p, then fsyncs each parent that gained an entry, so the new path survives a crash. */

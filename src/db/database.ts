@@ -14,7 +14,8 @@ import {
 import pg from 'pg'
 import * as initial from './migrations/0001_initial.ts'
 import * as uploads from './migrations/0002_uploads.ts'
-import * as credentialNotifications from './migrations/0003_credential_notifications.ts'
+import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
+import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import { PgChangeListener } from './pg-change-listener.ts'
 import { type RowFactory, rowFactory } from './row-factory.ts'
@@ -61,7 +62,7 @@ export interface Db {
    * say) in any process, NaN when that cannot be known. Stamp an entry with the epoch taken before reading
    * it, and trust the entry only while the epoch is the same. On SQLite it changes with every commit, seen
    * from the next turn of the event loop as `read` sees commits; on PostgreSQL with every notification of a
-   * change to api_keys (migration 0003).
+   * change to api_keys (migration 0004).
    */
   credentialEpoch(): number
   close(): Promise<void>
@@ -78,7 +79,8 @@ export interface DatabaseOptions {
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
   '0002_uploads': uploads,
-  '0003_credential_notifications': credentialNotifications,
+  '0003_multipart_uploads': multipartUploads,
+  '0004_credential_notifications': credentialNotifications,
 }
 
 class Migrations implements MigrationProvider {

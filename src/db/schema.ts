@@ -120,10 +120,9 @@ export interface UploadIntentsTable {
 export interface UploadBlobsTable {
   key: string
   intent_id: string
-  /** Multipart parts only: their upload, number and etag. */
+  /** The blob of a multipart upload: the upload's id as the client knows it, and as the BlobStore does. */
   upload_id: string | null
-  part_number: number | null
-  etag: string | null
+  store_upload_id: string | null
   /** Null while the blob is being written. */
   size: number | null
   sha256: string | null

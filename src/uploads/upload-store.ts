@@ -7,9 +7,9 @@ export type IntentRow = Selectable<UploadIntentsTable>
 
 export interface StagedBlob {
   key: string
+  /** The blob of a multipart upload: the upload's id as the client knows it, and as the BlobStore does. */
   uploadId: string | null
-  partNumber: number | null
-  etag: string | null
+  storeUploadId: string | null
   size: number | null
   sha256: string | null
 }
@@ -24,6 +24,22 @@ export const toIntent = (row: IntentRow): IntentRow => ({
   created_at: Number(row.created_at),
   updated_at: Number(row.updated_at),
 })
+
+function toStagedBlob(row: {
+  key: string
+  upload_id: string | null
+  store_upload_id: string | null
+  size: number | null
+  sha256: string | null
+}): StagedBlob {
+  return {
+    key: row.key,
+    uploadId: row.upload_id,
+    storeUploadId: row.store_upload_id,
+    size: row.size === null ? null : Number(row.size),
+    sha256: row.sha256,
+  }
+}
 
 export class UploadStore {
   readonly db: Kysely<Database>
@@ -64,7 +80,6 @@ export class UploadStore {
         .select(['size', 'sha256'])
         .where('key', '=', key)
         .where('intent_id', '=', intentId)
-        .where('upload_id', 'is', null)
         .executeTakeFirst()
       if (!staged || staged.size === null || staged.sha256 === null) return false
       const now = Date.now()
@@ -179,16 +194,18 @@ export class UploadStore {
 
   // --- staged blobs -------------------------------------------------------------------------------------
 
-  /** Records a blob before its first byte is written. */
-  async stage(key: string, intentId: string, part?: { uploadId: string; partNumber: number; etag: string }) {
+  /**
+   * Records a blob before its first byte is written; for a multipart upload's blob, once the upload exists in
+   * the BlobStore and before any part is written to it.
+   */
+  async stage(key: string, intentId: string, multipart?: { uploadId: string; storeUploadId: string }) {
     await this.db
       .insertInto('upload_blobs')
       .values({
         key,
         intent_id: intentId,
-        upload_id: part?.uploadId ?? null,
-        part_number: part?.partNumber ?? null,
-        etag: part?.etag ?? null,
+        upload_id: multipart?.uploadId ?? null,
+        store_upload_id: multipart?.storeUploadId ?? null,
         size: null,
         sha256: null,
         created_at: Date.now(),
@@ -232,21 +249,22 @@ export class UploadStore {
   async stagedBlobs(intentId: string): Promise<StagedBlob[]> {
     const rows = await this.db
       .selectFrom('upload_blobs')
-      .select(['key', 'upload_id', 'part_number', 'etag', 'size', 'sha256'])
+      .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
       .where('intent_id', '=', intentId)
       .execute()
-    return rows.map((r) => ({
-      key: r.key,
-      uploadId: r.upload_id,
-      partNumber: r.part_number === null ? null : Number(r.part_number),
-      etag: r.etag,
-      size: r.size === null ? null : Number(r.size),
-      sha256: r.sha256,
-    }))
+    return rows.map(toStagedBlob)
   }
 
-  async parts(intentId: string, uploadId: string): Promise<StagedBlob[]> {
-    return (await this.stagedBlobs(intentId)).filter((b) => b.uploadId === uploadId)
+  /** The blob of the intent's multipart upload `uploadId` (the client's id), if it is still staged. */
+  async multipartUpload(intentId: string, uploadId: string): Promise<StagedBlob | undefined> {
+    const row = await this.db
+      .selectFrom('upload_blobs')
+      .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
+      .where('intent_id', '=', intentId)
+      .where('upload_id', '=', uploadId)
+      .where('store_upload_id', 'is not', null)
+      .executeTakeFirst()
+    return row && toStagedBlob(row)
   }
 
   /** Intents that ended but still have staged blobs (a process died while cleaning up), or no longer exist. */
