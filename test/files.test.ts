@@ -458,6 +458,12 @@ describeEachEngine('files', (ctx) => {
     assert.match(plans.long, trigramIndex)
     assert.match(plans.short, /files_account_order/)
     assert.doesNotMatch(plans.short, trigramIndex)
+    if (c.engine === 'postgres') {
+      // New names go straight into the index: no pending list for every search to read through.
+      const { rows } = await sql<{ reloptions: string[] | null }>`
+        select reloptions from pg_class where relname = 'files_name_trgm'`.execute(c.db.kysely)
+      assert.deepEqual(rows[0]?.reloptions, ['fastupdate=off'])
+    }
   })
 
   test('PATCH renames and moves a file, keeping folder counts and the search index exact', async () => {

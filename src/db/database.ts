@@ -16,6 +16,7 @@ import * as initial from './migrations/0001_initial.ts'
 import * as uploads from './migrations/0002_uploads.ts'
 import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
 import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
+import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import { PgChangeListener } from './pg-change-listener.ts'
 import { type RowFactory, rowFactory } from './row-factory.ts'
@@ -81,6 +82,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0002_uploads': uploads,
   '0003_multipart_uploads': multipartUploads,
   '0004_credential_notifications': credentialNotifications,
+  '0005_search_index_without_pending_list': searchIndex,
 }
 
 class Migrations implements MigrationProvider {
