@@ -1,5 +1,4 @@
 // Opens the metadata database for either engine and brings its schema up to date.
-import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import {
@@ -23,27 +22,6 @@ import { type RowFactory, rowFactory } from './row-factory.ts'
 import type { Database } from './schema.ts'
 
 export type Engine = 'sqlite' | 'postgres'
-
-/** Names already worked out, by SQL per prefix: there are only a few shapes, and hashing each time showed. */
-const statementNames = new Map<string, Map<string, string>>()
-
-/**
- * A statement name for a query whose SQL takes one of a few fixed shapes (e.g. a list with or without a
- * cursor): one prepared statement per shape. Never for SQL that embeds values, which would prepare without end.
- */
-export function statementNameFor(prefix: string, sql: string): string {
-  let names = statementNames.get(prefix)
-  if (!names) {
-    names = new Map()
-    statementNames.set(prefix, names)
-  }
-  let name = names.get(sql)
-  if (name === undefined) {
-    name = `${prefix}_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`
-    names.set(sql, name)
-  }
-  return name
-}
 
 export interface Db {
   kysely: Kysely<Database>

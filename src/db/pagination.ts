@@ -40,11 +40,20 @@ export function keyset<DB, TB extends keyof DB, O>(
   cursor: string | undefined,
   limit: number,
 ): SelectQueryBuilder<DB, TB, O> {
+  return keysetAfter(query, table, cursor === undefined ? undefined : decodeCursor(cursor), limit + 1)
+}
+
+/** `keyset` with the cursor decoded and the row count to fetch (the page's limit plus one) given. */
+export function keysetAfter<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  table: string,
+  after: Cursor | undefined,
+  fetch: number,
+): SelectQueryBuilder<DB, TB, O> {
   const createdAt = sql.ref(`${table}.created_at`)
   const id = sql.ref(`${table}.id`)
   let q = query
-  if (cursor !== undefined) {
-    const after = decodeCursor(cursor)
+  if (after !== undefined) {
     // The first condition alone bounds the index range on both engines; the second only trims the rows that
     // share the cursor's millisecond. Written as one OR, neither engine could seek past the earlier pages.
     q = q.where((eb: ExpressionBuilder<DB, TB>) =>
@@ -54,10 +63,7 @@ export function keyset<DB, TB extends keyof DB, O>(
       ]),
     )
   }
-  return q
-    .orderBy(createdAt, 'desc')
-    .orderBy(id, 'desc')
-    .limit(limit + 1)
+  return q.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(fetch)
 }
 
 /** Trims the extra row fetched by `keyset` and builds the next cursor from the last row kept. */

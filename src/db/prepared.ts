@@ -9,10 +9,11 @@ const PLACEHOLDER = '\u0000prepared-parameter-'
 /**
  * Runs through `db.read`, so only for reads outside transactions. `name` identifies the statement on
  * PostgreSQL connections, so it must be unique per query.
- * `build` receives one placeholder per parameter and must use each as a bound value (never inside raw SQL).
+ * `build` receives one placeholder per parameter and must use each as a bound value, as it is (never inside raw
+ * SQL, nor in arithmetic): the placeholders are strings, whatever type the parameter has at run time.
  * Returns a function that runs the compiled query with the given values and returns its rows.
  */
-export function prepare<Args extends string[], Row>(
+export function prepare<Args extends unknown[], Row>(
   db: Db,
   name: string,
   arity: Args['length'],

@@ -11,9 +11,9 @@ import {
 } from 'kysely'
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
 import { batchedLookup } from '../db/batched-lookup.ts'
-import { type Db, type Engine, statementNameFor } from '../db/database.ts'
+import type { Db, Engine } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
-import { keyset, type Page, toPage } from '../db/pagination.ts'
+import { type Cursor, decodeCursor, keyset, keysetAfter, type Page, toPage } from '../db/pagination.ts'
 import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { AppError, invalid, notFound } from '../errors.ts'
@@ -240,6 +240,44 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
 }
 
 /**
+ * The list without a search in its four shapes (in a folder or not, after a cursor or not), each compiled
+ * once: building and compiling the query cost about a tenth of a list request.
+ */
+function plainListQuery(db: Db) {
+  const inAccount = (accountId: string) => selectFiles(db.kysely).where('files.account_id', '=', accountId)
+  const inFolder = (accountId: string, folderId: string) =>
+    inAccount(accountId).where('files.folder_id', '=', folderId)
+  const all = prepare(db, 'files_list', 2, (accountId: string, fetch: number) =>
+    keysetAfter(inAccount(accountId), 'files', undefined, fetch),
+  )
+  const allAfter = prepare(
+    db,
+    'files_list_after',
+    4,
+    (accountId: string, createdAt: number, id: string, fetch: number) =>
+      keysetAfter(inAccount(accountId), 'files', { createdAt, id }, fetch),
+  )
+  const folder = prepare(db, 'files_list_folder', 3, (accountId: string, folderId: string, fetch: number) =>
+    keysetAfter(inFolder(accountId, folderId), 'files', undefined, fetch),
+  )
+  const folderAfter = prepare(
+    db,
+    'files_list_folder_after',
+    5,
+    (accountId: string, folderId: string, createdAt: number, id: string, fetch: number) =>
+      keysetAfter(inFolder(accountId, folderId), 'files', { createdAt, id }, fetch),
+  )
+  return (accountId: string, folderId: string | undefined, after: Cursor | undefined, fetch: number) => {
+    if (folderId === undefined) {
+      return after ? allAfter(accountId, after.createdAt, after.id, fetch) : all(accountId, fetch)
+    }
+    return after
+      ? folderAfter(accountId, folderId, after.createdAt, after.id, fetch)
+      : folder(accountId, folderId, fetch)
+  }
+}
+
+/**
  * GET /files/{id} and every download start here, so the query is compiled once. On PostgreSQL the files asked
  * for in one turn are read together (see batched-lookup.ts) and each caller keeps its own only if its account
  * owns it; SQLite reads in-process, with no round trip to save.
@@ -268,12 +306,14 @@ export class FilesService {
   readonly #db: Kysely<Database>
   readonly #blobs: BlobStore
   readonly #fileById: ReturnType<typeof fileByIdQuery>
+  readonly #listPlain: ReturnType<typeof plainListQuery>
 
   constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'>) {
     this.#database = deps.db
     this.#db = deps.db.kysely
     this.#blobs = deps.blobs
     this.#fileById = fileByIdQuery(deps.db)
+    this.#listPlain = plainListQuery(deps.db)
   }
 
   /**
@@ -282,11 +322,14 @@ export class FilesService {
    * a file of the account in the folder proves the folder is the account's.
    */
   async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
-    const query = listFilesQuery(this.#database, accountId, options).compile()
-    // A search stays unprepared: a generic plan cannot weigh how selective the pattern is, and could walk
-    // every file of the account instead of the trigram index.
-    const name = options.query === undefined ? statementNameFor('files_list', query.sql) : undefined
-    const rows = await this.#database.read(query, name)
+    const { query, folderId, cursor, limit } = options
+    const after = cursor === undefined ? undefined : decodeCursor(cursor)
+    const rows =
+      query === undefined
+        ? await this.#listPlain(accountId, folderId, after, limit + 1)
+        : // A search stays unprepared: a generic plan cannot weigh how selective the pattern is, and could
+          // walk every file of the account instead of the trigram index.
+          await this.#database.read(listFilesQuery(this.#database, accountId, options).compile())
     if (rows.length === 0 && options.folderId !== undefined) {
       await assertOwnedFolder(this.#db, accountId, options.folderId)
     }
