@@ -362,6 +362,23 @@ export function blobStoreSuite(name: string, makeStore: () => Promise<StoreUnder
         assert.equal(await store().stat(key), undefined)
       })
 
+      test('a Readable that fails before it is read rejects with its error, and nothing goes uncaught', async () => {
+        const key = `${scope()}/failed-early`
+        const boom = new Error('client went away')
+        const source = new Readable({ read() {} })
+        const put = store().put(key, source)
+        // Before the store has opened anything to write into: the error has no reader yet.
+        source.destroy(boom)
+        await assert.rejects(put, (error) => error === boom)
+        assert.equal(await store().stat(key), undefined)
+        const upload = await store().createMultipart(`${scope()}/failed-early-part`)
+        const part = new Readable({ read() {} })
+        const written = store().writePart(upload, 1, part, 10)
+        part.destroy(boom)
+        await assert.rejects(written, (error) => error === boom)
+        await store().abortMultipart(upload)
+      })
+
       test('a Readable destroyed without an error midway is not taken for a complete blob', async () => {
         const key = `${scope()}/destroyed-quietly`
         const previous = Buffer.from('previous')

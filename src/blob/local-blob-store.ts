@@ -26,7 +26,7 @@ import {
   type PartRef,
   type WrittenPart,
 } from './blob-store.ts'
-import { errorCode, isMissing, syncDir, writeChunks } from './local-files.ts'
+import { errorCode, isMissing, syncDir, withHeldErrors, writeChunks } from './local-files.ts'
 import { isStaleUpload, LocalMultipart } from './local-multipart.ts'
 
 const TEMP_DIR = '.tmp'
@@ -124,6 +124,10 @@ export class LocalBlobStore implements BlobStore {
   async put(key: string, data: BlobSource): Promise<BlobStat> {
     // Refuse a bad key before consuming any of the source.
     assertValidKey(key)
+    return withHeldErrors(data, () => this.#put(key, data))
+  }
+
+  async #put(key: string, data: BlobSource): Promise<BlobStat> {
     const temp = this.#tempFile()
     const handle = await open(temp, 'wx').catch(async (error: NodeJS.ErrnoException) => {
       // The temp directory is made at open; if the tree was removed or remounted since, make it again.

@@ -45,7 +45,15 @@ import {
   type PartRef,
   type WrittenPart,
 } from './blob-store.ts'
-import { errorCode, isMissing, readRange, syncDir, writeChunks, writeFully } from './local-files.ts'
+import {
+  errorCode,
+  isMissing,
+  readRange,
+  syncDir,
+  withHeldErrors,
+  writeChunks,
+  writeFully,
+} from './local-files.ts'
 import {
   coversHeadOf,
   type PartReader,
@@ -145,7 +153,16 @@ export class LocalMultipart {
     return { key, uploadId }
   }
 
-  async writePart(
+  writePart(
+    upload: MultipartUpload,
+    partNumber: number,
+    data: BlobSource,
+    length: number | undefined,
+  ): Promise<WrittenPart> {
+    return withHeldErrors(data, () => this.#writePart(upload, partNumber, data, length))
+  }
+
+  async #writePart(
     upload: MultipartUpload,
     partNumber: number,
     data: BlobSource,
