@@ -3,7 +3,8 @@ import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import { ApiKeysService } from '../src/accounts/api-keys.service.ts'
-import { openDatabase } from '../src/db/database.ts'
+import type { App } from '../src/app.ts'
+import { type Db, openDatabase } from '../src/db/database.ts'
 import { LISTENER_NAME } from '../src/db/pg-change-listener.ts'
 import {
   assertError,
@@ -13,6 +14,32 @@ import {
   describeEachEngine,
   startApp,
 } from './support/harness.ts'
+
+const FOLDERS = '/api/v1/folders'
+
+/** Uses a key until it is served from memory: the first use writes last_used_at, and PostgreSQL's listener starts. */
+async function useUntilCached(app: App, token: string): Promise<void> {
+  for (let i = 0; i < 3; i++) assert.equal((await call(app, 'GET', FOLDERS, { token })).status, 200)
+  await sleep(50)
+}
+
+/** Revokes the key of `token` through `db`: connections other than the app's, as another process has. */
+async function revokeThrough(db: Db, accountId: string, token: string): Promise<void> {
+  const keys = new ApiKeysService(db)
+  const key = (await keys.list(accountId)).find((k) => token.startsWith(k.prefix))
+  assert.ok(key)
+  await keys.revoke(key.id)
+}
+
+/** PostgreSQL tells the app of a change by a notification, which arrives within moments of the commit. */
+async function refusedWithinASecond(app: App, token: string): Promise<void> {
+  const deadline = Date.now() + 1000
+  while ((await call(app, 'GET', FOLDERS, { token })).status === 200) {
+    assert.ok(Date.now() < deadline, 'the revocation was not noticed within a second')
+    await sleep(5)
+  }
+  assertError(await call(app, 'GET', FOLDERS, { token }), 401, 'unauthorized')
+}
 
 describeEachEngine('authentication', (ctx) => {
   test('401 for a missing, malformed, unknown or revoked credential, with WWW-Authenticate', async () => {
@@ -66,10 +93,7 @@ describeEachEngine('authentication', (ctx) => {
       return read(query, name)
     }
     try {
-      // The first use records last_used_at, a change of its own; PostgreSQL may need a moment to listen.
-      for (let i = 0; i < 3; i++)
-        assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
-      await sleep(50)
+      await useUntilCached(app, token)
       const before = lookups
       for (let i = 0; i < 5; i++)
         assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
@@ -86,32 +110,18 @@ describeEachEngine('authentication', (ctx) => {
     const { app, config, engine } = ctx()
     const a = await createAccount(app)
     const token = await a.key(['folders:read'])
-    for (let i = 0; i < 3; i++)
-      assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
-    await sleep(50)
-    assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
+    await useUntilCached(app, token)
+    assert.equal((await call(app, 'GET', FOLDERS, { token })).status, 200)
 
     const other = openDatabase({ ...config, poolSize: 1 })
     try {
-      const keys = new ApiKeysService(other)
-      const key = (await keys.list(a.id)).find((k) => token.startsWith(k.prefix))
-      assert.ok(key)
-      await keys.revoke(key.id)
+      await revokeThrough(other, a.id, token)
     } finally {
       await other.close()
     }
-    if (engine === 'sqlite') {
-      // One file: the next request's read sees the commit.
-      assertError(await call(app, 'GET', '/api/v1/folders', { token }), 401, 'unauthorized')
-      return
-    }
-    // PostgreSQL tells this process by a notification, which arrives within moments of the commit.
-    const deadline = Date.now() + 1000
-    while ((await call(app, 'GET', '/api/v1/folders', { token })).status === 200) {
-      assert.ok(Date.now() < deadline, 'the revocation was not noticed within a second')
-      await sleep(5)
-    }
-    assertError(await call(app, 'GET', '/api/v1/folders', { token }), 401, 'unauthorized')
+    // SQLite: one file, so the next request's read sees the commit.
+    if (engine === 'sqlite') assertError(await call(app, 'GET', FOLDERS, { token }), 401, 'unauthorized')
+    else await refusedWithinASecond(app, token)
   })
 
   test('PostgreSQL: after the notification connection is lost and regained, revocations still count', async (t) => {
@@ -119,9 +129,7 @@ describeEachEngine('authentication', (ctx) => {
     if (engine !== 'postgres') return t.skip('SQLite needs no notifications')
     const a = await createAccount(app)
     const token = await a.key(['folders:read'])
-    for (let i = 0; i < 3; i++)
-      assert.equal((await call(app, 'GET', '/api/v1/folders', { token })).status, 200)
-    await sleep(50)
+    await useUntilCached(app, token)
 
     const other = openDatabase({ ...config, poolSize: 1 })
     try {
@@ -141,19 +149,12 @@ describeEachEngine('authentication', (ctx) => {
         assert.ok(Date.now() < deadline, 'the listener did not come back')
         await sleep(50)
       }
-      await call(app, 'GET', '/api/v1/folders', { token })
-      const keys = new ApiKeysService(other)
-      const key = (await keys.list(a.id)).find((k) => token.startsWith(k.prefix))
-      assert.ok(key)
-      await keys.revoke(key.id)
+      await call(app, 'GET', FOLDERS, { token })
+      await revokeThrough(other, a.id, token)
     } finally {
       await other.close()
     }
-    const deadline = Date.now() + 1000
-    while ((await call(app, 'GET', '/api/v1/folders', { token })).status === 200) {
-      assert.ok(Date.now() < deadline, 'the revocation was not noticed within a second')
-      await sleep(5)
-    }
+    await refusedWithinASecond(app, token)
   })
 
   test('authentication comes before validation: a bad body without a key is 401, not 400', async () => {
