@@ -3,7 +3,9 @@ import { test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import type { App } from '../src/app.ts'
 import type { Scope } from '../src/auth/scopes.ts'
-import { listFilesQuery, type StoredFile } from '../src/files/files.service.ts'
+import { openDatabase } from '../src/db/database.ts'
+import { encodeCursor } from '../src/db/pagination.ts'
+import { FilesService, listFilesQuery, type StoredFile } from '../src/files/files.service.ts'
 import { newId, newPublicId } from '../src/ids.ts'
 import {
   type ApiResponse,
@@ -35,6 +37,18 @@ function fileJson(
     folderId: (folder?.id as string | undefined) ?? null,
     folder,
   }
+}
+
+/**
+ * PostgreSQL: gives the account 20,000 files named `name-<n>.txt` at root, written straight to the database,
+ * and refreshes the statistics, so that queries are planned as they are for large accounts.
+ */
+async function addLargeAccountFiles(c: TestContext, accountId: string): Promise<void> {
+  await sql`insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+    select 'fil_' || ${accountId} || '_' || n, ${accountId}, null, 'name-' || n || '.txt', 'text/plain', 1,
+           'k/' || ${accountId} || '/' || n, null, n, n
+    from generate_series(1, 20000) as n`.execute(c.db.kysely)
+  await sql`analyze files`.execute(c.db.kysely)
 }
 
 async function createFolder(app: App, account: TestAccount, name: string) {
@@ -165,7 +179,7 @@ describeEachEngine('files', (ctx) => {
     let queries = 0
     const read = c.db.read
     c.db.read = (query, name) => {
-      if (name === 'files_by_ids' || name === 'file_by_id') queries += 1
+      if (name?.startsWith('files_by_ids_') || name === 'file_by_id') queries += 1
       return read(query, name)
     }
     try {
@@ -186,6 +200,53 @@ describeEachEngine('files', (ctx) => {
       assert.equal(queries, c.engine === 'postgres' ? 1 : 5)
     } finally {
       c.db.read = read
+    }
+  })
+
+  test('PostgreSQL plans the file lookups and plain lists once per connection, not per request', async (t) => {
+    const c = ctx()
+    if (c.engine !== 'postgres') return t.skip('SQLite plans a statement when it is prepared')
+    const a = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Plans')
+    const files = await Promise.all(
+      ['a', 'b', 'c'].map((name) => createFile(c, a.id, { name, folderId: folder.id })),
+    )
+    // One connection, so every execution below and the look at its prepared statements share a session.
+    const db = openDatabase({ ...c.config, poolSize: 1 })
+    try {
+      // Plans are weighed by the table's statistics: with a handful of rows, even a statement replanned
+      // every time would do.
+      await addLargeAccountFiles(c, a.id)
+      const service = new FilesService({ db, blobs: c.blobs })
+      const after = encodeCursor({ createdAt: files[2]?.createdAt ?? 0, id: files[2]?.id ?? '' })
+      for (let i = 0; i < 8; i++) {
+        await service.get(a.id, files[0]?.id ?? '')
+        await Promise.all(files.map((file) => service.get(a.id, file.id)))
+        await service.list(a.id, { limit: 50 })
+        await service.list(a.id, { limit: 10, cursor: after })
+        await service.list(a.id, { limit: 50, folderId: folder.id })
+        await service.list(a.id, { limit: 100, folderId: folder.id, cursor: after })
+      }
+      const { rows } = await sql<{ name: string; generic_plans: number; custom_plans: number }>`
+        select name, generic_plans, custom_plans from pg_prepared_statements where name like 'files_%'
+        order by name`.execute(db.kysely)
+      assert.deepEqual(
+        rows.map((row) => row.name),
+        [
+          'files_by_ids_1',
+          'files_by_ids_4',
+          'files_list_51',
+          'files_list_after_11',
+          'files_list_folder_51',
+          'files_list_folder_after_101',
+        ].sort(),
+      )
+      // PostgreSQL tries five custom plans before it compares them with the generic one.
+      for (const row of rows) {
+        assert.ok(row.custom_plans <= 5 && row.generic_plans >= 3, `${row.name}: ${JSON.stringify(row)}`)
+      }
+    } finally {
+      await db.close()
     }
   })
 
@@ -434,13 +495,8 @@ describeEachEngine('files', (ctx) => {
   test('search plans use the trigram index from 3 characters and the order index below', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
-    if (c.engine === 'postgres') {
-      // A large account, so that walking its order index to find a rare name costs more than the trigram index.
-      await sql`insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
-        select 'fil_plan' || n, ${a.id}, null, 'name-' || n || '.txt', 'text/plain', 1, 'k' || n, null, n, n
-        from generate_series(1, 20000) as n`.execute(c.db.kysely)
-      await sql`analyze files`.execute(c.db.kysely)
-    }
+    // A large account, so that walking its order index to find a rare name costs more than the trigram index.
+    if (c.engine === 'postgres') await addLargeAccountFiles(c, a.id)
     const plans = await c.db.kysely.transaction().execute(async (trx) => {
       // The test table is still small enough to read whole; the question is which index the query can use.
       if (c.engine === 'postgres') await sql`set local enable_seqscan = off`.execute(trx)

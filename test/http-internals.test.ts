@@ -53,7 +53,7 @@ test('batchedLookup: one load per turn, at most 500 ids each; a failed load fail
     loads.push(ids)
     if (ids.includes('bad')) throw new Error('database down')
     return ids.filter((id) => id !== 'missing').map((id) => ({ id, value: id.toUpperCase() }))
-  })
+  }, 500)
   const found = await Promise.all([lookUp('a'), lookUp('b'), lookUp('a'), lookUp('missing')])
   assert.deepEqual(found, [
     { id: 'a', value: 'A' },

@@ -3,16 +3,15 @@
 // server asks for several rows per turn, and one `id = any($1)` query answers them all for the price of one.
 // An idle server waits for nothing: the turn ends right after the request that asked.
 
-/** The most ids one query carries; a turn that asks for more makes several queries. */
-const MAX_BATCH = 500
-
 interface Waiter<Row> {
   resolve(row: Row | undefined): void
   reject(error: unknown): void
 }
 
+/** `maxBatch` is the most ids one load is given; a turn that asks for more makes several loads. */
 export function batchedLookup<Row extends { id: string }>(
   load: (ids: string[]) => Promise<Row[]>,
+  maxBatch: number,
 ): (id: string) => Promise<Row | undefined> {
   let pending: Map<string, Waiter<Row>[]> | undefined
 
@@ -28,7 +27,7 @@ export function batchedLookup<Row extends { id: string }>(
   const flush = (batch: Map<string, Waiter<Row>[]>) => {
     pending = undefined
     const ids = [...batch.keys()]
-    for (let i = 0; i < ids.length; i += MAX_BATCH) void answer(batch, ids.slice(i, i + MAX_BATCH))
+    for (let i = 0; i < ids.length; i += maxBatch) void answer(batch, ids.slice(i, i + maxBatch))
   }
 
   return (id) =>

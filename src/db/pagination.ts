@@ -43,7 +43,20 @@ export function keyset<DB, TB extends keyof DB, O>(
   return keysetAfter(query, table, cursor === undefined ? undefined : decodeCursor(cursor), limit + 1)
 }
 
-/** `keyset` with the cursor decoded and the row count to fetch (the page's limit plus one) given. */
+/** The row counts a prepared page statement fetches; see `fetchSizeFor`. */
+const FETCH_SIZES = [11, 26, 51, 101]
+
+/**
+ * The rows to fetch for a page of `limit` items when the statement is prepared once per fetch size: the
+ * limit plus one, rounded up to one of a few sizes. PostgreSQL reuses a prepared statement's plan only when
+ * its LIMIT is a constant (with `limit $n` it plans every execution afresh, which cost as much as running
+ * the query), and the few sizes bound how many statements each connection keeps. `toPage` trims the extra rows.
+ */
+export function fetchSizeFor(limit: number): number {
+  return FETCH_SIZES.find((size) => size > limit) ?? limit + 1
+}
+
+/** `keyset` with the cursor decoded and the row count to fetch (at least the page's limit plus one) given. */
 export function keysetAfter<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   table: string,
@@ -63,7 +76,9 @@ export function keysetAfter<DB, TB extends keyof DB, O>(
       ]),
     )
   }
-  return q.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(fetch)
+  if (!Number.isSafeInteger(fetch) || fetch < 1) throw new Error(`keyset: bad row count ${fetch}`)
+  // A constant, not a parameter: see fetchSizeFor.
+  return q.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(sql.lit(fetch))
 }
 
 /** Trims the extra row fetched by `keyset` and builds the next cursor from the last row kept. */

@@ -2,6 +2,7 @@
 // folder and the share in the same query, so a page of files is one round trip.
 import type { Readable } from 'node:stream'
 import {
+  type CompiledQuery,
   type Expression,
   type Kysely,
   type SelectQueryBuilder,
@@ -13,7 +14,15 @@ import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-
 import { batchedLookup } from '../db/batched-lookup.ts'
 import type { Db, Engine } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
-import { type Cursor, decodeCursor, keyset, keysetAfter, type Page, toPage } from '../db/pagination.ts'
+import {
+  type Cursor,
+  decodeCursor,
+  fetchSizeFor,
+  keyset,
+  keysetAfter,
+  type Page,
+  toPage,
+} from '../db/pagination.ts'
 import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { AppError, invalid, notFound } from '../errors.ts'
@@ -241,39 +250,49 @@ export function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
 
 /**
  * The list without a search in its four shapes (in a folder or not, after a cursor or not), each compiled
- * once: building and compiling the query cost about a tenth of a list request.
+ * once per fetch size (see fetchSizeFor): building and compiling the query cost about a tenth of a list
+ * request.
  */
 function plainListQuery(db: Db) {
   const inAccount = (accountId: string) => selectFiles(db.kysely).where('files.account_id', '=', accountId)
   const inFolder = (accountId: string, folderId: string) =>
     inAccount(accountId).where('files.folder_id', '=', folderId)
-  const all = prepare(db, 'files_list', 2, (accountId: string, fetch: number) =>
-    keysetAfter(inAccount(accountId), 'files', undefined, fetch),
-  )
-  const allAfter = prepare(
-    db,
-    'files_list_after',
-    4,
-    (accountId: string, createdAt: number, id: string, fetch: number) =>
-      keysetAfter(inAccount(accountId), 'files', { createdAt, id }, fetch),
-  )
-  const folder = prepare(db, 'files_list_folder', 3, (accountId: string, folderId: string, fetch: number) =>
-    keysetAfter(inFolder(accountId, folderId), 'files', undefined, fetch),
-  )
-  const folderAfter = prepare(
-    db,
-    'files_list_folder_after',
-    5,
-    (accountId: string, folderId: string, createdAt: number, id: string, fetch: number) =>
-      keysetAfter(inFolder(accountId, folderId), 'files', { createdAt, id }, fetch),
-  )
-  return (accountId: string, folderId: string | undefined, after: Cursor | undefined, fetch: number) => {
+  const statements = (fetch: number) => ({
+    all: prepare(db, `files_list_${fetch}`, 1, (accountId: string) =>
+      keysetAfter(inAccount(accountId), 'files', undefined, fetch),
+    ),
+    allAfter: prepare(
+      db,
+      `files_list_after_${fetch}`,
+      3,
+      (accountId: string, createdAt: number, id: string) =>
+        keysetAfter(inAccount(accountId), 'files', { createdAt, id }, fetch),
+    ),
+    folder: prepare(db, `files_list_folder_${fetch}`, 2, (accountId: string, folderId: string) =>
+      keysetAfter(inFolder(accountId, folderId), 'files', undefined, fetch),
+    ),
+    folderAfter: prepare(
+      db,
+      `files_list_folder_after_${fetch}`,
+      4,
+      (accountId: string, folderId: string, createdAt: number, id: string) =>
+        keysetAfter(inFolder(accountId, folderId), 'files', { createdAt, id }, fetch),
+    ),
+  })
+  const bySize = new Map<number, ReturnType<typeof statements>>()
+  return (accountId: string, folderId: string | undefined, after: Cursor | undefined, limit: number) => {
+    const fetch = fetchSizeFor(limit)
+    let run = bySize.get(fetch)
+    if (!run) {
+      run = statements(fetch)
+      bySize.set(fetch, run)
+    }
     if (folderId === undefined) {
-      return after ? allAfter(accountId, after.createdAt, after.id, fetch) : all(accountId, fetch)
+      return after ? run.allAfter(accountId, after.createdAt, after.id) : run.all(accountId)
     }
     return after
-      ? folderAfter(accountId, folderId, after.createdAt, after.id, fetch)
-      : folder(accountId, folderId, fetch)
+      ? run.folderAfter(accountId, folderId, after.createdAt, after.id)
+      : run.folder(accountId, folderId)
   }
 }
 
@@ -284,12 +303,7 @@ function plainListQuery(db: Db) {
  */
 function fileByIdQuery(db: Db): (fileId: string, accountId: string) => Promise<FileRow | undefined> {
   if (db.engine === 'postgres') {
-    const compiled = selectFiles(db.kysely)
-      .where('files.id', '=', (eb) => eb.fn<string>('any', [eb.val([])]))
-      .compile()
-    const lookUp = batchedLookup((ids: string[]) =>
-      db.read<FileRow>({ ...compiled, parameters: [ids] }, 'files_by_ids'),
-    )
+    const lookUp = batchedLookup(filesByIdsQuery(db), LOOKUP_SIZES.at(-1) as number)
     return async (fileId, accountId) => {
       const row = await lookUp(fileId)
       return row?.account_id === accountId ? row : undefined
@@ -299,6 +313,31 @@ function fileByIdQuery(db: Db): (fileId: string, accountId: string) => Promise<F
     selectFiles(db.kysely).where('files.id', '=', fileId).where('files.account_id', '=', accountId),
   )
   return async (fileId, accountId) => (await query(fileId, accountId))[0]
+}
+
+/** The id counts of the PostgreSQL lookup statements; a batch is padded up to the next. */
+const LOOKUP_SIZES = [1, 2, 4, 8, 16, 32]
+
+/**
+ * PostgreSQL: the files with the given ids (at most 32), by a statement prepared for each of a few id
+ * counts, `files.id in ($1, ..., $n)`. PostgreSQL reuses a prepared statement's plan only when that plan
+ * costs no more than one made for the actual values; `id = any($1)` with its array of unknown length never
+ * does, and planning it for every execution cost twice the query itself.
+ */
+function filesByIdsQuery(db: Db): (ids: string[]) => Promise<FileRow[]> {
+  const compiled = new Map<number, CompiledQuery<FileRow>>()
+  return (ids) => {
+    const size = LOOKUP_SIZES.find((n) => n >= ids.length)
+    if (size === undefined) throw new Error(`filesByIds: ${ids.length} ids, at most ${LOOKUP_SIZES.at(-1)}`)
+    let query = compiled.get(size)
+    if (!query) {
+      query = selectFiles(db.kysely).where('files.id', 'in', Array<string>(size).fill('')).compile()
+      compiled.set(size, query)
+    }
+    // Padded with the last id: a repeated value in an IN list matches its row once.
+    const parameters = Array.from({ length: size }, (_, i) => ids[Math.min(i, ids.length - 1)])
+    return db.read<FileRow>({ ...query, parameters }, `files_by_ids_${size}`)
+  }
 }
 
 export class FilesService {
@@ -326,7 +365,7 @@ export class FilesService {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
     const rows =
       query === undefined
-        ? await this.#listPlain(accountId, folderId, after, limit + 1)
+        ? await this.#listPlain(accountId, folderId, after, limit)
         : // A search stays unprepared: a generic plan cannot weigh how selective the pattern is, and could
           // walk every file of the account instead of the trigram index.
           await this.#database.read(listFilesQuery(this.#database, accountId, options).compile())
