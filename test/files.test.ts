@@ -5,7 +5,12 @@ import type { App } from '../src/app.ts'
 import type { Scope } from '../src/auth/scopes.ts'
 import { openDatabase } from '../src/db/database.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
-import { FilesService, listFilesQuery, type StoredFile } from '../src/files/files.service.ts'
+import {
+  FilesService,
+  listFilesQuery,
+  type StoredFile,
+  searchMatchesQuery,
+} from '../src/files/files.service.ts'
 import { newId, newPublicId } from '../src/ids.ts'
 import {
   type ApiResponse,
@@ -501,7 +506,9 @@ describeEachEngine('files', (ctx) => {
       // The test table is still small enough to read whole; the question is which index the query can use.
       if (c.engine === 'postgres') await sql`set local enable_seqscan = off`.execute(trx)
       const explain = async (query: string) => {
-        const compiled = listFilesQuery(c.db, a.id, { query, limit: 50 }).compile()
+        // PostgreSQL searches in two steps, the first of which finds the matches.
+        const search = c.engine === 'postgres' ? searchMatchesQuery : listFilesQuery
+        const compiled = search(c.db, a.id, { query, limit: 50 }).compile()
         const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
         const result = await trx.executeQuery(
           CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
