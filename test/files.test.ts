@@ -342,6 +342,7 @@ describeEachEngine('files', (ctx) => {
       [`?cursor=${chars(129)}`, /cursor.*at most 128/],
       [`?cursor=${chars(128)}`, /cursor.*malformed/],
       ['?cursor=bm90LWEtY3Vyc29y', /cursor.*malformed/],
+      ['?query=bulk&cursor=bm90LWEtY3Vyc29y', /cursor.*malformed/],
       ['?query=', /query.*at least 1/],
       [`?query=${chars(201)}`, /query.*at most 200/],
       ['?folderId=', /folderId.*at least 1/],

@@ -1,6 +1,6 @@
 // Lookups by id asked for during one turn of the event loop, answered together by one query at its end. On
 // PostgreSQL every query is a round trip that wakes a database backend, most of a small request's cost; a busy
-// server asks for several rows per turn, and one `id = any($1)` query answers them all for the price of one.
+// server asks for several rows per turn, and one query by all their ids answers them for the price of one.
 // An idle server waits for nothing: the turn ends right after the request that asked.
 
 interface Waiter<Row> {

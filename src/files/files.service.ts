@@ -1,5 +1,6 @@
 // Files: metadata in the database, bytes in the BlobStore under `blobKeyOf(...)`. Every read joins the
-// folder and the share in the same query, so a page of files is one round trip.
+// folder and the share in the same query, so a page of files is one round trip (a PostgreSQL search is two:
+// see `searchInTwoSteps`).
 import type { Readable } from 'node:stream'
 import {
   type CompiledQuery,
