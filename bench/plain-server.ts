@@ -15,6 +15,11 @@ const PART_SIZE = 8 * 1024 * 1024
 const dir = await mkdtemp(path.join(process.env.UPLOAD_SERVER_TMP ?? tmpdir(), 'coffer-plain-'))
 const fileOf = (name: string) => path.join(dir, encodeURIComponent(name))
 
+/** The blob the client expects back once a PUT or a multipart upload completes. */
+function storedBlob(pathname: string) {
+  return { url: '', downloadUrl: '', pathname, contentType: '', contentDisposition: '', etag: '"1"' }
+}
+
 function json(res: http.ServerResponse, body: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
 }
@@ -37,14 +42,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     })
   } else if (req.method === 'PUT' && url.pathname === '/blob/') {
     await pipeline(req, createWriteStream(fileOf(blobName), { flush: true }))
-    json(res, {
-      url: '',
-      downloadUrl: '',
-      pathname: blobName,
-      contentType: '',
-      contentDisposition: '',
-      etag: '"1"',
-    })
+    json(res, storedBlob(blobName))
   } else if (req.method === 'POST' && url.pathname === '/blob/mpu') {
     const action = req.headers['x-mpu-action']
     if (action === 'create') {
@@ -60,14 +58,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
       const file = await open(fileOf(blobName), 'r+')
       await file.sync()
       await file.close()
-      json(res, {
-        url: '',
-        downloadUrl: '',
-        pathname: blobName,
-        contentType: '',
-        contentDisposition: '',
-        etag: '"1"',
-      })
+      json(res, storedBlob(blobName))
     }
   } else {
     req.resume()
