@@ -6,11 +6,16 @@ import type { Scope } from '../src/auth/scopes.ts'
 import { openDatabase } from '../src/db/database.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
 import {
-  FilesService,
-  listFilesQuery,
-  type StoredFile,
-  searchMatchesQuery,
-} from '../src/files/files.service.ts'
+  ftsCountQuery,
+  ftsQuery,
+  INDEX_CAP,
+  onlyIndexesForBitmaps,
+  pgTrigramQuery,
+  type SearchScope,
+  WALK_ROWS,
+  walkQuery,
+} from '../src/files/file-search.ts'
+import { FilesService, type StoredFile } from '../src/files/files.service.ts'
 import { newId, newPublicId } from '../src/ids.ts'
 import {
   type ApiResponse,
@@ -48,12 +53,30 @@ function fileJson(
  * PostgreSQL: gives the account 20,000 files named `name-<n>.txt` at root, written straight to the database,
  * and refreshes the statistics, so that queries are planned as they are for large accounts.
  */
-async function addLargeAccountFiles(c: TestContext, accountId: string): Promise<void> {
-  await sql`insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
-    select 'fil_' || ${accountId} || '_' || n, ${accountId}, null, 'name-' || n || '.txt', 'text/plain', 1,
+/**
+ * Inserts files number `from` to `to` of the account, named `${prefix}${n}${suffix}` and created at n ms
+ * after the epoch (so older than any file made through the API), straight into the table: fast enough for
+ * tens of thousands.
+ */
+async function insertFiles(
+  c: TestContext,
+  accountId: string,
+  [from, to]: [number, number],
+  [prefix, suffix]: [string, string],
+  folderId: string | null = null,
+): Promise<void> {
+  await sql`with recursive seq(n) as (
+      select cast(${from} as integer) union all select n + 1 from seq where n < cast(${to} as integer))
+    insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+    select 'fil_' || ${accountId} || '_' || n, ${accountId}, ${folderId}, ${prefix} || n || ${suffix}, 'text/plain', 1,
            'k/' || ${accountId} || '/' || n, null, n, n
-    from generate_series(1, 20000) as n`.execute(c.db.kysely)
-  await sql`analyze files`.execute(c.db.kysely)
+    from seq`.execute(c.db.kysely)
+  await sql`analyze`.execute(c.db.kysely)
+}
+
+/** 20,000 files: enough for PostgreSQL to plan as it would for a large account. */
+async function addLargeAccountFiles(c: TestContext, accountId: string): Promise<void> {
+  await insertFiles(c, accountId, [1, 20_000], ['name-', '.txt'])
 }
 
 async function createFolder(app: App, account: TestAccount, name: string) {
@@ -498,36 +521,123 @@ describeEachEngine('files', (ctx) => {
     assert.deepEqual(await walk(c.app, a.token, '&query=ma', 2), expected)
   })
 
-  test('search plans use the trigram index from 3 characters and the order index below', async () => {
+  test('search plans: walks read the order indexes, the index step only the trigram index', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
-    // A large account, so that walking its order index to find a rare name costs more than the trigram index.
-    if (c.engine === 'postgres') await addLargeAccountFiles(c, a.id)
+    // A large account with its files in folders, so that both engines plan as they would in production.
+    const folders: string[] = []
+    for (let f = 0; f < 20; f++) folders.push((await createFolder(c.app, a, `Folder ${f}`)).id)
+    for (const [f, folderId] of folders.entries()) {
+      await insertFiles(c, a.id, [f * 1000 + 1, f * 1000 + 1000], ['name-', '.txt'], folderId)
+    }
+    const scope = (query: string, folderId?: string): SearchScope => ({
+      accountId: a.id,
+      query,
+      folderId,
+      after: undefined,
+    })
     const plans = await c.db.kysely.transaction().execute(async (trx) => {
-      // The test table is still small enough to read whole; the question is which index the query can use.
-      if (c.engine === 'postgres') await sql`set local enable_seqscan = off`.execute(trx)
-      const explain = async (query: string) => {
-        // PostgreSQL searches in two steps, the first of which finds the matches.
-        const search = c.engine === 'postgres' ? searchMatchesQuery : listFilesQuery
-        const compiled = search(c.db, a.id, { query, limit: 50 }).compile()
+      const explain = async (compiled: CompiledQuery) => {
         const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
         const result = await trx.executeQuery(
           CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
         )
         return (result.rows as Record<string, string>[]).map((r) => r.detail ?? r['QUERY PLAN']).join('\n')
       }
-      return { long: await explain('name-12345'), short: await explain('e-') }
+      const walks = {
+        long: await explain(walkQuery(c.db, scope('name-12345'), WALK_ROWS, 50).compile()),
+        short: await explain(walkQuery(c.db, scope('e-'), WALK_ROWS, 50).compile()),
+        folder: await explain(walkQuery(c.db, scope('name-12345', folders[3]), WALK_ROWS, 50).compile()),
+      }
+      if (c.engine === 'postgres') {
+        await onlyIndexesForBitmaps(trx)
+        return { ...walks, index: await explain(pgTrigramQuery(c.db, scope('name-12345'), 50).compile()) }
+      }
+      const count = await explain(ftsCountQuery(c.db, 'name-12345').compile())
+      return {
+        ...walks,
+        index: `${count}\n${await explain(ftsQuery(c.db, scope('name-12345'), 50).compile())}`,
+      }
     })
     const trigramIndex = c.engine === 'sqlite' ? /files_name_fts/ : /files_name_trgm/
-    assert.match(plans.long, trigramIndex)
-    assert.match(plans.short, /files_account_order/)
-    assert.doesNotMatch(plans.short, trigramIndex)
+    for (const walk of [plans.long, plans.short]) {
+      assert.match(walk, /files_account_order/)
+      assert.doesNotMatch(walk, trigramIndex)
+    }
+    assert.match(plans.folder, /files_folder_order/)
+    assert.doesNotMatch(plans.folder, trigramIndex)
+    assert.match(plans.index, trigramIndex)
+    assert.doesNotMatch(plans.index, /files_account_order|Seq Scan/)
+    // SQLite reads the few matches by rowid and sorts them, rather than walking the account's files.
+    if (c.engine === 'sqlite') assert.match(plans.index, /USING INTEGER PRIMARY KEY/)
     if (c.engine === 'postgres') {
       // New names go straight into the index: no pending list for every search to read through.
       const { rows } = await sql<{ reloptions: string[] | null }>`
         select reloptions from pg_class where relname = 'files_name_trgm'`.execute(c.db.kysely)
       assert.deepEqual(rows[0]?.reloptions, ['fastupdate=off'])
     }
+  })
+
+  test('search in a large account: rare and dense patterns in one call, old matches by bounded pages', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    // More old matches than the trigram step sorts, all behind more recent files than one call walks.
+    const archives = INDEX_CAP + 500
+    const photos = WALK_ROWS + 500
+    await insertFiles(c, a.id, [1, archives], ['Archive-', '.txt'])
+    await insertFiles(c, a.id, [archives + 1, archives + photos], ['photo-', '.jpg'])
+    const idOf = (n: number) => `fil_${a.id}_${n}`
+    const page = async (query: string, limit: number, cursor?: string | null) => {
+      const url = `/api/v1/files?query=${encodeURIComponent(query)}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`
+      const res = await call(c.app, 'GET', url, { token: a.token })
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      return {
+        ids: (res.body.data as { id: string }[]).map((f) => f.id),
+        next: res.body.pagination.nextCursor as string | null,
+      }
+    }
+
+    // Dense: the first rows walked fill the page.
+    const dense = await page('PHOTO', 50)
+    assert.deepEqual(
+      dense.ids,
+      Array.from({ length: 50 }, (_, i) => idOf(archives + photos - i)),
+    )
+    assert.notEqual(dense.next, null)
+    // Rare, and old: found by the trigram index, complete in one call.
+    assert.deepEqual(await page('archive-42.', 50), { ids: [idOf(42)], next: null })
+    assert.deepEqual(await page('chive-420', 50), {
+      ids: [4209, 4208, 4207, 4206, 4205, 4204, 4203, 4202, 4201, 4200, 420].map(idOf),
+      next: null,
+    })
+
+    // Common and old: the first call walks its share of recent files, finds none, and says where to go on.
+    const first = await page('archive', 100)
+    assert.deepEqual(first.ids, [])
+    assert.notEqual(first.next, null)
+    const found: string[] = [...first.ids]
+    let cursor = first.next
+    let calls = 1
+    while (cursor) {
+      const next = await page('archive', 100, cursor)
+      assert.ok(next.ids.length <= 100)
+      found.push(...next.ids)
+      cursor = next.next
+      calls++
+    }
+    assert.deepEqual(
+      found,
+      Array.from({ length: archives }, (_, i) => idOf(archives - i)),
+    )
+    assert.equal(calls, Math.ceil(archives / 100) + 1)
+
+    // A query too short for the trigram index that matches nothing: WALK_ROWS files per call.
+    const none = [await page('zq', 50)]
+    while (none.at(-1)?.next) none.push(await page('zq', 50, none.at(-1)?.next))
+    assert.deepEqual(
+      none.map((p) => p.ids.length),
+      Array(Math.ceil((archives + photos) / WALK_ROWS)).fill(0),
+    )
   })
 
   test('PATCH renames and moves a file, keeping folder counts and the search index exact', async () => {

@@ -63,22 +63,26 @@ export function keysetAfter<DB, TB extends keyof DB, O>(
   after: Cursor | undefined,
   fetch: number,
 ): SelectQueryBuilder<DB, TB, O> {
-  const createdAt = sql.ref(`${table}.created_at`)
-  const id = sql.ref(`${table}.id`)
-  let q = query
-  if (after !== undefined) {
-    // The first condition alone bounds the index range on both engines; the second only trims the rows that
-    // share the cursor's millisecond. Written as one OR, neither engine could seek past the earlier pages.
-    q = q.where((eb: ExpressionBuilder<DB, TB>) =>
-      eb.and([
-        eb(createdAt, '<=', after.createdAt),
-        eb.or([eb(createdAt, '<', after.createdAt), eb(id, '<', after.id)]),
-      ]),
-    )
-  }
+  const q = after === undefined ? query : query.where(afterCursor<DB, TB>(table, after))
   if (!Number.isSafeInteger(fetch) || fetch < 1) throw new Error(`keyset: bad row count ${fetch}`)
   // A constant, not a parameter: see fetchSizeFor.
-  return q.orderBy(createdAt, 'desc').orderBy(id, 'desc').limit(sql.lit(fetch))
+  return q
+    .orderBy(sql.ref(`${table}.created_at`), 'desc')
+    .orderBy(sql.ref(`${table}.id`), 'desc')
+    .limit(sql.lit(fetch))
+}
+
+/** The condition of `keysetAfter` alone: the rows of `table` that come after the cursor. */
+export function afterCursor<DB, TB extends keyof DB>(table: string, after: Cursor) {
+  const createdAt = sql.ref(`${table}.created_at`)
+  const id = sql.ref(`${table}.id`)
+  // The first condition alone bounds the index range on both engines; the second only trims the rows that
+  // share the cursor's millisecond. Written as one OR, neither engine could seek past the earlier pages.
+  return (eb: ExpressionBuilder<DB, TB>) =>
+    eb.and([
+      eb(createdAt, '<=', after.createdAt),
+      eb.or([eb(createdAt, '<', after.createdAt), eb(id, '<', after.id)]),
+    ])
 }
 
 /** Trims the extra row fetched by `keyset` and builds the next cursor from the last row kept. */

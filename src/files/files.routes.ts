@@ -85,10 +85,13 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
         tags,
         summary: 'List and search files',
         description:
-          'The account’s files, newest first. `query` matches a case-insensitive substring of the name, ' +
-          'from a trigram index when it has at least 3 characters; shorter queries are applied as a filter ' +
-          'while the listing is walked newest first, which is slower on large accounts. `query`, `folderId` ' +
-          'and pagination combine.',
+          'The account’s files, newest first. `query` matches a case-insensitive substring of the name; ' +
+          '`query`, `folderId` and pagination combine. A search does a bounded amount of work per call, so ' +
+          'on a large account a page of search results may hold fewer than `limit` files, or none, while ' +
+          '`pagination.nextCursor` is not null: that happens when the matches are many but all older than ' +
+          'the ten thousand files the call looked through, or when a query of 1-2 characters, which no ' +
+          'trigram index can answer, matches few names. Keep following `nextCursor`; only null ends the ' +
+          'results.',
         security: READ,
         querystring: ListFilesQuery,
         response: { 200: List(Type.Ref('File')), ...ERROR_RESPONSES },

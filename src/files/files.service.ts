@@ -1,29 +1,13 @@
 // Files: metadata in the database, bytes in the BlobStore under `blobKeyOf(...)`. Every read joins the
-// folder and the share in the same query, so a page of files is one round trip (a PostgreSQL search is two:
-// see `searchInTwoSteps`).
+// folder and the share in the same query, so a page of files is one round trip (a search finds the page's
+// ids first: see file-search.ts).
 import type { Readable } from 'node:stream'
-import {
-  type CompiledQuery,
-  type Expression,
-  type Kysely,
-  type SelectQueryBuilder,
-  type SqlBool,
-  sql,
-  type Transaction,
-} from 'kysely'
+import type { CompiledQuery, Kysely, SelectQueryBuilder, Transaction } from 'kysely'
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
 import { batchedLookup } from '../db/batched-lookup.ts'
-import type { Db, Engine } from '../db/database.ts'
+import type { Db } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
-import {
-  type Cursor,
-  decodeCursor,
-  fetchSizeFor,
-  keyset,
-  keysetAfter,
-  type Page,
-  toPage,
-} from '../db/pagination.ts'
+import { type Cursor, decodeCursor, fetchSizeFor, keysetAfter, type Page, toPage } from '../db/pagination.ts'
 import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { AppError, invalid, notFound } from '../errors.ts'
@@ -37,6 +21,7 @@ import {
 import { newId } from '../ids.ts'
 import type { ServiceDeps } from '../services.ts'
 import { isShareActive } from '../shares/share-state.ts'
+import { searchFileIds } from './file-search.ts'
 
 export interface FileShareSummary {
   id: string
@@ -121,70 +106,6 @@ async function blobKeysOf(
     .where('files.id', 'in', fileIds)
     .execute()
   return rows.flatMap((row) => (row.preview_key === null ? [row.blob_key] : [row.blob_key, row.preview_key]))
-}
-
-// The trigram indexes (SQLite FTS5 `files_name_fts`, PostgreSQL pg_trgm `files_name_trgm`) can only answer a
-// query that contains a whole trigram.
-const TRIGRAM_LENGTH = 3
-
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
-
-/**
- * A GLOB pattern matching names that contain `query`, each letter in either case. GLOB is SQLite's
- * case-sensitive matcher; spelling out the case variants (`[éÉ]`) folds non-ASCII letters too, as the FTS5
- * trigram tokenizer and PostgreSQL's ILIKE do, which SQLite's LIKE (ASCII only) would not.
- */
-function caseInsensitiveGlob(query: string): string {
-  let pattern = ''
-  for (const char of query) {
-    const variants = new Set(
-      [char, char.toLowerCase(), char.toUpperCase()].filter((v) => v.length === char.length),
-    )
-    if (variants.size > 1) pattern += `[${[...variants].join('')}]`
-    else pattern += char === '*' || char === '?' || char === '[' ? `[${char}]` : char
-  }
-  return `*${pattern}*`
-}
-
-/**
- * Names containing `query`, ignoring case, backed by each engine's trigram index. A query shorter than a
- * trigram cannot use those indexes, so it is a plain filter on the rows the caller's query walks: the
- * (account_id, created_at, id) or (folder_id, created_at, id) order index, newest first, until a page is full.
- *
- * Both engines fold the case of ASCII and of the simple one-to-one letter pairs of other scripts (é/É,
- * ж/Ж, ...), with no accent folding (e does not match é). Special casings may differ between the engines
- * and between short and long queries: the Greek final sigma, the Turkish dotted and dotless i, ß and SS, the
- * Kelvin sign. PostgreSQL folds non-ASCII letters only when the database has a UTF-8 ctype locale (C.UTF-8,
- * en_US.UTF-8, ...).
- */
-function nameContains(engine: Engine, query: string): Expression<SqlBool> {
-  const name = sql.ref('files.name')
-  if (engine === 'postgres') {
-    return sql<SqlBool>`${name} ilike ${`%${escapeLike(query)}%`} escape '\\'`
-  }
-  if ([...query].length < TRIGRAM_LENGTH) return sql<SqlBool>`${name} glob ${caseInsensitiveGlob(query)}`
-  // The query as one FTS5 phrase: its trigrams in sequence, so the match is the exact substring.
-  const phrase = `"${query.replaceAll('"', '""')}"`
-  return sql<SqlBool>`${sql.ref('files.rowid')} in (select rowid from files_name_fts where files_name_fts match ${phrase})`
-}
-
-/** One page of the account's files, newest first, with folder and share joined: a single query. */
-export function listFilesQuery(db: Db, accountId: string, options: FileListOptions) {
-  let query = selectFiles(db.kysely).where('files.account_id', '=', accountId)
-  if (options.folderId !== undefined) query = query.where('files.folder_id', '=', options.folderId)
-  if (options.query !== undefined) query = query.where(nameContains(db.engine, options.query))
-  return keyset(query, 'files', options.cursor, options.limit)
-}
-
-/** The ids of one page of the account's files matching a search, newest first: see `searchInTwoSteps`. */
-export function searchMatchesQuery(db: Db, accountId: string, options: FileListOptions & { query: string }) {
-  let query = db.kysely
-    .selectFrom('files')
-    .select(['files.id', 'files.created_at'])
-    .where('files.account_id', '=', accountId)
-  if (options.folderId !== undefined) query = query.where('files.folder_id', '=', options.folderId)
-  query = query.where(nameContains(db.engine, options.query))
-  return keyset(query, 'files', options.cursor, options.limit)
 }
 
 function cleanName(name: string): string {
@@ -368,53 +289,30 @@ export class FilesService {
   }
 
   /**
-   * The account's files, newest first, optionally in one folder and matching a name search. An absent or
-   * foreign folder is "not found"; that takes a second query only when the page comes back empty, since
-   * a file of the account in the folder proves the folder is the account's.
+   * The account's files, newest first, optionally in one folder and matching a name search (see
+   * file-search.ts). An absent or foreign folder is "not found"; that takes a second query only when the page
+   * comes back empty, since a file of the account in the folder proves the folder is the account's.
    */
   async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
     const { query, folderId, cursor, limit } = options
-    if (query !== undefined && this.#database.engine === 'postgres') {
-      return this.#searchInTwoSteps(accountId, { ...options, query })
+    if (query !== undefined) {
+      const page = await searchFileIds(this.#database, { accountId, query, folderId, cursor, limit })
+      if (page.items.length === 0 && folderId !== undefined)
+        await assertOwnedFolder(this.#db, accountId, folderId)
+      // Read through the lookup GET /files/{id} uses. A file deleted since the search is left out; the cursor
+      // still comes from the search, so the walk goes on past it.
+      const rows = await Promise.all(page.items.map((id) => this.#fileById(id, accountId)))
+      const now = Date.now()
+      return {
+        items: rows.flatMap((row) => (row ? [toStoredFile(row, now)] : [])),
+        nextCursor: page.nextCursor,
+      }
     }
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
-    const rows =
-      query === undefined
-        ? await this.#listPlain(accountId, folderId, after, limit)
-        : // A search stays unprepared: a generic plan cannot weigh how selective the pattern is, and could
-          // walk every file of the account instead of the trigram index. (SQLite plans it in microseconds.)
-          await this.#database.read(listFilesQuery(this.#database, accountId, options).compile())
-    if (rows.length === 0 && options.folderId !== undefined) {
-      await assertOwnedFolder(this.#db, accountId, options.folderId)
-    }
+    const rows = await this.#listPlain(accountId, folderId, after, limit)
+    if (rows.length === 0 && folderId !== undefined) await assertOwnedFolder(this.#db, accountId, folderId)
     const now = Date.now()
-    return toPage(rows, options.limit, (row) => toStoredFile(row, now))
-  }
-
-  /**
-   * PostgreSQL's search: the page's matches from the files table alone, then the files by id through the
-   * lookup GET /files/{id} uses. A search is planned afresh for every pattern (a generic plan could not weigh
-   * how selective the pattern is), and planning it with the folder and share joins took twice the backend's
-   * time of planning it without them; the lookup's plan is made once per connection. A file deleted between
-   * the two steps is left out, and the next cursor still comes from the matches, so the walk goes on past it.
-   */
-  async #searchInTwoSteps(
-    accountId: string,
-    options: FileListOptions & { query: string },
-  ): Promise<Page<StoredFile>> {
-    const matches = await this.#database.read(
-      searchMatchesQuery(this.#database, accountId, options).compile(),
-    )
-    if (matches.length === 0 && options.folderId !== undefined) {
-      await assertOwnedFolder(this.#db, accountId, options.folderId)
-    }
-    const page = toPage(matches, options.limit, (match) => match.id)
-    const rows = await Promise.all(page.items.map((id) => this.#fileById(id, accountId)))
-    const now = Date.now()
-    return {
-      items: rows.flatMap((row) => (row ? [toStoredFile(row, now)] : [])),
-      nextCursor: page.nextCursor,
-    }
+    return toPage(rows, limit, (row) => toStoredFile(row, now))
   }
 
   /**

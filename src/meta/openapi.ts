@@ -104,7 +104,8 @@ default ${LIMITS.pageSize.filesDefault} for \`GET /files\` and ${LIMITS.pageSize
 at most ${LIMITS.cursorMaxLength} characters, and stay correct while items are added or removed: nothing repeats and nothing is
 skipped. A malformed cursor is a 400. \`GET /files\` takes \`query\`, a case-insensitive substring of the file
 name (letters of any script that have one upper and one lower case form match either; accents are not folded),
-combinable with \`folderId\` and pagination, and answered from a trigram index.
+combinable with \`folderId\` and pagination. A search does a bounded amount of work per call, so a page of search
+results can hold fewer than \`limit\` files, even none, with more to come: keep following \`nextCursor\`.
 
 ## Identifiers and time
 IDs are type-prefixed (\`fil_\`, \`fld_\`, \`shr_\`, \`req_\`, \`upl_\`), time-sortable and random. Public link IDs carry
