@@ -530,12 +530,14 @@ describeEachEngine('files', (ctx) => {
     for (const [f, folderId] of folders.entries()) {
       await insertFiles(c, a.id, [f * 1000 + 1, f * 1000 + 1000], ['name-', '.txt'], folderId)
     }
-    const scope = (query: string, folderId?: string): SearchScope => ({
+    // The trigram step's pattern for the index, the walk's for a name (the same on PostgreSQL).
+    const scope = (pattern: string, folderId?: string): SearchScope => ({
       accountId: a.id,
-      query,
+      pattern,
       folderId,
       after: undefined,
     })
+    const [long, short] = c.engine === 'sqlite' ? ['*name-12345*', '*e-*'] : ['%name-12345%', '%e-%']
     const plans = await c.db.kysely.transaction().execute(async (trx) => {
       const explain = async (compiled: CompiledQuery) => {
         const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
@@ -545,18 +547,18 @@ describeEachEngine('files', (ctx) => {
         return (result.rows as Record<string, string>[]).map((r) => r.detail ?? r['QUERY PLAN']).join('\n')
       }
       const walks = {
-        long: await explain(walkQuery(c.db, scope('name-12345'), WALK_ROWS, 50).compile()),
-        short: await explain(walkQuery(c.db, scope('e-'), WALK_ROWS, 50).compile()),
-        folder: await explain(walkQuery(c.db, scope('name-12345', folders[3]), WALK_ROWS, 50).compile()),
+        long: await explain(walkQuery(c.db, scope(long), WALK_ROWS, 51).compile()),
+        short: await explain(walkQuery(c.db, scope(short), WALK_ROWS, 51).compile()),
+        folder: await explain(walkQuery(c.db, scope(long, folders[3]), WALK_ROWS, 51).compile()),
       }
       if (c.engine === 'postgres') {
         await onlyIndexesForBitmaps(trx)
-        return { ...walks, index: await explain(pgTrigramQuery(c.db, scope('name-12345'), 50).compile()) }
+        return { ...walks, index: await explain(pgTrigramQuery(c.db, scope(long), 0, 51).compile()) }
       }
-      const count = await explain(ftsCountQuery(c.db, 'name-12345').compile())
+      const count = await explain(ftsCountQuery(c.db, '"name-12345"').compile())
       return {
         ...walks,
-        index: `${count}\n${await explain(ftsQuery(c.db, scope('name-12345'), 50).compile())}`,
+        index: `${count}\n${await explain(ftsQuery(c.db, scope('"name-12345"'), 0, 51).compile())}`,
       }
     })
     const trigramIndex = c.engine === 'sqlite' ? /files_name_fts/ : /files_name_trgm/

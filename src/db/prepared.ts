@@ -1,7 +1,7 @@
 // Hot queries compiled once. Building and compiling a Kysely query costs several times more than running it
 // on SQLite, so the queries every request makes (credential lookup, file by id) are built once with
 // placeholder values and afterwards only get their parameters bound.
-import type { Compilable } from 'kysely'
+import type { Compilable, CompiledQuery } from 'kysely'
 import type { Db } from './database.ts'
 
 const PLACEHOLDER = '\u0000prepared-parameter-'
@@ -19,9 +19,18 @@ export function prepare<Args extends unknown[], Row>(
   arity: Args['length'],
   build: (...placeholders: Args) => Compilable<Row>,
 ): (...args: Args) => Promise<Row[]> {
-  let compiled: ReturnType<Compilable<Row>['compile']> | undefined
+  const bind = compileOnce(arity, build)
+  return async (...args) => db.read<Row>(bind(...args), name)
+}
+
+/** `prepare` without running: the compiled query with the given values bound, for use in a transaction. */
+export function compileOnce<Args extends unknown[], Row>(
+  arity: Args['length'],
+  build: (...placeholders: Args) => Compilable<Row>,
+): (...args: Args) => CompiledQuery<Row> {
+  let compiled: CompiledQuery<Row> | undefined
   let slots: number[] = []
-  return async (...args) => {
+  return (...args) => {
     if (!compiled) {
       const placeholders = Array.from({ length: arity }, (_, i) => `${PLACEHOLDER}${i}`) as Args
       compiled = build(...placeholders).compile()
@@ -35,6 +44,6 @@ export function prepare<Args extends unknown[], Row>(
       const slot = slots[i] ?? -1
       return slot >= 0 ? args[slot] : value
     })
-    return db.read<Row>({ ...compiled, parameters }, name)
+    return { ...compiled, parameters }
   }
 }

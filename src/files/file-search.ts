@@ -9,30 +9,38 @@
 // - the trigram index (SQLite FTS5, PostgreSQL pg_trgm), which finds every match at once, in no useful order:
 //   cheap when matches are few, but a pattern that matches a hundred thousand old names (PostgreSQL chose to
 //   walk the order index for it) took from a second to twenty.
-// So a search walks a few pages' worth of rows first, which settles dense patterns; then asks the trigram index
-// for at most INDEX_CAP matches, which settles rare ones exactly; and only when there are more matches than
-// that, all of them outside the first rows, walks on for at most WALK_ROWS rows. That last walk may end before
-// it has a full page: the page is then short, or even empty, and its cursor points after the last row walked,
-// so the next call goes on from there. As the API promises, only a null `nextCursor` ends the listing.
-import { type RawBuilder, type SqlBool, sql, type Transaction } from 'kysely'
+// So a search asks the trigram index for at most INDEX_CAP matches, which settles rare patterns exactly, and
+// when there are more, walks the order index for at most WALK_ROWS rows, which settles dense ones. That walk may
+// end before it has a full page: the page is then short, or even empty, and its cursor points after the last
+// row walked, so the next call goes on from there. As the API promises, only a null `nextCursor` ends the
+// listing. On PostgreSQL, where the trigram index costs most for the patterns most names match (tens of
+// milliseconds for one in every name), one page's worth of the newest files is walked first.
+import {
+  type Compilable,
+  type CompiledQuery,
+  type RawBuilder,
+  type SqlBool,
+  sql,
+  type Transaction,
+} from 'kysely'
 import type { Db } from '../db/database.ts'
 import {
   afterCursor,
   type Cursor,
   decodeCursor,
   encodeCursor,
+  fetchSizeFor,
   keysetAfter,
   type Page,
   toPage,
 } from '../db/pagination.ts'
+import { compileOnce } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 
 /** The most matches a search reads from the trigram index; with more, it walks the order index. */
 export const INDEX_CAP = 5_000
 /** The most rows a search walks in the order index in one request. */
 export const WALK_ROWS = 10_000
-/** The first walk covers this many pages' worth of rows: enough for any pattern a quarter of names match. */
-const FIRST_WALK_PAGES = 4
 
 export interface SearchOptions {
   accountId: string
@@ -43,26 +51,38 @@ export interface SearchOptions {
   limit: number
 }
 
+/** Where a search looks; `pattern` is the engine's form of the query, as each statement needs it. */
 export interface SearchScope {
   accountId: string
-  query: string
+  pattern: string
   folderId: string | undefined
   after: Cursor | undefined
 }
 
-/** One page of the ids of the account's files whose names contain the query, newest first. */
-export async function searchFileIds(db: Db, options: SearchOptions): Promise<Page<string>> {
-  const { accountId, query, folderId, limit } = options
-  const scope: SearchScope = {
-    accountId,
-    query,
-    folderId,
-    after: options.cursor === undefined ? undefined : decodeCursor(options.cursor),
+/**
+ * The search of GET /files?query=: one page of the ids of the account's files whose names contain the query,
+ * newest first. Its statements are compiled once per shape (folder or not, cursor or not, page size).
+ */
+export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<string>> {
+  const statements = new StatementCache(db)
+  return async ({ accountId, query, folderId, cursor, limit }) => {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor)
+    const scope = (pattern: string): SearchScope => ({ accountId, pattern, folderId, after })
+    const walkScope = scope(namePattern(db, query))
+    if (!hasIndexedTrigram(db, query)) return walk(statements, walkScope, WALK_ROWS, limit)
+    if (db.engine === 'postgres') {
+      const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
+      if (first.items.length === limit || first.nextCursor === null) return first
+      return (
+        (await fromPgTrigramIndex(db, statements, walkScope, limit)) ??
+        walk(statements, walkScope, WALK_ROWS, limit)
+      )
+    }
+    return (
+      (await fromFts(statements, scope(ftsPhrase(query)), limit)) ??
+      walk(statements, walkScope, WALK_ROWS, limit)
+    )
   }
-  if (!hasIndexedTrigram(db, query)) return walk(db, scope, WALK_ROWS, limit)
-  const first = await walk(db, scope, FIRST_WALK_PAGES * (limit + 1), limit)
-  if (first.items.length === limit || first.nextCursor === null) return first
-  return (await fromTrigramIndex(db, scope, limit)) ?? walk(db, scope, WALK_ROWS, limit)
 }
 
 // The trigram indexes (SQLite FTS5 `files_name_fts`, PostgreSQL pg_trgm `files_name_trgm`) can only answer a
@@ -78,8 +98,13 @@ function hasIndexedTrigram(db: Db, query: string): boolean {
  * the walk reached the account's oldest file. One statement, so the matches and the last row walked come from
  * one snapshot.
  */
-async function walk(db: Db, scope: SearchScope, rows: number, limit: number): Promise<Page<string>> {
-  const found = await db.read(walkQuery(db, scope, rows, limit).compile())
+async function walk(
+  statements: StatementCache,
+  scope: SearchScope,
+  rows: number,
+  limit: number,
+): Promise<Page<string>> {
+  const found = await statements.read('walk', scope, rows, fetchSizeFor(limit) + 1, walkQuery)
   const hits = found.filter((row) => Boolean(row.hit))
   if (hits.length > limit) return toPage(hits, limit, (hit) => hit.id)
   const last = found.find((row) => Number(row.position) === rows)
@@ -89,15 +114,64 @@ async function walk(db: Db, scope: SearchScope, rows: number, limit: number): Pr
   }
 }
 
-/** The matches among the next `rows` files, at most `limit` + 1 of them, and the last row walked. */
-export function walkQuery(db: Db, scope: SearchScope, rows: number, limit: number) {
+/**
+ * PostgreSQL: the page from the trigram index, or undefined when more than INDEX_CAP files match (sorting them
+ * all would cost more than walking). Left to itself the planner may read a pattern's matches by walking the
+ * order index or the whole table, since it cannot know where they lie: the very walk this step is there to
+ * avoid. So the statement runs in a transaction that leaves it the indexes alone.
+ */
+async function fromPgTrigramIndex(
+  db: Db,
+  statements: StatementCache,
+  scope: SearchScope,
+  limit: number,
+): Promise<Page<string> | undefined> {
+  const { query } = statements.compile<PgTrigramRow>(
+    'pg-trigram',
+    scope,
+    0,
+    fetchSizeFor(limit),
+    pgTrigramQuery,
+  )
+  const rows = await db.kysely.transaction().execute(async (trx) => {
+    await onlyIndexesForBitmaps(trx)
+    return (await trx.executeQuery(query)).rows
+  })
+  if (Number(rows[0]?.found ?? 0) > INDEX_CAP) return undefined
+  return toPage(rows, limit, (row) => row.id)
+}
+
+/**
+ * SQLite: FTS5 counts the matching names of all accounts cheaply, and capped; only when there are at most
+ * INDEX_CAP are the account's found and sorted. Both statements run in this turn's snapshot (see `Db.read`).
+ */
+async function fromFts(
+  statements: StatementCache,
+  scope: SearchScope,
+  limit: number,
+): Promise<Page<string> | undefined> {
+  const [count] = await statements.ftsCount(scope.pattern)
+  if (Number(count?.found) > INDEX_CAP) return undefined
+  const rows = await statements.read('fts', scope, 0, fetchSizeFor(limit), ftsQuery)
+  return toPage(rows, limit, (row) => row.id)
+}
+
+/** For the rest of the transaction, PostgreSQL can only build bitmaps from indexes to read files. */
+export async function onlyIndexesForBitmaps(trx: Transaction<Database>): Promise<void> {
+  await sql`set local enable_seqscan = off; set local enable_indexscan = off; set local enable_indexonlyscan = off`.execute(
+    trx,
+  )
+}
+
+/** The matches among the next `rows` files, at most `fetch` of them, and the last row walked. */
+export function walkQuery(db: Db, scope: SearchScope, rows: number, fetch: number) {
   let files = db.kysely
     .selectFrom('files')
     .select([
       'files.id',
       'files.created_at',
       // SQLite answers 0 or 1.
-      nameMatches(db, scope.query).$castTo<boolean | number>().as('hit'),
+      nameMatches(db, scope.pattern).$castTo<boolean | number>().as('hit'),
       sql<number>`row_number() over (order by files.created_at desc, files.id desc)`.as('position'),
     ])
     .where('files.account_id', '=', scope.accountId)
@@ -109,52 +183,22 @@ export function walkQuery(db: Db, scope: SearchScope, rows: number, limit: numbe
     .selectFrom(walked)
     .select(['walked.id', 'walked.created_at', 'walked.hit', 'walked.position'])
     .where((eb) => eb.or([eb('walked.hit', '=', sql.lit(true)), eb('walked.position', '=', sql.lit(rows))]))
-    .limit(sql.lit(limit + 2))
+    .limit(sql.lit(fetch))
 }
 
-/**
- * The page from the trigram index, or undefined when more than INDEX_CAP files match: then sorting them all
- * would cost more than walking.
- */
-async function fromTrigramIndex(
-  db: Db,
-  scope: SearchScope,
-  limit: number,
-): Promise<Page<string> | undefined> {
-  if (db.engine === 'postgres') {
-    const rows = await db.kysely.transaction().execute(async (trx) => {
-      await onlyIndexesForBitmaps(trx)
-      return (await trx.executeQuery(pgTrigramQuery(db, scope, limit).compile())).rows
-    })
-    if (Number(rows[0]?.found ?? 0) > INDEX_CAP) return undefined
-    return toPage(rows, limit, (row) => row.id)
-  }
-  // SQLite: FTS5 counts the matching names of all accounts cheaply, and capped; only when there are at most
-  // INDEX_CAP are the account's found and sorted. Both statements run in this turn's snapshot (see `Db.read`).
-  const [count] = await db.read(ftsCountQuery(db, scope.query).compile())
-  if (Number(count?.found) > INDEX_CAP) return undefined
-  const rows = await db.read(ftsQuery(db, scope, limit).compile())
-  return toPage(rows, limit, (row) => row.id)
-}
-
-/**
- * PostgreSQL reads a pattern's matches with the trigram index only: left to itself the planner may read them
- * by walking the order index or the whole table (it cannot know where a pattern's matches lie), the very walk
- * the index step is there to avoid. For the rest of the transaction, it can only build bitmaps from indexes.
- */
-export async function onlyIndexesForBitmaps(trx: Transaction<Database>): Promise<void> {
-  await sql`set local enable_seqscan = off; set local enable_indexscan = off; set local enable_indexonlyscan = off`.execute(
-    trx,
-  )
+interface PgTrigramRow {
+  id: string
+  created_at: number
+  found: number
 }
 
 /** PostgreSQL: at most INDEX_CAP + 1 of the account's matches, how many that was, and the page among them. */
-export function pgTrigramQuery(db: Db, scope: SearchScope, limit: number) {
+export function pgTrigramQuery(db: Db, scope: SearchScope, _rows: number, fetch: number) {
   let matches = db.kysely
     .selectFrom('files')
     .select(['files.id', 'files.created_at'])
     .where('files.account_id', '=', scope.accountId)
-    .where(nameMatches(db, scope.query))
+    .where(nameMatches(db, scope.pattern))
   if (scope.folderId !== undefined) matches = matches.where('files.folder_id', '=', scope.folderId)
   if (scope.after !== undefined) matches = matches.where(afterCursor<Database, 'files'>('files', scope.after))
   const capped = matches.limit(sql.lit(INDEX_CAP + 1)).as('capped')
@@ -164,29 +208,95 @@ export function pgTrigramQuery(db: Db, scope: SearchScope, limit: number) {
       .select(['capped.id', 'capped.created_at', sql<number>`count(*) over ()`.as('found')]),
     'capped',
     undefined,
-    limit + 1,
+    fetch,
   )
 }
 
-/** SQLite: how many names of all accounts match, counting no further than INDEX_CAP + 1. */
-export function ftsCountQuery(db: Db, query: string) {
+/** SQLite: how many names of all accounts match the FTS5 phrase, counting no further than INDEX_CAP + 1. */
+export function ftsCountQuery(db: Db, phrase: string) {
   const capped = sql<{
     rowid: number
-  }>`(select rowid from files_name_fts where files_name_fts match ${ftsPhrase(query)} limit ${sql.lit(INDEX_CAP + 1)})`
+  }>`(select rowid from files_name_fts where files_name_fts match ${phrase} limit ${sql.lit(INDEX_CAP + 1)})`
   return db.kysely.selectFrom(capped.as('capped')).select((eb) => eb.fn.countAll<number>().as('found'))
 }
 
-/** SQLite: the page among the account's matches. */
-export function ftsQuery(db: Db, scope: SearchScope, limit: number) {
+/** SQLite: the page among the account's files whose names match the FTS5 phrase. */
+export function ftsQuery(db: Db, scope: SearchScope, _rows: number, fetch: number) {
   let matches = db.kysely
     .selectFrom('files')
     .select(['files.id', 'files.created_at'])
     .where('files.account_id', '=', scope.accountId)
     .where(
-      sql<SqlBool>`${sql.ref('files.rowid')} in (select rowid from files_name_fts where files_name_fts match ${ftsPhrase(scope.query)})`,
+      sql<SqlBool>`${sql.ref('files.rowid')} in (select rowid from files_name_fts where files_name_fts match ${scope.pattern})`,
     )
   if (scope.folderId !== undefined) matches = matches.where('files.folder_id', '=', scope.folderId)
-  return keysetAfter(matches, 'files', scope.after, limit + 1)
+  return keysetAfter(matches, 'files', scope.after, fetch)
+}
+
+type Build<Row> = (db: Db, scope: SearchScope, rows: number, fetch: number) => Compilable<Row>
+
+/**
+ * The search statements, each compiled once per shape: building and compiling a Kysely query costs more than
+ * SQLite takes to run it. The scope's values are bound anew for every search; on PostgreSQL the statements
+ * read through `Db.read` are also prepared once per connection.
+ */
+class StatementCache {
+  readonly #db: Db
+  readonly #compiled = new Map<string, (...args: unknown[]) => CompiledQuery<unknown>>()
+
+  readonly #ftsCount: (phrase: string) => CompiledQuery<{ found: number }>
+
+  constructor(db: Db) {
+    this.#db = db
+    this.#ftsCount = compileOnce(1, (phrase: string) => ftsCountQuery(db, phrase))
+  }
+
+  ftsCount(phrase: string): Promise<{ found: number }[]> {
+    return this.#db.read(this.#ftsCount(phrase))
+  }
+
+  compile<Row>(kind: string, scope: SearchScope, rows: number, fetch: number, build: Build<Row>) {
+    const shape = `search_${kind}_${scope.folderId === undefined ? 'all' : 'folder'}${scope.after ? '_after' : ''}_${rows}_${fetch}`
+    let bind = this.#compiled.get(shape)
+    if (!bind) {
+      const arity = valuesOf(scope).length
+      bind = compileOnce(arity, (...placeholders: unknown[]) =>
+        build(this.#db, withValues(scope, placeholders), rows, fetch),
+      ) as (...args: unknown[]) => CompiledQuery<unknown>
+      this.#compiled.set(shape, bind)
+    }
+    return { query: bind(...valuesOf(scope)) as CompiledQuery<Row>, shape }
+  }
+
+  read<Row>(
+    kind: string,
+    scope: SearchScope,
+    rows: number,
+    fetch: number,
+    build: Build<Row>,
+  ): Promise<Row[]> {
+    const { shape, query } = this.compile(kind, scope, rows, fetch, build)
+    return this.#db.read<Row>(query, shape)
+  }
+}
+
+/** The scope's values in a fixed order: those of its shape only. */
+function valuesOf(scope: SearchScope): unknown[] {
+  return [
+    scope.accountId,
+    scope.pattern,
+    ...(scope.folderId === undefined ? [] : [scope.folderId]),
+    ...(scope.after === undefined ? [] : [scope.after.createdAt, scope.after.id]),
+  ]
+}
+
+/** A scope of the same shape with `valuesOf`'s values replaced, in order. */
+function withValues(shape: SearchScope, values: unknown[]): SearchScope {
+  const [accountId, pattern, ...rest] = values as string[]
+  const folderId = shape.folderId === undefined ? undefined : rest.shift()
+  const after =
+    shape.after === undefined ? undefined : { createdAt: rest[0] as unknown as number, id: rest[1] as string }
+  return { accountId: accountId as string, pattern: pattern as string, folderId, after }
 }
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
@@ -221,8 +331,13 @@ function caseInsensitiveGlob(query: string): string {
  * ß and SS, the Kelvin sign. PostgreSQL folds non-ASCII letters only when the database has a UTF-8 ctype
  * locale (C.UTF-8, en_US.UTF-8, ...).
  */
-function nameMatches(db: Db, query: string): RawBuilder<SqlBool> {
+function namePattern(db: Db, query: string): string {
+  return db.engine === 'postgres' ? `%${escapeLike(query)}%` : caseInsensitiveGlob(query)
+}
+
+/** The test of `namePattern`'s pattern. */
+function nameMatches(db: Db, pattern: string): RawBuilder<SqlBool> {
   const name = sql.ref('files.name')
-  if (db.engine === 'postgres') return sql<SqlBool>`${name} ilike ${`%${escapeLike(query)}%`} escape '\\'`
-  return sql<SqlBool>`${name} glob ${caseInsensitiveGlob(query)}`
+  if (db.engine === 'postgres') return sql<SqlBool>`${name} ilike ${pattern} escape '\\'`
+  return sql<SqlBool>`${name} glob ${pattern}`
 }

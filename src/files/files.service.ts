@@ -21,7 +21,7 @@ import {
 import { newId } from '../ids.ts'
 import type { ServiceDeps } from '../services.ts'
 import { isShareActive } from '../shares/share-state.ts'
-import { searchFileIds } from './file-search.ts'
+import { fileSearch } from './file-search.ts'
 
 export interface FileShareSummary {
   id: string
@@ -274,18 +274,18 @@ function filesByIdsQuery(db: Db): (ids: string[]) => Promise<FileRow[]> {
 }
 
 export class FilesService {
-  readonly #database: Db
   readonly #db: Kysely<Database>
   readonly #blobs: BlobStore
   readonly #fileById: ReturnType<typeof fileByIdQuery>
   readonly #listPlain: ReturnType<typeof plainListQuery>
+  readonly #search: ReturnType<typeof fileSearch>
 
   constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'>) {
-    this.#database = deps.db
     this.#db = deps.db.kysely
     this.#blobs = deps.blobs
     this.#fileById = fileByIdQuery(deps.db)
     this.#listPlain = plainListQuery(deps.db)
+    this.#search = fileSearch(deps.db)
   }
 
   /**
@@ -296,7 +296,7 @@ export class FilesService {
   async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
     const { query, folderId, cursor, limit } = options
     if (query !== undefined) {
-      const page = await searchFileIds(this.#database, { accountId, query, folderId, cursor, limit })
+      const page = await this.#search({ accountId, query, folderId, cursor, limit })
       if (page.items.length === 0 && folderId !== undefined)
         await assertOwnedFolder(this.#db, accountId, folderId)
       // Read through the lookup GET /files/{id} uses. A file deleted since the search is left out; the cursor
