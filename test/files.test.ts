@@ -553,12 +553,12 @@ describeEachEngine('files', (ctx) => {
       }
       if (c.engine === 'postgres') {
         await onlyIndexesForBitmaps(trx)
-        return { ...walks, index: await explain(pgTrigramQuery(c.db, scope(long), 0, 51).compile()) }
+        return { ...walks, index: await explain(pgTrigramQuery(c.db, scope(long), 51).compile()) }
       }
       const count = await explain(ftsCountQuery(c.db, '"name-12345"').compile())
       return {
         ...walks,
-        index: `${count}\n${await explain(ftsQuery(c.db, scope('"name-12345"'), 0, 51).compile())}`,
+        index: `${count}\n${await explain(ftsQuery(c.db, scope('"name-12345"'), 51).compile())}`,
       }
     })
     const trigramIndex = c.engine === 'sqlite' ? /files_name_fts/ : /files_name_trgm/

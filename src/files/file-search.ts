@@ -104,7 +104,11 @@ async function walk(
   rows: number,
   limit: number,
 ): Promise<Page<string>> {
-  const found = await statements.read('walk', scope, rows, fetchSizeFor(limit) + 1, walkQuery)
+  // A full page and one match more, or fewer matches and the last row walked.
+  const fetch = fetchSizeFor(limit) + 1
+  const found = await statements.read(`walk_${rows}_${fetch}`, scope, (db, s) =>
+    walkQuery(db, s, rows, fetch),
+  )
   const hits = found.filter((row) => Boolean(row.hit))
   if (hits.length > limit) return toPage(hits, limit, (hit) => hit.id)
   const last = found.find((row) => Number(row.position) === rows)
@@ -126,13 +130,8 @@ async function fromPgTrigramIndex(
   scope: SearchScope,
   limit: number,
 ): Promise<Page<string> | undefined> {
-  const { query } = statements.compile<PgTrigramRow>(
-    'pg-trigram',
-    scope,
-    0,
-    fetchSizeFor(limit),
-    pgTrigramQuery,
-  )
+  const fetch = fetchSizeFor(limit)
+  const { query } = statements.compile(`pg_trigram_${fetch}`, scope, (db, s) => pgTrigramQuery(db, s, fetch))
   const rows = await db.kysely.transaction().execute(async (trx) => {
     await onlyIndexesForBitmaps(trx)
     return (await trx.executeQuery(query)).rows
@@ -152,7 +151,8 @@ async function fromFts(
 ): Promise<Page<string> | undefined> {
   const [count] = await statements.ftsCount(scope.pattern)
   if (Number(count?.found) > INDEX_CAP) return undefined
-  const rows = await statements.read('fts', scope, 0, fetchSizeFor(limit), ftsQuery)
+  const fetch = fetchSizeFor(limit)
+  const rows = await statements.read(`fts_${fetch}`, scope, (db, s) => ftsQuery(db, s, fetch))
   return toPage(rows, limit, (row) => row.id)
 }
 
@@ -186,14 +186,8 @@ export function walkQuery(db: Db, scope: SearchScope, rows: number, fetch: numbe
     .limit(sql.lit(fetch))
 }
 
-interface PgTrigramRow {
-  id: string
-  created_at: number
-  found: number
-}
-
 /** PostgreSQL: at most INDEX_CAP + 1 of the account's matches, how many that was, and the page among them. */
-export function pgTrigramQuery(db: Db, scope: SearchScope, _rows: number, fetch: number) {
+export function pgTrigramQuery(db: Db, scope: SearchScope, fetch: number) {
   let matches = db.kysely
     .selectFrom('files')
     .select(['files.id', 'files.created_at'])
@@ -221,7 +215,7 @@ export function ftsCountQuery(db: Db, phrase: string) {
 }
 
 /** SQLite: the page among the account's files whose names match the FTS5 phrase. */
-export function ftsQuery(db: Db, scope: SearchScope, _rows: number, fetch: number) {
+export function ftsQuery(db: Db, scope: SearchScope, fetch: number) {
   let matches = db.kysely
     .selectFrom('files')
     .select(['files.id', 'files.created_at'])
@@ -233,7 +227,8 @@ export function ftsQuery(db: Db, scope: SearchScope, _rows: number, fetch: numbe
   return keysetAfter(matches, 'files', scope.after, fetch)
 }
 
-type Build<Row> = (db: Db, scope: SearchScope, rows: number, fetch: number) => Compilable<Row>
+/** Builds a statement for a scope; the cache calls it once per shape, with placeholders for the values. */
+type Build<Row> = (db: Db, scope: SearchScope) => Compilable<Row>
 
 /**
  * The search statements, each compiled once per shape: building and compiling a Kysely query costs more than
@@ -255,27 +250,23 @@ class StatementCache {
     return this.#db.read(this.#ftsCount(phrase))
   }
 
-  compile<Row>(kind: string, scope: SearchScope, rows: number, fetch: number, build: Build<Row>) {
-    const shape = `search_${kind}_${scope.folderId === undefined ? 'all' : 'folder'}${scope.after ? '_after' : ''}_${rows}_${fetch}`
+  /** `name` tells the statement and its constants apart; the scope's shape is added to it. */
+  compile<Row>(name: string, scope: SearchScope, build: Build<Row>) {
+    const shape = `search_${name}_${scope.folderId === undefined ? 'all' : 'folder'}${scope.after ? '_after' : ''}`
     let bind = this.#compiled.get(shape)
     if (!bind) {
       const arity = valuesOf(scope).length
       bind = compileOnce(arity, (...placeholders: unknown[]) =>
-        build(this.#db, withValues(scope, placeholders), rows, fetch),
+        build(this.#db, withValues(scope, placeholders)),
       ) as (...args: unknown[]) => CompiledQuery<unknown>
       this.#compiled.set(shape, bind)
     }
     return { query: bind(...valuesOf(scope)) as CompiledQuery<Row>, shape }
   }
 
-  read<Row>(
-    kind: string,
-    scope: SearchScope,
-    rows: number,
-    fetch: number,
-    build: Build<Row>,
-  ): Promise<Row[]> {
-    const { shape, query } = this.compile(kind, scope, rows, fetch, build)
+  /** Runs the statement through `Db.read`: on PostgreSQL, prepared once per connection under its shape's name. */
+  read<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[]> {
+    const { shape, query } = this.compile(name, scope, build)
     return this.#db.read<Row>(query, shape)
   }
 }
