@@ -196,7 +196,7 @@ class SnapshotReader {
       this.#db.exec('pragma busy_timeout = 5000')
     }
     if (!this.#inTransaction) {
-      this.#db.exec('begin')
+      this.#db.prepare('begin deferred').run([])
       this.#inTransaction = true
       setImmediate(this.#endOfTurn)
       const [row] = this.#db.prepare('pragma data_version').all([]) as { data_version: number }[]
@@ -208,7 +208,7 @@ class SnapshotReader {
   end(): void {
     if (!this.#inTransaction) return
     this.#inTransaction = false
-    this.#db?.exec('commit')
+    this.#db?.prepare('commit').run([])
   }
 
   close(): void {
