@@ -196,6 +196,8 @@ class SnapshotReader {
       this.#db.exec('pragma busy_timeout = 5000')
     }
     if (!this.#inTransaction) {
+      // Cached statements, as they run every turn; spelled out as deferred, since `prepare` turns a plain
+      // BEGIN into BEGIN IMMEDIATE, which takes the write lock.
       this.#db.prepare('begin deferred').run([])
       this.#inTransaction = true
       setImmediate(this.#endOfTurn)
