@@ -37,6 +37,13 @@ export interface Db {
    */
   read<Row>(query: CompiledQuery<Row>, statementName?: string): Promise<Row[]>
   /**
+   * `read` for the few statements whose only good plan reads a table through an index the planner cannot
+   * judge, such as the trigram index for a substring. PostgreSQL runs them on connections where it may read
+   * tables only through bitmap index scans (no sequential or plain index scans) and plans each statement
+   * once, for any values: keep such statements to a shape with a single bitmap plan. SQLite: `read`.
+   */
+  readThroughBitmaps<Row>(query: CompiledQuery<Row>, statementName: string): Promise<Row[]>
+  /**
    * For caches of credentials: a number that changes whenever an API key may have changed (been revoked,
    * say) in any process, NaN when that cannot be known. Stamp an entry with the epoch taken before reading
    * it, and trust the entry only while the epoch is the same. On SQLite it changes with every commit, seen
@@ -83,49 +90,83 @@ function int8AsNumber(value: string): number {
   return Number(value)
 }
 
+/** Session settings of `Db.readThroughBitmaps`'s connections. */
+const BITMAPS_ONLY = [
+  'enable_seqscan=off',
+  'enable_indexscan=off',
+  'enable_indexonlyscan=off',
+  'plan_cache_mode=force_generic_plan',
+]
+
+function newPgPool(connectionString: string, max: number, settings: string[] = []): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    ...(settings.length > 0 ? { options: settings.map((setting) => `-c ${setting}`).join(' ') } : {}),
+    types: {
+      getTypeParser: (oid, format) => {
+        // int8 (count, bigint columns) and numeric (sum) arrive as strings by default.
+        if (oid === 20 || oid === 1700) return int8AsNumber
+        return pg.types.getTypeParser(oid, format)
+      },
+    },
+  })
+  // An idle connection the server drops (restart, failover, a dropped database) makes the pool emit
+  // 'error'; with no listener that would crash the process. The pool has already discarded the client,
+  // and the next query opens a fresh one.
+  pool.on('error', () => {})
+  return pool
+}
+
+/**
+ * Runs statements PostgreSQL keeps parsed and planned on each connection, under their names, with rows built
+ * by a factory made once per statement (its columns never change).
+ */
+function namedStatementReader() {
+  const rowFactories = new Map<string, RowFactory>()
+  return async <Row>(pool: pg.Pool, query: CompiledQuery<Row>, name: string): Promise<Row[]> => {
+    const result = await pool.query({
+      name,
+      text: query.sql,
+      values: [...query.parameters],
+      rowMode: 'array',
+    })
+    let toRow = rowFactories.get(name)
+    if (!toRow) {
+      toRow = rowFactory(result.fields.map((field) => field.name))
+      rowFactories.set(name, toRow)
+    }
+    return (result.rows as unknown[][]).map(toRow) as Row[]
+  }
+}
+
 export function openDatabase(options: DatabaseOptions): Db {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      types: {
-        getTypeParser: (oid, format) => {
-          // int8 (count, bigint columns) and numeric (sum) arrive as strings by default.
-          if (oid === 20 || oid === 1700) return int8AsNumber
-          return pg.types.getTypeParser(oid, format)
-        },
-      },
-    })
-    // An idle connection the server drops (restart, failover, a dropped database) makes the pool emit
-    // 'error'; with no listener that would crash the process. The pool has already discarded the client,
-    // and the next query opens a fresh one.
-    pool.on('error', () => {})
+    const pool = newPgPool(options.databaseUrl, options.poolSize ?? 10)
+    // Few requests use it, and each briefly; a search that waits for one waits about as long as it would
+    // for the CPU.
+    const bitmapPool = newPgPool(options.databaseUrl, 4, BITMAPS_ONLY)
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     const credentialChanges = new PgChangeListener(options.databaseUrl, 'coffer_credentials')
-    // A named statement's columns never change.
-    const rowFactories = new Map<string, RowFactory>()
+    const readNamed = namedStatementReader()
+    let closing: Promise<void> | undefined
     return {
       kysely,
       engine: 'postgres',
       read: async <Row>(query: CompiledQuery<Row>, statementName?: string) => {
         if (!statementName) return (await kysely.executeQuery(query)).rows
-        const result = await pool.query({
-          name: statementName,
-          text: query.sql,
-          values: [...query.parameters],
-          rowMode: 'array',
-        })
-        let toRow = rowFactories.get(statementName)
-        if (!toRow) {
-          toRow = rowFactory(result.fields.map((field) => field.name))
-          rowFactories.set(statementName, toRow)
-        }
-        return (result.rows as unknown[][]).map(toRow) as Row[]
+        return readNamed(pool, query, statementName)
       },
+      readThroughBitmaps: (query, statementName) => readNamed(bitmapPool, query, statementName),
       credentialEpoch: () => credentialChanges.epoch(),
-      close: async () => {
-        await credentialChanges.close()
-        await kysely.destroy()
+      // Callers may close twice (a test's own close, then its harness's); a pool may end only once.
+      close: () => {
+        closing ??= (async () => {
+          await credentialChanges.close()
+          await bitmapPool.end()
+          await kysely.destroy()
+        })()
+        return closing
       },
     }
   }
@@ -152,6 +193,7 @@ export function openDatabase(options: DatabaseOptions): Db {
     kysely,
     engine: 'sqlite',
     read: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
+    readThroughBitmaps: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
     credentialEpoch: () => reader.dataVersion(),
     close: async () => {
       reader.close()
