@@ -3,13 +3,11 @@ import { test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import type { App } from '../src/app.ts'
 import type { Scope } from '../src/auth/scopes.ts'
-import { openDatabase } from '../src/db/database.ts'
+import { type Db, openDatabase } from '../src/db/database.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
 import {
-  ftsCountQuery,
   ftsQuery,
   INDEX_CAP,
-  onlyIndexesForBitmaps,
   pgTrigramQuery,
   type SearchScope,
   WALK_ROWS,
@@ -538,29 +536,31 @@ describeEachEngine('files', (ctx) => {
       after: undefined,
     })
     const [long, short] = c.engine === 'sqlite' ? ['*name-12345*', '*e-*'] : ['%name-12345%', '%e-%']
-    const plans = await c.db.kysely.transaction().execute(async (trx) => {
-      const explain = async (compiled: CompiledQuery) => {
-        const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
-        const result = await trx.executeQuery(
-          CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
-        )
-        return (result.rows as Record<string, string>[]).map((r) => r.detail ?? r['QUERY PLAN']).join('\n')
-      }
-      const walks = {
-        long: await explain(walkQuery(c.db, scope(long), WALK_ROWS, 51).compile()),
-        short: await explain(walkQuery(c.db, scope(short), WALK_ROWS, 51).compile()),
-        folder: await explain(walkQuery(c.db, scope(long, folders[3]), WALK_ROWS, 51).compile()),
-      }
-      if (c.engine === 'postgres') {
-        await onlyIndexesForBitmaps(trx)
-        return { ...walks, index: await explain(pgTrigramQuery(c.db, scope(long), 51).compile()) }
-      }
-      const count = await explain(ftsCountQuery(c.db, '"name-12345"').compile())
-      return {
-        ...walks,
-        index: `${count}\n${await explain(ftsQuery(c.db, scope('"name-12345"'), 51).compile())}`,
-      }
-    })
+    // Each plan as the statement's connection makes it: the index step's where only bitmaps may be used.
+    const explain = async (name: string, compiled: CompiledQuery, read: Db['read']) => {
+      const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
+      const rows = await read<Record<string, string>>(
+        CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
+        `explain_${name}`,
+      )
+      return rows.map((r) => r.detail ?? r['QUERY PLAN']).join('\n')
+    }
+    const plans = {
+      long: await explain('long', walkQuery(c.db, scope(long), WALK_ROWS, 51).compile(), c.db.read),
+      short: await explain('short', walkQuery(c.db, scope(short), WALK_ROWS, 51).compile(), c.db.read),
+      folder: await explain(
+        'folder',
+        walkQuery(c.db, scope(long, folders[3]), WALK_ROWS, 51).compile(),
+        c.db.read,
+      ),
+      index: await explain(
+        'index',
+        c.engine === 'postgres'
+          ? pgTrigramQuery(c.db, scope(long), 51).compile()
+          : ftsQuery(c.db, scope('"name-12345"'), 51).compile(),
+        c.db.readThroughBitmaps,
+      ),
+    }
     const trigramIndex = c.engine === 'sqlite' ? /files_name_fts/ : /files_name_trgm/
     for (const walk of [plans.long, plans.short]) {
       assert.match(walk, /files_account_order/)
@@ -573,6 +573,19 @@ describeEachEngine('files', (ctx) => {
     // SQLite reads the few matches by rowid and sorts them, rather than walking the account's files.
     if (c.engine === 'sqlite') assert.match(plans.index, /USING INTEGER PRIMARY KEY/)
     if (c.engine === 'postgres') {
+      // A pattern in every name: alone, PostgreSQL would read the table until it had its 5,001 rows; on the
+      // index step's connections it cannot.
+      const dense = await explain(
+        'dense',
+        pgTrigramQuery(c.db, scope('%name-%'), 51).compile(),
+        c.db.readThroughBitmaps,
+      )
+      assert.match(dense, trigramIndex)
+      assert.doesNotMatch(dense, /files_account_order|Seq Scan/)
+      assert.match(
+        await explain('dense_alone', pgTrigramQuery(c.db, scope('%name-%'), 51).compile(), c.db.read),
+        /Seq Scan/,
+      )
       // New names go straight into the index: no pending list for every search to read through.
       const { rows } = await sql<{ reloptions: string[] | null }>`
         select reloptions from pg_class where relname = 'files_name_trgm'`.execute(c.db.kysely)
@@ -640,6 +653,38 @@ describeEachEngine('files', (ctx) => {
       none.map((p) => p.ids.length),
       Array(Math.ceil((archives + photos) / WALK_ROWS)).fill(0),
     )
+  })
+
+  test("search when other accounts' names crowd the trigram index: only the account's own matches", async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const b = await createAccount(c.app)
+    // More matches in another account than the trigram step reads, so this account's search walks instead.
+    await insertFiles(c, b.id, [1, INDEX_CAP + 1], ['shared-', '.txt'])
+    await insertFiles(c, a.id, [1, 30], ['shared-', '.txt'])
+    await insertFiles(c, a.id, [31, 60], ['other-', '.txt'])
+    const idOf = (n: number) => `fil_${a.id}_${n}`
+    const search = async (query: string, cursor?: string) => {
+      const url = `/api/v1/files?query=${query}&limit=10${cursor ? `&cursor=${cursor}` : ''}`
+      const res = await call(c.app, 'GET', url, { token: a.token })
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      return res.body as { data: { id: string }[]; pagination: { nextCursor: string | null } }
+    }
+    const found: string[] = []
+    let page = await search('shared-')
+    for (;;) {
+      found.push(...page.data.map((f) => f.id))
+      if (!page.pagination.nextCursor) break
+      page = await search('shared-', page.pagination.nextCursor)
+    }
+    assert.deepEqual(
+      found,
+      Array.from({ length: 30 }, (_, i) => idOf(30 - i)),
+    )
+    // A rare pattern that both accounts' names share: the trigram step, and this account's match alone.
+    const rare = await search('shared-7.')
+    assert.deepEqual(rare, { data: [rare.data[0]], pagination: { nextCursor: null } })
+    assert.equal(rare.data[0]?.id, idOf(7))
   })
 
   test('PATCH renames and moves a file, keeping folder counts and the search index exact', async () => {

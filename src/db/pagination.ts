@@ -72,8 +72,8 @@ export function keysetAfter<DB, TB extends keyof DB, O>(
     .limit(sql.lit(fetch))
 }
 
-/** The condition of `keysetAfter` alone: the rows of `table` that come after the cursor. */
-export function afterCursor<DB, TB extends keyof DB>(table: string, after: Cursor) {
+/** The condition of `keysetAfter`: the rows of `table` that come after the cursor. */
+function afterCursor<DB, TB extends keyof DB>(table: string, after: Cursor) {
   const createdAt = sql.ref(`${table}.created_at`)
   const id = sql.ref(`${table}.id`)
   // The first condition alone bounds the index range on both engines; the second only trims the rows that

@@ -9,23 +9,16 @@
 // - the trigram index (SQLite FTS5, PostgreSQL pg_trgm), which finds every match at once, in no useful order:
 //   cheap when matches are few, but a pattern that matches a hundred thousand old names (PostgreSQL chose to
 //   walk the order index for it) took from a second to twenty.
-// So a search asks the trigram index for at most INDEX_CAP matches, which settles rare patterns exactly, and
-// when there are more, walks the order index for at most WALK_ROWS rows, which settles dense ones. That walk may
+// So a search asks the trigram index for at most INDEX_CAP matches, in all accounts (the index knows names,
+// not accounts), which settles rare patterns exactly, and when there are more, walks the account's files in
+// the order index for at most WALK_ROWS rows, which settles dense ones. That walk may
 // end before it has a full page: the page is then short, or even empty, and its cursor points after the last
 // row walked, so the next call goes on from there. As the API promises, only a null `nextCursor` ends the
 // listing. On PostgreSQL, where the trigram index costs most for the patterns most names match (tens of
 // milliseconds for one in every name), one page's worth of the newest files is walked first.
-import {
-  type Compilable,
-  type CompiledQuery,
-  type RawBuilder,
-  type SqlBool,
-  sql,
-  type Transaction,
-} from 'kysely'
+import { type Compilable, type CompiledQuery, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from '../db/database.ts'
 import {
-  afterCursor,
   type Cursor,
   decodeCursor,
   encodeCursor,
@@ -35,7 +28,6 @@ import {
   toPage,
 } from '../db/pagination.ts'
 import { compileOnce } from '../db/prepared.ts'
-import type { Database } from '../db/schema.ts'
 
 /** The most matches a search reads from the trigram index; with more, it walks the order index. */
 export const INDEX_CAP = 5_000
@@ -73,14 +65,10 @@ export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     if (db.engine === 'postgres') {
       const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
       if (first.items.length === limit || first.nextCursor === null) return first
-      return (
-        (await fromPgTrigramIndex(db, statements, walkScope, limit)) ??
-        walk(statements, walkScope, WALK_ROWS, limit)
-      )
     }
+    const indexScope = db.engine === 'postgres' ? walkScope : scope(ftsPhrase(query))
     return (
-      (await fromFts(statements, scope(ftsPhrase(query)), limit)) ??
-      walk(statements, walkScope, WALK_ROWS, limit)
+      (await fromTrigramIndex(statements, indexScope, limit)) ?? walk(statements, walkScope, WALK_ROWS, limit)
     )
   }
 }
@@ -119,48 +107,25 @@ async function walk(
 }
 
 /**
- * PostgreSQL: the page from the trigram index, or undefined when more than INDEX_CAP files match (sorting them
- * all would cost more than walking). Left to itself the planner may read a pattern's matches by walking the
- * order index or the whole table, since it cannot know where they lie: the very walk this step is there to
- * avoid. So the statement runs in a transaction that leaves it the indexes alone.
+ * The page from the trigram index, or undefined when more than INDEX_CAP names match, in all accounts: the
+ * matches are found by their names alone, the one condition the index answers, and the page taken from them.
+ * On PostgreSQL the planner, left to itself, might read a pattern's matches by walking the order index or
+ * the whole table instead, since it cannot know where they lie: the very walk this step is there to avoid.
+ * So it plans the statement where it may read only through bitmaps (`Db.readThroughBitmaps`), and a
+ * statement that reads `files` by name alone leaves it the trigram index as its one plan.
  */
-async function fromPgTrigramIndex(
-  db: Db,
+async function fromTrigramIndex(
   statements: StatementCache,
   scope: SearchScope,
   limit: number,
 ): Promise<Page<string> | undefined> {
   const fetch = fetchSizeFor(limit)
-  const { query } = statements.compile(`pg_trigram_${fetch}`, scope, (db, s) => pgTrigramQuery(db, s, fetch))
-  const rows = await db.kysely.transaction().execute(async (trx) => {
-    await onlyIndexesForBitmaps(trx)
-    return (await trx.executeQuery(query)).rows
-  })
-  if (Number(rows[0]?.found ?? 0) > INDEX_CAP) return undefined
-  return toPage(rows, limit, (row) => row.id)
-}
-
-/**
- * SQLite: FTS5 counts the matching names of all accounts cheaply, and capped; only when there are at most
- * INDEX_CAP are the account's found and sorted. Both statements run in this turn's snapshot (see `Db.read`).
- */
-async function fromFts(
-  statements: StatementCache,
-  scope: SearchScope,
-  limit: number,
-): Promise<Page<string> | undefined> {
-  const [count] = await statements.ftsCount(scope.pattern)
-  if (Number(count?.found) > INDEX_CAP) return undefined
-  const fetch = fetchSizeFor(limit)
-  const rows = await statements.read(`fts_${fetch}`, scope, (db, s) => ftsQuery(db, s, fetch))
-  return toPage(rows, limit, (row) => row.id)
-}
-
-/** For the rest of the transaction, PostgreSQL can only build bitmaps from indexes to read files. */
-export async function onlyIndexesForBitmaps(trx: Transaction<Database>): Promise<void> {
-  await sql`set local enable_seqscan = off; set local enable_indexscan = off; set local enable_indexonlyscan = off`.execute(
-    trx,
+  const rows = await statements.readThroughBitmaps(`trigram_${fetch}`, scope, (db, s) =>
+    db.engine === 'postgres' ? pgTrigramQuery(db, s, fetch) : ftsQuery(db, s, fetch),
   )
+  if (Number(rows[0]?.found) > INDEX_CAP) return undefined
+  const page = rows.filter((row): row is { found: number; id: string; created_at: number } => row.id !== null)
+  return toPage(page, limit, (row) => row.id)
 }
 
 /** The matches among the next `rows` files, at most `fetch` of them, and the last row walked. */
@@ -186,46 +151,74 @@ export function walkQuery(db: Db, scope: SearchScope, rows: number, fetch: numbe
     .limit(sql.lit(fetch))
 }
 
-/** PostgreSQL: at most INDEX_CAP + 1 of the account's matches, how many that was, and the page among them. */
+// The index step's statements: a capped set of matches, and how many there are with the page among the
+// account's (a row with a null id when the account has none, so the count is always there). The page is
+// only read when the count is within the cap.
+
+/** PostgreSQL: the index step, with pg_trgm's `files_name_trgm`. */
 export function pgTrigramQuery(db: Db, scope: SearchScope, fetch: number) {
-  let matches = db.kysely
-    .selectFrom('files')
-    .select(['files.id', 'files.created_at'])
-    .where('files.account_id', '=', scope.accountId)
-    .where(nameMatches(db, scope.pattern))
-  if (scope.folderId !== undefined) matches = matches.where('files.folder_id', '=', scope.folderId)
-  if (scope.after !== undefined) matches = matches.where(afterCursor<Database, 'files'>('files', scope.after))
-  const capped = matches.limit(sql.lit(INDEX_CAP + 1)).as('capped')
-  return keysetAfter(
-    db.kysely
-      .selectFrom(capped)
-      .select(['capped.id', 'capped.created_at', sql<number>`count(*) over ()`.as('found')]),
-    'capped',
-    undefined,
-    fetch,
+  const withMatches = db.kysely.with(
+    (cte) => cte('matches').materialized(),
+    (kysely) =>
+      kysely
+        .selectFrom('files')
+        .select(['files.id', 'files.account_id', 'files.folder_id', 'files.created_at'])
+        .where(nameMatches(db, scope.pattern))
+        .limit(sql.lit(INDEX_CAP + 1)),
   )
-}
-
-/** SQLite: how many names of all accounts match the FTS5 phrase, counting no further than INDEX_CAP + 1. */
-export function ftsCountQuery(db: Db, phrase: string) {
-  const capped = sql<{
-    rowid: number
-  }>`(select rowid from files_name_fts where files_name_fts match ${phrase} limit ${sql.lit(INDEX_CAP + 1)})`
-  return db.kysely.selectFrom(capped.as('capped')).select((eb) => eb.fn.countAll<number>().as('found'))
-}
-
-/** SQLite: the page among the account's files whose names match the FTS5 phrase. */
-export function ftsQuery(db: Db, scope: SearchScope, fetch: number) {
-  let matches = db.kysely
-    .selectFrom('files')
-    .select(['files.id', 'files.created_at'])
-    .where('files.account_id', '=', scope.accountId)
-    .where(
-      sql<SqlBool>`${sql.ref('files.rowid')} in (select rowid from files_name_fts where files_name_fts match ${scope.pattern})`,
+  return withMatches
+    .selectFrom(countOfMatches)
+    .leftJoin(
+      (eb) => {
+        let page = eb
+          .selectFrom('matches')
+          .select(['matches.id', 'matches.created_at'])
+          .where('matches.account_id', '=', scope.accountId)
+          .where(withinCap)
+        if (scope.folderId !== undefined) page = page.where('matches.folder_id', '=', scope.folderId)
+        return keysetAfter(page, 'matches', scope.after, fetch).as('page')
+      },
+      (join) => join.onTrue(),
     )
-  if (scope.folderId !== undefined) matches = matches.where('files.folder_id', '=', scope.folderId)
-  return keysetAfter(matches, 'files', scope.after, fetch)
+    .select(['total.found', 'page.id', 'page.created_at'])
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc')
 }
+
+/** SQLite: the index step, with the FTS5 trigram table `files_name_fts`; `scope.pattern` is an FTS5 phrase. */
+export function ftsQuery(db: Db, scope: SearchScope, fetch: number) {
+  const withMatches = db.kysely.with(
+    (cte) => cte('matches').materialized(),
+    () =>
+      sql<{ rowid: number }>`(select rowid from files_name_fts where files_name_fts match ${scope.pattern}
+        limit ${sql.lit(INDEX_CAP + 1)})`,
+  )
+  return withMatches
+    .selectFrom(countOfMatches)
+    .leftJoin(
+      (eb) => {
+        // CROSS JOIN makes SQLite loop over the matches and look each file up by rowid, whatever it guesses
+        // of their number; it might otherwise walk the account's files and test each against them.
+        let page = eb
+          .selectFrom('matches')
+          .crossJoin('files')
+          .select(['files.id', 'files.created_at'])
+          .where(sql<SqlBool>`${sql.ref('files.rowid')} = ${sql.ref('matches.rowid')}`)
+          .where('files.account_id', '=', scope.accountId)
+          .where(withinCap)
+        if (scope.folderId !== undefined) page = page.where('files.folder_id', '=', scope.folderId)
+        return keysetAfter(page, 'files', scope.after, fetch).as('page')
+      },
+      (join) => join.onTrue(),
+    )
+    .select(['total.found', 'page.id', 'page.created_at'])
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc')
+}
+
+const countOfMatches = sql<{ found: number }>`(select count(*) as found from matches)`.as('total')
+// Constant within the statement: both engines test it once, before reading any row of the page.
+const withinCap = sql<SqlBool>`(select count(*) from matches) <= ${sql.lit(INDEX_CAP)}`
 
 /** Builds a statement for a scope; the cache calls it once per shape, with placeholders for the values. */
 type Build<Row> = (db: Db, scope: SearchScope) => Compilable<Row>
@@ -239,15 +232,8 @@ class StatementCache {
   readonly #db: Db
   readonly #compiled = new Map<string, (...args: unknown[]) => CompiledQuery<unknown>>()
 
-  readonly #ftsCount: (phrase: string) => CompiledQuery<{ found: number }>
-
   constructor(db: Db) {
     this.#db = db
-    this.#ftsCount = compileOnce(1, (phrase: string) => ftsCountQuery(db, phrase))
-  }
-
-  ftsCount(phrase: string): Promise<{ found: number }[]> {
-    return this.#db.read(this.#ftsCount(phrase))
   }
 
   /** `name` tells the statement and its constants apart; the scope's shape is added to it. */
@@ -268,6 +254,12 @@ class StatementCache {
   read<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[]> {
     const { shape, query } = this.compile(name, scope, build)
     return this.#db.read<Row>(query, shape)
+  }
+
+  /** `read` through `Db.readThroughBitmaps`. */
+  readThroughBitmaps<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[]> {
+    const { shape, query } = this.compile(name, scope, build)
+    return this.#db.readThroughBitmaps<Row>(query, shape)
   }
 }
 
