@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import type { App } from '../src/app.ts'
 import type { Scope } from '../src/auth/scopes.ts'
-import { type Db, openDatabase } from '../src/db/database.ts'
+import { BITMAP_READ_TIMEOUT_MS, type Db, openDatabase } from '../src/db/database.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
 import {
   ftsQuery,
@@ -537,12 +537,13 @@ describeEachEngine('files', (ctx) => {
     })
     const [long, short] = c.engine === 'sqlite' ? ['*name-12345*', '*e-*'] : ['%name-12345%', '%e-%']
     // Each plan as the statement's connection makes it: the index step's where only bitmaps may be used.
-    const explain = async (name: string, compiled: CompiledQuery, read: Db['read']) => {
+    const explain = async (name: string, compiled: CompiledQuery, read: Db['readThroughBitmaps']) => {
       const prefix = c.engine === 'sqlite' ? 'explain query plan ' : 'explain '
       const rows = await read<Record<string, string>>(
         CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]),
         `explain_${name}`,
       )
+      assert.ok(rows)
       return rows.map((r) => r.detail ?? r['QUERY PLAN']).join('\n')
     }
     const plans = {
@@ -591,6 +592,20 @@ describeEachEngine('files', (ctx) => {
         select reloptions from pg_class where relname = 'files_name_trgm'`.execute(c.db.kysely)
       assert.deepEqual(rows[0]?.reloptions, ['fastupdate=off'])
     }
+  })
+
+  test('readThroughBitmaps: PostgreSQL cancels a statement past its time bound, and it reads as undefined', async (t) => {
+    const c = ctx()
+    if (c.engine !== 'postgres') return t.skip('SQLite bounds its index step by the cap alone')
+    const sleep = (ms: number) => CompiledQuery.raw(`select pg_sleep(${ms / 1000}) as slept`, [])
+    assert.equal(await c.db.readThroughBitmaps(sleep(BITMAP_READ_TIMEOUT_MS * 5), 'sleep_long'), undefined)
+    // The connection goes on serving; a statement within the bound has its rows.
+    assert.deepEqual(await c.db.readThroughBitmaps(sleep(1), 'sleep_short'), [{ slept: '' }])
+    // Any other failure is still one.
+    await assert.rejects(
+      c.db.readThroughBitmaps(CompiledQuery.raw('select 1/0', []), 'divide'),
+      /division by zero/,
+    )
   })
 
   test('search in a large account: rare and dense patterns in one call, old matches by bounded pages', async () => {

@@ -38,11 +38,13 @@ export interface Db {
   read<Row>(query: CompiledQuery<Row>, statementName?: string): Promise<Row[]>
   /**
    * `read` for the few statements whose only good plan reads a table through an index the planner cannot
-   * judge, such as the trigram index for a substring. PostgreSQL runs them on connections where it may read
-   * tables only through bitmap index scans (no sequential or plain index scans) and plans each statement
-   * once, for any values: keep such statements to a shape with a single bitmap plan. SQLite: `read`.
+   * judge, such as the trigram index for a substring, and whose caller has a way on without them.
+   * PostgreSQL runs them on connections where it may read tables only through bitmap index scans (no
+   * sequential or plain index scans), plans each statement once, for any values (keep such statements to a
+   * shape with a single bitmap plan), and cancels a statement still running after BITMAP_READ_TIMEOUT_MS:
+   * the result is then undefined. SQLite: `read`.
    */
-  readThroughBitmaps<Row>(query: CompiledQuery<Row>, statementName: string): Promise<Row[]>
+  readThroughBitmaps<Row>(query: CompiledQuery<Row>, statementName: string): Promise<Row[] | undefined>
   /**
    * For caches of credentials: a number that changes whenever an API key may have changed (been revoked,
    * say) in any process, NaN when that cannot be known. Stamp an entry with the epoch taken before reading
@@ -90,13 +92,25 @@ function int8AsNumber(value: string): number {
   return Number(value)
 }
 
+/**
+ * How long `Db.readThroughBitmaps` lets a statement run on PostgreSQL. An index can cost far more than its
+ * answer is worth: the trigram index knows only letters and digits, so for "report-1" it offers every name
+ * with the word "report" and any word starting with "1", and PostgreSQL reads them all from the table to
+ * keep the one that matches (90 ms, a sixteenth of a million-file table).
+ */
+export const BITMAP_READ_TIMEOUT_MS = 20
+
 /** Session settings of `Db.readThroughBitmaps`'s connections. */
 const BITMAPS_ONLY = [
   'enable_seqscan=off',
   'enable_indexscan=off',
   'enable_indexonlyscan=off',
   'plan_cache_mode=force_generic_plan',
+  `statement_timeout=${BITMAP_READ_TIMEOUT_MS}`,
 ]
+
+/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (or by request). */
+const QUERY_CANCELED = '57014'
 
 function newPgPool(connectionString: string, max: number, settings: string[] = []): pg.Pool {
   const pool = new pg.Pool({
@@ -157,7 +171,14 @@ export function openDatabase(options: DatabaseOptions): Db {
         if (!statementName) return (await kysely.executeQuery(query)).rows
         return readNamed(pool, query, statementName)
       },
-      readThroughBitmaps: (query, statementName) => readNamed(bitmapPool, query, statementName),
+      readThroughBitmaps: async (query, statementName) => {
+        try {
+          return await readNamed(bitmapPool, query, statementName)
+        } catch (error) {
+          if ((error as { code?: unknown }).code === QUERY_CANCELED) return undefined
+          throw error
+        }
+      },
       credentialEpoch: () => credentialChanges.epoch(),
       // Callers may close twice (a test's own close, then its harness's); a pool may end only once.
       close: () => {

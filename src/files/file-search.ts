@@ -9,13 +9,16 @@
 // - the trigram index (SQLite FTS5, PostgreSQL pg_trgm), which finds every match at once, in no useful order:
 //   cheap when matches are few, but a pattern that matches a hundred thousand old names (PostgreSQL chose to
 //   walk the order index for it) took from a second to twenty.
-// So a search asks the trigram index for at most INDEX_CAP matches, in all accounts (the index knows names,
-// not accounts), which settles rare patterns exactly, and when there are more, walks the account's files in
-// the order index for at most WALK_ROWS rows, which settles dense ones. That walk may
-// end before it has a full page: the page is then short, or even empty, and its cursor points after the last
-// row walked, so the next call goes on from there. As the API promises, only a null `nextCursor` ends the
-// listing. On PostgreSQL, where the trigram index costs most for the patterns most names match (tens of
-// milliseconds for one in every name), one page's worth of the newest files is walked first.
+// So a search goes in three steps, each bounded:
+// 1. It walks one page's worth of the account's newest files: a pattern most names match is settled here,
+//    before the trigram index is asked for more matches than any page needs.
+// 2. It asks the trigram index for at most INDEX_CAP matches, in all accounts (the index knows names, not
+//    accounts), which settles rare patterns exactly. PostgreSQL also gives this step a time bound (see
+//    `Db.readThroughBitmaps`), since its index can offer far more candidate names than there are matches.
+// 3. With more matches than that, it walks the account's files in the order index for at most WALK_ROWS rows.
+//    That walk may end before it has a full page: the page is then short, or even empty, and its cursor
+//    points after the last row walked, so the next call goes on from there. As the API promises, only a null
+//    `nextCursor` ends the listing.
 import { type Compilable, type CompiledQuery, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from '../db/database.ts'
 import {
@@ -62,10 +65,8 @@ export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     const scope = (pattern: string): SearchScope => ({ accountId, pattern, folderId, after })
     const walkScope = scope(namePattern(db, query))
     if (!hasIndexedTrigram(db, query)) return walk(statements, walkScope, WALK_ROWS, limit)
-    if (db.engine === 'postgres') {
-      const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
-      if (first.items.length === limit || first.nextCursor === null) return first
-    }
+    const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
+    if (first.items.length === limit || first.nextCursor === null) return first
     const indexScope = db.engine === 'postgres' ? walkScope : scope(ftsPhrase(query))
     return (
       (await fromTrigramIndex(statements, indexScope, limit)) ?? walk(statements, walkScope, WALK_ROWS, limit)
@@ -107,8 +108,9 @@ async function walk(
 }
 
 /**
- * The page from the trigram index, or undefined when more than INDEX_CAP names match, in all accounts: the
- * matches are found by their names alone, the one condition the index answers, and the page taken from them.
+ * The page from the trigram index, or undefined when more than INDEX_CAP names match, in all accounts, or
+ * when PostgreSQL gave up on the index (see `Db.readThroughBitmaps`): the matches are found by their names
+ * alone, the one condition the index answers, and the page taken from them.
  * On PostgreSQL the planner, left to itself, might read a pattern's matches by walking the order index or
  * the whole table instead, since it cannot know where they lie: the very walk this step is there to avoid.
  * So it plans the statement where it may read only through bitmaps (`Db.readThroughBitmaps`), and a
@@ -123,7 +125,7 @@ async function fromTrigramIndex(
   const rows = await statements.readThroughBitmaps(`trigram_${fetch}`, scope, (db, s) =>
     db.engine === 'postgres' ? pgTrigramQuery(db, s, fetch) : ftsQuery(db, s, fetch),
   )
-  if (Number(rows[0]?.found) > INDEX_CAP) return undefined
+  if (!rows || Number(rows[0]?.found) > INDEX_CAP) return undefined
   const page = rows.filter((row): row is { found: number; id: string; created_at: number } => row.id !== null)
   return toPage(page, limit, (row) => row.id)
 }
@@ -257,7 +259,7 @@ class StatementCache {
   }
 
   /** `read` through `Db.readThroughBitmaps`. */
-  readThroughBitmaps<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[]> {
+  readThroughBitmaps<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[] | undefined> {
     const { shape, query } = this.compile(name, scope, build)
     return this.#db.readThroughBitmaps<Row>(query, shape)
   }
