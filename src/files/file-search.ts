@@ -100,7 +100,7 @@ async function walk(
   )
   const hits = found.filter((row) => Boolean(row.hit))
   if (hits.length > limit) return toPage(hits, limit, (hit) => hit.id)
-  const last = found.find((row) => Number(row.position) === rows)
+  const last = found.find((row) => !row.hit)
   return {
     items: hits.map((hit) => hit.id),
     nextCursor: last ? encodeCursor({ createdAt: Number(last.created_at), id: last.id }) : null,
@@ -130,27 +130,44 @@ async function fromTrigramIndex(
   return toPage(page, limit, (row) => row.id)
 }
 
-/** The matches among the next `rows` files, at most `fetch` of them, and the last row walked. */
+/**
+ * The matches among the next `rows` files, at most `fetch` of them, marked by a true `hit`; then the last of
+ * those rows, if there are that many, marked by a false one.
+ */
 export function walkQuery(db: Db, scope: SearchScope, rows: number, fetch: number) {
-  let files = db.kysely
-    .selectFrom('files')
-    .select([
+  const inScope = () => {
+    const files = db.kysely.selectFrom('files').where('files.account_id', '=', scope.accountId)
+    return scope.folderId === undefined ? files : files.where('files.folder_id', '=', scope.folderId)
+  }
+  // The test of the name is a column here, not a condition, so no engine can turn the walk into a trigram
+  // index scan; both stop reading as soon as the outer query has its rows.
+  const walked = keysetAfter(
+    inScope().select([
       'files.id',
       'files.created_at',
       // SQLite answers 0 or 1.
       nameMatches(db, scope.pattern).$castTo<boolean | number>().as('hit'),
-      sql<number>`row_number() over (order by files.created_at desc, files.id desc)`.as('position'),
-    ])
-    .where('files.account_id', '=', scope.accountId)
-  if (scope.folderId !== undefined) files = files.where('files.folder_id', '=', scope.folderId)
-  // The test of the name is a column here, not a condition, so no engine can turn the walk into a trigram
-  // index scan; both stop reading as soon as the outer query has its rows.
-  const walked = keysetAfter(files, 'files', scope.after, rows).as('walked')
-  return db.kysely
+    ]),
+    'files',
+    scope.after,
+    rows,
+  ).as('walked')
+  const hits = db.kysely
     .selectFrom(walked)
-    .select(['walked.id', 'walked.created_at', 'walked.hit', 'walked.position'])
-    .where((eb) => eb.or([eb('walked.hit', '=', sql.lit(true)), eb('walked.position', '=', sql.lit(rows))]))
+    .select(['walked.id', 'walked.created_at', sql.lit(true).$castTo<boolean | number>().as('hit')])
+    .where('walked.hit', '=', sql.lit(true))
     .limit(sql.lit(fetch))
+  // Read from the order index alone, this costs a small part of numbering the rows as they are walked.
+  const last = keysetAfter(
+    inScope().select(['files.id', 'files.created_at', sql.lit(false).$castTo<boolean | number>().as('hit')]),
+    'files',
+    scope.after,
+    1,
+  ).offset(sql.lit(rows - 1))
+  return db.kysely
+    .selectFrom(hits.as('hits'))
+    .selectAll()
+    .unionAll(db.kysely.selectFrom(last.as('last')).selectAll())
 }
 
 // The index step's statements: a capped set of matches, and how many there are with the page among the
