@@ -47,7 +47,7 @@ export function createServices(deps: ServiceDeps): Services {
   return {
     accounts: new AccountsService(kysely),
     apiKeys: new ApiKeysService(deps.db),
-    folders: new FoldersService(kysely),
+    folders: new FoldersService(deps.db),
     files,
     shares: new SharesService(deps),
     requests: new RequestsService(deps),

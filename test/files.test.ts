@@ -14,7 +14,10 @@ import {
   walkQuery,
 } from '../src/files/file-search.ts'
 import { FilesService, type StoredFile } from '../src/files/files.service.ts'
+import { FoldersService } from '../src/folders/folders.service.ts'
 import { newId, newPublicId } from '../src/ids.ts'
+import { RequestsService } from '../src/requests/requests.service.ts'
+import { SharesService } from '../src/shares/shares.service.ts'
 import {
   type ApiResponse,
   assertError,
@@ -229,7 +232,7 @@ describeEachEngine('files', (ctx) => {
     }
   })
 
-  test('PostgreSQL plans the file lookups and plain lists once per connection, not per request', async (t) => {
+  test('PostgreSQL plans the file lookups and every plain list once per connection, not per request', async (t) => {
     const c = ctx()
     if (c.engine !== 'postgres') return t.skip('SQLite plans a statement when it is prepared')
     const a = await createAccount(c.app)
@@ -244,6 +247,10 @@ describeEachEngine('files', (ctx) => {
       // every time would do.
       await addLargeAccountFiles(c, a.id)
       const service = new FilesService({ db, blobs: c.blobs })
+      const folders = new FoldersService(db)
+      const shares = new SharesService({ db, config: c.config })
+      const requests = new RequestsService({ db, config: c.config })
+      const request = await requests.create(a.id, { title: 'Plans' })
       const after = encodeCursor({ createdAt: files[2]?.createdAt ?? 0, id: files[2]?.id ?? '' })
       for (let i = 0; i < 8; i++) {
         await service.get(a.id, files[0]?.id ?? '')
@@ -252,10 +259,15 @@ describeEachEngine('files', (ctx) => {
         await service.list(a.id, { limit: 10, cursor: after })
         await service.list(a.id, { limit: 50, folderId: folder.id })
         await service.list(a.id, { limit: 100, folderId: folder.id, cursor: after })
+        await folders.list(a.id, { limit: 25 })
+        await shares.list(a.id, { limit: 25, cursor: after })
+        await requests.list(a.id, { limit: 25 })
+        await requests.list(a.id, { limit: 25, folderId: folder.id })
+        await requests.listSubmissions(a.id, request.id, { limit: 25 })
       }
       const { rows } = await sql<{ name: string; generic_plans: number; custom_plans: number }>`
-        select name, generic_plans, custom_plans from pg_prepared_statements where name like 'files_%'
-        order by name`.execute(db.kysely)
+        select name, generic_plans, custom_plans from pg_prepared_statements
+        where name ~ '^(files|folders|shares|requests|submissions)_' order by name`.execute(db.kysely)
       assert.deepEqual(
         rows.map((row) => row.name),
         [
@@ -265,6 +277,11 @@ describeEachEngine('files', (ctx) => {
           'files_list_after_11',
           'files_list_folder_51',
           'files_list_folder_after_101',
+          'folders_list_26',
+          'shares_list_after_26',
+          'requests_list_26',
+          'requests_list_folder_26',
+          'submissions_list_26',
         ].sort(),
       )
       // PostgreSQL tries five custom plans before it compares them with the generic one.

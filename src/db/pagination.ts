@@ -30,19 +30,6 @@ export function decodeCursor(raw: string): Cursor {
   return { createdAt: Number(match[1]), id: match[2] }
 }
 
-/**
- * Adds the keyset condition and order for `table` (which must have created_at and id) and fetches one row
- * more than the page, to learn whether another page follows.
- */
-export function keyset<DB, TB extends keyof DB, O>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  table: string,
-  cursor: string | undefined,
-  limit: number,
-): SelectQueryBuilder<DB, TB, O> {
-  return keysetAfter(query, table, cursor === undefined ? undefined : decodeCursor(cursor), limit + 1)
-}
-
 /** The row counts a prepared page statement fetches; see `fetchSizeFor`. */
 const FETCH_SIZES = [11, 26, 51, 101]
 
@@ -56,7 +43,10 @@ export function fetchSizeFor(limit: number): number {
   return FETCH_SIZES.find((size) => size > limit) ?? limit + 1
 }
 
-/** `keyset` with the cursor decoded and the row count to fetch (at least the page's limit plus one) given. */
+/**
+ * Adds the keyset condition (rows after `after`, if given) and order for `table` (which must have created_at and
+ * id), and fetches `fetch` rows: at least the page's limit plus one, to learn whether another page follows.
+ */
 export function keysetAfter<DB, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   table: string,
@@ -85,7 +75,7 @@ function afterCursor<DB, TB extends keyof DB>(table: string, after: Cursor) {
     ])
 }
 
-/** Trims the extra row fetched by `keyset` and builds the next cursor from the last row kept. */
+/** Trims the extra rows fetched by `keysetAfter` and builds the next cursor from the last row kept. */
 export function toPage<R extends { created_at: number; id: string }, T>(
   rows: R[],
   limit: number,

@@ -1,8 +1,9 @@
 // Hot queries compiled once. Building and compiling a Kysely query costs several times more than running it
 // on SQLite, so the queries every request makes (credential lookup, file by id) are built once with
 // placeholder values and afterwards only get their parameters bound.
-import type { Compilable, CompiledQuery } from 'kysely'
+import type { Compilable, CompiledQuery, SelectQueryBuilder } from 'kysely'
 import type { Db } from './database.ts'
+import { decodeCursor, fetchSizeFor, keysetAfter } from './pagination.ts'
 
 const PLACEHOLDER = '\u0000prepared-parameter-'
 
@@ -45,5 +46,37 @@ export function compileOnce<Args extends unknown[], Row>(
       return slot >= 0 ? args[slot] : value
     })
     return { ...compiled, parameters }
+  }
+}
+
+/**
+ * A list page statement, `build`'s query paged by `keysetAfter` on `table`, prepared as `prepare` does once per
+ * shape: with or without a cursor, and for each row count `fetchSizeFor` gives. `build` receives one
+ * placeholder per argument, under `prepare`'s rules. Returns a function that reads the rows of one page (and
+ * at least one more when another page follows; see `toPage`), after the cursor if one is given (a malformed
+ * one is a 400).
+ */
+export function preparePages<Args extends unknown[], DB, TB extends keyof DB, Row>(
+  db: Db,
+  name: string,
+  table: string,
+  arity: Args['length'],
+  build: (...placeholders: Args) => SelectQueryBuilder<DB, TB, Row>,
+): (args: Args, cursor: string | undefined, limit: number) => Promise<Row[]> {
+  const statements = new Map<string, (...args: unknown[]) => Promise<Row[]>>()
+  return (args, cursor, limit) => {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor)
+    const fetch = fetchSizeFor(limit)
+    const shape = `${name}${after ? '_after' : ''}_${fetch}`
+    let run = statements.get(shape)
+    if (!run) {
+      run = prepare(db, shape, arity + (after ? 2 : 0), (...placeholders: unknown[]) => {
+        const [createdAt, id] = placeholders.slice(arity) as [number, string]
+        const position = after ? { createdAt, id } : undefined
+        return keysetAfter(build(...(placeholders.slice(0, arity) as Args)), table, position, fetch)
+      })
+      statements.set(shape, run)
+    }
+    return after ? run(...args, after.createdAt, after.id) : run(...args)
   }
 }

@@ -1,9 +1,10 @@
 // Folders: flat, owned by one account, names unique per account ignoring case. The file and request
 // counts are columns kept exact by the services that move things in and out, in the same transaction.
 import type { Kysely, Transaction } from 'kysely'
+import type { Db } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
-import type { Page } from '../db/pagination.ts'
-import { keyset, toPage } from '../db/pagination.ts'
+import { type Page, toPage } from '../db/pagination.ts'
+import { preparePages } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import { newId } from '../ids.ts'
@@ -104,18 +105,17 @@ export async function adjustFolderCount(
 
 export class FoldersService {
   readonly #db: Kysely<Database>
+  readonly #listPage
 
-  constructor(db: Kysely<Database>) {
-    this.#db = db
+  constructor(db: Db) {
+    this.#db = db.kysely
+    this.#listPage = preparePages(db, 'folders_list', 'folders', 1, (accountId: string) =>
+      db.kysely.selectFrom('folders').select(FOLDER_COLUMNS).where('folders.account_id', '=', accountId),
+    )
   }
 
   async list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<Folder>> {
-    const rows = await keyset(
-      this.#db.selectFrom('folders').select(FOLDER_COLUMNS).where('account_id', '=', accountId),
-      'folders',
-      page.cursor,
-      page.limit,
-    ).execute()
+    const rows = await this.#listPage([accountId], page.cursor, page.limit)
     return toPage(rows, page.limit, toFolder)
   }
 

@@ -4,7 +4,8 @@
 import type { Kysely, SelectQueryBuilder, Updateable } from 'kysely'
 import type { Config } from '../config.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
-import { keyset, type Page, toPage } from '../db/pagination.ts'
+import { type Page, toPage } from '../db/pagination.ts'
+import { preparePages } from '../db/prepared.ts'
 import type { Database, FileRequestsTable } from '../db/schema.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import {
@@ -95,10 +96,8 @@ export const SUBMISSION_LIMITS = { name: 100, email: 254, message: 1000 } as con
 const EMAIL =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
 
-type Db = Kysely<Database>
-
 /** file_requests ⟕ folders, with every column a FileRequest needs. */
-function selectRequests(db: Db) {
+function selectRequests(db: Kysely<Database>) {
   return db
     .selectFrom('file_requests')
     .leftJoin('folders', 'folders.id', 'file_requests.folder_id')
@@ -175,12 +174,33 @@ function submitted(value: string | null | undefined, field: string, max: number)
 const requestNotFound = (requestId: string) => notFound(`File request ${requestId}`)
 
 export class RequestsService {
-  readonly #db: Db
+  readonly #db: Kysely<Database>
   readonly #publicUrl: string
+
+  readonly #listPage
+  readonly #listInFolderPage
+  readonly #submissionsPage
 
   constructor(deps: Pick<ServiceDeps, 'db'> & { config: Pick<Config, 'publicUrl'> }) {
     this.#db = deps.db.kysely
     this.#publicUrl = deps.config.publicUrl
+    const inAccount = (accountId: string) =>
+      selectRequests(deps.db.kysely).where('file_requests.account_id', '=', accountId)
+    this.#listPage = preparePages(deps.db, 'requests_list', 'file_requests', 1, inAccount)
+    this.#listInFolderPage = preparePages(
+      deps.db,
+      'requests_list_folder',
+      'file_requests',
+      2,
+      (accountId: string, folderId: string) =>
+        inAccount(accountId).where('file_requests.folder_id', '=', folderId),
+    )
+    this.#submissionsPage = preparePages(deps.db, 'submissions_list', 'submissions', 1, (requestId: string) =>
+      deps.db.kysely
+        .selectFrom('submissions')
+        .select(SUBMISSION_COLUMNS)
+        .where('submissions.request_id', '=', requestId),
+    )
   }
 
   #toFileRequest(row: RequestRow): FileRequest {
@@ -200,7 +220,7 @@ export class RequestsService {
     }
   }
 
-  async #get(db: Db, accountId: string, requestId: string): Promise<FileRequest> {
+  async #get(db: Kysely<Database>, accountId: string, requestId: string): Promise<FileRequest> {
     const row = await selectRequests(db)
       .where('file_requests.id', '=', requestId)
       .where('file_requests.account_id', '=', accountId)
@@ -214,12 +234,11 @@ export class RequestsService {
     accountId: string,
     options: { cursor?: string; limit: number; folderId?: string },
   ): Promise<Page<FileRequest>> {
-    let query = selectRequests(this.#db).where('file_requests.account_id', '=', accountId)
-    if (options.folderId !== undefined) {
-      await assertOwnedFolder(this.#db, accountId, options.folderId)
-      query = query.where('file_requests.folder_id', '=', options.folderId)
-    }
-    const rows = await keyset(query, 'file_requests', options.cursor, options.limit).execute()
+    const { cursor, limit, folderId } = options
+    if (folderId !== undefined) await assertOwnedFolder(this.#db, accountId, folderId)
+    const rows = await (folderId === undefined
+      ? this.#listPage([accountId], cursor, limit)
+      : this.#listInFolderPage([accountId, folderId], cursor, limit))
     return toPage(rows, options.limit, (row) => this.#toFileRequest(row))
   }
 
@@ -328,12 +347,7 @@ export class RequestsService {
       .where('account_id', '=', accountId)
       .executeTakeFirst()
     if (!owned) throw requestNotFound(requestId)
-    const rows = await keyset(
-      this.#db.selectFrom('submissions').select(SUBMISSION_COLUMNS).where('request_id', '=', requestId),
-      'submissions',
-      page.cursor,
-      page.limit,
-    ).execute()
+    const rows = await this.#submissionsPage([requestId], page.cursor, page.limit)
     return toPage(rows, page.limit, toSubmission)
   }
 

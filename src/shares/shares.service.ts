@@ -3,7 +3,8 @@
 // one conditional statement, so a concurrent request can never slip between a check and its write.
 import type { Kysely, Selectable, Updateable } from 'kysely'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.ts'
-import { keyset, type Page, toPage } from '../db/pagination.ts'
+import { type Page, toPage } from '../db/pagination.ts'
+import { preparePages } from '../db/prepared.ts'
 import type { Database, SharesTable } from '../db/schema.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import { type StoredFile, selectFiles, toStoredFile } from '../files/files.service.ts'
@@ -77,10 +78,14 @@ function assertFutureExpiry(expiresAt: number | null, now: number): void {
 export class SharesService {
   readonly #db: Kysely<Database>
   readonly #publicUrl: string
+  readonly #listPage
 
   constructor(deps: Pick<ServiceDeps, 'db' | 'config'>) {
     this.#db = deps.db.kysely
     this.#publicUrl = deps.config.publicUrl
+    this.#listPage = preparePages(deps.db, 'shares_list', 'shares', 1, (accountId: string) =>
+      this.#selectWithFile().where('shares.account_id', '=', accountId),
+    )
   }
 
   #toShare(row: ShareRow, now: number): Share {
@@ -123,12 +128,7 @@ export class SharesService {
 
   async list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<ShareWithFile>> {
     const now = Date.now()
-    const rows = await keyset(
-      this.#selectWithFile().where('shares.account_id', '=', accountId),
-      'shares',
-      page.cursor,
-      page.limit,
-    ).execute()
+    const rows = await this.#listPage([accountId], page.cursor, page.limit)
     return toPage(rows, page.limit, (row) => this.#toShareWithFile(row, now))
   }
 
