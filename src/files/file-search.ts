@@ -19,7 +19,16 @@
 //    That walk may end before it has a full page: the page is then short, or even empty, and its cursor
 //    points after the last row walked, so the next call goes on from there. As the API promises, only a null
 //    `nextCursor` ends the listing.
-import { type Compilable, type CompiledQuery, type RawBuilder, type SqlBool, sql } from 'kysely'
+import {
+  type Compilable,
+  type CompiledQuery,
+  type Expression,
+  type Kysely,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely'
 import type { Db } from '../db/database.ts'
 import {
   type Cursor,
@@ -31,6 +40,7 @@ import {
   toPage,
 } from '../db/pagination.ts'
 import { compileOnce } from '../db/prepared.ts'
+import type { Database } from '../db/schema.ts'
 
 /** The most matches a search reads from the trigram index; with more, it walks the order index. */
 export const INDEX_CAP = 5_000
@@ -176,68 +186,67 @@ export function walkQuery(db: Db, scope: SearchScope, rows: number, fetch: numbe
 
 /** PostgreSQL: the index step, with pg_trgm's `files_name_trgm`. */
 export function pgTrigramQuery(db: Db, scope: SearchScope, fetch: number) {
-  const withMatches = db.kysely.with(
-    (cte) => cte('matches').materialized(),
-    (kysely) =>
-      kysely
-        .selectFrom('files')
-        .select(['files.id', 'files.account_id', 'files.folder_id', 'files.created_at'])
-        .where(nameMatches(db, scope.pattern))
-        .limit(sql.lit(INDEX_CAP + 1)),
-  )
-  return withMatches
-    .selectFrom(countOfMatches)
-    .leftJoin(
-      (eb) => {
-        let page = eb
-          .selectFrom('matches')
-          .select(['matches.id', 'matches.created_at'])
-          .where('matches.account_id', '=', scope.accountId)
-          .where(withinCap)
-        if (scope.folderId !== undefined) page = page.where('matches.folder_id', '=', scope.folderId)
-        return keysetAfter(page, 'matches', scope.after, fetch).as('page')
-      },
-      (join) => join.onTrue(),
-    )
-    .select(['total.found', 'page.id', 'page.created_at'])
-    .orderBy('page.created_at', 'desc')
-    .orderBy('page.id', 'desc')
+  const matches = db.kysely
+    .selectFrom('files')
+    .select(['files.id', 'files.account_id', 'files.folder_id', 'files.created_at'])
+    .where(nameMatches(db, scope.pattern))
+    .limit(sql.lit(INDEX_CAP + 1))
+  let page = withMatches(db)
+    .selectFrom('matches')
+    .select(['matches.id', 'matches.created_at'])
+    .where('matches.account_id', '=', scope.accountId)
+  if (scope.folderId !== undefined) page = page.where('matches.folder_id', '=', scope.folderId)
+  return countedPage(db, matches, keysetAfter(page, 'matches', scope.after, fetch))
 }
 
 /** SQLite: the index step, with the FTS5 trigram table `files_name_fts`; `scope.pattern` is an FTS5 phrase. */
 export function ftsQuery(db: Db, scope: SearchScope, fetch: number) {
-  const withMatches = db.kysely.with(
-    (cte) => cte('matches').materialized(),
-    () =>
-      sql<{ rowid: number }>`(select rowid from files_name_fts where files_name_fts match ${scope.pattern}
-        limit ${sql.lit(INDEX_CAP + 1)})`,
-  )
-  return withMatches
-    .selectFrom(countOfMatches)
+  const matches = sql<{
+    rowid: number
+  }>`(select rowid from files_name_fts where files_name_fts match ${scope.pattern}
+    limit ${sql.lit(INDEX_CAP + 1)})`
+  // CROSS JOIN makes SQLite loop over the matches and look each file up by rowid, whatever it guesses of
+  // their number; it might otherwise walk the account's files and test each against them.
+  let page = withMatches(db)
+    .selectFrom('matches')
+    .crossJoin('files')
+    .select(['files.id', 'files.created_at'])
+    .where(sql<SqlBool>`${sql.ref('files.rowid')} = ${sql.ref('matches.rowid')}`)
+    .where('files.account_id', '=', scope.accountId)
+  if (scope.folderId !== undefined) page = page.where('files.folder_id', '=', scope.folderId)
+  return countedPage(db, matches, keysetAfter(page, 'files', scope.after, fetch))
+}
+
+/** The tables the index step's statements read: `matches` is their CTE, with the columns each engine's has. */
+interface WithMatches extends Database {
+  matches: { id: string; account_id: string; folder_id: string | null; created_at: number; rowid: number }
+}
+
+/** Queries that read the `matches` of the statement they are part of. */
+const withMatches = (db: Db) => db.kysely as unknown as Kysely<WithMatches>
+
+/** The index step's statement: `matches` as its CTE, their count, and `page` when the count is within the cap. */
+function countedPage(
+  db: Db,
+  matches: Expression<Record<string, unknown>>,
+  // biome-ignore lint/suspicious/noExplicitAny: any tables of WithMatches
+  page: SelectQueryBuilder<WithMatches, any, { id: string; created_at: number }>,
+) {
+  return db.kysely
+    .with(
+      (cte) => cte('matches').materialized(),
+      () => matches,
+    )
+    .selectFrom(sql<{ found: number }>`(select count(*) as found from matches)`.as('total'))
     .leftJoin(
-      (eb) => {
-        // CROSS JOIN makes SQLite loop over the matches and look each file up by rowid, whatever it guesses
-        // of their number; it might otherwise walk the account's files and test each against them.
-        let page = eb
-          .selectFrom('matches')
-          .crossJoin('files')
-          .select(['files.id', 'files.created_at'])
-          .where(sql<SqlBool>`${sql.ref('files.rowid')} = ${sql.ref('matches.rowid')}`)
-          .where('files.account_id', '=', scope.accountId)
-          .where(withinCap)
-        if (scope.folderId !== undefined) page = page.where('files.folder_id', '=', scope.folderId)
-        return keysetAfter(page, 'files', scope.after, fetch).as('page')
-      },
+      // Constant within the statement: both engines test it once, before reading any row of the page.
+      page.where(sql<SqlBool>`(select count(*) from matches) <= ${sql.lit(INDEX_CAP)}`).as('page'),
       (join) => join.onTrue(),
     )
     .select(['total.found', 'page.id', 'page.created_at'])
     .orderBy('page.created_at', 'desc')
     .orderBy('page.id', 'desc')
 }
-
-const countOfMatches = sql<{ found: number }>`(select count(*) as found from matches)`.as('total')
-// Constant within the statement: both engines test it once, before reading any row of the page.
-const withinCap = sql<SqlBool>`(select count(*) from matches) <= ${sql.lit(INDEX_CAP)}`
 
 /** Builds a statement for a scope; the cache calls it once per shape, with placeholders for the values. */
 type Build<Row> = (db: Db, scope: SearchScope) => Compilable<Row>
