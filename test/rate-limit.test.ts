@@ -81,6 +81,26 @@ async function send(
   return { status: raw.statusCode, headers: raw.headers, body }
 }
 
+/** Sends the same request six times: with a limit of 5, the statuses and remaining counts of a bucket's fill. */
+async function sixInARow(app: App, options: Parameters<typeof send>[1]): Promise<[number, unknown][]> {
+  const seen: [number, unknown][] = []
+  for (let i = 0; i < 6; i++) {
+    const res = await send(app, options)
+    seen.push([res.status, res.headers['ratelimit-remaining']])
+  }
+  return seen
+}
+
+/** What `sixInARow` sees of an empty bucket: five answers with `status`, then a 429. */
+const fiveThenLimited = (status: number) => [
+  [status, '4'],
+  [status, '3'],
+  [status, '2'],
+  [status, '1'],
+  [status, '0'],
+  [429, '0'],
+]
+
 const rateHeaders = (res: Sent) => ({
   limit: res.headers['ratelimit-limit'],
   remaining: res.headers['ratelimit-remaining'],
@@ -379,16 +399,7 @@ for (const mode of ['memory', 'redis'] as const) {
           byCredential.push([res.status, res.headers['ratelimit-remaining']])
           byAddress.push((await send(app, { ip })).status)
         }
-        const expected = [
-          [200, '4'],
-          [200, '3'],
-          [200, '2'],
-          [200, '1'],
-          [200, '0'],
-          [429, '0'],
-          [429, '0'],
-        ]
-        assert.deepEqual(byCredential, expected)
+        assert.deepEqual(byCredential, [...fiveThenLimited(200), [429, '0']])
         assert.deepEqual(byAddress, [401, 401, 401, 401, 401, 429, 429])
       } finally {
         await second.close()
@@ -406,19 +417,7 @@ for (const mode of ['memory', 'redis'] as const) {
         // A bucket key of the wrong type makes the script fail on the server.
         assert.ok(redis)
         await redis.hset(`${REDIS_KEY_PREFIX}${addressBucket(ip)}`, 'not', 'a bucket')
-        const remaining = []
-        for (let i = 0; i < 6; i++) {
-          const res = await send(failing.app, { ip })
-          remaining.push([res.status, res.headers['ratelimit-remaining']])
-        }
-        assert.deepEqual(remaining, [
-          [401, '4'],
-          [401, '3'],
-          [401, '2'],
-          [401, '1'],
-          [401, '0'],
-          [429, '0'],
-        ])
+        assert.deepEqual(await sixInARow(failing.app, { ip }), fiveThenLimited(401))
         const warnings = sink.lines().filter((line) => line.level === 40)
         assert.equal(warnings.length, 1, JSON.stringify(warnings))
         assert.match(warnings[0].msg, /Redis is unavailable for rate limiting/)
@@ -440,19 +439,7 @@ describe('rate limiting [Redis down]', () => {
     })
     try {
       const a = await createAccount(ctx.app)
-      const seen = []
-      for (let i = 0; i < 6; i++) {
-        const res = await send(ctx.app, { token: a.token })
-        seen.push([res.status, res.headers['ratelimit-remaining']])
-      }
-      assert.deepEqual(seen, [
-        [200, '4'],
-        [200, '3'],
-        [200, '2'],
-        [200, '1'],
-        [200, '0'],
-        [429, '0'],
-      ])
+      assert.deepEqual(await sixInARow(ctx.app, { token: a.token }), fiveThenLimited(200))
       assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`)
       // ioredis keeps retrying in the background; the warnings stay at one per interval.
       await sleep(700)
