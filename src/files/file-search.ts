@@ -254,7 +254,7 @@ type Build<Row> = (db: Db, scope: SearchScope) => Compilable<Row>
 /**
  * The search statements, each compiled once per shape: building and compiling a Kysely query costs more than
  * SQLite takes to run it. The scope's values are bound anew for every search; on PostgreSQL the statements
- * read through `Db.read` are also prepared once per connection.
+ * are also prepared once per connection, under their shape's name.
  */
 class StatementCache {
   readonly #db: Db
@@ -265,7 +265,7 @@ class StatementCache {
   }
 
   /** `name` tells the statement and its constants apart; the scope's shape is added to it. */
-  compile<Row>(name: string, scope: SearchScope, build: Build<Row>) {
+  #compile<Row>(name: string, scope: SearchScope, build: Build<Row>) {
     const shape = `search_${name}_${scope.folderId === undefined ? 'all' : 'folder'}${scope.after ? '_after' : ''}`
     let bind = this.#compiled.get(shape)
     if (!bind) {
@@ -278,15 +278,15 @@ class StatementCache {
     return { query: bind(...valuesOf(scope)) as CompiledQuery<Row>, shape }
   }
 
-  /** Runs the statement through `Db.read`: on PostgreSQL, prepared once per connection under its shape's name. */
+  /** Runs the statement through `Db.read`. */
   read<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[]> {
-    const { shape, query } = this.compile(name, scope, build)
+    const { shape, query } = this.#compile(name, scope, build)
     return this.#db.read<Row>(query, shape)
   }
 
   /** `read` through `Db.readThroughBitmaps`. */
   readThroughBitmaps<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[] | undefined> {
-    const { shape, query } = this.compile(name, scope, build)
+    const { shape, query } = this.#compile(name, scope, build)
     return this.#db.readThroughBitmaps<Row>(query, shape)
   }
 }

@@ -176,7 +176,6 @@ const requestNotFound = (requestId: string) => notFound(`File request ${requestI
 export class RequestsService {
   readonly #db: Kysely<Database>
   readonly #publicUrl: string
-
   readonly #listPage
   readonly #listInFolderPage
   readonly #submissionsPage
@@ -239,7 +238,7 @@ export class RequestsService {
     const rows = await (folderId === undefined
       ? this.#listPage([accountId], cursor, limit)
       : this.#listInFolderPage([accountId, folderId], cursor, limit))
-    return toPage(rows, options.limit, (row) => this.#toFileRequest(row))
+    return toPage(rows, limit, (row) => this.#toFileRequest(row))
   }
 
   /** The account's request; another account's request is "not found". */
