@@ -116,7 +116,6 @@ function newPgPool(connectionString: string, max: number, settings: string[] = [
   const pool = new pg.Pool({
     connectionString,
     max,
-    ...(settings.length > 0 ? { options: settings.map((setting) => `-c ${setting}`).join(' ') } : {}),
     types: {
       getTypeParser: (oid, format) => {
         // int8 (count, bigint columns) and numeric (sum) arrive as strings by default.
@@ -129,6 +128,13 @@ function newPgPool(connectionString: string, max: number, settings: string[] = [
   // 'error'; with no listener that would crash the process. The pool has already discarded the client,
   // and the next query opens a fresh one.
   pool.on('error', () => {})
+  // Set by a statement rather than the `options` startup parameter, which connection poolers such as
+  // PgBouncer refuse. A client runs its queries in order, so this one goes before any other; should it fail,
+  // the connection is broken and so fails the query that follows too.
+  if (settings.length > 0) {
+    const set = settings.map((setting) => `set ${setting}`).join('; ')
+    pool.on('connect', (client) => void client.query(set).catch(() => {}))
+  }
   return pool
 }
 
