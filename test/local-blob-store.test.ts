@@ -21,7 +21,7 @@ import {
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { after, before, describe, test } from 'node:test'
+import { after, before, describe, type TestContext, test } from 'node:test'
 import { BlobNotFoundError, type PartRef } from '../src/blob/blob-store.ts'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import { SLOT_BYTES } from '../src/blob/local-multipart.ts'
@@ -29,6 +29,26 @@ import { blobStoreSuite } from './blob-store.suite.ts'
 
 async function tempDir(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'coffer-blobs-'))
+}
+
+/**
+ * Replaces method `name` of every FileHandle of this process (they share one prototype, reached through a
+ * handle opened on `dir`) with `replace(original)`, until the test ends.
+ */
+async function onEveryFileHandle<K extends 'read' | 'sync'>(
+  t: TestContext,
+  dir: string,
+  name: K,
+  replace: (original: FileHandle[K]) => FileHandle[K],
+): Promise<void> {
+  const probe = await open(dir, 'r')
+  const proto = Object.getPrototypeOf(probe) as FileHandle
+  await probe.close()
+  const original = proto[name]
+  t.after(() => {
+    proto[name] = original
+  })
+  proto[name] = replace(original)
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {
@@ -192,21 +212,16 @@ describe('LocalBlobStore on disk', () => {
       const store = await LocalBlobStore.open(root)
       // Counts the bytes this process reads from files from now on.
       let read = 0
-      const probe = await open(path.join(root, '.tmp'), 'r')
-      const proto = Object.getPrototypeOf(probe) as FileHandle
-      await probe.close()
-      const original = proto.read
-      t.after(() => {
-        proto.read = original
+      await onEveryFileHandle(t, path.join(root, '.tmp'), 'read', (original) => {
+        return async function (this: FileHandle, ...args: unknown[]) {
+          const result = await (original as (...a: unknown[]) => Promise<{ bytesRead: number }>).apply(
+            this,
+            args,
+          )
+          read += result.bytesRead
+          return result
+        } as typeof original
       })
-      proto.read = async function (this: FileHandle, ...args: unknown[]) {
-        const result = await (original as (...a: unknown[]) => Promise<{ bytesRead: number }>).apply(
-          this,
-          args,
-        )
-        read += result.bytesRead
-        return result
-      } as typeof original
 
       const parts = [
         randomBytes(SLOT_BYTES),
@@ -301,17 +316,12 @@ describe('LocalBlobStore on disk', () => {
       const dir = path.join(root, '.tmp', `${upload.uploadId}.mpu`)
       // Records what every fsync of this process covered, by the path behind its descriptor.
       const synced: string[] = []
-      const probe = await open(path.join(root, '.tmp'), 'r')
-      const proto = Object.getPrototypeOf(probe) as FileHandle
-      await probe.close()
-      const original = proto.sync
-      t.after(() => {
-        proto.sync = original
+      await onEveryFileHandle(t, path.join(root, '.tmp'), 'sync', (original) => {
+        return function (this: FileHandle) {
+          synced.push(readlinkSync(`/proc/self/fd/${this.fd}`))
+          return original.call(this)
+        }
       })
-      proto.sync = function (this: FileHandle) {
-        synced.push(readlinkSync(`/proc/self/fd/${this.fd}`))
-        return original.call(this)
-      }
       const slotted = await store.writePart(upload, 1, randomBytes(SLOT_BYTES), SLOT_BYTES)
       assert.deepEqual(synced.sort(), [dir, path.join(dir, 'data')].sort())
       synced.length = 0
