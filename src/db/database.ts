@@ -113,6 +113,7 @@ const BITMAPS_ONLY = [
 const QUERY_CANCELED = '57014'
 
 function newPgPool(connectionString: string, max: number, settings: string[] = []): pg.Pool {
+  const set = settings.map((setting) => `set ${setting}`).join('; ')
   const pool = new pg.Pool({
     connectionString,
     max,
@@ -123,18 +124,15 @@ function newPgPool(connectionString: string, max: number, settings: string[] = [
         return pg.types.getTypeParser(oid, format)
       },
     },
+    // Set by a statement rather than the `options` startup parameter, which connection poolers such as
+    // PgBouncer refuse. The pool hands the connection out only once this has finished; should it fail, the
+    // connection is closed and the query that asked for it fails.
+    ...(settings.length > 0 ? { onConnect: (client: pg.ClientBase) => client.query(set) } : {}),
   })
   // An idle connection the server drops (restart, failover, a dropped database) makes the pool emit
   // 'error'; with no listener that would crash the process. The pool has already discarded the client,
   // and the next query opens a fresh one.
   pool.on('error', () => {})
-  // Set by a statement rather than the `options` startup parameter, which connection poolers such as
-  // PgBouncer refuse. A client runs its queries in order, so this one goes before any other; should it fail,
-  // the connection is broken and so fails the query that follows too.
-  if (settings.length > 0) {
-    const set = settings.map((setting) => `set ${setting}`).join('; ')
-    pool.on('connect', (client) => void client.query(set).catch(() => {}))
-  }
   return pool
 }
 

@@ -21,6 +21,16 @@ import { checkResponseAgainstOpenApi } from './openapi-check.ts'
 
 export const ENGINES: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite']
 
+/**
+ * Deprecation warnings raised in this test process: a use of a library that its next major version removes
+ * (the pg driver's, say) must fail a test now rather than break an upgrade later. Node raises each once per
+ * process, so they are collected from the start and every engine's block checks them when it ends.
+ */
+const deprecations: string[] = []
+process.on('warning', (warning) => {
+  if (warning.name === 'DeprecationWarning') deprecations.push(warning.message)
+})
+
 /** A database of its own for one test file: a new SQLite file, or a new PostgreSQL database. */
 export async function freshDatabase(
   engine: Engine,
@@ -115,6 +125,7 @@ export function describeEachEngine(
       })
       after(async () => {
         await context?.stop()
+        assert.deepEqual(deprecations, [], 'no deprecated API was used')
       })
       body(() => {
         assert.ok(context, 'app not started')
