@@ -91,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app)
   registerResponseBatching(app)
 
+  deps.db.reportTo(app.log)
   const services = createServices(deps)
   app.decorate('services', services)
 

@@ -41,6 +41,26 @@ async function refusedWithinASecond(app: App, token: string): Promise<void> {
   assertError(await call(app, 'GET', FOLDERS, { token }), 401, 'unauthorized')
 }
 
+/** Ends the app's listening connection from `db` (as a restart of PostgreSQL would) and waits for a new one. */
+async function dropListenerAndAwaitItsReturn(db: Db): Promise<void> {
+  const listeners = async () =>
+    (
+      await sql<{ pid: number }>`select pid from pg_stat_activity
+        where application_name = ${LISTENER_NAME} and datname = current_database()`.execute(db.kysely)
+    ).rows.map((row) => row.pid)
+  const [listener] = await listeners()
+  assert.ok(listener, 'the app listens for changes')
+  await sql`select pg_terminate_backend(${listener})`.execute(db.kysely)
+  // Reconnected within a second or so, as a new backend.
+  const deadline = Date.now() + 5000
+  for (;;) {
+    const now = await listeners()
+    if (now.length === 1 && now[0] !== listener) return
+    assert.ok(Date.now() < deadline, 'the listener did not come back')
+    await sleep(50)
+  }
+}
+
 describeEachEngine('authentication', (ctx) => {
   test('401 for a missing, malformed, unknown or revoked credential, with WWW-Authenticate', async () => {
     const { app } = ctx()
@@ -133,28 +153,38 @@ describeEachEngine('authentication', (ctx) => {
 
     const other = openDatabase({ ...config, poolSize: 1 })
     try {
-      const listeners = async () =>
-        (
-          await sql<{ pid: number }>`select pid from pg_stat_activity
-            where application_name = ${LISTENER_NAME} and datname = current_database()`.execute(other.kysely)
-        ).rows.map((row) => row.pid)
-      const [listener] = await listeners()
-      assert.ok(listener, 'the app listens for changes')
-      await sql`select pg_terminate_backend(${listener})`.execute(other.kysely)
-      // Reconnected within a second or so, as a new backend.
-      const deadline = Date.now() + 5000
-      for (;;) {
-        const now = await listeners()
-        if (now.length === 1 && now[0] !== listener) break
-        assert.ok(Date.now() < deadline, 'the listener did not come back')
-        await sleep(50)
-      }
+      await dropListenerAndAwaitItsReturn(other)
       await call(app, 'GET', FOLDERS, { token })
       await revokeThrough(other, a.id, token)
     } finally {
       await other.close()
     }
     await refusedWithinASecond(app, token)
+  })
+
+  test('PostgreSQL: the loss of the notification connection is logged, and its return', async (t) => {
+    if (ctx().engine !== 'postgres') return t.skip('SQLite needs no notifications')
+    const sink = captureLogs('info')
+    const c = await startApp('postgres', { logger: sink.logger })
+    const other = openDatabase({ ...c.config, poolSize: 1 })
+    try {
+      const a = await createAccount(c.app)
+      await useUntilCached(c.app, await a.key(['folders:read']))
+      await dropListenerAndAwaitItsReturn(other)
+      await sleep(50)
+    } finally {
+      await other.close()
+      await c.stop()
+    }
+    const reports = sink.lines().filter((line) => /change notifications/.test(line.msg))
+    assert.equal(reports.length, 2, JSON.stringify(reports))
+    const [down, back] = reports
+    assert.equal(down.level, 40)
+    assert.match(down.msg, /are down: every request reads its API key from the database/)
+    assert.match(down.error, /terminat/)
+    assert.equal(back.level, 30)
+    assert.match(back.msg, /are back/)
+    assert.ok(back.downForMs >= 0 && back.downForMs < 5000, String(back.downForMs))
   })
 
   test('authentication comes before validation: a bad body without a key is 401, not 400', async () => {

@@ -17,7 +17,7 @@ import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
 import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
 import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
-import { PgChangeListener } from './pg-change-listener.ts'
+import { type ListenerLog, PgChangeListener } from './pg-change-listener.ts'
 import { type RowFactory, rowFactory } from './row-factory.ts'
 import type { Database } from './schema.ts'
 
@@ -53,6 +53,8 @@ export interface Db {
    * change to api_keys (migration 0004).
    */
   credentialEpoch(): number
+  /** Where trouble in the background (PostgreSQL's change notifications) is logged; until called, nowhere. */
+  reportTo(log: ListenerLog): void
   close(): Promise<void>
 }
 
@@ -184,6 +186,7 @@ export function openDatabase(options: DatabaseOptions): Db {
         }
       },
       credentialEpoch: () => credentialChanges.epoch(),
+      reportTo: (log) => credentialChanges.reportTo(log),
       // Callers may close twice (a test's own close, then its harness's); a pool may end only once.
       close: () => {
         closing ??= (async () => {
@@ -220,6 +223,7 @@ export function openDatabase(options: DatabaseOptions): Db {
     read: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
     readThroughBitmaps: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
     credentialEpoch: () => reader.dataVersion(),
+    reportTo: () => {},
     close: async () => {
       reader.close()
       await kysely.destroy()
