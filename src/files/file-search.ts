@@ -19,6 +19,9 @@
 //    That walk may end before it has a full page: the page is then short, or even empty, and its cursor
 //    points after the last row walked, so the next call goes on from there. As the API promises, only a null
 //    `nextCursor` ends the listing.
+// A pattern the index could not settle is remembered for a while (see UnsettledPatterns), and searches for it
+// go from step 1 straight to step 3: the next pages of such a search, and other clients' searches for it,
+// would only find the index unable again, at the cost of INDEX_CAP matches or, on PostgreSQL, its time bound.
 import {
   type Compilable,
   type CompiledQuery,
@@ -46,6 +49,9 @@ import type { Database } from '../db/schema.ts'
 export const INDEX_CAP = 5_000
 /** The most rows a search walks in the order index in one request. */
 export const WALK_ROWS = 10_000
+/** How long a pattern the trigram index could not settle skips it, and how many such patterns are kept. */
+const UNSETTLED_FOR_MS = 60_000
+const UNSETTLED_KEPT = 1_000
 
 export interface SearchOptions {
   accountId: string
@@ -70,6 +76,7 @@ export interface SearchScope {
  */
 export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<string>> {
   const statements = new StatementCache(db)
+  const unsettled = new UnsettledPatterns()
   return async ({ accountId, query, folderId, cursor, limit }) => {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
     const scope = (pattern: string): SearchScope => ({ accountId, pattern, folderId, after })
@@ -78,9 +85,36 @@ export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
     if (first.items.length === limit || first.nextCursor === null) return first
     const indexScope = db.engine === 'postgres' ? walkScope : scope(ftsPhrase(query))
-    return (
-      (await fromTrigramIndex(statements, indexScope, limit)) ?? walk(statements, walkScope, WALK_ROWS, limit)
-    )
+    if (!unsettled.has(indexScope.pattern)) {
+      const page = await fromTrigramIndex(statements, indexScope, limit)
+      if (page) return page
+      unsettled.add(indexScope.pattern)
+    }
+    return walk(statements, walkScope, WALK_ROWS, limit)
+  }
+}
+
+/**
+ * The patterns the trigram index could not settle lately, whatever the account, folder or cursor: the step
+ * reads the matches of all accounts by name alone, so its outcome depends on the pattern only. For a while,
+ * since matches come and go; and only so many, so a client's stream of distinct patterns cannot grow it.
+ */
+class UnsettledPatterns {
+  /** Pattern → until when it is skipped, oldest first. */
+  readonly #until = new Map<string, number>()
+
+  has(pattern: string): boolean {
+    const until = this.#until.get(pattern)
+    if (until === undefined) return false
+    if (until > Date.now()) return true
+    this.#until.delete(pattern)
+    return false
+  }
+
+  add(pattern: string): void {
+    this.#until.delete(pattern)
+    this.#until.set(pattern, Date.now() + UNSETTLED_FOR_MS)
+    if (this.#until.size > UNSETTLED_KEPT) this.#until.delete(this.#until.keys().next().value as string)
   }
 }
 
