@@ -19,9 +19,9 @@
 //    That walk may end before it has a full page: the page is then short, or even empty, and its cursor
 //    points after the last row walked, so the next call goes on from there. As the API promises, only a null
 //    `nextCursor` ends the listing.
-// A pattern the index could not settle is remembered for a while (see UnsettledPatterns), and searches for it
-// go from step 1 straight to step 3: the next pages of such a search, and other clients' searches for it,
-// would only find the index unable again, at the cost of INDEX_CAP matches or, on PostgreSQL, its time bound.
+// A pattern that more than INDEX_CAP names match is remembered for a while (see CrowdedPatterns), and searches
+// for it go from step 1 straight to step 3: the next pages of such a search, and other clients' searches for
+// it, would only read INDEX_CAP matches again to find the same.
 import {
   type Compilable,
   type CompiledQuery,
@@ -49,9 +49,9 @@ import type { Database } from '../db/schema.ts'
 export const INDEX_CAP = 5_000
 /** The most rows a search walks in the order index in one request. */
 export const WALK_ROWS = 10_000
-/** How long a pattern the trigram index could not settle skips it, and how many such patterns are kept. */
-const UNSETTLED_FOR_MS = 60_000
-const UNSETTLED_KEPT = 1_000
+/** How long a pattern with more than INDEX_CAP matches skips the trigram step, and how many are kept. */
+const CROWDED_FOR_MS = 60_000
+const CROWDED_KEPT = 1_000
 
 export interface SearchOptions {
   accountId: string
@@ -76,7 +76,7 @@ export interface SearchScope {
  */
 export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<string>> {
   const statements = new StatementCache(db)
-  const unsettled = new UnsettledPatterns()
+  const crowded = new CrowdedPatterns()
   return async ({ accountId, query, folderId, cursor, limit }) => {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
     const scope = (pattern: string): SearchScope => ({ accountId, pattern, folderId, after })
@@ -85,21 +85,23 @@ export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
     if (first.items.length === limit || first.nextCursor === null) return first
     const indexScope = db.engine === 'postgres' ? walkScope : scope(ftsPhrase(query))
-    if (!unsettled.has(indexScope.pattern)) {
-      const page = await fromTrigramIndex(statements, indexScope, limit)
-      if (page) return page
-      unsettled.add(indexScope.pattern)
+    if (!crowded.has(indexScope.pattern)) {
+      const answer = await fromTrigramIndex(statements, indexScope, limit)
+      if (typeof answer === 'object') return answer
+      // Not a timeout: it may say more of the moment (a busy server) than of the pattern, and a pattern that
+      // the index settles in a millisecond would then walk, at ten times the cost, for a whole minute.
+      if (answer === 'over cap') crowded.add(indexScope.pattern)
     }
     return walk(statements, walkScope, WALK_ROWS, limit)
   }
 }
 
 /**
- * The patterns the trigram index could not settle lately, whatever the account, folder or cursor: the step
- * reads the matches of all accounts by name alone, so its outcome depends on the pattern only. For a while,
- * since matches come and go; and only so many, so a client's stream of distinct patterns cannot grow it.
+ * The patterns more than INDEX_CAP names matched lately, whatever the account, folder or cursor: the trigram
+ * step counts the matches of all accounts, by name alone. For a while, since names come and go; and only so
+ * many, so a client's stream of distinct patterns cannot grow it.
  */
-class UnsettledPatterns {
+class CrowdedPatterns {
   /** Pattern → until when it is skipped, oldest first. */
   readonly #until = new Map<string, number>()
 
@@ -113,8 +115,8 @@ class UnsettledPatterns {
 
   add(pattern: string): void {
     this.#until.delete(pattern)
-    this.#until.set(pattern, Date.now() + UNSETTLED_FOR_MS)
-    if (this.#until.size > UNSETTLED_KEPT) this.#until.delete(this.#until.keys().next().value as string)
+    this.#until.set(pattern, Date.now() + CROWDED_FOR_MS)
+    if (this.#until.size > CROWDED_KEPT) this.#until.delete(this.#until.keys().next().value as string)
   }
 }
 
@@ -152,9 +154,9 @@ async function walk(
 }
 
 /**
- * The page from the trigram index, or undefined when more than INDEX_CAP names match, in all accounts, or
- * when PostgreSQL gave up on the index (see `Db.readThroughBitmaps`): the matches are found by their names
- * alone, the one condition the index answers, and the page taken from them.
+ * The page from the trigram index; or 'over cap' when more than INDEX_CAP names match, in all accounts; or
+ * 'timed out' when PostgreSQL gave up on the index (see `Db.readThroughBitmaps`). The matches are found by
+ * their names alone, the one condition the index answers, and the page taken from them.
  * On PostgreSQL the planner, left to itself, might read a pattern's matches by walking the order index or
  * the whole table instead, since it cannot know where they lie: the very walk this step is there to avoid.
  * So it plans the statement where it may read only through bitmaps (`Db.readThroughBitmaps`), and a
@@ -164,12 +166,13 @@ async function fromTrigramIndex(
   statements: StatementCache,
   scope: SearchScope,
   limit: number,
-): Promise<Page<string> | undefined> {
+): Promise<Page<string> | 'over cap' | 'timed out'> {
   const fetch = fetchSizeFor(limit)
   const rows = await statements.readThroughBitmaps(`trigram_${fetch}`, scope, (db, s) =>
     db.engine === 'postgres' ? pgTrigramQuery(db, s, fetch) : ftsQuery(db, s, fetch),
   )
-  if (!rows || Number(rows[0]?.found) > INDEX_CAP) return undefined
+  if (!rows) return 'timed out'
+  if (Number(rows[0]?.found) > INDEX_CAP) return 'over cap'
   const page = rows.filter((row): row is { found: number; id: string; created_at: number } => row.id !== null)
   return toPage(page, limit, (row) => row.id)
 }
