@@ -58,8 +58,8 @@ export const ListFilesQuery = Type.Object(
           'Case-insensitive substring of the file name, matched literally (`%`, `_`, `"` and `\\` have no ' +
           'special meaning). Index-backed from 3 characters; 1-2 character queries filter the listing as it ' +
           'is walked, newest first, ten thousand files per call. Case folding covers ASCII and the ' +
-          'one-to-one letter pairs of other scripts (é/É, ж/Ж); accents are not folded (e does not match é), and special casings (Greek final ' +
-          'sigma, Turkish i, ß/SS) are not guaranteed.',
+          'one-to-one letter pairs of other scripts (é/É, ж/Ж); accents are not folded (e does not match ' +
+          'é), and special casings (Greek final sigma, Turkish i, ß/SS) are not guaranteed.',
       }),
     ),
     ...PageQuery(50),
