@@ -16,6 +16,7 @@ import * as uploads from './migrations/0002_uploads.ts'
 import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
 import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
 import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
+import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import { type ListenerLog, PgChangeListener } from './pg-change-listener.ts'
 import { type RowFactory, rowFactory } from './row-factory.ts'
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0003_multipart_uploads': multipartUploads,
   '0004_credential_notifications': credentialNotifications,
   '0005_search_index_without_pending_list': searchIndex,
+  '0006_covering_order_indexes': coveringOrderIndexes,
 }
 
 class Migrations implements MigrationProvider {
