@@ -275,6 +275,30 @@ describeEachEngine('shares', (ctx) => {
     )
   })
 
+  test('an expiry past the year 9999 is a 400: it could not be written back as an ISO 8601 date', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const file = await createFile(c, a.id)
+    const last = '9999-12-31T23:59:59.999Z'
+    // The offset carries it into the year 10000.
+    const message = assertError(
+      await post(c.app, a.token, { fileId: file.id, expiresAt: '9999-12-31T23:59:59-23:59' }),
+      400,
+      'invalid_request',
+    )
+    assert.equal(message, `The request body "expiresAt" must be no later than ${last}.`)
+    const share = (await post(c.app, a.token, { fileId: file.id, expiresAt: last })).body.data
+    assert.equal(share.expiresAt, last)
+    assertError(
+      await patch(c.app, a.token, share.id, { expiresAt: '9999-12-31T23:59:59-00:01' }),
+      400,
+      'invalid_request',
+    )
+    // Analytics serialize the stored expiry too.
+    const analytics = await call(c.app, 'GET', `/api/v1/analytics?shareId=${share.id}`, { token: a.token })
+    assert.equal(analytics.status, 200)
+  })
+
   test('request bounds and types', async () => {
     const c = ctx()
     const a = await createAccount(c.app)

@@ -23,14 +23,23 @@ export const serializeShare = (share: Share) => ({
 
 const serializeShareWithFile = (share: ShareWithFile) => ({ ...serializeShare(share), file: share.file })
 
+/** The last instant a four-digit ISO 8601 year can write. */
+const LATEST_EXPIRY_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
 /**
  * The body's `expiresAt` as epoch ms. The schema has checked the date-time syntax; this catches what the
- * syntax lets through but no calendar has (a leap second), so it never becomes an Invalid Date.
+ * syntax lets through but no calendar has (a leap second), so it never becomes an Invalid Date, and an
+ * offset that carries 9999-12-31 into year 10000, which could not be written back.
  */
 function expiryOf(value: string | null | undefined): number | null | undefined {
   if (value === undefined || value === null) return value
   const ms = Date.parse(value)
   if (Number.isNaN(ms)) throw invalid('The request body "expiresAt" must be a valid ISO 8601 date-time.')
+  if (ms > LATEST_EXPIRY_MS) {
+    throw invalid(
+      `The request body "expiresAt" must be no later than ${new Date(LATEST_EXPIRY_MS).toISOString()}.`,
+    )
+  }
   return ms
 }
 
