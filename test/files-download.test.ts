@@ -290,8 +290,15 @@ describeEachEngine(
       const res = await download(c, a, file.id)
       assert.match(assertError(res, 404, 'not_found'), new RegExp(`contents of file ${file.id}`))
       assert.equal(res.headers['content-disposition'], undefined)
+      // HEAD answers as GET would.
+      const head = await c.app.inject({
+        method: 'HEAD',
+        url: `/api/v1/files/${file.id}/download`,
+        headers: { authorization: `Bearer ${a.token}` },
+      })
+      assert.equal(head.statusCode, 404)
       const logged = logs.filter((line) => line.includes(file.id))
-      assert.equal(logged.length, 1)
+      assert.equal(logged.length, 2)
       assert.match(logged[0] as string, /missing from the store/)
       assert.equal(JSON.parse(logged[0] as string).level, 50)
       assert.ok(!logs.some((line) => line.includes(a.token)), 'a credential reached the log')

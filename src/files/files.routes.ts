@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream'
 import { Type } from 'typebox'
 import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
@@ -231,8 +232,13 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
           `The Range header asks for bytes outside file ${file.id}, which has ${file.size} bytes.`,
         )
       }
-      // Opened before the content headers are set, so a missing blob is still answered as a JSON error.
-      const body = request.method === 'HEAD' ? undefined : await open(range)
+      // Opened before the content headers are set, so a missing blob is still answered as a JSON error; for
+      // HEAD too, which must answer as GET would, and then closed unread.
+      let body: Readable | undefined = await open(range)
+      if (request.method === 'HEAD') {
+        body.destroy()
+        body = undefined
+      }
       reply.headers({
         'content-type': downloadContentType(file.contentType, disposition),
         'content-disposition': contentDisposition(disposition, file.name),
