@@ -8,17 +8,18 @@ import type { BlobStore } from './blob/blob-store.ts'
 import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
+import { AppError } from './errors.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
-import { registerErrorHandling } from './http/errors.ts'
+import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
-import { requestLogger } from './http/request-logger.ts'
+import { loggedRequest, requestLogger } from './http/request-logger.ts'
 import { registerResponseBatching } from './http/response-batching.ts'
 import { ErrorSchema } from './http/schemas.ts'
 import { buildSerializer } from './http/serialization.ts'
-import { buildValidator } from './http/validation.ts'
+import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
@@ -42,7 +43,7 @@ export interface AppDeps {
 
 export type App = FastifyInstance & { services: Services }
 
-/** Paths of secrets in logged requests; the serializers below never log headers or bodies anyway. */
+/** Paths of secrets in logged requests; the request serializer never logs headers or bodies anyway. */
 const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.headers["set-cookie"]']
 
 export async function buildApp(deps: AppDeps): Promise<App> {
@@ -53,13 +54,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         : {
             level: deps.config.logLevel,
             redact: REDACT,
+            serializers: { req: loggedRequest },
             ...(typeof deps.logger === 'object' ? deps.logger : {}),
           },
     childLoggerFactory: requestLogger,
     trustProxy: deps.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
     schemaController: {
       compilersFactory: {
@@ -71,6 +75,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
   app.removeContentTypeParser('text/plain')
+  // No body is decompressed: a compressed one would be read as its compressed bytes (refused as "not JSON",
+  // or stored as an upload's content).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const encoding = request.headers['content-encoding']
+    if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done(null, payload)
+    done(
+      new AppError(
+        'unsupported_media_type',
+        'The request body is compressed (Content-Encoding); send it uncompressed.',
+      ),
+    )
+  })
   // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
   for (const schema of [
     ErrorSchema,
@@ -90,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   registerErrorHandling(app)
   registerResponseBatching(app)
+  refuseUnknownQueryParameters(app)
 
   deps.db.reportTo(app.log)
   const services = createServices(deps)

@@ -48,6 +48,13 @@ function integer(
   return value
 }
 
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got "${raw}"`)
+  return raw === 'true'
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name]
   if (raw === undefined || raw === '') return undefined
@@ -88,7 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     logLevel,
-    trustProxy: env.TRUST_PROXY === 'true',
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1),

@@ -11,12 +11,14 @@ export const ERROR_CODES = {
   insufficient_scope: { status: 403, hint: 'Use a credential that carries the scope named in the message.' },
   not_found: { status: 404, hint: 'Check the ID or path; resources of other accounts are never visible.' },
   conflict: { status: 409, hint: 'Reload the resource and retry with a change that fits its current state.' },
+  request_timeout: { status: 408, hint: 'Send the whole request promptly, then retry.' },
   payload_too_large: { status: 413, hint: 'Send a smaller request body.' },
   range_not_satisfiable: {
     status: 416,
     hint: 'Ask for a range that starts inside the file; Content-Range gives its size as "bytes */<size>".',
   },
-  unsupported_media_type: { status: 415, hint: 'Send the body as application/json.' },
+  unsupported_media_type: { status: 415, hint: 'Send the body as application/json, uncompressed.' },
+  headers_too_large: { status: 431, hint: 'Send fewer or shorter headers.' },
   rate_limited: {
     status: 429,
     hint: 'Wait for the number of seconds in the Retry-After header, then retry.',

@@ -155,6 +155,12 @@ describeEachEngine('OpenAPI document', (ctx) => {
     assert.deepEqual(Object.keys(responses['429'].headers), ['Retry-After'])
     assert.equal(responses['200'].description, 'OK')
     assert.equal(created['201'].description, 'Created')
+    // `default` names every code the operation does not list by status.
+    const other = responses.default.description
+    for (const code of ['payload_too_large', 'unsupported_media_type', 'internal_error', 'unavailable']) {
+      assert.match(other, new RegExp(code))
+    }
+    assert.doesNotMatch(other, /invalid_request|rate_limited/)
   })
 
   // Most of these operations are built on other branches: this passes once they are all merged.

@@ -31,8 +31,13 @@ export function routeSecurity(schema: unknown): SecurityRequirement[] | undefine
   return (schema as { security?: SecurityRequirement[] } | undefined)?.security
 }
 
-function unauthorized(reply: FastifyReply, message: string): AppError {
-  reply.header('www-authenticate', 'Bearer realm="coffer", error="invalid_token"')
+/** RFC 6750 §3.1: a request that sent no credential is told the scheme only, without an error code. */
+function unauthorized(request: FastifyRequest, reply: FastifyReply, message: string): AppError {
+  const sent = request.headers.authorization !== undefined
+  reply.header(
+    'www-authenticate',
+    sent ? 'Bearer realm="coffer", error="invalid_token"' : 'Bearer realm="coffer"',
+  )
   return new AppError('unauthorized', message)
 }
 
@@ -72,7 +77,7 @@ export function authorize(
   security: SecurityRequirement[],
 ): void {
   const principal = request.principal
-  if (!principal) throw unauthorized(reply, request.credentialProblem ?? 'Authentication required.')
+  if (!principal) throw unauthorized(request, reply, request.credentialProblem ?? 'Authentication required.')
   const allowed = security.some((alternative) =>
     (alternative[BEARER_SECURITY] ?? []).every((scope) => principal.scopes.has(scope as Scope)),
   )

@@ -1,6 +1,8 @@
 // One place that turns every failure into the spec's envelope. Client errors say what to fix; faults are
 // logged with their cause and answered with a generic 500 that reveals nothing.
-import type { FastifyError, FastifyInstance } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { describeValidationError } from './validation.ts'
 
@@ -8,13 +10,72 @@ export function errorBody(code: ErrorCode, message: string, hint?: string) {
   return { error: { code, message, hint: hint ?? ERROR_CODES[code].hint } }
 }
 
-// Fastify's own client errors, by their code, mapped onto the catalogue.
-const FASTIFY_CODES: Record<string, ErrorCode> = {
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_request',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_request',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+/** A byte count as its largest whole binary unit: 1048576 → "1 MiB". */
+function sizeOf(bytes: number): string {
+  if (bytes % 1_048_576 === 0) return `${bytes / 1_048_576} MiB`
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
+}
+
+/** Fastify's own client errors, by their code, as the catalogue's code and a message that says what to fix. */
+function fastifyClientError(error: FastifyError, request: FastifyRequest): [ErrorCode, string] | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return ['invalid_request', 'The request body is empty; send a JSON object.']
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return ['invalid_request', 'The request body is not valid JSON.']
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return ['invalid_request', 'The request body does not have the length its Content-Length header gives.']
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return [
+        'payload_too_large',
+        `The request body is larger than ${sizeOf(request.routeOptions.bodyLimit)}.`,
+      ]
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return ['unsupported_media_type', 'The request body must be application/json.']
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router refuses before any route or hook runs, answered in the
+ * envelope like every other failure. The path is not echoed: it may be long, and it is the client's own.
+ */
+export function frameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `A path parameter is longer than ${MAX_PARAM_LENGTH} characters.`
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'The URL path has a percent-encoded sequence that is not UTF-8 text.'
+        : 'The URL could not be routed.'
+  void reply.status(400).send(errorBody('invalid_request', message))
+}
+
+/** The longest path parameter the router passes on; anything near it is refused by the routes' bounds. */
+export const MAX_PARAM_LENGTH = 1000
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser could not read (bad framing, a control
+ * character in a header, headers over 16 KiB) or did not receive in time. There is no request to reply to,
+ * so the envelope is written to the socket, which is then closed.
+ */
+export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const [code, message]: [ErrorCode, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers_too_large', 'The request headers are larger than 16 KiB.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request_timeout', 'The request was not received in full in time.']
+        : ['invalid_request', 'The request is not valid HTTP/1.1.']
+  const { status } = ERROR_CODES[code]
+  const body = JSON.stringify(errorBody(code, message))
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -29,13 +90,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
         : 'The request is invalid.'
       return reply.status(400).send(errorBody('invalid_request', message))
     }
-    const mapped = error.code ? FASTIFY_CODES[error.code] : undefined
-    if (mapped) {
-      const message =
-        mapped === 'invalid_request' && error.code?.includes('JSON')
-          ? 'The request body is not valid JSON.'
-          : error.message
-      return reply.status(ERROR_CODES[mapped].status).send(errorBody(mapped, message))
+    const clientError = fastifyClientError(error, request)
+    if (clientError) {
+      const [code, message] = clientError
+      return reply.status(ERROR_CODES[code].status).send(errorBody(code, message))
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.status(error.statusCode).send(errorBody('invalid_request', error.message))

@@ -1,7 +1,7 @@
 // Each request's logger, made only when the request first logs something its level lets through. Fastify makes
 // a pino child (bound to the request id) for every request, though at the usual levels most requests log
 // nothing; on a small request that child was a tenth of the server's time.
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { Bindings, ChildLoggerOptions, LevelWithSilent } from 'pino'
 
 type Level = Exclude<LevelWithSilent, 'silent'>
@@ -65,4 +65,22 @@ export function requestLogger(
 ): FastifyBaseLogger {
   if (options.level !== undefined || !('isLevelEnabled' in parent)) return parent.child(bindings, options)
   return new RequestLogger(parent as LevelTest, bindings)
+}
+
+/**
+ * A credential anywhere in a URL (a client that put its key in the query string, say): Coffer's own secrets
+ * (`coffer_` API keys, `coffer_grant_` upload grants) and blob client tokens. Such a request is refused, but
+ * its URL is still logged.
+ */
+const SECRET_IN_URL = /(coffer_|vercel_blob_client_)[^&#/?\s]+/g
+
+/** What a log line says of a request: Fastify's default fields, with any secret in the URL redacted. */
+export function loggedRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: request.url.replace(SECRET_IN_URL, '$1[redacted]'),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
 }

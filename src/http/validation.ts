@@ -1,8 +1,8 @@
 // Request validation. JSON bodies are checked strictly: no type coercion, unknown properties rejected.
 // Query strings and path parameters arrive as text, so there (and only there) numbers are coerced.
-import { Ajv, type ErrorObject, type Options } from 'ajv'
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
 
 const COMMON: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
@@ -21,7 +21,92 @@ function makeAjv(coerceTypes: boolean, sharedSchemas: Record<string, unknown>): 
 export function buildValidator(sharedSchemas: Record<string, unknown> = {}): FastifySchemaCompiler<unknown> {
   const bodyAjv = makeAjv(false, sharedSchemas)
   const textAjv = makeAjv(true, sharedSchemas)
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
+  return ({ schema, httpPart }) => {
+    const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
+    return withTextChecks(validate, httpPart === 'body' ? undefined : textShapes(schema))
+  }
+}
+
+/**
+ * The API's operations (the routes that need a credential) refuse query parameters they do not know, as the
+ * lists do, so a misspelt one is a 400 rather than silently ignored: one without a query schema is given an
+ * empty one.
+ */
+export function refuseUnknownQueryParameters(app: FastifyInstance): void {
+  const none = { type: 'object', properties: {}, additionalProperties: false }
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema
+    if (schema?.security === undefined || schema.querystring !== undefined) return
+    route.schema = { ...schema, querystring: none }
+  })
+}
+
+/** Of a query or path schema: its integer fields, and those that may be given more than once. */
+interface TextShapes {
+  integers: Set<string>
+  lists: Set<string>
+}
+
+function textShapes(schema: unknown): TextShapes {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  const named = (type: string) =>
+    new Set(Object.keys(properties).filter((name) => properties[name]?.type === type))
+  return { integers: named('integer'), lists: named('array') }
+}
+
+/**
+ * Adds to a schema's own checks what JSON Schema cannot say:
+ * - Query and path values are text, which Ajv coerces as JavaScript would: "0x10" and "1e2" would pass as
+ *   integers, and a parameter given twice would be reported as not an integer. Only decimal digits count
+ *   here, and a repeated parameter is named as such.
+ * - No text may hold U+0000 or an unpaired surrogate. PostgreSQL refuses the first (the request failed with
+ *   a 500) and SQLite's pattern matching stops at it; the second cannot be written as UTF-8 at all, so it
+ *   would be stored as U+FFFD, not as sent.
+ * The result keeps the compiled function's `schemaEnv`: Fastify passes a parent to such a function, which
+ * Ajv needs to coerce a part's values in place.
+ */
+function withTextChecks(validate: ValidateFunction, shapes: TextShapes | undefined): ValidateFunction {
+  const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    const error = shapes && rawTextError(data, shapes)
+    if (error === undefined && validate(data, context)) {
+      const unstorable = unstorableText(data, '')
+      checked.errors = unstorable && [unstorable]
+      return unstorable === undefined
+    }
+    checked.errors = error ? [error] : validate.errors
+    return false
+  }) as ValidateFunction
+  checked.schemaEnv = validate.schemaEnv
+  return checked
+}
+
+function problem(keyword: string, instancePath: string, params: Record<string, unknown> = {}): ErrorObject {
+  return { keyword, instancePath, schemaPath: '#', params }
+}
+
+function rawTextError(data: unknown, shapes: TextShapes): ErrorObject | undefined {
+  if (typeof data !== 'object' || data === null) return undefined
+  for (const [name, value] of Object.entries(data)) {
+    if (Array.isArray(value) && !shapes.lists.has(name)) return problem('repeated', `/${name}`)
+    if (shapes.integers.has(name) && typeof value === 'string' && !/^-?\d+$/.test(value)) {
+      return problem('type', `/${name}`, { type: 'integer' })
+    }
+  }
+  return undefined
+}
+
+function unstorableText(value: unknown, path: string): ErrorObject | undefined {
+  if (typeof value === 'string') {
+    if (value.includes('\0')) return problem('noNul', path)
+    if (!value.isWellFormed()) return problem('wellFormed', path)
+    return undefined
+  }
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, item] of Object.entries(value)) {
+    const found = unstorableText(item, `${path}/${key}`)
+    if (found) return found
+  }
+  return undefined
 }
 
 const PART_NAMES: Record<string, string> = {
@@ -83,6 +168,12 @@ export function describeValidationError(error: ErrorObject, part: string | undef
         .join(' or ')}.`
     case 'enum':
       return `The ${subject} must be one of: ${(p.allowedValues as unknown[]).join(', ')}.`
+    case 'repeated':
+      return `The ${subject} must be given once.`
+    case 'noNul':
+      return `The ${subject} must not contain the character U+0000.`
+    case 'wellFormed':
+      return `The ${subject} must be valid Unicode text: it holds an unpaired surrogate.`
     case 'format':
       return `The ${subject} must be a valid ${p.format === 'date-time' ? 'ISO 8601 date-time' : p.format}.`
     default:

@@ -27,7 +27,8 @@ export const metaRoutes: Routes = async (app, { services, config }) => {
         summary: 'Capability index',
         description:
           'Needs no credential (one sent anyway is ignored). Lists links to the OpenAPI document and this reference, the accepted credentials, the scopes, the limits this server enforces, and the blob API address upload clients need.',
-        response: { 200: CapabilityIndexSchema },
+        // Counted against the caller's address like any request, so it too can be refused with a 429.
+        response: { 200: CapabilityIndexSchema, 429: Type.Ref('Error'), default: Type.Ref('Error') },
       },
     },
     async () => {

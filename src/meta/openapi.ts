@@ -20,9 +20,12 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The resource does not exist or belongs to another account (never distinguished), or no route matches.',
   conflict:
     'The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).',
+  request_timeout: 'The request did not arrive in full within the time limit; the connection is closed.',
   payload_too_large: 'The request body is larger than the JSON body limit (1 MiB).',
-  unsupported_media_type: 'A request body that is not `application/json`.',
+  unsupported_media_type:
+    'A request body that is not `application/json`, or that is compressed (`Content-Encoding`).',
   range_not_satisfiable: 'A download `Range` lies outside the file. Carries `Content-Range: bytes */<size>`.',
+  headers_too_large: 'The request headers are larger than 16 KiB; the connection is closed.',
   rate_limited: 'Too many requests in the current window. Carries `Retry-After` (seconds).',
   internal_error: 'An unexpected fault; the cause is logged on the server, never sent.',
   unavailable: 'The server is starting, shutting down, or a dependency is down.',
@@ -94,7 +97,9 @@ that another account's resource exists. A \`folderId\` naming such a folder, in 
 
 ## Requests
 JSON bodies are validated strictly: unknown properties are rejected, types are not coerced (\`"5"\` is not a
-number), and every bound is enforced at and past its edge. Unknown query parameters are rejected as well. A PATCH
+number), and every bound is enforced at and past its edge. Unknown query parameters are rejected as well, a
+parameter may be given only once, and an integer parameter takes decimal digits only. No text may hold U+0000 or
+an unpaired surrogate. Bodies are not decompressed: one sent with a \`Content-Encoding\` is a 415. A PATCH
 body must set at least one field; \`null\` clears a nullable field.
 
 ## Lists and pagination
@@ -199,8 +204,12 @@ function describeResponses(document: OpenApiDocument): void {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const isError = response.content?.['application/json']?.schema?.$ref === ERROR_REF
         if (isError) {
-          const codes = Object.entries(ERROR_CODES).filter(([, c]) => String(c.status) === status)
-          const title = ERROR_STATUS_TITLES[Number(status)] ?? 'Error'
+          // `default` stands for every failure status the operation does not list.
+          const listed = new Set(Object.keys(operation.responses ?? {}))
+          const codes = Object.entries(ERROR_CODES).filter(([, c]) =>
+            status === 'default' ? !listed.has(String(c.status)) : String(c.status) === status,
+          )
+          const title = ERROR_STATUS_TITLES[Number(status)] ?? 'Any other failure'
           response.description = `${title}: ${codes
             .map(([code]) => `\`${code}\` (${ERROR_MEANINGS[code as ErrorCode]})`)
             .join('; ')}`
