@@ -37,6 +37,9 @@ function fastifyClientError(error: FastifyError, request: FastifyRequest): [Erro
   }
 }
 
+/** The longest path parameter the router passes on; anything near it is refused by the routes' bounds. */
+export const MAX_PARAM_LENGTH = 1000
+
 /**
  * Fastify's `frameworkErrors`: a URL the router refuses before any route or hook runs, answered in the
  * envelope like every other failure. The path is not echoed: it may be long, and it is the client's own.
@@ -50,9 +53,6 @@ export function frameworkError(error: FastifyError, _request: FastifyRequest, re
         : 'The URL could not be routed.'
   void reply.status(400).send(errorBody('invalid_request', message))
 }
-
-/** The longest path parameter the router passes on; anything near it is refused by the routes' bounds. */
-export const MAX_PARAM_LENGTH = 1000
 
 /**
  * Fastify's `clientErrorHandler`: a request Node's HTTP parser could not read (bad framing, a control
