@@ -13,7 +13,7 @@ import {
   WALK_ROWS,
   walkQuery,
 } from '../src/files/file-search.ts'
-import { FilesService, type StoredFile } from '../src/files/files.service.ts'
+import { FilesService, type StoredFile, selectFiles } from '../src/files/files.service.ts'
 import { FoldersService } from '../src/folders/folders.service.ts'
 import { newId, newPublicId } from '../src/ids.ts'
 import { RequestsService } from '../src/requests/requests.service.ts'
@@ -26,6 +26,7 @@ import {
   createAccount,
   createFile,
   describeEachEngine,
+  startApp,
   type TestAccount,
   type TestContext,
 } from './support/harness.ts'
@@ -1134,4 +1135,31 @@ describeEachEngine('files', (ctx) => {
       }
     }
   })
+})
+
+test('SQLite, with no statistics (Coffer never runs ANALYZE): a page of a folder reads the folder index', async () => {
+  const c = await startApp('sqlite')
+  try {
+    const a = await createAccount(c.app)
+    const folder = await c.app.services.folders.create(a.id, 'Folder')
+    await createFile(c, a.id, { folderId: folder.id })
+    const page = selectFiles(c.db.kysely)
+      .where('files.account_id', '=', a.id)
+      .where('files.folder_id', '=', folder.id)
+      .orderBy('files.created_at', 'desc')
+      .orderBy('files.id', 'desc')
+      .limit(51)
+      .compile()
+    const plan = (
+      await c.db.read<{ detail: string }>(
+        CompiledQuery.raw(`explain query plan ${page.sql}`, [...page.parameters]),
+      )
+    )
+      .map((row) => row.detail)
+      .join('\n')
+    assert.match(plan, /SEARCH files USING INDEX files_folder_order \(folder_id=\? AND account_id=\?\)/)
+    assert.doesNotMatch(plan, /TEMP B-TREE/, 'the index gives the order')
+  } finally {
+    await c.stop()
+  }
 })
