@@ -75,11 +75,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
   app.removeContentTypeParser('text/plain')
-  // No body is decompressed: a compressed one would be read as its compressed bytes (refused as "not JSON",
-  // or stored as an upload's content).
+  // No JSON body is decompressed: a compressed one would be refused as "not JSON", which misleads. The blob
+  // endpoint stores bytes as sent, and answers in its own protocol's errors.
+  const blobApiPath = new URL(deps.config.blobApiUrl).pathname
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const encoding = request.headers['content-encoding']
-    if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return done(null, payload)
+    const plain = encoding === undefined || encoding.trim().toLowerCase() === 'identity'
+    if (plain || request.routeOptions.url?.startsWith(blobApiPath)) return done(null, payload)
     done(
       new AppError(
         'unsupported_media_type',
@@ -131,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })
   }
-  await app.register(blobApiRoutes, { prefix: new URL(deps.config.blobApiUrl).pathname, ...routeDeps })
+  await app.register(blobApiRoutes, { prefix: blobApiPath, ...routeDeps })
 
   return app as unknown as App
 }

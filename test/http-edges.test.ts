@@ -130,6 +130,15 @@ describeEachEngine('requests refused before routing', (ctx) => {
       headers: { 'content-type': 'application/json' },
     })
     assert.match(assertError(large, 413, 'payload_too_large'), /larger than 1 MiB/)
+    // The blob endpoint stores bytes as sent; a request without its token is refused in its own protocol.
+    const blob = await app.inject({
+      method: 'PUT',
+      url: '/blob/?pathname=a.txt',
+      headers: { 'content-encoding': 'gzip', 'content-type': 'text/plain' },
+      payload: 'bytes',
+    })
+    assert.ok(blob.statusCode >= 400 && blob.statusCode < 500, `${blob.statusCode} ${blob.body}`)
+    assert.notEqual(JSON.parse(blob.body).error.code, 'unsupported_media_type')
     const text = await call(app, 'POST', '/api/v1/folders', {
       token: a.token,
       rawBody: 'name=x',
