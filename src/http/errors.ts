@@ -90,9 +90,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
         : 'The request is invalid.'
       return reply.status(400).send(errorBody('invalid_request', message))
     }
-    const clientError = fastifyClientError(error, request)
-    if (clientError) {
-      const [code, message] = clientError
+    const refusal = fastifyClientError(error, request)
+    if (refusal) {
+      const [code, message] = refusal
       return reply.status(ERROR_CODES[code].status).send(errorBody(code, message))
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {

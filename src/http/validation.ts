@@ -84,9 +84,13 @@ function problem(keyword: string, instancePath: string, params: Record<string, u
   return { keyword, instancePath, schemaPath: '#', params }
 }
 
+// These two run on every request's parameters, so they loop without building arrays of entries.
+
 function rawTextError(data: unknown, shapes: TextShapes): ErrorObject | undefined {
   if (typeof data !== 'object' || data === null) return undefined
-  for (const [name, value] of Object.entries(data)) {
+  const values = data as Record<string, unknown>
+  for (const name in values) {
+    const value = values[name]
     if (Array.isArray(value) && !shapes.lists.has(name)) return problem('repeated', `/${name}`)
     if (shapes.integers.has(name) && typeof value === 'string' && !/^-?\d+$/.test(value)) {
       return problem('type', `/${name}`, { type: 'integer' })
@@ -102,8 +106,9 @@ function unstorableText(value: unknown, path: string): ErrorObject | undefined {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  for (const [key, item] of Object.entries(value)) {
-    const found = unstorableText(item, `${path}/${key}`)
+  const items = value as Record<string, unknown>
+  for (const key in items) {
+    const found = unstorableText(items[key], `${path}/${key}`)
     if (found) return found
   }
   return undefined

@@ -201,11 +201,11 @@ const ERROR_HEADERS: Record<string, Record<string, ReturnType<typeof header>>> =
 function describeResponses(document: OpenApiDocument): void {
   for (const item of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(item ?? {})) {
+      // `default` stands for every failure status the operation does not list.
+      const listed = new Set(Object.keys(operation.responses ?? {}))
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const isError = response.content?.['application/json']?.schema?.$ref === ERROR_REF
         if (isError) {
-          // `default` stands for every failure status the operation does not list.
-          const listed = new Set(Object.keys(operation.responses ?? {}))
           const codes = Object.entries(ERROR_CODES).filter(([, c]) =>
             status === 'default' ? !listed.has(String(c.status)) : String(c.status) === status,
           )
