@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Scope } from '../auth/scopes.ts'
 import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
 import type { Db } from '../db/database.ts'
+import { EpochCache } from '../db/epoch-cache.ts'
 import { prepare } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { invalid, notFound } from '../errors.ts'
@@ -16,10 +17,7 @@ const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
 const LAST_USED_RESOLUTION_MS = 60_000
 /** Credentials remembered per process: the keys in use by recent clients, bounded so guessing cannot grow it. */
 const CACHE_SIZE = 10_000
-/**
- * However quiet the epoch, a cached key is read again after this long: a bound on what a failure of the
- * change notifications that nobody noticed could cost.
- */
+/** However quiet the epoch, a cached key is read again after this long (see EpochCache). */
 const CACHE_MAX_AGE_MS = 60_000
 
 export interface ApiKey {
@@ -67,9 +65,6 @@ const keyByHashQuery = (db: Db) =>
 interface CachedKey {
   principal: Principal
   lastUsedAt: number | null
-  /** `Db.credentialEpoch()` before the row was read: the entry holds while the epoch is the same. */
-  epoch: number
-  readAt: number
 }
 
 export class ApiKeysService {
@@ -77,12 +72,11 @@ export class ApiKeysService {
   readonly #db: Kysely<Database>
   readonly #findByHash: ReturnType<typeof keyByHashQuery>
   /**
-   * Valid keys by secret hash, in least-recently-used order. Every authenticated request needs its key, and
-   * the lookup is a large share of a small request's cost. The epoch check makes a revocation, by any
-   * process, take effect for the next request as it would without the cache. Unknown secrets are never
-   * cached.
+   * Valid keys by secret hash. Every authenticated request needs its key, and the lookup is a large share of
+   * a small request's cost. Stamped with `Db.credentialEpoch()`, so a revocation by any process takes effect
+   * for the next request as it would without the cache. Unknown secrets are never cached.
    */
-  readonly #cache = new Map<string, CachedKey>()
+  readonly #cache = new EpochCache<CachedKey>({ maxEntries: CACHE_SIZE, maxAgeMs: CACHE_MAX_AGE_MS })
 
   constructor(db: Db) {
     this.#database = db
@@ -136,9 +130,7 @@ export class ApiKeysService {
     if (accountId) query = query.where('account_id', '=', accountId)
     await query.execute()
     // Other processes learn of it through the epoch; this one need not wait for that.
-    for (const [hash, cached] of this.#cache) {
-      if (cached.principal.credentialId === id) this.#cache.delete(hash)
-    }
+    this.#cache.deleteWhere((cached) => cached.principal.credentialId === id)
     let select = this.#db.selectFrom('api_keys').selectAll().where('id', '=', id)
     if (accountId) select = select.where('account_id', '=', accountId)
     const row = await select.executeTakeFirst()
@@ -152,16 +144,12 @@ export class ApiKeysService {
     const hash = hashSecret(secret)
     const epoch = this.#database.credentialEpoch()
     const now = Date.now()
-    let key = this.#cache.get(hash)
-    if (key?.epoch === epoch && now - key.readAt < CACHE_MAX_AGE_MS) {
-      // Re-inserted to keep the least recently used entry first.
-      this.#cache.delete(hash)
-    } else {
-      key = await this.#lookUp(hash, epoch, now)
+    let key = this.#cache.get(hash, epoch, now)
+    if (!key) {
+      key = await this.#lookUp(hash)
       if (!key) return undefined
+      this.#cache.set(hash, key, epoch, now)
     }
-    this.#cache.set(hash, key)
-    if (this.#cache.size > CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string)
     if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
       key.lastUsedAt = now
       await this.#db
@@ -173,13 +161,10 @@ export class ApiKeysService {
     return key.principal
   }
 
-  async #lookUp(hash: string, epoch: number, now: number): Promise<CachedKey | undefined> {
+  async #lookUp(hash: string): Promise<CachedKey | undefined> {
     const [row] = await this.#findByHash(hash)
     // The lookup is by hash, so timing reveals nothing about the secret; the comparison guards the rest.
-    if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, hash)) {
-      this.#cache.delete(hash)
-      return undefined
-    }
+    if (!row || row.revoked_at !== null || !constantTimeEqual(row.secret_hash, hash)) return undefined
     return {
       principal: {
         accountId: row.account_id,
@@ -187,8 +172,6 @@ export class ApiKeysService {
         credentialId: row.id,
       },
       lastUsedAt: row.last_used_at,
-      epoch,
-      readAt: now,
     }
   }
 }
