@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sql } from 'kysely'
 import { ApiKeysService } from '../src/accounts/api-keys.service.ts'
 import type { App } from '../src/app.ts'
 import { type Db, openDatabase } from '../src/db/database.ts'
-import { LISTENER_NAME } from '../src/db/pg-change-listener.ts'
 import {
   assertError,
   call,
   captureLogs,
   createAccount,
   describeEachEngine,
+  dropListenerAndAwaitItsReturn,
   startApp,
 } from './support/harness.ts'
 
@@ -39,26 +38,6 @@ async function refusedWithinASecond(app: App, token: string): Promise<void> {
     await sleep(5)
   }
   assertError(await call(app, 'GET', FOLDERS, { token }), 401, 'unauthorized')
-}
-
-/** Ends the app's listening connection from `db` (as a restart of PostgreSQL would) and waits for a new one. */
-async function dropListenerAndAwaitItsReturn(db: Db): Promise<void> {
-  const listeners = async () =>
-    (
-      await sql<{ pid: number }>`select pid from pg_stat_activity
-        where application_name = ${LISTENER_NAME} and datname = current_database()`.execute(db.kysely)
-    ).rows.map((row) => row.pid)
-  const [listener] = await listeners()
-  assert.ok(listener, 'the app listens for changes')
-  await sql`select pg_terminate_backend(${listener})`.execute(db.kysely)
-  // Reconnected within a second or so, as a new backend.
-  const deadline = Date.now() + 5000
-  for (;;) {
-    const now = await listeners()
-    if (now.length === 1 && now[0] !== listener) return
-    assert.ok(Date.now() < deadline, 'the listener did not come back')
-    await sleep(50)
-  }
 }
 
 describeEachEngine('authentication', (ctx) => {
@@ -180,7 +159,7 @@ describeEachEngine('authentication', (ctx) => {
     assert.equal(reports.length, 2, JSON.stringify(reports))
     const [down, back] = reports
     assert.equal(down.level, 40)
-    assert.match(down.msg, /are down: every request reads its API key from the database/)
+    assert.match(down.msg, /are down: every request reads its API key and files from the database/)
     assert.match(down.error, /terminat/)
     assert.equal(back.level, 30)
     assert.match(back.msg, /are back/)

@@ -17,10 +17,12 @@ import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
 import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
 import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
 import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.ts'
+import * as metadataNotifications from './migrations/0007_metadata_notifications.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import { type ListenerLog, PgChangeListener } from './pg-change-listener.ts'
 import { type RowFactory, rowFactory } from './row-factory.ts'
 import type { Database } from './schema.ts'
+import { watchWrites } from './write-watch.ts'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -54,6 +56,13 @@ export interface Db {
    * change to api_keys (migration 0004).
    */
   credentialEpoch(): number
+  /**
+   * For caches of file rows, which join a file with its folder and share: like `credentialEpoch`, for changes
+   * to the account's files, folders and shares. On SQLite it changes with every commit; on PostgreSQL with
+   * every notification of a change to the account's rows (migration 0007), and with every write of this
+   * process, at once, so that its next read sees its own writes before their notification arrives.
+   */
+  metadataEpoch(accountId: string): number
   /** Where trouble in the background (PostgreSQL's change notifications) is logged; until called, nowhere. */
   reportTo(log: ListenerLog): void
   close(): Promise<void>
@@ -74,6 +83,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0004_credential_notifications': credentialNotifications,
   '0005_search_index_without_pending_list': searchIndex,
   '0006_covering_order_indexes': coveringOrderIndexes,
+  '0007_metadata_notifications': metadataNotifications,
 }
 
 class Migrations implements MigrationProvider {
@@ -112,6 +122,10 @@ const BITMAPS_ONLY = [
   'plan_cache_mode=force_generic_plan',
   `statement_timeout=${BITMAP_READ_TIMEOUT_MS}`,
 ]
+
+/** The PostgreSQL notification channels of migrations 0004 (payload empty) and 0007 (payload an account id). */
+const CREDENTIALS_CHANNEL = 'coffer_credentials'
+const METADATA_CHANNEL = 'coffer_metadata'
 
 /** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (or by request). */
 const QUERY_CANCELED = '57014'
@@ -168,8 +182,10 @@ export function openDatabase(options: DatabaseOptions): Db {
     // Few requests use it, and each briefly; a search that waits for one waits about as long as it would
     // for the CPU.
     const bitmapPool = newPgPool(options.databaseUrl, 4, BITMAPS_ONLY)
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    const credentialChanges = new PgChangeListener(options.databaseUrl, 'coffer_credentials')
+    const changes = new PgChangeListener(options.databaseUrl, [CREDENTIALS_CHANNEL, METADATA_CHANNEL])
+    const kysely = new Kysely<Database>({
+      dialect: watchWrites(new PostgresDialect({ pool }), () => changes.touch(METADATA_CHANNEL)),
+    })
     const readNamed = namedStatementReader()
     let closing: Promise<void> | undefined
     return {
@@ -187,12 +203,13 @@ export function openDatabase(options: DatabaseOptions): Db {
           throw error
         }
       },
-      credentialEpoch: () => credentialChanges.epoch(),
-      reportTo: (log) => credentialChanges.reportTo(log),
+      credentialEpoch: () => changes.epoch(CREDENTIALS_CHANNEL),
+      metadataEpoch: (accountId) => changes.epoch(METADATA_CHANNEL, accountId),
+      reportTo: (log) => changes.reportTo(log),
       // Callers may close twice (a test's own close, then its harness's); a pool may end only once.
       close: () => {
         closing ??= (async () => {
-          await credentialChanges.close()
+          await changes.close()
           await bitmapPool.end()
           await kysely.destroy()
         })()
@@ -225,6 +242,7 @@ export function openDatabase(options: DatabaseOptions): Db {
     read: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
     readThroughBitmaps: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
     credentialEpoch: () => reader.dataVersion(),
+    metadataEpoch: () => reader.dataVersion(),
     reportTo: () => {},
     close: async () => {
       reader.close()

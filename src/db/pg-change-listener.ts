@@ -1,13 +1,20 @@
-// One connection per process that LISTENs for a PostgreSQL notification channel, and an epoch that changes
-// with every notification. A cache stamps each entry with the epoch it was read in and trusts it only while the
-// epoch is unchanged. The connection is opened on first use (the CLI never needs it) and reopened when lost;
-// while it is down the epoch is NaN, which equals nothing, so no entry is trusted: a notification missed
-// then can never leave a stale entry in use. Nothing fails while it is down, but every cache read goes to the
-// database, so an outage is logged when it begins, every minute it lasts, and when it ends.
+// One connection per process that LISTENs for PostgreSQL notification channels, and epochs that change with
+// their notifications. A cache stamps each entry with the epoch it was read in and trusts it only while the
+// epoch is unchanged. A notification's payload may name a scope (an account id): it then changes the epochs
+// of that scope alone, and an empty payload changes every epoch of its channel. The connection is opened on
+// first use (the CLI never needs it) and reopened when lost; while it is down every epoch is NaN, which
+// equals nothing, so no entry is trusted: a notification missed then can never leave a stale entry in use.
+// Nothing fails while it is down, but every cache read goes to the database, so an outage is logged when it
+// begins, every minute it lasts, and when it ends.
 import pg from 'pg'
 
 const RECONNECT_MS = 1000
 const REPEAT_WARNING_MS = 60_000
+/**
+ * Scopes remembered per channel. Past this many since the last reset, all are forgotten and the whole
+ * channel counts as changed: one spurious miss per cached entry, against memory that grows without bound.
+ */
+const MAX_SCOPES = 100_000
 /** The listening connection's application_name, to tell it apart in pg_stat_activity. */
 export const LISTENER_NAME = 'coffer-change-listener'
 
@@ -17,11 +24,20 @@ export interface ListenerLog {
   info(details: object, message: string): void
 }
 
+/** When a channel last changed, as values of the listener's counter. */
+interface ChannelChanges {
+  /** The last notification without a scope, or the last `touch`. */
+  whole: number
+  /** The last notification per scope, since the last reset. */
+  byScope: Map<string, number>
+}
+
 export class PgChangeListener {
   readonly #url: string
-  readonly #channel: string
+  readonly #channels = new Map<string, ChannelChanges>()
   #client: pg.Client | undefined
-  #epoch = Number.NaN
+  /** The counter when the current connection began listening; NaN while not listening. */
+  #listeningSince = Number.NaN
   #counter = 0
   #started = false
   #closed = false
@@ -31,22 +47,56 @@ export class PgChangeListener {
   #downSince: number | undefined
   #warnedAt = 0
 
-  constructor(url: string, channel: string) {
+  constructor(url: string, channels: readonly string[]) {
     this.#url = url
-    this.#channel = channel
+    for (const channel of channels) this.#channels.set(channel, { whole: 0, byScope: new Map() })
   }
 
   reportTo(log: ListenerLog): void {
     this.#log = log
   }
 
-  /** Changes with every notification; NaN while not listening. */
-  epoch(): number {
+  /**
+   * Changes with every notification on `channel` whose payload is empty or `scope`, and with every `touch` of
+   * it; NaN while not listening.
+   */
+  epoch(channel: string, scope?: string): number {
     if (!this.#started) {
       this.#started = true
       void this.#listen()
     }
-    return this.#epoch
+    const changes = this.#changesOf(channel)
+    // Each part only grows, and any change sets one part above all the others, so the maximum changes too.
+    const whole = Math.max(this.#listeningSince, changes.whole)
+    return scope === undefined ? whole : Math.max(whole, changes.byScope.get(scope) ?? 0)
+  }
+
+  /**
+   * Counts a change this process has just committed as a change to the whole channel. Its notification
+   * arrives later; until then, this keeps the process from trusting what it read before its own write.
+   */
+  touch(channel: string): void {
+    this.#changesOf(channel).whole = ++this.#counter
+  }
+
+  #changesOf(channel: string): ChannelChanges {
+    const changes = this.#channels.get(channel)
+    if (!changes) throw new Error(`not listening on ${channel}`)
+    return changes
+  }
+
+  #notified(channel: string, scope: string): void {
+    const changes = this.#channels.get(channel)
+    if (!changes) return
+    if (scope === '') {
+      changes.whole = ++this.#counter
+      return
+    }
+    changes.byScope.set(scope, ++this.#counter)
+    if (changes.byScope.size > MAX_SCOPES) {
+      changes.byScope.clear()
+      changes.whole = ++this.#counter
+    }
   }
 
   async #listen(): Promise<void> {
@@ -61,18 +111,19 @@ export class PgChangeListener {
     const lost = (error?: Error) => {
       if (this.#client !== client) return
       this.#client = undefined
-      this.#epoch = Number.NaN
+      this.#listeningSince = Number.NaN
       client.end().catch(() => {})
       this.#failed(error)
     }
-    client.on('notification', () => {
-      if (this.#client === client) this.#epoch = ++this.#counter
+    client.on('notification', (message) => {
+      if (this.#client === client) this.#notified(message.channel, message.payload ?? '')
     })
     client.on('error', lost)
     client.on('end', () => lost())
     try {
       await client.connect()
-      await client.query(`listen ${client.escapeIdentifier(this.#channel)}`)
+      for (const channel of this.#channels.keys())
+        await client.query(`listen ${client.escapeIdentifier(channel)}`)
     } catch (error) {
       client.end().catch(() => {})
       this.#failed(error as Error)
@@ -83,12 +134,13 @@ export class PgChangeListener {
       return
     }
     this.#client = client
-    // Anything may have changed while nobody listened.
-    this.#epoch = ++this.#counter
+    // Anything may have changed while nobody listened; what was learnt of scopes before is now moot.
+    this.#listeningSince = ++this.#counter
+    for (const changes of this.#channels.values()) changes.byScope.clear()
     if (this.#downSince !== undefined) {
       this.#log?.info(
-        { channel: this.#channel, downForMs: Date.now() - this.#downSince },
-        'PostgreSQL change notifications are back: cached API keys are trusted again',
+        { channels: [...this.#channels.keys()], downForMs: Date.now() - this.#downSince },
+        'PostgreSQL change notifications are back: cached API keys and files are trusted again',
       )
     }
     this.#downSince = undefined
@@ -104,12 +156,12 @@ export class PgChangeListener {
       this.#warnedAt = now
       this.#log?.warn(
         {
-          channel: this.#channel,
+          channels: [...this.#channels.keys()],
           error: error?.message ?? 'connection ended',
           downForMs: now - this.#downSince,
         },
-        'PostgreSQL change notifications are down: every request reads its API key from the database ' +
-          `until they are back; retrying every ${RECONNECT_MS / 1000} s`,
+        'PostgreSQL change notifications are down: every request reads its API key and files from the ' +
+          `database until they are back; retrying every ${RECONNECT_MS / 1000} s`,
       )
     }
     this.#retry = setTimeout(() => void this.#listen(), RECONNECT_MS)
@@ -121,7 +173,7 @@ export class PgChangeListener {
     clearTimeout(this.#retry)
     const client = this.#client
     this.#client = undefined
-    this.#epoch = Number.NaN
+    this.#listeningSince = Number.NaN
     await client?.end().catch(() => {})
   }
 }

@@ -6,6 +6,7 @@ import type { CompiledQuery, Kysely, SelectQueryBuilder, Transaction } from 'kys
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
 import { batchedLookup } from '../db/batched-lookup.ts'
 import type { Db } from '../db/database.ts'
+import { EpochCache } from '../db/epoch-cache.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { prepare, preparePages } from '../db/prepared.ts'
@@ -192,12 +193,39 @@ function plainListQuery(db: Db) {
     folderId === undefined ? all([accountId], cursor, limit) : inFolder([accountId, folderId], cursor, limit)
 }
 
+/** File rows remembered per process: the files in use by recent requests (about a kilobyte each). */
+const FILE_CACHE_SIZE = 10_000
+/** However quiet the epoch, a cached file is read again after this long (see EpochCache). */
+const FILE_CACHE_MAX_AGE_MS = 60_000
+
 /**
- * GET /files/{id} and every download start here, so the query is compiled once. On PostgreSQL the files asked
- * for in one turn are read together (see batched-lookup.ts) and each caller keeps its own only if its account
- * owns it; SQLite reads in-process, with no round trip to save.
+ * GET /files/{id}, every download and every search result start here. Rows are cached per process, stamped
+ * with `Db.metadataEpoch` of the account: on PostgreSQL the read is a round trip that costs more than the
+ * rest of the request, and a file, its folder and its share change far less often than they are read. A
+ * change by this process is seen by its next request, one by another process as soon as its notification
+ * arrives (as for API keys). Only the account's own files are cached; a miss is never remembered.
  */
 function fileByIdQuery(db: Db): (fileId: string, accountId: string) => Promise<FileRow | undefined> {
+  const read = fileByIdRead(db)
+  const cache = new EpochCache<FileRow>({ maxEntries: FILE_CACHE_SIZE, maxAgeMs: FILE_CACHE_MAX_AGE_MS })
+  return async (fileId, accountId) => {
+    const epoch = db.metadataEpoch(accountId)
+    const now = Date.now()
+    const cached = cache.get(fileId, epoch, now)
+    // A file never changes account, so a cached row of another account is still a "not found".
+    if (cached) return cached.account_id === accountId ? cached : undefined
+    const row = await read(fileId, accountId)
+    if (row) cache.set(fileId, row, epoch, now)
+    return row
+  }
+}
+
+/**
+ * The uncached read of `fileByIdQuery`, compiled once. On PostgreSQL the files asked for in one turn are read
+ * together (see batched-lookup.ts) and each caller keeps its own only if its account owns it; SQLite reads
+ * in-process, with no round trip to save.
+ */
+function fileByIdRead(db: Db): (fileId: string, accountId: string) => Promise<FileRow | undefined> {
   if (db.engine === 'postgres') {
     const lookUp = batchedLookup(filesByIdsQuery(db), LOOKUP_SIZES.at(-1) as number)
     return async (fileId, accountId) => {

@@ -9,12 +9,14 @@ import path from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { after, before, describe } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { type App, buildApp } from '../../src/app.ts'
 import type { Scope } from '../../src/auth/scopes.ts'
 import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import { type Db, type Engine, migrate, openDatabase } from '../../src/db/database.ts'
+import { LISTENER_NAME } from '../../src/db/pg-change-listener.ts'
 import { blobKeyOf, type StoredFile } from '../../src/files/files.service.ts'
 import { newId } from '../../src/ids.ts'
 import { checkResponseAgainstOpenApi } from './openapi-check.ts'
@@ -288,5 +290,29 @@ export function captureLogs(level?: string) {
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line)),
+  }
+}
+
+/**
+ * Ends the app's listening connection from `db` (as a restart of PostgreSQL would) and waits for a new one.
+ * `whileDown` runs at once after the connection is ended, well before the second the app waits to reconnect.
+ */
+export async function dropListenerAndAwaitItsReturn(db: Db, whileDown?: () => Promise<void>): Promise<void> {
+  const listeners = async () =>
+    (
+      await sql<{ pid: number }>`select pid from pg_stat_activity
+        where application_name = ${LISTENER_NAME} and datname = current_database()`.execute(db.kysely)
+    ).rows.map((row) => row.pid)
+  const [listener] = await listeners()
+  assert.ok(listener, 'the app listens for changes')
+  await sql`select pg_terminate_backend(${listener})`.execute(db.kysely)
+  await whileDown?.()
+  // Reconnected within a second or so, as a new backend.
+  const deadline = Date.now() + 5000
+  for (;;) {
+    const now = await listeners()
+    if (now.length === 1 && now[0] !== listener) return
+    assert.ok(Date.now() < deadline, 'the listener did not come back')
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
