@@ -26,6 +26,8 @@ export interface Config {
    * every process of a deployment shares it.
    */
   uploadSigningSecret: string | undefined
+  /** Files each process keeps in memory for GET /files/{id}, downloads and search results; 0: none. */
+  fileCacheSize: number
 }
 
 export class ConfigError extends Error {}
@@ -105,5 +107,6 @@ export function loadConfig(env: Env = process.env): Config {
     uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
     blobApiUrl: `${publicUrl}/blob`,
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
+    fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
   }
 }

@@ -39,7 +39,7 @@ export interface ServiceDeps {
 
 export function createServices(deps: ServiceDeps): Services {
   const { kysely } = deps.db
-  const files = new FilesService(deps)
+  const files = new FilesService({ ...deps, cacheSize: deps.config.fileCacheSize })
   const uploadStore = new UploadStore(kysely)
   const keyring = new SigningKeyring(kysely, deps.config.uploadSigningSecret)
   const blobApi = new BlobApiService({ store: uploadStore, blobs: deps.blobs, keyring, config: deps.config })

@@ -5,6 +5,7 @@ import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import type { App } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
 import { type Db, openDatabase } from '../src/db/database.ts'
 import {
   assertError,
@@ -13,6 +14,7 @@ import {
   createFile,
   describeEachEngine,
   dropListenerAndAwaitItsReturn,
+  startApp,
   type TestAccount,
   type TestContext,
 } from './support/harness.ts'
@@ -246,4 +248,23 @@ describeEachEngine('file cache', (ctx) => {
       await other.close()
     }
   })
+})
+
+test('FILE_CACHE_SIZE=0 reads every file from the database; other values are checked', async () => {
+  assert.equal(loadConfig({}).fileCacheSize, 10_000)
+  assert.throws(() => loadConfig({ FILE_CACHE_SIZE: '-1' }), /FILE_CACHE_SIZE must be a whole number/)
+  assert.throws(() => loadConfig({ FILE_CACHE_SIZE: '1000001' }), /FILE_CACHE_SIZE must be between 0 and/)
+  const c = await startApp('sqlite', { env: { FILE_CACHE_SIZE: '0' } })
+  try {
+    const { account, fileId } = await accountWithFile(c)
+    const reads = countFileReads(c.db)
+    try {
+      for (let i = 0; i < 3; i++) assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
+      assert.equal(reads.count(), 3)
+    } finally {
+      reads.restore()
+    }
+  } finally {
+    await c.stop()
+  }
 })

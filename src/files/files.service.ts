@@ -193,8 +193,8 @@ function plainListQuery(db: Db) {
     folderId === undefined ? all([accountId], cursor, limit) : inFolder([accountId, folderId], cursor, limit)
 }
 
-/** File rows remembered per process: the files in use by recent requests (about a kilobyte each). */
-const FILE_CACHE_SIZE = 10_000
+/** File rows remembered per process by default (FILE_CACHE_SIZE): about a kilobyte each. */
+const DEFAULT_CACHE_SIZE = 10_000
 /** However quiet the epoch, a cached file is read again after this long (see EpochCache). */
 const FILE_CACHE_MAX_AGE_MS = 60_000
 
@@ -205,9 +205,13 @@ const FILE_CACHE_MAX_AGE_MS = 60_000
  * change by this process is seen by its next request, one by another process as soon as its notification
  * arrives (as for API keys). Only the account's own files are cached; a miss is never remembered.
  */
-function fileByIdQuery(db: Db): (fileId: string, accountId: string) => Promise<FileRow | undefined> {
+function fileByIdQuery(
+  db: Db,
+  cacheSize: number,
+): (fileId: string, accountId: string) => Promise<FileRow | undefined> {
   const read = fileByIdRead(db)
-  const cache = new EpochCache<FileRow>({ maxEntries: FILE_CACHE_SIZE, maxAgeMs: FILE_CACHE_MAX_AGE_MS })
+  if (cacheSize === 0) return read
+  const cache = new EpochCache<FileRow>({ maxEntries: cacheSize, maxAgeMs: FILE_CACHE_MAX_AGE_MS })
   return async (fileId, accountId) => {
     const epoch = db.metadataEpoch(accountId)
     const now = Date.now()
@@ -271,10 +275,11 @@ export class FilesService {
   readonly #listPlain: ReturnType<typeof plainListQuery>
   readonly #search: ReturnType<typeof fileSearch>
 
-  constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'>) {
+  /** `cacheSize`: the files kept in memory (see fileByIdQuery); 0 reads every one from the database. */
+  constructor(deps: Pick<ServiceDeps, 'db' | 'blobs'> & { cacheSize?: number }) {
     this.#db = deps.db.kysely
     this.#blobs = deps.blobs
-    this.#fileById = fileByIdQuery(deps.db)
+    this.#fileById = fileByIdQuery(deps.db, deps.cacheSize ?? DEFAULT_CACHE_SIZE)
     this.#listPlain = plainListQuery(deps.db)
     this.#search = fileSearch(deps.db)
   }
