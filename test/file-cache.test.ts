@@ -153,16 +153,25 @@ describeEachEngine('file cache', (ctx) => {
     }
   })
 
-  test("a cached file is still another account's 404", async () => {
+  test("a cached file is still another account's 404, and stays cached for its own", async () => {
     const c = ctx()
-    const { fileId } = await accountWithFile(c)
     const stranger = await createAccount(c.app)
-    assertError(await call(c.app, 'GET', fileUrl(fileId), { token: stranger.token }), 404, 'not_found')
-    assertError(
-      await call(c.app, 'GET', `${fileUrl(fileId)}/download`, { token: stranger.token }),
-      404,
-      'not_found',
-    )
+    const { account, fileId } = await accountWithFile(c)
+    // The stranger's key in use, and the file cached after the write of its first use.
+    await call(c.app, 'GET', '/api/v1/folders', { token: stranger.token })
+    await sleep(50)
+    await nameOf(c.app, account, fileId)
+    const reads = countFileReads(c.db)
+    try {
+      assertError(await call(c.app, 'GET', fileUrl(fileId), { token: stranger.token }), 404, 'not_found')
+      const download = `${fileUrl(fileId)}/download`
+      assertError(await call(c.app, 'GET', download, { token: stranger.token }), 404, 'not_found')
+      assert.equal(reads.count(), 2, "the stranger's requests are read from the database")
+      assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
+      assert.equal(reads.count(), 2, "the owner's file is still cached")
+    } finally {
+      reads.restore()
+    }
   })
 
   test('a change through another connection (another process) is seen', async () => {

@@ -213,13 +213,14 @@ function fileByIdQuery(
   if (cacheSize === 0) return read
   const cache = new EpochCache<FileRow>({ maxEntries: cacheSize, maxAgeMs: FILE_CACHE_MAX_AGE_MS })
   return async (fileId, accountId) => {
+    // Keyed by account too, so that asking for another account's file can neither find nor disturb its entry.
+    const key = `${accountId}/${fileId}`
     const epoch = db.metadataEpoch(accountId)
     const now = Date.now()
-    const cached = cache.get(fileId, epoch, now)
-    // A file never changes account, so a cached row of another account is still a "not found".
-    if (cached) return cached.account_id === accountId ? cached : undefined
+    const cached = cache.get(key, epoch, now)
+    if (cached) return cached
     const row = await read(fileId, accountId)
-    if (row) cache.set(fileId, row, epoch, now)
+    if (row) cache.set(key, row, epoch, now)
     return row
   }
 }
