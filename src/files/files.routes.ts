@@ -139,6 +139,10 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
       schema: {
         tags,
         summary: 'Get a file',
+        description:
+          'Each server process keeps the files in use in memory, and learns of every change to them: one ' +
+          'made through the same process shows on the next request; with several processes behind a load ' +
+          'balancer, one made through another process shows within moments (normally under a millisecond).',
         security: READ,
         params: FileParams,
         response: { 200: Data(Type.Ref('File')), ...ERROR_RESPONSES },
