@@ -25,15 +25,19 @@ const fileUrl = (id: string) => `/api/v1/files/${id}`
 const isFileRead = (statementName: string | undefined) =>
   statementName?.startsWith('files_by_ids_') || statementName === 'file_by_id'
 
-/** Counts the app's reads of files by id. */
-function countFileReads(db: Db): { count(): number; restore(): void } {
+/** Runs `body` with a count of the app's reads of files by id. */
+async function countingFileReads(db: Db, body: (reads: () => number) => Promise<void>): Promise<void> {
   let reads = 0
   const read = db.read
   db.read = (query, name) => {
     if (isFileRead(name)) reads += 1
     return read(query, name)
   }
-  return { count: () => reads, restore: () => (db.read = read) }
+  try {
+    await body(() => reads)
+  } finally {
+    db.read = read
+  }
 }
 
 /**
@@ -79,10 +83,9 @@ describeEachEngine('file cache', (ctx) => {
   test('a file is read once, then from memory until a change through the API, which shows at once', async () => {
     const c = ctx()
     const { account, fileId } = await accountWithFile(c)
-    const reads = countFileReads(c.db)
-    try {
+    await countingFileReads(c.db, async (reads) => {
       for (let i = 0; i < 3; i++) assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
-      assert.equal(reads.count(), 0, 'a file in use is not read again')
+      assert.equal(reads(), 0, 'a file in use is not read again')
 
       const renamed = await call(c.app, 'PATCH', fileUrl(fileId), {
         token: account.token,
@@ -116,9 +119,7 @@ describeEachEngine('file cache', (ctx) => {
 
       assert.equal((await call(c.app, 'DELETE', fileUrl(fileId), { token: account.token })).status, 200)
       assertError(await call(c.app, 'GET', fileUrl(fileId), { token: account.token }), 404, 'not_found')
-    } finally {
-      reads.restore()
-    }
+    })
   })
 
   test('PostgreSQL: a write of this process is seen by its next request, before its notification', async (t) => {
@@ -142,15 +143,12 @@ describeEachEngine('file cache', (ctx) => {
   test('reads through the query builder or raw SQL do not count as writes', async () => {
     const c = ctx()
     const { account, fileId } = await accountWithFile(c)
-    const reads = countFileReads(c.db)
-    try {
+    await countingFileReads(c.db, async (reads) => {
       await c.db.kysely.selectFrom('files').select('id').where('id', '=', fileId).execute()
       await sql`select 1`.execute(c.db.kysely)
       assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
-      assert.equal(reads.count(), 0)
-    } finally {
-      reads.restore()
-    }
+      assert.equal(reads(), 0)
+    })
   })
 
   test("a cached file is still another account's 404, and stays cached for its own", async () => {
@@ -161,17 +159,14 @@ describeEachEngine('file cache', (ctx) => {
     await call(c.app, 'GET', '/api/v1/folders', { token: stranger.token })
     await sleep(50)
     await nameOf(c.app, account, fileId)
-    const reads = countFileReads(c.db)
-    try {
+    await countingFileReads(c.db, async (reads) => {
       assertError(await call(c.app, 'GET', fileUrl(fileId), { token: stranger.token }), 404, 'not_found')
       const download = `${fileUrl(fileId)}/download`
       assertError(await call(c.app, 'GET', download, { token: stranger.token }), 404, 'not_found')
-      assert.equal(reads.count(), 2, "the stranger's requests are read from the database")
+      assert.equal(reads(), 2, "the stranger's requests are read from the database")
       assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
-      assert.equal(reads.count(), 2, "the owner's file is still cached")
-    } finally {
-      reads.restore()
-    }
+      assert.equal(reads(), 2, "the owner's file is still cached")
+    })
   })
 
   test('a change through another connection (another process) is seen', async () => {
@@ -221,18 +216,18 @@ describeEachEngine('file cache', (ctx) => {
     // This process's writes for the second account made it read every file again.
     await nameOf(c.app, account, fileId)
     const other = openDatabase({ ...c.config, poolSize: 1 })
-    const reads = countFileReads(c.db)
     try {
-      await renameThrough(other, theirs, 'theirs.txt')
-      await sleep(100)
-      assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
-      assert.equal(reads.count(), 0)
-      // While a change of the account's own is seen.
-      await renameThrough(other, fileId, 'mine.txt')
-      await seenWithinASecond(c.app, account, fileId, 'mine.txt')
-      assert.equal(reads.count(), 1)
+      await countingFileReads(c.db, async (reads) => {
+        await renameThrough(other, theirs, 'theirs.txt')
+        await sleep(100)
+        assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
+        assert.equal(reads(), 0)
+        // While a change of the account's own is seen.
+        await renameThrough(other, fileId, 'mine.txt')
+        await seenWithinASecond(c.app, account, fileId, 'mine.txt')
+        assert.equal(reads(), 1)
+      })
     } finally {
-      reads.restore()
       await other.close()
     }
   })
@@ -246,13 +241,10 @@ describeEachEngine('file cache', (ctx) => {
       await dropListenerAndAwaitItsReturn(other, () => renameThrough(other, fileId, 'unnoticed.txt'))
       assert.equal(await nameOf(c.app, account, fileId), 'unnoticed.txt')
       // And files are cached again.
-      const reads = countFileReads(c.db)
-      try {
+      await countingFileReads(c.db, async (reads) => {
         for (let i = 0; i < 3; i++) assert.equal(await nameOf(c.app, account, fileId), 'unnoticed.txt')
-        assert.equal(reads.count(), 0)
-      } finally {
-        reads.restore()
-      }
+        assert.equal(reads(), 0)
+      })
     } finally {
       await other.close()
     }
@@ -266,13 +258,10 @@ test('FILE_CACHE_SIZE=0 reads every file from the database; other values are che
   const c = await startApp('sqlite', { env: { FILE_CACHE_SIZE: '0' } })
   try {
     const { account, fileId } = await accountWithFile(c)
-    const reads = countFileReads(c.db)
-    try {
+    await countingFileReads(c.db, async (reads) => {
       for (let i = 0; i < 3; i++) assert.equal(await nameOf(c.app, account, fileId), 'first.txt')
-      assert.equal(reads.count(), 3)
-    } finally {
-      reads.restore()
-    }
+      assert.equal(reads(), 3)
+    })
   } finally {
     await c.stop()
   }
