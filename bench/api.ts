@@ -18,10 +18,13 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import { type Kysely, sql } from 'kysely'
 import pg from 'pg'
-import { ApiKeysService } from '../src/accounts/api-keys.service.ts'
-import { type Db, type Engine, migrate, openDatabase } from '../src/db/database.ts'
+import type { Db } from '../src/db/database.ts'
+import type { Engine } from '../src/db/engine.ts'
+import { migrate } from '../src/db/migrate.ts'
+import { openDatabase } from '../src/db/open.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
 import type { Database } from '../src/db/schema.ts'
+import { wireAccounts } from '../src/wiring.ts'
 
 const FILES = Number(process.env.BENCH_FILES ?? 1_000_000)
 const FOLDERS = 100
@@ -217,7 +220,7 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
   await migrate(db)
   await seed(db)
 
-  const { secret } = await new ApiKeysService(db).create({
+  const { secret } = await wireAccounts(db).apiKeys.create({
     accountId: ACCOUNT_ID,
     name: 'bench',
     scopes: ['files:read'],
@@ -263,7 +266,7 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
       },
       { name: 'list files in a folder', path: '/api/v1/files?folderId=fld_bench042' },
       { name: 'search a name substring', path: '/api/v1/files?query=7d2a9' },
-      // The hard cases for a search, whose work file-search.ts bounds: a pattern in every name, one whose
+      // The hard cases for a search, whose work name-search.ts bounds: a pattern in every name, one whose
       // matches are all old (its first page is empty: the walk stops at its bound), one whose trigrams
       // PostgreSQL's index knows only in part (it offers 62,500 names for 1 match), one that matches nothing.
       { name: 'search, in every name', path: '/api/v1/files?query=.pdf' },

@@ -1,6 +1,6 @@
-// Upload benchmark: throughput of a large file through Coffer (the real @vercel/blob client, as the spec's upload
-// procedure says: multipart above 5 MiB) against the same bytes to and from a plain Node HTTP server writing to
-// disk on this machine, as ratios; and the latency from "blob stored" to status complete for small files.
+// Upload benchmark: throughput of a large file through Coffer (the real @vercel/blob client, as the upload
+// procedure of docs/uploads.md says: multipart above 5 MiB) against the same bytes to and from a plain Node
+// HTTP server writing to disk on this machine, as ratios; and the latency from "blob stored" to status complete for small files.
 // Both servers run in processes of their own; this process is the client.
 //   npx node bench/uploads.ts [--size-mib 1024] [--runs 3] [--latency-runs 50]
 // DATABASE_URL=postgres://... runs Coffer on PostgreSQL instead of SQLite.
@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { upload } from '@vercel/blob/client'
-import { openDatabase } from '../src/db/database.ts'
+import { openDatabase } from '../src/db/open.ts'
 import {
   type Grant,
   MULTIPART_THRESHOLD,

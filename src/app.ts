@@ -22,16 +22,17 @@ import { buildSerializer } from './http/serialization.ts'
 import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
+import { BLOB_API_PATH } from './public-urls.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
 import {
   FileRequestSchema,
   FileRequestWithCountSchema,
   SubmissionSchema,
 } from './requests/requests.schemas.ts'
-import { createServices, type Services } from './services.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
 import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
 import { uploadsRoutes } from './uploads/uploads.routes.ts'
+import { type Jobs, type Services, wire } from './wiring.ts'
 
 export interface AppDeps {
   config: Config
@@ -41,7 +42,7 @@ export interface AppDeps {
   logger?: boolean | object
 }
 
-export type App = FastifyInstance & { services: Services }
+export type App = FastifyInstance & { services: Services; jobs: Jobs }
 
 /** Paths of secrets in logged requests; the request serializer never logs headers or bodies anyway. */
 const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.headers["set-cookie"]']
@@ -77,11 +78,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.removeContentTypeParser('text/plain')
   // No JSON body is decompressed: a compressed one would be refused as "not JSON", which misleads. The blob
   // endpoint stores bytes as sent, and answers in its own protocol's errors.
-  const blobApiPath = new URL(deps.config.blobApiUrl).pathname
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const encoding = request.headers['content-encoding']
     const plain = encoding === undefined || encoding.trim().toLowerCase() === 'identity'
-    if (plain || request.routeOptions.url?.startsWith(blobApiPath)) return done(null, payload)
+    if (plain || request.routeOptions.url?.startsWith(BLOB_API_PATH)) return done(null, payload)
     done(
       new AppError(
         'unsupported_media_type',
@@ -111,17 +111,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   refuseUnknownQueryParameters(app)
 
   deps.db.reportTo(app.log)
-  const services = createServices(deps)
+  const { services, jobs, urls, startJobs, stopJobs } = wire(deps)
   app.decorate('services', services)
+  app.decorate('jobs', jobs)
+  app.addHook('onReady', async () => startJobs(app.log))
+  app.addHook('onClose', async () => stopJobs())
 
-  await app.register(swagger, openApiOptions(deps.config))
+  await app.register(swagger, openApiOptions(deps.config, urls))
 
   await registerGuard(app, {
     authenticate: (bearer) => services.apiKeys.authenticate(bearer),
     config: deps.config,
   })
 
-  const routeDeps = { services, config: deps.config }
+  const routeDeps = { services, config: deps.config, urls }
   await app.register(metaRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
@@ -133,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })
   }
-  await app.register(blobApiRoutes, { prefix: blobApiPath, ...routeDeps })
+  await app.register(blobApiRoutes, { prefix: BLOB_API_PATH, ...routeDeps })
 
   return app as unknown as App
 }

@@ -5,7 +5,7 @@ import path from 'node:path'
 export interface Config {
   port: number
   host: string
-  /** Origin used to build absolute URLs (publicUrl, statusUrl, ...), without a trailing slash. */
+  /** Origin used to build absolute URLs (see public-urls.ts), without a trailing slash. */
   publicUrl: string
   dataDir: string
   /** Unset: SQLite in `dataDir`. `postgres://...`: PostgreSQL. */
@@ -19,8 +19,6 @@ export interface Config {
   maxFileSize: number
   /** Lifetime of an upload grant, in seconds. */
   uploadGrantTtlSeconds: number
-  /** Base URL of the Vercel-Blob-compatible endpoint: what upload clients set as VERCEL_BLOB_API_URL. */
-  blobApiUrl: string
   /**
    * Signs upload client tokens and completion callbacks. Unset: generated once and kept in the database, so
    * every process of a deployment shares it.
@@ -105,7 +103,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     maxFileSize: integer(env, 'MAX_FILE_SIZE', 5 * 1024 ** 3, 1),
     uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
-    blobApiUrl: `${publicUrl}/blob`,
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
   }

@@ -1,4 +1,4 @@
-// The error catalogue. Services throw these; the HTTP layer turns them into the spec's envelope
+// The error catalogue. Services throw these; the HTTP layer (http/errors.ts) turns them into the envelope
 // `{ error: { code, message, hint } }` with the matching status. Keep the catalogue in step with the
 // README and the OpenAPI descriptions.
 

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { buildApp } from './app.ts'
 import { LocalBlobStore } from './blob/local-blob-store.ts'
 import { ConfigError, loadConfig } from './config.ts'
-import { migrate, openDatabase } from './db/database.ts'
+import { migrate } from './db/migrate.ts'
+import { openDatabase } from './db/open.ts'
 
 async function main(): Promise<void> {
   const config = loadConfig()

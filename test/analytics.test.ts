@@ -30,8 +30,8 @@ async function share(c: TestContext, account: TestAccount, expiresAt?: string) {
 
 async function record(c: TestContext, shareId: string, views: number, downloads: number) {
   await Promise.all([
-    ...Array.from({ length: views }, () => c.app.services.shares.recordView(shareId)),
-    ...Array.from({ length: downloads }, () => c.app.services.shares.recordDownload(shareId)),
+    ...Array.from({ length: views }, () => c.app.services.publicShares.recordView(shareId)),
+    ...Array.from({ length: downloads }, () => c.app.services.publicShares.recordDownload(shareId)),
   ])
 }
 

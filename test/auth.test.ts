@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ApiKeysService } from '../src/accounts/api-keys.service.ts'
 import type { App } from '../src/app.ts'
-import { type Db, openDatabase } from '../src/db/database.ts'
+import type { Db } from '../src/db/database.ts'
+import { openDatabase } from '../src/db/open.ts'
+import { wireAccounts } from '../src/wiring.ts'
 import {
   assertError,
   call,
@@ -24,7 +25,7 @@ async function useUntilCached(app: App, token: string): Promise<void> {
 
 /** Revokes the key of `token` through `db`: connections other than the app's, as another process has. */
 async function revokeThrough(db: Db, accountId: string, token: string): Promise<void> {
-  const keys = new ApiKeysService(db)
+  const { apiKeys: keys } = wireAccounts(db)
   const key = (await keys.list(accountId)).find((k) => token.startsWith(k.prefix))
   assert.ok(key)
   await keys.revoke(key.id)
@@ -272,7 +273,7 @@ test('credentials never reach the logs', async () => {
 })
 
 test('a prepared query refuses a builder that does not bind its placeholders', async () => {
-  const { prepare } = await import('../src/db/prepared.ts')
+  const { prepare } = await import('../src/db/read-path/prepared.ts')
   const context = await startApp('sqlite')
   try {
     const broken = prepare(context.db, 'broken', 1, (_id: string) =>

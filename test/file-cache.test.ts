@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import type { App } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { type Db, openDatabase } from '../src/db/database.ts'
+import type { Db } from '../src/db/database.ts'
+import { openDatabase } from '../src/db/open.ts'
 import {
   assertError,
   call,

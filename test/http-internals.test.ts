@@ -1,7 +1,7 @@
 // Unit checks of speed-ups whose effects the integration tests cannot see directly.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { batchedLookup } from '../src/db/batched-lookup.ts'
+import { batchedLookup } from '../src/db/read-path/batched-lookup.ts'
 import { toIso } from '../src/http/schemas.ts'
 import { withNullable } from '../src/http/serialization.ts'
 

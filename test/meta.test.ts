@@ -7,7 +7,8 @@ import { buildApp } from '../src/app.ts'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import type { Config } from '../src/config.ts'
 import { loadConfig } from '../src/config.ts'
-import { migrate, openDatabase } from '../src/db/database.ts'
+import { migrate } from '../src/db/migrate.ts'
+import { openDatabase } from '../src/db/open.ts'
 import { assertError, call, captureLogs, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
 
 // Settings away from their defaults, so that the index is seen to follow the configuration.

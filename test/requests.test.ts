@@ -1,8 +1,11 @@
+// File requests as their owner sees them: creation, reading and changes with their full shapes, moves
+// between folders with the folder counts kept exact, the email settings, every bound of bodies, paths and
+// queries, scopes and other accounts, and pagination that neither repeats nor skips while requests come and
+// go. What is submitted through a request is in requests-submissions.test.ts.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
 import type { Scope } from '../src/auth/scopes.ts'
-import { AppError } from '../src/errors.ts'
 import {
   ALL,
   assertError,
@@ -12,36 +15,13 @@ import {
   createFile,
   describeEachEngine,
   ISO_MS,
-  type TestAccount,
 } from './support/harness.ts'
-
-const REQUESTS = '/api/v1/requests'
-
-/** Lets the millisecond clock move on, so that items made one after another have distinct createdAt. */
-const tick = () => new Promise((resolve) => setTimeout(resolve, 3))
-
-async function newFolder(app: App, token: string, name = `f-${Math.random().toString(36).slice(2)}`) {
-  const res = await call(app, 'POST', '/api/v1/folders', { token, body: { name } })
-  assert.equal(res.status, 201)
-  return res.body.data
-}
-
-async function newRequest(app: App, token: string, body: Record<string, unknown> = {}) {
-  const res = await call(app, 'POST', REQUESTS, { token, body: { title: 'Send me files', ...body } })
-  assert.equal(res.status, 201, JSON.stringify(res.body))
-  return res.body.data
-}
+import { newFolder, newRequest, publicIdOf, REQUESTS, tick } from './support/requests-helpers.ts'
 
 async function requestCountOf(app: App, token: string, folderId: string): Promise<number> {
   const res = await call(app, 'GET', `/api/v1/folders/${folderId}`, { token })
   assert.equal(res.status, 200)
   return res.body.data.requestCount
-}
-
-function publicIdOf(request: { publicUrl: string }): string {
-  const match = /^http:\/\/coffer\.test\/r\/([0-9a-z]{32})$/.exec(request.publicUrl)
-  assert.ok(match?.[1], `unexpected publicUrl ${request.publicUrl}`)
-  return match[1]
 }
 
 /** Walks a list of requests to its end, `limit` items a page, calling `between` after each page but the last. */
@@ -67,15 +47,6 @@ async function walk(
     }
   } while (cursor !== null)
   return pages
-}
-
-async function rejectsWith(promise: Promise<unknown>, code: string, message?: RegExp): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof AppError, String(error))
-    assert.equal(error.code, code)
-    if (message) assert.match(error.message, message)
-    return true
-  })
 }
 
 describeEachEngine('file requests', (ctx) => {
@@ -546,7 +517,7 @@ describeEachEngine('file requests', (ctx) => {
     const aFolder = await newFolder(c.app, a.token)
     const r = await newRequest(c.app, a.token, { folderId: aFolder.id })
     const file = await createFile(c, a.id)
-    await c.app.services.requests.addSubmission({
+    await c.app.services.publicRequests.addSubmission({
       publicId: publicIdOf(r),
       fileId: file.id,
       submitterEmail: 'x@example.com',
@@ -652,252 +623,5 @@ describeEachEngine('file requests', (ctx) => {
       pages.map((p) => p.length),
       [2, 2, 1],
     )
-  })
-})
-
-describeEachEngine('file request submissions', (ctx) => {
-  async function setup(body: Record<string, unknown> = {}) {
-    const c = ctx()
-    const a = await createAccount(c.app)
-    const r = await newRequest(c.app, a.token, body)
-    return { c, app: c.app, a, r, publicId: publicIdOf(r), requests: c.app.services.requests }
-  }
-
-  async function submissionCount(app: App, a: TestAccount, requestId: string): Promise<number> {
-    const res = await call(app, 'GET', `${REQUESTS}/${requestId}`, { token: a.token })
-    return res.body.data.submissionCount
-  }
-
-  test('submissions list with full shapes; the snapshot survives the file', async () => {
-    const { c, app, a, r, publicId, requests } = await setup()
-    const first = await createFile(c, a.id, {
-      name: 'report.pdf',
-      contentType: 'application/pdf',
-      content: 'x',
-    })
-    const second = await createFile(c, a.id, {
-      name: 'photo.jpg',
-      contentType: 'image/jpeg',
-      content: 'abcd',
-    })
-
-    const s1 = await requests.addSubmission({
-      publicId,
-      fileId: first.id,
-      submitterName: '  Ada Lovelace ',
-      submitterEmail: 'ada@example.com',
-      message: 'Here it is',
-    })
-    assert.match(s1.id, /^sub_[0-9a-z]{26}$/)
-    await tick()
-    const s2 = await requests.addSubmission({
-      publicId,
-      fileId: second.id,
-      submitterEmail: 'bob@example.com',
-      submitterName: '   ',
-    })
-    const expected = {
-      data: [
-        {
-          submitterName: null,
-          submitterEmail: 'bob@example.com',
-          message: null,
-          createdAt: new Date(s2.createdAt).toISOString(),
-          file: { id: second.id, name: 'photo.jpg', contentType: 'image/jpeg', size: 4 },
-        },
-        {
-          submitterName: 'Ada Lovelace',
-          submitterEmail: 'ada@example.com',
-          message: 'Here it is',
-          createdAt: new Date(s1.createdAt).toISOString(),
-          file: { id: first.id, name: 'report.pdf', contentType: 'application/pdf', size: 1 },
-        },
-      ],
-      pagination: { nextCursor: null },
-    }
-    const list = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
-    assert.equal(list.status, 200)
-    assert.deepEqual(list.body, expected)
-    assert.match(String(list.body.data[0]?.createdAt), ISO_MS)
-
-    assert.equal(await submissionCount(app, a, r.id), 2)
-    const listed = await call(app, 'GET', REQUESTS, { token: a.token })
-    assert.deepEqual(listed.body.data, [{ ...r, submissionCount: 2 }])
-
-    // The file goes (its row, as a deletion does); the submission keeps what was submitted.
-    await c.db.kysely.deleteFrom('files').where('id', '=', first.id).execute()
-    await c.blobs.delete(first.blobKey)
-    const after = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
-    assert.deepEqual(after.body, expected)
-    assert.equal(await submissionCount(app, a, r.id), 2)
-  })
-
-  test('concurrent submissions are all counted', async () => {
-    const { c, app, a, r, publicId, requests } = await setup()
-    const file = await createFile(c, a.id)
-    await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        requests.addSubmission({ publicId, fileId: file.id, submitterEmail: `p${i}@example.com` }),
-      ),
-    )
-    assert.equal(await submissionCount(app, a, r.id), 10)
-    const list = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions?limit=100`, { token: a.token })
-    assert.equal(list.body.data.length, 10)
-  })
-
-  test('addSubmission refuses an inactive request (409) and counts nothing', async () => {
-    const { c, app, a, r, publicId, requests } = await setup()
-    const file = await createFile(c, a.id)
-    await call(app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { isActive: false } })
-    await rejectsWith(
-      requests.addSubmission({ publicId, fileId: file.id, submitterEmail: 'a@example.com' }),
-      'conflict',
-      /no longer accepting/,
-    )
-    assert.equal(await submissionCount(app, a, r.id), 0)
-    const list = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
-    assert.deepEqual(list.body, { data: [], pagination: { nextCursor: null } })
-
-    // Reactivated, it accepts again.
-    await call(app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { isActive: true } })
-    await requests.addSubmission({ publicId, fileId: file.id, submitterEmail: 'a@example.com' })
-    assert.equal(await submissionCount(app, a, r.id), 1)
-  })
-
-  test('addSubmission enforces a required email, and drops one that is not collected', async () => {
-    const { c, app, a, r, publicId, requests } = await setup()
-    const file = await createFile(c, a.id)
-    for (const submitterEmail of [undefined, null, '', '   ']) {
-      await rejectsWith(
-        requests.addSubmission({ publicId, fileId: file.id, submitterEmail }),
-        'invalid_request',
-        /requires the submitter email/,
-      )
-    }
-    await rejectsWith(
-      requests.addSubmission({ publicId, fileId: file.id, submitterEmail: 'not an email' }),
-      'invalid_request',
-      /not a valid email/,
-    )
-    assert.equal(await submissionCount(app, a, r.id), 0)
-
-    // Collected but optional: absent is fine, present must still be valid.
-    await call(app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { emailRequired: false } })
-    const optional = await requests.addSubmission({ publicId, fileId: file.id })
-    assert.equal(optional.submitterEmail, null)
-    await rejectsWith(
-      requests.addSubmission({ publicId, fileId: file.id, submitterEmail: 'a@b@c' }),
-      'invalid_request',
-    )
-    const given = await requests.addSubmission({
-      publicId,
-      fileId: file.id,
-      submitterEmail: ' x@example.org ',
-    })
-    assert.equal(given.submitterEmail, 'x@example.org')
-
-    // Not collected: whatever is sent is dropped.
-    await call(app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { collectEmail: false } })
-    const dropped = await requests.addSubmission({
-      publicId,
-      fileId: file.id,
-      submitterEmail: 'ignored@example.com',
-    })
-    assert.equal(dropped.submitterEmail, null)
-    assert.equal(await submissionCount(app, a, r.id), 3)
-    const list = await call(app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
-    assert.deepEqual(
-      list.body.data.map((s: { submitterEmail: string | null }) => s.submitterEmail),
-      [null, 'x@example.org', null],
-    )
-  })
-
-  test('addSubmission: unknown link, a file of another account, and the bounds of what is typed', async () => {
-    const { c, app, a, r, publicId, requests } = await setup({ collectEmail: false })
-    const b = await createAccount(app)
-    const theirs = await createFile(c, b.id)
-    const mine = await createFile(c, a.id)
-    await rejectsWith(requests.addSubmission({ publicId: 'nope', fileId: mine.id }), 'not_found')
-    await rejectsWith(requests.addSubmission({ publicId, fileId: theirs.id }), 'not_found')
-    await rejectsWith(requests.addSubmission({ publicId, fileId: 'fil_absent' }), 'not_found')
-    await rejectsWith(
-      requests.addSubmission({ publicId, fileId: mine.id, submitterName: chars(101) }),
-      'invalid_request',
-      /name.*at most 100/,
-    )
-    await rejectsWith(
-      requests.addSubmission({ publicId, fileId: mine.id, message: chars(1001) }),
-      'invalid_request',
-      /message.*at most 1000/,
-    )
-    assert.equal(await submissionCount(app, a, r.id), 0)
-    const atBounds = await requests.addSubmission({
-      publicId,
-      fileId: mine.id,
-      submitterName: chars(100, 'n'),
-      message: chars(1000, 'm'),
-    })
-    assert.equal(atBounds.submitterName?.length, 100)
-    assert.equal(atBounds.message?.length, 1000)
-    assert.equal(await submissionCount(app, a, r.id), 1)
-  })
-
-  test('getPublic gives the public page what it needs', async () => {
-    const { c, a, r, publicId, requests } = await setup({ description: 'Please', emailRequired: false })
-    const folder = await newFolder(c.app, a.token)
-    await call(c.app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { folderId: folder.id } })
-    assert.deepEqual(await requests.getPublic(publicId), {
-      id: r.id,
-      accountId: a.id,
-      folderId: folder.id,
-      title: r.title,
-      description: 'Please',
-      collectEmail: true,
-      emailRequired: false,
-      isActive: true,
-    })
-    await rejectsWith(requests.getPublic('nope'), 'not_found')
-  })
-
-  test('submission pagination stays correct while submissions are added and removed mid-walk', async () => {
-    const { c, app, a, r, publicId, requests } = await setup()
-    const file = await createFile(c, a.id)
-    const made: string[] = []
-    for (let i = 0; i < 6; i++) {
-      made.push(
-        (await requests.addSubmission({ publicId, fileId: file.id, submitterEmail: `s${i}@x.io` })).id,
-      )
-      await tick()
-    }
-    const newestFirst = [...made].reverse()
-
-    // Submissions are listed without ids; walk by their emails.
-    const pages: (string | null)[][] = []
-    let cursor: string | null = null
-    let added = ''
-    do {
-      const res: {
-        body: { data: { submitterEmail: string | null }[]; pagination: { nextCursor: string | null } }
-      } = await call(
-        app,
-        'GET',
-        `${REQUESTS}/${r.id}/submissions?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
-        {
-          token: a.token,
-        },
-      )
-      pages.push(res.body.data.map((s) => s.submitterEmail))
-      cursor = res.body.pagination.nextCursor
-      if (pages.length === 1) {
-        added = (await requests.addSubmission({ publicId, fileId: file.id, submitterEmail: 'new@x.io' })).id
-        await c.db.kysely
-          .deleteFrom('submissions')
-          .where('id', 'in', [newestFirst[1] as string, newestFirst[3] as string])
-          .execute()
-      }
-    } while (cursor !== null)
-    assert.ok(added)
-    // The newer submission is before the cursor; the two removed ones are gone; nothing repeats.
-    assert.deepEqual(pages, [['s5@x.io', 's4@x.io'], ['s3@x.io', 's1@x.io'], ['s0@x.io']])
   })
 })

@@ -111,8 +111,8 @@ describeEachEngine('shares', (ctx) => {
     const file = await createFile(c, a.id)
     assert.equal((await c.app.services.files.get(a.id, file.id)).share, null)
     const share = (await post(c.app, a.token, { fileId: file.id, expiresAt: FUTURE })).body.data
-    await c.app.services.shares.recordView(share.id)
-    await c.app.services.shares.recordDownload(share.id)
+    await c.app.services.publicShares.recordView(share.id)
+    await c.app.services.publicShares.recordDownload(share.id)
     assert.deepEqual((await c.app.services.files.get(a.id, file.id)).share, {
       id: share.id,
       publicId: publicIdOf(share),
@@ -130,9 +130,9 @@ describeEachEngine('shares', (ctx) => {
     const a = await createAccount(c.app)
     const file = await createFile(c, a.id)
     const share = (await post(c.app, a.token, { fileId: file.id })).body.data
-    await c.app.services.shares.recordView(share.id)
-    await c.app.services.shares.recordView(share.id)
-    await c.app.services.shares.recordDownload(share.id)
+    await c.app.services.publicShares.recordView(share.id)
+    await c.app.services.publicShares.recordView(share.id)
+    await c.app.services.publicShares.recordDownload(share.id)
     const counted = { ...share, viewCount: 2, downloadCount: 1 }
 
     const disabled = await patch(c.app, a.token, share.id, { isActive: false })
@@ -551,7 +551,7 @@ describeEachEngine('shares', (ctx) => {
     )
     const rows = await c.db.kysely.selectFrom('shares').select('id').where('id', '=', share.id).execute()
     assert.equal(rows.length, 0)
-    assert.equal(await c.app.services.shares.findPublic(publicIdOf(share)), undefined)
+    assert.equal(await c.app.services.publicShares.find(publicIdOf(share)), undefined)
   })
 
   test('findPublic returns a working link with its file, and nothing otherwise', async () => {
@@ -560,9 +560,9 @@ describeEachEngine('shares', (ctx) => {
     const file = await createFile(c, a.id, { name: 'pic.png', contentType: 'image/png' })
     const share = (await post(c.app, a.token, { fileId: file.id, expiresAt: FUTURE })).body.data
     const publicId = publicIdOf(share)
-    await c.app.services.shares.recordView(share.id)
+    await c.app.services.publicShares.recordView(share.id)
 
-    const found = await c.app.services.shares.findPublic(publicId)
+    const found = await c.app.services.publicShares.find(publicId)
     const stored = await c.app.services.files.get(a.id, file.id)
     assert.deepEqual(found, {
       share: {
@@ -580,13 +580,13 @@ describeEachEngine('shares', (ctx) => {
     })
     assert.equal(found?.file.blobKey, file.blobKey)
 
-    assert.equal(await c.app.services.shares.findPublic(chars(32, 'x')), undefined)
+    assert.equal(await c.app.services.publicShares.find(chars(32, 'x')), undefined)
     await patch(c.app, a.token, share.id, { isActive: false })
-    assert.equal(await c.app.services.shares.findPublic(publicId), undefined)
+    assert.equal(await c.app.services.publicShares.find(publicId), undefined)
     await patch(c.app, a.token, share.id, { isActive: true })
-    assert.equal((await c.app.services.shares.findPublic(publicId))?.share.id, share.id)
+    assert.equal((await c.app.services.publicShares.find(publicId))?.share.id, share.id)
     await expire(c, share.id, 1)
-    assert.equal(await c.app.services.shares.findPublic(publicId), undefined)
+    assert.equal(await c.app.services.publicShares.find(publicId), undefined)
   })
 
   test('views and downloads count exactly under concurrency', async () => {
@@ -596,8 +596,8 @@ describeEachEngine('shares', (ctx) => {
     const share = (await post(c.app, a.token, { fileId: file.id })).body.data
     const other = (await post(c.app, a.token, { fileId: (await createFile(c, a.id)).id })).body.data
     await Promise.all([
-      ...Array.from({ length: 25 }, () => c.app.services.shares.recordView(share.id)),
-      ...Array.from({ length: 10 }, () => c.app.services.shares.recordDownload(share.id)),
+      ...Array.from({ length: 25 }, () => c.app.services.publicShares.recordView(share.id)),
+      ...Array.from({ length: 10 }, () => c.app.services.publicShares.recordDownload(share.id)),
     ])
     assert.deepEqual((await get(c.app, a.token, share.id)).body.data, {
       ...share,

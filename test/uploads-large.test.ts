@@ -11,7 +11,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { after, before, describe, test } from 'node:test'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
-import { blobKeyOf } from '../src/files/files.service.ts'
+import { blobKeyOf } from '../src/files/blob-keys.ts'
 import {
   type Grant,
   prepareUploads,

@@ -1,15 +1,8 @@
 // Accounts: who owns files. Created by the CLI (and later by sign-up pages).
-import type { Kysely } from 'kysely'
 import { hashPassword, verifyPassword } from '../auth/secrets.ts'
-import type { Database } from '../db/schema.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import { newId } from '../ids.ts'
-
-export interface Account {
-  id: string
-  email: string
-  createdAt: number
-}
+import type { Account, AccountsRepository } from './accounts.repository.ts'
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 export const MIN_PASSWORD_LENGTH = 8
@@ -21,10 +14,10 @@ export function normaliseEmail(email: string): string {
 }
 
 export class AccountsService {
-  readonly #db: Kysely<Database>
+  readonly #accounts: AccountsRepository
 
-  constructor(db: Kysely<Database>) {
-    this.#db = db
+  constructor(deps: { accounts: AccountsRepository }) {
+    this.#accounts = deps.accounts
   }
 
   async create(input: { email: string; password?: string }): Promise<Account> {
@@ -34,34 +27,21 @@ export class AccountsService {
     }
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
     const now = Date.now()
-    const account = { id: newId('acc', now), email, created_at: now, password_hash: passwordHash }
-    const inserted = await this.#db
-      .insertInto('accounts')
-      .values(account)
-      .onConflict((oc) => oc.column('email').doNothing())
-      .returning('id')
-      .executeTakeFirst()
-    if (!inserted) throw conflict(`An account with the email ${email} already exists.`)
-    return { id: account.id, email, createdAt: now }
+    const account = { id: newId('acc', now), email, createdAt: now }
+    if (!(await this.#accounts.insert({ ...account, passwordHash }))) {
+      throw conflict(`An account with the email ${email} already exists.`)
+    }
+    return account
   }
 
-  /** Every account, newest first: ids sort by creation time, so the primary key gives the order. */
-  async list(): Promise<Account[]> {
-    const rows = await this.#db
-      .selectFrom('accounts')
-      .select(['id', 'email', 'created_at'])
-      .orderBy('id', 'desc')
-      .execute()
-    return rows.map((row) => ({ id: row.id, email: row.email, createdAt: row.created_at }))
+  /** Every account, newest first. */
+  list(): Promise<Account[]> {
+    return this.#accounts.list()
   }
 
   async findByEmail(email: string): Promise<Account | undefined> {
-    const row = await this.#db
-      .selectFrom('accounts')
-      .select(['id', 'email', 'created_at'])
-      .where('email', '=', normaliseEmail(email))
-      .executeTakeFirst()
-    return row && { id: row.id, email: row.email, createdAt: row.created_at }
+    const found = await this.#accounts.byEmail(normaliseEmail(email))
+    return found && { id: found.id, email: found.email, createdAt: found.createdAt }
   }
 
   async getByEmail(email: string): Promise<Account> {
@@ -72,24 +52,17 @@ export class AccountsService {
 
   /** The account, if the password matches; undefined otherwise (no hint which part was wrong). */
   async verifyPassword(email: string, password: string): Promise<Account | undefined> {
-    const row = await this.#db
-      .selectFrom('accounts')
-      .select(['id', 'email', 'created_at', 'password_hash'])
-      .where('email', '=', normaliseEmail(email))
-      .executeTakeFirst()
-    if (!row?.password_hash || !(await verifyPassword(password, row.password_hash))) return undefined
-    return { id: row.id, email: row.email, createdAt: row.created_at }
+    const found = await this.#accounts.byEmail(normaliseEmail(email))
+    if (!found?.passwordHash || !(await verifyPassword(password, found.passwordHash))) return undefined
+    return { id: found.id, email: found.email, createdAt: found.createdAt }
   }
 
   async setPassword(accountId: string, password: string): Promise<void> {
     if (password.length < MIN_PASSWORD_LENGTH) {
       throw invalid(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`)
     }
-    const result = await this.#db
-      .updateTable('accounts')
-      .set({ password_hash: await hashPassword(password) })
-      .where('id', '=', accountId)
-      .executeTakeFirst()
-    if (result.numUpdatedRows === 0n) throw notFound('Account')
+    if (!(await this.#accounts.setPasswordHash(accountId, await hashPassword(password)))) {
+      throw notFound('Account')
+    }
   }
 }

@@ -1,8 +1,8 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import type { Routes } from '../http/plugin.ts'
-import { Data, ERROR_RESPONSES, toIsoOrNull } from '../http/schemas.ts'
-import { AnalyticsQuery } from './analytics.schemas.ts'
+import { Data, ERROR_RESPONSES } from '../http/schemas.ts'
+import type { Routes } from '../wiring.ts'
+import { AnalyticsQuery, serializeShareAnalytics } from './analytics.schemas.ts'
 
 export const analyticsRoutes: Routes = async (app, { services }) => {
   const { analytics } = services
@@ -12,6 +12,7 @@ export const analyticsRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags: ['analytics'],
+        operationId: 'getAnalytics',
         summary: 'Share analytics',
         description: `With \`shareId\`: that share's ShareAnalytics (a share that does not exist or belongs to another
 account is a 404). Without: the account's AggregateAnalytics. \`isActive\` and \`activeShares\` count the effective
@@ -27,8 +28,7 @@ state: a link whose \`expiresAt\` has passed is not active.`,
     async (request) => {
       const { shareId } = request.query
       if (shareId === undefined) return { data: await analytics.aggregate(accountOf(request)) }
-      const share = await analytics.forShare(accountOf(request), shareId)
-      return { data: { ...share, expiresAt: toIsoOrNull(share.expiresAt) } }
+      return { data: serializeShareAnalytics(await analytics.forShare(accountOf(request), shareId)) }
     },
   )
 }

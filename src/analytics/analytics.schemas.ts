@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { DateTime, Nullable } from '../http/schemas.ts'
+import { DateTime, Nullable, toIsoOrNull } from '../http/schemas.ts'
+import type { ShareAnalytics } from './analytics.repository.ts'
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description })
 
@@ -37,3 +38,9 @@ export const AnalyticsQuery = Type.Object(
   },
   { additionalProperties: false },
 )
+
+/** A share's analytics as ShareAnalyticsSchema shows them. */
+export const serializeShareAnalytics = (share: ShareAnalytics) => ({
+  ...share,
+  expiresAt: toIsoOrNull(share.expiresAt),
+})

@@ -1,86 +1,21 @@
-// Share analytics, read straight from the counters the public share page increments. The aggregate is one
-// statement over the account's rows (shares and file requests are both indexed by account).
-import type { Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+// Share analytics: a share's counts, or the account's totals (analytics.repository.ts).
 import { notFound } from '../errors.ts'
-import { isShareActive } from '../shares/share-state.ts'
-
-export interface ShareAnalytics {
-  shareId: string
-  views: number
-  downloads: number
-  /** Effective: false once `expiresAt` has passed. */
-  isActive: boolean
-  expiresAt: number | null
-}
-
-export interface AggregateAnalytics {
-  shares: number
-  /** Links that work now: enabled and not expired. */
-  activeShares: number
-  activeRequests: number
-  views: number
-  downloads: number
-}
+import type { AggregateAnalytics, AnalyticsRepository, ShareAnalytics } from './analytics.repository.ts'
 
 export class AnalyticsService {
-  readonly #db: Kysely<Database>
+  readonly #analytics: AnalyticsRepository
 
-  constructor(db: Kysely<Database>) {
-    this.#db = db
+  constructor(deps: { analytics: AnalyticsRepository }) {
+    this.#analytics = deps.analytics
   }
 
   async forShare(accountId: string, shareId: string): Promise<ShareAnalytics> {
-    const row = await this.#db
-      .selectFrom('shares')
-      .select(['id', 'view_count', 'download_count', 'is_active', 'expires_at'])
-      .where('id', '=', shareId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst()
-    if (!row) throw notFound(`Share ${shareId}`)
-    const expiresAt = row.expires_at === null ? null : Number(row.expires_at)
-    return {
-      shareId: row.id,
-      views: Number(row.view_count),
-      downloads: Number(row.download_count),
-      isActive: isShareActive(row.is_active, expiresAt),
-      expiresAt,
-    }
+    const analytics = await this.#analytics.forShare(accountId, shareId)
+    if (!analytics) throw notFound(`Share ${shareId}`)
+    return analytics
   }
 
-  async aggregate(accountId: string): Promise<AggregateAnalytics> {
-    const now = Date.now()
-    const row = await this.#db
-      .selectFrom('shares')
-      .where('shares.account_id', '=', accountId)
-      .select((eb) => [
-        eb.fn.countAll<number>().as('shares'),
-        eb.fn
-          .countAll<number>()
-          .filterWhere((w) =>
-            w.and([
-              w('shares.is_active', '=', true),
-              w.or([w('shares.expires_at', 'is', null), w('shares.expires_at', '>', now)]),
-            ]),
-          )
-          .as('active_shares'),
-        // SUM over no rows is NULL; an account without shares has 0 views.
-        eb.fn.coalesce(eb.fn.sum<number>('shares.view_count'), eb.lit(0)).as('views'),
-        eb.fn.coalesce(eb.fn.sum<number>('shares.download_count'), eb.lit(0)).as('downloads'),
-        eb
-          .selectFrom('file_requests')
-          .select((r) => r.fn.countAll<number>().as('n'))
-          .where('file_requests.account_id', '=', accountId)
-          .where('file_requests.is_active', '=', true)
-          .as('active_requests'),
-      ])
-      .executeTakeFirstOrThrow()
-    return {
-      shares: Number(row.shares),
-      activeShares: Number(row.active_shares),
-      activeRequests: Number(row.active_requests),
-      views: Number(row.views),
-      downloads: Number(row.downloads),
-    }
+  aggregate(accountId: string): Promise<AggregateAnalytics> {
+    return this.#analytics.aggregate(accountId)
   }
 }

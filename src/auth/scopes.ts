@@ -1,4 +1,4 @@
-// The scopes of spec section 5.2; API keys and OAuth access tokens carry the same ones.
+// Every scope a credential can carry, with what it grants; API keys and OAuth tokens carry the same ones.
 export const SCOPES = {
   'files:read': 'View files, their contents and metadata',
   'files:write': 'Upload, rename, move and delete files',

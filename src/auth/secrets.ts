@@ -2,6 +2,9 @@
 import { hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 
+/** Every API key starts with this, so leaked keys are easy to recognise and scan for. */
+export const API_KEY_PREFIX = 'coffer_'
+
 const scryptAsync = promisify(scrypt) as (
   password: string,
   salt: Buffer,

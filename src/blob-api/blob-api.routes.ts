@@ -1,9 +1,9 @@
-// The Vercel-Blob-compatible endpoint, mounted at the path of `config.blobApiUrl` (what clients set as
+// The Vercel-Blob-compatible endpoint, mounted at BLOB_API_PATH (public-urls.ts; what clients set as
 // VERCEL_BLOB_API_URL): `PUT /?pathname=` for a single upload and `POST /mpu?pathname=` for the multipart
 // actions. Bodies are raw bytes streamed from the socket: no parser or body limit of the API applies here; the
 // client token's declared size is the limit. Every failure is `{ error: { code, message } }` (see errors.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { RouteDeps } from '../http/plugin.ts'
+import type { RouteDeps } from '../wiring.ts'
 import type { BlobRequest, Body, CallbackSender } from './blob-api.service.ts'
 import { BlobApiError } from './errors.ts'
 

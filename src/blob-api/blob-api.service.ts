@@ -15,11 +15,11 @@ import {
   type PartRef,
   type WrittenPart,
 } from '../blob/blob-store.ts'
-import type { Config } from '../config.ts'
-import { blobKeyOf } from '../files/files.service.ts'
+import { blobKeyOf } from '../files/blob-keys.ts'
 import { newId } from '../ids.ts'
+import type { PublicUrls } from '../public-urls.ts'
 import { essence } from '../uploads/sniff.ts'
-import type { IntentRow, StagedBlob, UploadStore } from '../uploads/upload-store.ts'
+import type { IntentRow, StagedBlob, UploadsRepository } from '../uploads/uploads.repository.ts'
 import { ByteMeter, type Digest } from './byte-stream.ts'
 import { type ClientTokenPayload, signCallback, verifyClientToken } from './client-token.ts'
 import { BlobApiError, notAccepting, tooLarge } from './errors.ts'
@@ -112,16 +112,21 @@ function attachment(name: string): string {
 }
 
 export class BlobApiService {
-  readonly #store: UploadStore
+  readonly #uploads: UploadsRepository
   readonly #blobs: BlobStore
   readonly #keyring: SigningKeyring
-  readonly #publicUrl: string
+  readonly #urls: PublicUrls
 
-  constructor(deps: { store: UploadStore; blobs: BlobStore; keyring: SigningKeyring; config: Config }) {
-    this.#store = deps.store
+  constructor(deps: {
+    uploads: UploadsRepository
+    blobs: BlobStore
+    keyring: SigningKeyring
+    urls: PublicUrls
+  }) {
+    this.#uploads = deps.uploads
     this.#blobs = deps.blobs
     this.#keyring = deps.keyring
-    this.#publicUrl = deps.config.publicUrl
+    this.#urls = deps.urls
   }
 
   /** Checks a request against its client token and the intent's state, before any byte is read. */
@@ -161,7 +166,7 @@ export class BlobApiService {
     if (request.length !== undefined && request.length > token.maximumSizeInBytes) {
       throw tooLarge(token.maximumSizeInBytes)
     }
-    const intent = await this.#store.intent(token.tokenPayload)
+    const intent = await this.#uploads.intent(token.tokenPayload)
     if (intent?.state !== 'uploading' || intent.pathname !== token.pathname) throw notAccepting()
     return { token, intent }
   }
@@ -179,7 +184,7 @@ export class BlobApiService {
     // Recorded before any part is written to it. A crash in between leaves an empty upload in the store, which
     // the store sweeps as it sweeps a crashed write.
     try {
-      await this.#store.stage(upload.key, intent.id, { uploadId, storeUploadId: upload.uploadId })
+      await this.#uploads.stage(upload.key, intent.id, { uploadId, storeUploadId: upload.uploadId })
     } catch (error) {
       await this.#blobs.abortMultipart(upload).catch(() => {})
       throw error
@@ -305,7 +310,7 @@ export class BlobApiService {
    * blobs that were never adopted.
    */
   async discardStaged(intentId: string): Promise<void> {
-    const staged = await this.#store.stagedBlobs(intentId)
+    const staged = await this.#uploads.stagedBlobs(intentId)
     for (const blob of staged) {
       if (blob.storeUploadId !== null) {
         await this.#blobs.abortMultipart({ key: blob.key, uploadId: blob.storeUploadId })
@@ -320,7 +325,7 @@ export class BlobApiService {
     headers: { uploadId: string | undefined; key: string | undefined },
   ): Promise<OpenUpload> {
     const uploadId = this.#uploadId(ticket, headers)
-    const staged: StagedBlob | undefined = await this.#store.multipartUpload(ticket.intent.id, uploadId)
+    const staged: StagedBlob | undefined = await this.#uploads.multipartUpload(ticket.intent.id, uploadId)
     if (!staged?.storeUploadId) {
       throw new BlobApiError('bad_request', '"x-mpu-upload-id" is not an upload id this server gave out.')
     }
@@ -361,7 +366,7 @@ export class BlobApiService {
     const { intent, token } = ticket
     const fileId = newId('fil')
     const key = blobKeyOf(intent.account_id, fileId)
-    await this.#store.stage(key, intent.id)
+    await this.#uploads.stage(key, intent.id)
     const meter = new ByteMeter(token.maximumSizeInBytes, { hash: true })
     await this.#write(key, meter.measure(body), () =>
       meter.size > token.maximumSizeInBytes ? tooLarge(token.maximumSizeInBytes) : undefined,
@@ -383,12 +388,12 @@ export class BlobApiService {
     options: { keepOnFault: boolean } = { keepOnFault: false },
   ): Promise<PutBlobResult> {
     const { intent, token } = ticket
-    if (!(await this.#store.staged(key, intent.id, digest.size, digest.sha256))) {
+    if (!(await this.#uploads.staged(key, intent.id, digest.size, digest.sha256))) {
       await this.#discard([key])
       throw notAccepting()
     }
 
-    const statusUrl = `${this.#publicUrl}/api/v1/files/uploads/${intent.id}`
+    const statusUrl = this.#urls.uploadStatus(intent.id)
     const blob: PutBlobResult = {
       url: statusUrl,
       downloadUrl: statusUrl,
@@ -423,7 +428,7 @@ export class BlobApiService {
     try {
       await this.#blobs.put(key, data)
     } catch (error) {
-      await this.#store.unstage([key])
+      await this.#uploads.unstage([key])
       throw overLimit() ?? error
     }
   }
@@ -433,8 +438,8 @@ export class BlobApiService {
    * failure reported after its adoption can never delete a file's bytes.
    */
   async #discard(keys: string[]): Promise<void> {
-    const staged = await this.#store.stillStaged(keys)
+    const staged = await this.#uploads.stillStaged(keys)
     for (const key of staged) await this.#blobs.delete(key)
-    await this.#store.unstage(staged)
+    await this.#uploads.unstage(staged)
   }
 }

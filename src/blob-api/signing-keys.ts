@@ -3,8 +3,7 @@
 // kept in the database, so that every process of a scale-out deployment verifies what any other signed.
 // Neither the secret nor the keys are ever logged or sent.
 import { createHmac, randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { ServerSecrets } from '../db/server-secrets.ts'
 
 export interface SigningKeys {
   clientToken: Buffer
@@ -17,12 +16,12 @@ const derive = (secret: string, purpose: string) =>
   createHmac('sha256', secret).update(`coffer ${purpose} v1`).digest()
 
 export class SigningKeyring {
-  readonly #db: Kysely<Database>
+  readonly #secrets: ServerSecrets
   readonly #configured: string | undefined
   #keys: Promise<SigningKeys> | undefined
 
-  constructor(db: Kysely<Database>, configuredSecret: string | undefined) {
-    this.#db = db
+  constructor(secrets: ServerSecrets, configuredSecret: string | undefined) {
+    this.#secrets = secrets
     this.#configured = configuredSecret
   }
 
@@ -36,22 +35,9 @@ export class SigningKeyring {
   }
 
   async #load(): Promise<SigningKeys> {
-    const secret = this.#configured ?? (await this.#storedSecret())
+    const secret =
+      this.#configured ??
+      (await this.#secrets.getOrCreate(SECRET_NAME, () => randomBytes(32).toString('base64url')))
     return { clientToken: derive(secret, 'blob client token'), callback: derive(secret, 'upload callback') }
-  }
-
-  async #storedSecret(): Promise<string> {
-    // Two processes starting together both try; the primary key keeps the first, and both read it back.
-    await this.#db
-      .insertInto('server_secrets')
-      .values({ name: SECRET_NAME, value: randomBytes(32).toString('base64url'), created_at: Date.now() })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute()
-    const row = await this.#db
-      .selectFrom('server_secrets')
-      .select('value')
-      .where('name', '=', SECRET_NAME)
-      .executeTakeFirstOrThrow()
-    return row.value
   }
 }

@@ -1,7 +1,9 @@
 // The commands of `npm run cli`: each declares its flags (for parsing and help) and acts through the
 // services, like a route does. Each returns one JSON object and the same result as text for people.
-import type { Account, AccountsService } from '../accounts/accounts.service.ts'
-import type { ApiKey, ApiKeysService } from '../accounts/api-keys.service.ts'
+import type { Account } from '../accounts/accounts.repository.ts'
+import type { AccountsService } from '../accounts/accounts.service.ts'
+import type { ApiKey } from '../accounts/api-keys.repository.ts'
+import type { ApiKeysService } from '../accounts/api-keys.service.ts'
 import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../auth/scopes.ts'
 import { toIso, toIsoOrNull } from '../http/schemas.ts'
 

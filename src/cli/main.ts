@@ -2,11 +2,12 @@
 // DATABASE_URL), also while the server runs. With --json, stdout carries exactly one JSON object, the
 // result or the error envelope; people read stderr for errors. Exit codes: 0 done, 1 failed, 2 usage.
 import { parseArgs } from 'node:util'
-import { AccountsService } from '../accounts/accounts.service.ts'
-import { ApiKeysService } from '../accounts/api-keys.service.ts'
 import { ConfigError, loadConfig } from '../config.ts'
-import { type Db, migrate, openDatabase } from '../db/database.ts'
+import type { Db } from '../db/database.ts'
+import { migrate } from '../db/migrate.ts'
+import { openDatabase } from '../db/open.ts'
 import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
+import { wireAccounts } from '../wiring.ts'
 import {
   type CliServices,
   COMMANDS,
@@ -170,7 +171,7 @@ async function openStorage(): Promise<Storage> {
   }
   return {
     db,
-    services: { accounts: new AccountsService(db.kysely), apiKeys: new ApiKeysService(db) },
+    services: wireAccounts(db),
   }
 }
 

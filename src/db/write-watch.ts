@@ -1,5 +1,5 @@
 // Tells when this process has written through Kysely, for caches that must not serve what it read before its
-// own write (see Db.metadataEpoch). Other processes' writes arrive as PostgreSQL notifications, but this
+// own write (see Db.changeEpoch). Other processes' writes arrive as PostgreSQL notifications, but this
 // process's own may arrive after it has answered the writer, whose next request must already see the change.
 import type {
   CompiledQuery,

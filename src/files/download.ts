@@ -1,8 +1,12 @@
 // The HTTP side of serving a file's bytes: validators, conditional requests, byte ranges, Content-Disposition
 // and which content types a browser may render. Kept apart from the route so that every place that serves
-// file bytes (the API download, public share links) answers the same way.
+// file bytes (the API download, public share links) answers the same way, through `sendFileContent`.
 import type { IncomingHttpHeaders } from 'node:http'
+import type { Readable } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ByteRange } from '../blob/blob-store.ts'
+import { AppError } from '../errors.ts'
+import type { FileContent } from './files.service.ts'
 
 export type Disposition = 'attachment' | 'inline'
 
@@ -158,4 +162,55 @@ function ifRangeMatches(ifRange: string, etag: string, lastModified: number): bo
   if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === etag
   const date = Date.parse(ifRange)
   return !Number.isNaN(date) && date === toSecond(lastModified)
+}
+
+/**
+ * Answers a GET or HEAD for a file's bytes: validators and safety headers, 304 for a current copy, 206 for a
+ * single range (416 outside the file), else the whole file, streamed from the store.
+ */
+export async function sendFileContent(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { file, open }: FileContent,
+  disposition: Disposition,
+): Promise<FastifyReply> {
+  const etag = entityTag(file)
+  reply.headers({
+    ...DOWNLOAD_SAFETY_HEADERS,
+    etag,
+    'last-modified': httpDate(file.createdAt),
+    'accept-ranges': 'bytes',
+  })
+  if (isNotModified(request.headers, etag, file.createdAt)) {
+    reply.status(304)
+    return reply.send()
+  }
+  const range = requestedRange(request.headers, file.size, etag, file.createdAt)
+  if (range === 'unsatisfiable') {
+    reply.header('content-range', `bytes */${file.size}`)
+    throw new AppError(
+      'range_not_satisfiable',
+      `The Range header asks for bytes outside file ${file.id}, which has ${file.size} bytes.`,
+    )
+  }
+  // Opened before the content headers are set, so a missing blob is still answered as a JSON error; for
+  // HEAD too, which must answer as GET would, and then closed unread.
+  let body: Readable | undefined = await open(range)
+  if (request.method === 'HEAD') {
+    body.destroy()
+    body = undefined
+  }
+  reply.headers({
+    'content-type': downloadContentType(file.contentType, disposition),
+    'content-disposition': contentDisposition(disposition, file.name),
+  })
+  if (range) {
+    reply
+      .status(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
+      .header('content-length', range.end - range.start + 1)
+  } else {
+    reply.header('content-length', file.size)
+  }
+  return reply.send(body)
 }

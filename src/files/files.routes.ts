@@ -1,55 +1,20 @@
-import type { Readable } from 'node:stream'
 import { Type } from 'typebox'
-import type { Config } from '../config.ts'
-import { AppError } from '../errors.ts'
-import { serializeFolder } from '../folders/folders.routes.ts'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import type { Routes } from '../http/plugin.ts'
-import { Data, ERROR_RESPONSES, List, toIso, toIsoOrNull } from '../http/schemas.ts'
-import { sharePublicUrl } from '../shares/share-state.ts'
-import {
-  contentDisposition,
-  DOWNLOAD_SAFETY_HEADERS,
-  downloadContentType,
-  entityTag,
-  httpDate,
-  INLINE_SAFE_TYPES,
-  isNotModified,
-  requestedRange,
-} from './download.ts'
+import { Data, ERROR_RESPONSES, List } from '../http/schemas.ts'
+import type { Routes } from '../wiring.ts'
+import { DOWNLOAD_SAFETY_HEADERS, INLINE_SAFE_TYPES, sendFileContent } from './download.ts'
 import {
   DeleteFilesBody,
   DownloadQuery,
   FileParams,
   ListFilesQuery,
+  serializeFile,
   UpdateFileBody,
 } from './files.schemas.ts'
-import type { StoredFile } from './files.service.ts'
 
 const READ = requireScopes(['files:read'])
 const WRITE = requireScopes(['files:write'])
 const tags = ['files']
-
-export function serializeFile(file: StoredFile, config: Pick<Config, 'publicUrl'>) {
-  return {
-    id: file.id,
-    name: file.name,
-    contentType: file.contentType,
-    size: file.size,
-    createdAt: toIso(file.createdAt),
-    share: file.share && {
-      id: file.share.id,
-      publicId: file.share.publicId,
-      publicUrl: sharePublicUrl(config.publicUrl, file.share.publicId),
-      isActive: file.share.isActive,
-      expiresAt: toIsoOrNull(file.share.expiresAt),
-      viewCount: file.share.viewCount,
-      downloadCount: file.share.downloadCount,
-    },
-    folderId: file.folderId,
-    folder: file.folder && serializeFolder(file.folder),
-  }
-}
 
 const Binary = (description: string) => ({
   description,
@@ -76,7 +41,7 @@ is a 416 \`range_not_satisfiable\` with \`Content-Range: bytes */size\`. \`If-Ra
 exactly for the range to apply, otherwise the whole file is sent. A file whose bytes are missing from storage is
 a 404.`
 
-export const filesRoutes: Routes = async (app, { services, config }) => {
+export const filesRoutes: Routes = async (app, { services, urls }) => {
   const { files } = services
 
   app.get(
@@ -84,6 +49,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
     {
       schema: {
         tags,
+        operationId: 'listFiles',
         summary: 'List and search files',
         description:
           'The account’s files, newest first. `query` matches a case-insensitive substring of the name; ' +
@@ -103,7 +69,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
       const { query, folderId, cursor, limit = 50 } = request.query
       const page = await files.list(accountOf(request), { query, folderId, cursor, limit })
       return {
-        data: page.items.map((file) => serializeFile(file, config)),
+        data: page.items.map((file) => serializeFile(file, urls)),
         pagination: { nextCursor: page.nextCursor },
       }
     },
@@ -114,6 +80,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
     {
       schema: {
         tags,
+        operationId: 'deleteFiles',
         summary: 'Delete several files',
         description:
           'Deletes the listed files of the account, with their share links, blobs and previews. Ids that ' +
@@ -138,6 +105,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
     {
       schema: {
         tags,
+        operationId: 'getFile',
         summary: 'Get a file',
         description:
           'Each server process keeps the files in use in memory, and learns of every change to them: one ' +
@@ -149,7 +117,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
       },
     },
     async (request) => ({
-      data: serializeFile(await files.get(accountOf(request), request.params.fileId), config),
+      data: serializeFile(await files.get(accountOf(request), request.params.fileId), urls),
     }),
   )
 
@@ -158,6 +126,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
     {
       schema: {
         tags,
+        operationId: 'updateFile',
         summary: 'Rename or move a file',
         description:
           'Sets `name`, `folderId` or both. `folderId: null` moves the file to root; a folder that is absent ' +
@@ -169,10 +138,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
       },
     },
     async (request) => ({
-      data: serializeFile(
-        await files.update(accountOf(request), request.params.fileId, request.body),
-        config,
-      ),
+      data: serializeFile(await files.update(accountOf(request), request.params.fileId, request.body), urls),
     }),
   )
 
@@ -181,6 +147,7 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
     {
       schema: {
         tags,
+        operationId: 'deleteFile',
         summary: 'Delete a file',
         description: 'Deletes the file for good, with its share link, blob and previews.',
         security: WRITE,
@@ -196,66 +163,37 @@ export const filesRoutes: Routes = async (app, { services, config }) => {
     }),
   )
 
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/files/:fileId/download',
-    schema: {
-      tags,
-      summary: 'Download a file',
-      description: DOWNLOAD_DESCRIPTION,
-      security: READ,
-      params: FileParams,
-      querystring: DownloadQuery,
-      response: {
-        200: Binary('The whole file.'),
-        206: Binary('The requested byte range, described by `Content-Range`.'),
-        304: { type: 'null', description: 'Not modified: the copy named by If-None-Match is current.' },
-        416: Type.Ref('Error'),
-        ...ERROR_RESPONSES,
+  // HEAD comes first, so that Fastify keeps it rather than adding one of its own for the GET, and is shown in
+  // the OpenAPI document, where @fastify/swagger gives it the GET's operationId with a `-head` suffix.
+  const downloads = [
+    ['HEAD', 'Check a download (headers only)'],
+    ['GET', 'Download a file'],
+  ] as const
+  for (const [method, summary] of downloads) {
+    app.route({
+      method,
+      url: '/files/:fileId/download',
+      config: { swagger: { exposeHeadRoute: true } },
+      schema: {
+        tags,
+        operationId: 'downloadFile',
+        summary,
+        description: DOWNLOAD_DESCRIPTION,
+        security: READ,
+        params: FileParams,
+        querystring: DownloadQuery,
+        response: {
+          200: Binary('The whole file.'),
+          206: Binary('The requested byte range, described by `Content-Range`.'),
+          304: { type: 'null', description: 'Not modified: the copy named by If-None-Match is current.' },
+          416: Type.Ref('Error'),
+          ...ERROR_RESPONSES,
+        },
       },
-    },
-    handler: async (request, reply) => {
-      const { file, open } = await files.content(accountOf(request), request.params.fileId, request.log)
-      const disposition = request.query.disposition ?? 'attachment'
-      const etag = entityTag(file)
-      reply.headers({
-        ...DOWNLOAD_SAFETY_HEADERS,
-        etag,
-        'last-modified': httpDate(file.createdAt),
-        'accept-ranges': 'bytes',
-      })
-      if (isNotModified(request.headers, etag, file.createdAt)) {
-        reply.status(304)
-        return reply.send()
-      }
-      const range = requestedRange(request.headers, file.size, etag, file.createdAt)
-      if (range === 'unsatisfiable') {
-        reply.header('content-range', `bytes */${file.size}`)
-        throw new AppError(
-          'range_not_satisfiable',
-          `The Range header asks for bytes outside file ${file.id}, which has ${file.size} bytes.`,
-        )
-      }
-      // Opened before the content headers are set, so a missing blob is still answered as a JSON error; for
-      // HEAD too, which must answer as GET would, and then closed unread.
-      let body: Readable | undefined = await open(range)
-      if (request.method === 'HEAD') {
-        body.destroy()
-        body = undefined
-      }
-      reply.headers({
-        'content-type': downloadContentType(file.contentType, disposition),
-        'content-disposition': contentDisposition(disposition, file.name),
-      })
-      if (range) {
-        reply
-          .status(206)
-          .header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
-          .header('content-length', range.end - range.start + 1)
-      } else {
-        reply.header('content-length', file.size)
-      }
-      return reply.send(body)
-    },
-  })
+      handler: async (request, reply) => {
+        const content = await files.content(accountOf(request), request.params.fileId, request.log)
+        return sendFileContent(request, reply, content, request.query.disposition ?? 'attachment')
+      },
+    })
+  }
 }

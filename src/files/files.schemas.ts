@@ -1,5 +1,8 @@
 import { Type } from 'typebox'
-import { DateTime, FolderIdValue, IdParam, Nullable, PageQuery } from '../http/schemas.ts'
+import { serializeFolder } from '../folders/folders.schemas.ts'
+import { DateTime, FolderIdValue, IdParam, Nullable, PageQuery, toIso, toIsoOrNull } from '../http/schemas.ts'
+import type { PublicUrls } from '../public-urls.ts'
+import type { StoredFile } from './files.repository.ts'
 
 export const FileSummarySchema = Type.Object(
   {
@@ -39,6 +42,28 @@ export const FileSchema = Type.Object(
   },
   { $id: 'File', additionalProperties: false },
 )
+
+/** A stored file as FileSchema shows it. */
+export function serializeFile(file: StoredFile, urls: PublicUrls) {
+  return {
+    id: file.id,
+    name: file.name,
+    contentType: file.contentType,
+    size: file.size,
+    createdAt: toIso(file.createdAt),
+    share: file.share && {
+      id: file.share.id,
+      publicId: file.share.publicId,
+      publicUrl: urls.sharePage(file.share.publicId),
+      isActive: file.share.isActive,
+      expiresAt: toIsoOrNull(file.share.expiresAt),
+      viewCount: file.share.viewCount,
+      downloadCount: file.share.downloadCount,
+    },
+    folderId: file.folderId,
+    folder: file.folder && serializeFolder(file.folder),
+  }
+}
 
 export const FileName = Type.String({
   minLength: 1,

@@ -1,18 +1,15 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import type { Routes } from '../http/plugin.ts'
-import { Data, ERROR_RESPONSES, IdParam, List, PageQuery, toIso } from '../http/schemas.ts'
-import { FolderBody } from './folders.schemas.ts'
-import type { Folder } from './folders.service.ts'
+import { Data, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
+import type { Routes } from '../wiring.ts'
+import { FolderBody, serializeFolder } from './folders.schemas.ts'
 
-// Folder operations accept the folders:* scopes of the contract and the files:* scopes of the prose
-// reference (spec 5.3; DESIGN.md).
+// Folder operations accept the folders:* scopes of the contract and also the files:* scopes, which the
+// contract's prose reference names for them (README, "Authentication and scopes").
 const READ = requireScopes(['folders:read'], ['files:read'])
 const WRITE = requireScopes(['folders:write'], ['files:write'])
 const tags = ['folders']
 const FolderParams = IdParam('folderId', 100)
-
-export const serializeFolder = (folder: Folder) => ({ ...folder, createdAt: toIso(folder.createdAt) })
 
 export const foldersRoutes: Routes = async (app, { services }) => {
   const { folders } = services
@@ -22,6 +19,7 @@ export const foldersRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'listFolders',
         summary: 'List folders',
         security: READ,
         querystring: Type.Object(PageQuery(25), { additionalProperties: false }),
@@ -40,6 +38,7 @@ export const foldersRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'createFolder',
         summary: 'Create a folder',
         security: WRITE,
         body: FolderBody,
@@ -57,6 +56,7 @@ export const foldersRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'getFolder',
         summary: 'Get a folder',
         security: READ,
         params: FolderParams,
@@ -73,6 +73,7 @@ export const foldersRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'renameFolder',
         summary: 'Rename a folder',
         security: WRITE,
         params: FolderParams,
@@ -92,6 +93,7 @@ export const foldersRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'deleteFolder',
         summary: 'Delete a folder',
         description: 'Deletes only the folder: its files and file requests are kept and moved to root.',
         security: WRITE,

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { DateTime } from '../http/schemas.ts'
+import { DateTime, toIso } from '../http/schemas.ts'
+import type { Folder } from './folders.repository.ts'
 
 export const FolderSchema = Type.Object(
   {
@@ -11,6 +12,9 @@ export const FolderSchema = Type.Object(
   },
   { $id: 'Folder', additionalProperties: false, description: 'A flat folder of files and file requests.' },
 )
+
+/** A Folder as FolderSchema shows it. */
+export const serializeFolder = (folder: Folder) => ({ ...folder, createdAt: toIso(folder.createdAt) })
 
 export const FolderName = Type.String({
   minLength: 1,

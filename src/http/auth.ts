@@ -2,7 +2,7 @@
 // own OpenAPI `security` list, so the documentation and the enforcement cannot drift apart: each entry
 // of the list is an alternative, and the credential needs every scope of one of them.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Principal } from '../accounts/api-keys.service.ts'
+import type { Principal } from '../auth/principal.ts'
 import type { Scope } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
 
@@ -26,9 +26,13 @@ export function requireScopes(...alternatives: Scope[][]): SecurityRequirement[]
   return alternatives.map((scopes) => ({ [BEARER_SECURITY]: scopes }))
 }
 
-/** A route's security list, from its schema; undefined for a public route. */
+/**
+ * A route's security list, from its schema; undefined for a public route, which declares none or, as OpenAPI
+ * spells "no credential needed", an empty list.
+ */
 export function routeSecurity(schema: unknown): SecurityRequirement[] | undefined {
-  return (schema as { security?: SecurityRequirement[] } | undefined)?.security
+  const security = (schema as { security?: SecurityRequirement[] } | undefined)?.security
+  return security && security.length > 0 ? security : undefined
 }
 
 /** RFC 6750 §3.1: a request that sent no credential is told the scheme only, without an error code. */

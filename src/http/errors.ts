@@ -1,5 +1,6 @@
-// One place that turns every failure into the spec's envelope. Client errors say what to fix; faults are
-// logged with their cause and answered with a generic 500 that reveals nothing.
+// One place that turns every failure into the error envelope `{ error: { code, message, hint } }`. Client
+// errors say what to fix; faults are logged with their cause and answered with a generic 500 that reveals
+// nothing.
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

@@ -1,4 +1,5 @@
-// Schemas shared by every resource: the envelopes of spec section 2.1 and the error body of section 7.
+// Schemas shared by every resource: the `{ data }` and `{ data, pagination }` envelopes, the error body, and
+// the bounds every path and page takes.
 import { type TSchema, type TString, Type } from 'typebox'
 
 export const ErrorSchema = Type.Object(
@@ -43,7 +44,7 @@ export const List = <T extends TSchema>(item: T) =>
     { additionalProperties: false },
   )
 
-/** Path parameter bounds of spec section 8. */
+/** A path parameter: an ID of 1 to `maxLength` characters (LIMITS in meta/capabilities.ts). */
 export const IdParam = <K extends string>(name: K, maxLength = 128) =>
   Type.Object({ [name]: Type.String({ minLength: 1, maxLength }) } as { [P in K]: TString }, {
     additionalProperties: false,
@@ -69,7 +70,7 @@ export const PageQuery = (defaultLimit: number) => ({
   ),
 })
 
-/** The error responses every authenticated operation may return (spec section 7). */
+/** The error responses every authenticated operation may return (the catalogue in errors.ts). */
 const ErrorRef = Type.Ref('Error')
 export const ERROR_RESPONSES = {
   400: ErrorRef,

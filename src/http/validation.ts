@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify'
+import { routeSecurity } from './auth.ts'
 
 const COMMON: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
@@ -36,7 +37,7 @@ export function refuseUnknownQueryParameters(app: FastifyInstance): void {
   const none = { type: 'object', properties: {}, additionalProperties: false }
   app.addHook('onRoute', (route) => {
     const schema = route.schema
-    if (schema?.security === undefined || schema.querystring !== undefined) return
+    if (routeSecurity(schema) === undefined || schema?.querystring !== undefined) return
     route.schema = { ...schema, querystring: none }
   })
 }

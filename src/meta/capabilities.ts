@@ -2,17 +2,15 @@
 // Built from the configuration, so it always states the limits this server actually applies.
 import { type Static, Type } from 'typebox'
 import packageJson from '../../package.json' with { type: 'json' }
-import { API_KEY_PREFIX } from '../accounts/api-keys.service.ts'
 import { SCOPES } from '../auth/scopes.ts'
+import { API_KEY_PREFIX } from '../auth/secrets.ts'
 import type { Config } from '../config.ts'
+import type { PublicUrls } from '../public-urls.ts'
 
-export const API_BASE_PATH = '/api/v1'
-export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
-
-/** The spec's client example switches to multipart transfer above 5 MiB (spec 4.2.3). */
+/** Clients switch to multipart transfer above 5 MiB, as the upload procedure says (docs/uploads.md). */
 export const MULTIPART_THRESHOLD_BYTES = 5 * 1024 * 1024
 
-/** Bounds of spec section 8 that the request schemas enforce; test/openapi.test.ts keeps them in step. */
+/** The bounds the request schemas enforce, announced by the index; test/openapi.test.ts keeps them in step. */
 export const LIMITS = {
   pageSize: { min: 1, max: 100, default: 25, filesDefault: 50 },
   cursorMaxLength: 128,
@@ -144,9 +142,8 @@ export interface IndexOptions {
   jsonBodyBytes: number
 }
 
-export function capabilityIndex(config: Config, options: IndexOptions): CapabilityIndex {
-  const base = `${config.publicUrl}${API_BASE_PATH}`
-  const oauthMetadata = `${config.publicUrl}${OAUTH_METADATA_PATH}`
+export function capabilityIndex(config: Config, urls: PublicUrls, options: IndexOptions): CapabilityIndex {
+  const { apiBase: base, oauthMetadata } = urls
   const { grantMinLength, ...bounds } = LIMITS
   return {
     name: 'Coffer',
@@ -154,8 +151,8 @@ export function capabilityIndex(config: Config, options: IndexOptions): Capabili
     apiVersion: 'v1',
     links: {
       self: `${base}/`,
-      openapi: `${base}/openapi.json`,
-      docs: `${config.publicUrl}/docs`,
+      openapi: urls.openApi,
+      docs: urls.docs,
       ...(options.oauth ? { oauthAuthorizationServer: oauthMetadata } : {}),
     },
     authentication: {
@@ -171,7 +168,7 @@ export function capabilityIndex(config: Config, options: IndexOptions): Capabili
       rateLimit: { max: config.rateLimit.max, windowSeconds: config.rateLimit.windowMs / 1000 },
     },
     uploads: {
-      blobApiUrl: config.blobApiUrl,
+      blobApiUrl: urls.blobApi,
       blobApiUrlEnv: 'VERCEL_BLOB_API_URL',
       clientLibrary: '@vercel/blob',
       access: 'private',

@@ -178,7 +178,7 @@ function objectNotes(schema: Schema): string {
 }
 
 function scopesOf(operation: Operation): string {
-  if (!operation.security) return '<p class="auth">No authentication required.</p>'
+  if (!operation.security?.length) return '<p class="auth">No authentication required.</p>'
   const alternatives = operation.security.map((requirement) =>
     Object.values(requirement)
       .flat()

@@ -2,9 +2,7 @@
 // store accepts a write. Load balancers poll it; liveness (/healthz) deliberately checks nothing.
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { sql } from 'kysely'
 import type { BlobStore } from '../blob/blob-store.ts'
-import type { Db } from '../db/database.ts'
 
 /** A dependency that hangs is as unavailable as one that fails; a probe must answer before the poller gives up. */
 const CHECK_TIMEOUT_MS = 3000
@@ -34,17 +32,17 @@ async function withTimeout<T>(work: () => Promise<T>, what: string): Promise<T> 
 }
 
 export class HealthService {
-  readonly #db: Db
+  readonly #pingDatabase: () => Promise<void>
   readonly #blobs: BlobStore
 
-  constructor(deps: { db: Db; blobs: BlobStore }) {
-    this.#db = deps.db
+  constructor(deps: { pingDatabase: () => Promise<void>; blobs: BlobStore }) {
+    this.#pingDatabase = deps.pingDatabase
     this.#blobs = deps.blobs
   }
 
   async readiness(): Promise<Readiness> {
     const probes: Record<CheckName, () => Promise<unknown>> = {
-      database: () => sql`select 1`.execute(this.#db.kysely),
+      database: () => this.#pingDatabase(),
       // A write, not a stat: a full disk, a read-only mount or revoked bucket credentials stop uploads while
       // reads still work. Each probe uses its own key so concurrent polls do not delete each other's.
       blobStore: async () => {

@@ -2,19 +2,14 @@
 // and the liveness and readiness probes. None of them needs a credential.
 import { Type } from 'typebox'
 import { AppError } from '../errors.ts'
-import type { Routes } from '../http/plugin.ts'
-import {
-  API_BASE_PATH,
-  type CapabilityIndex,
-  CapabilityIndexSchema,
-  capabilityIndex,
-  OAUTH_METADATA_PATH,
-} from './capabilities.ts'
+import { API_BASE_PATH, OAUTH_METADATA_PATH } from '../public-urls.ts'
+import type { Routes } from '../wiring.ts'
+import { type CapabilityIndex, CapabilityIndexSchema, capabilityIndex } from './capabilities.ts'
 import { DOCS_CSP, type OpenApiDocument, renderDocsPage } from './docs-page.ts'
 
 const NO_STORE = 'no-store'
 
-export const metaRoutes: Routes = async (app, { services, config }) => {
+export const metaRoutes: Routes = async (app, { services, config, urls }) => {
   // Both depend on every route of the app, so they are built on first use, once all are registered.
   let index: CapabilityIndex | undefined
   let docsPage: string | undefined
@@ -24,15 +19,17 @@ export const metaRoutes: Routes = async (app, { services, config }) => {
     {
       schema: {
         tags: ['index'],
+        operationId: 'getCapabilities',
         summary: 'Capability index',
         description:
           'Needs no credential (one sent anyway is ignored). Lists links to the OpenAPI document and this reference, the accepted credentials, the scopes, the limits this server enforces, and the blob API address upload clients need.',
+        security: [],
         // Counted against the caller's address like any request, so it too can be refused with a 429.
         response: { 200: CapabilityIndexSchema, 429: Type.Ref('Error'), default: Type.Ref('Error') },
       },
     },
     async () => {
-      index ??= capabilityIndex(config, {
+      index ??= capabilityIndex(config, urls, {
         oauth: app.hasRoute({ method: 'GET', url: OAUTH_METADATA_PATH }),
         jsonBodyBytes: app.initialConfig.bodyLimit ?? 1024 * 1024,
       })

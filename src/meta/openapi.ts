@@ -6,7 +6,8 @@ import { SCOPES } from '../auth/scopes.ts'
 import type { Config } from '../config.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { BEARER_SECURITY } from '../http/auth.ts'
-import { API_BASE_PATH, LIMITS, MULTIPART_THRESHOLD_BYTES } from './capabilities.ts'
+import { API_BASE_PATH, type PublicUrls } from '../public-urls.ts'
+import { LIMITS, MULTIPART_THRESHOLD_BYTES } from './capabilities.ts'
 
 /** When each code of the catalogue is answered. */
 const ERROR_MEANINGS: Record<ErrorCode, string> = {
@@ -47,7 +48,7 @@ const table = (head: string[], rows: string[][]) =>
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n')
 
-export function apiDescription(config: Config): string {
+export function apiDescription(config: Config, urls: PublicUrls): string {
   const errors = table(
     ['status', 'code', 'when'],
     Object.entries(ERROR_CODES).map(([code, { status }]) => [
@@ -64,7 +65,7 @@ export function apiDescription(config: Config): string {
   return `Coffer stores files owned by an account, organises them in flat folders, shares them through public links
 and collects files from outside submitters through file requests.
 
-Every path below is relative to the base address \`${config.publicUrl}${API_BASE_PATH}\`. Bodies are JSON, except
+Every path below is relative to the base address \`${urls.apiBase}\`. Bodies are JSON, except
 downloads. The capability index, \`GET ${API_BASE_PATH}/\`, needs no credential and lists this server's links,
 scopes, limits and upload settings; the OpenAPI document is at \`${API_BASE_PATH}/openapi.json\`.
 
@@ -121,7 +122,7 @@ File bytes never pass through this API:
 
 1. \`POST /files\` with the files' metadata returns one grant per file.
 2. Transfer each file with the \`upload()\` function of the \`@vercel/blob\` client library, with
-   \`VERCEL_BLOB_API_URL\` set to this server's blob API (\`${config.blobApiUrl}\`, also \`uploads.blobApiUrl\` of the
+   \`VERCEL_BLOB_API_URL\` set to this server's blob API (\`${urls.blobApi}\`, also \`uploads.blobApiUrl\` of the
    capability index). Pass the grant's \`pathname\`, \`contentType\` and \`handleUploadUrl\`, its \`clientPayload\` as a
    JSON string exactly as returned, \`access: 'private'\`, and \`multipart: true\` for files larger than 5 MiB
    (${MULTIPART_THRESHOLD_BYTES} bytes). The declared size and type bind the transfer.
@@ -135,8 +136,8 @@ ${config.maxFileSize} bytes.
 
 \`\`\`js
 import { upload } from '@vercel/blob/client'
-// VERCEL_BLOB_API_URL=${config.blobApiUrl} in the environment
-const response = await fetch('${config.publicUrl}${API_BASE_PATH}/files', {
+// VERCEL_BLOB_API_URL=${urls.blobApi} in the environment
+const response = await fetch('${urls.apiBase}/files', {
   method: 'POST',
   headers: { authorization: \`Bearer \${apiKey}\`, 'content-type': 'application/json' },
   body: JSON.stringify({ files: [{ name: file.name, type: file.type, size: file.size }] }),
@@ -223,12 +224,12 @@ function describeResponses(document: OpenApiDocument): void {
   }
 }
 
-export function openApiOptions(config: Config): SwaggerOptions {
+export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Coffer API', version: '1.0.0', description: apiDescription(config) },
-      servers: [{ url: `${config.publicUrl}${API_BASE_PATH}`, description: 'This Coffer server' }],
+      info: { title: 'Coffer API', version: '1.0.0', description: apiDescription(config, urls) },
+      servers: [{ url: urls.apiBase, description: 'This Coffer server' }],
       components: {
         securitySchemes: {
           [BEARER_SECURITY]: {

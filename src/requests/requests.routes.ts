@@ -1,55 +1,31 @@
 import { Type } from 'typebox'
-import { serializeFolder } from '../folders/folders.routes.ts'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import type { Routes } from '../http/plugin.ts'
-import { Data, ERROR_RESPONSES, IdParam, List, toIso } from '../http/schemas.ts'
+import { Data, ERROR_RESPONSES, IdParam, List } from '../http/schemas.ts'
+import type { Routes } from '../wiring.ts'
 import {
   CreateRequestBody,
   EMAIL_RULE,
   ListRequestsQuery,
   SubmissionsQuery,
+  serializeRequest,
+  serializeRequestWithCount,
+  serializeSubmission,
   UpdateRequestBody,
 } from './requests.schemas.ts'
-import type { FileRequest, Submission } from './requests.service.ts'
 
 const READ = requireScopes(['requests:read'])
 const WRITE = requireScopes(['requests:write'])
 const tags = ['requests']
 const RequestParams = IdParam('requestId')
 
-const serializeRequest = (r: FileRequest) => ({
-  id: r.id,
-  title: r.title,
-  description: r.description,
-  collectEmail: r.collectEmail,
-  emailRequired: r.emailRequired,
-  isActive: r.isActive,
-  createdAt: toIso(r.createdAt),
-  publicUrl: r.publicUrl,
-  folderId: r.folderId,
-  folder: r.folder === null ? null : serializeFolder(r.folder),
-})
-
-const serializeRequestWithCount = (r: FileRequest) => ({
-  ...serializeRequest(r),
-  submissionCount: r.submissionCount,
-})
-
-const serializeSubmission = (s: Submission) => ({
-  submitterName: s.submitterName,
-  submitterEmail: s.submitterEmail,
-  message: s.message,
-  createdAt: toIso(s.createdAt),
-  file: s.file,
-})
-
-export const requestsRoutes: Routes = async (app, { services }) => {
+export const requestsRoutes: Routes = async (app, { services, urls }) => {
   const { requests } = services
   app.get(
     '/requests',
     {
       schema: {
         tags,
+        operationId: 'listRequests',
         summary: 'List file requests',
         description:
           'Newest first. `folderId` narrows the list to one owned folder (another account’s folder is a 404).',
@@ -62,7 +38,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
       const { cursor, limit = 25, folderId } = request.query
       const page = await requests.list(accountOf(request), { cursor, limit, folderId })
       return {
-        data: page.items.map(serializeRequestWithCount),
+        data: page.items.map((r) => serializeRequestWithCount(r, urls)),
         pagination: { nextCursor: page.nextCursor },
       }
     },
@@ -73,6 +49,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'createRequest',
         summary: 'Create a file request',
         description: `A new request is active; an omitted \`description\` is null. ${EMAIL_RULE}`,
         security: WRITE,
@@ -82,7 +59,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
     },
     async (request, reply) => {
       const created = await requests.create(accountOf(request), request.body)
-      return reply.status(201).send({ data: serializeRequest(created) })
+      return reply.status(201).send({ data: serializeRequest(created, urls) })
     },
   )
 
@@ -91,6 +68,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'getRequest',
         summary: 'Get a file request',
         security: READ,
         params: RequestParams,
@@ -98,7 +76,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
       },
     },
     async (request) => ({
-      data: serializeRequestWithCount(await requests.get(accountOf(request), request.params.requestId)),
+      data: serializeRequestWithCount(await requests.get(accountOf(request), request.params.requestId), urls),
     }),
   )
 
@@ -107,6 +85,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'updateRequest',
         summary: 'Update, move or disable a file request',
         description:
           'Set at least one property. `isActive: false` disables the request, `description: null` clears it, ' +
@@ -120,6 +99,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
     async (request) => ({
       data: serializeRequest(
         await requests.update(accountOf(request), request.params.requestId, request.body),
+        urls,
       ),
     }),
   )
@@ -129,6 +109,7 @@ export const requestsRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'listSubmissions',
         summary: 'List the submissions of a file request',
         description:
           'Newest first. Each submission keeps the summary of its file as submitted, also after the file is deleted.',

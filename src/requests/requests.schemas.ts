@@ -1,5 +1,8 @@
 import { Type } from 'typebox'
-import { DateTime, FolderIdValue, Nullable, PageQuery } from '../http/schemas.ts'
+import { serializeFolder } from '../folders/folders.schemas.ts'
+import { DateTime, FolderIdValue, Nullable, PageQuery, toIso } from '../http/schemas.ts'
+import type { PublicUrls } from '../public-urls.ts'
+import type { FileRequest, Submission } from './requests.repository.ts'
 
 /** The rule tying the two email settings together, stated once for every place that documents it. */
 export const EMAIL_RULE =
@@ -64,6 +67,35 @@ export const SubmissionSchema = Type.Object(
     description: 'A file received through a file request. Never carries a storage URL.',
   },
 )
+
+/** A file request as FileRequestSchema shows it. */
+export const serializeRequest = (r: FileRequest, urls: PublicUrls) => ({
+  id: r.id,
+  title: r.title,
+  description: r.description,
+  collectEmail: r.collectEmail,
+  emailRequired: r.emailRequired,
+  isActive: r.isActive,
+  createdAt: toIso(r.createdAt),
+  publicUrl: urls.requestPage(r.publicId),
+  folderId: r.folderId,
+  folder: r.folder === null ? null : serializeFolder(r.folder),
+})
+
+/** A file request as FileRequestWithCountSchema shows it. */
+export const serializeRequestWithCount = (r: FileRequest, urls: PublicUrls) => ({
+  ...serializeRequest(r, urls),
+  submissionCount: r.submissionCount,
+})
+
+/** A submission as SubmissionSchema shows it. */
+export const serializeSubmission = (s: Submission) => ({
+  submitterName: s.submitterName,
+  submitterEmail: s.submitterEmail,
+  message: s.message,
+  createdAt: toIso(s.createdAt),
+  file: s.file,
+})
 
 export const CreateRequestBody = Type.Object(
   {

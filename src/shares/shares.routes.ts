@@ -1,27 +1,14 @@
 import { Type } from 'typebox'
 import { invalid } from '../errors.ts'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import type { Routes } from '../http/plugin.ts'
-import { Data, ERROR_RESPONSES, IdParam, List, PageQuery, toIso, toIsoOrNull } from '../http/schemas.ts'
-import { CreateShareBody, UpdateShareBody } from './shares.schemas.ts'
-import type { Share, ShareWithFile } from './shares.service.ts'
+import { Data, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
+import type { Routes } from '../wiring.ts'
+import { CreateShareBody, serializeShare, serializeShareWithFile, UpdateShareBody } from './shares.schemas.ts'
 
 const READ = requireScopes(['shares:read'])
 const WRITE = requireScopes(['shares:write'])
 const tags = ['shares']
 const ShareParams = IdParam('shareId')
-
-export const serializeShare = (share: Share) => ({
-  id: share.id,
-  isActive: share.isActive,
-  expiresAt: toIsoOrNull(share.expiresAt),
-  viewCount: share.viewCount,
-  downloadCount: share.downloadCount,
-  createdAt: toIso(share.createdAt),
-  publicUrl: share.publicUrl,
-})
-
-const serializeShareWithFile = (share: ShareWithFile) => ({ ...serializeShare(share), file: share.file })
 
 /** The last instant a four-digit ISO 8601 year can write. */
 const LATEST_EXPIRY_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
@@ -43,7 +30,7 @@ function expiryOf(value: string | null | undefined): number | null | undefined {
   return ms
 }
 
-export const sharesRoutes: Routes = async (app, { services }) => {
+export const sharesRoutes: Routes = async (app, { services, urls }) => {
   const { shares } = services
 
   app.get(
@@ -51,6 +38,7 @@ export const sharesRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'listShares',
         summary: 'List share links',
         description: 'The share links of the account with their files, newest first.',
         security: READ,
@@ -61,7 +49,10 @@ export const sharesRoutes: Routes = async (app, { services }) => {
     async (request) => {
       const { cursor, limit = 25 } = request.query
       const page = await shares.list(accountOf(request), { cursor, limit })
-      return { data: page.items.map(serializeShareWithFile), pagination: { nextCursor: page.nextCursor } }
+      return {
+        data: page.items.map((share) => serializeShareWithFile(share, urls)),
+        pagination: { nextCursor: page.nextCursor },
+      }
     },
   )
 
@@ -70,6 +61,7 @@ export const sharesRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'createShare',
         summary: 'Create or reactivate a share link',
         description: `A file has at most one share link. With none yet, this creates an active one. If the file's link is
 disabled or expired, this reactivates it, keeping its public URL and counts, with the \`expiresAt\` of this body (no
@@ -84,7 +76,7 @@ exist or belongs to another account is a 404.`,
     async (request, reply) => {
       const { fileId, expiresAt } = request.body
       const share = await shares.create(accountOf(request), fileId, expiryOf(expiresAt))
-      return reply.status(201).send({ data: serializeShare(share) })
+      return reply.status(201).send({ data: serializeShare(share, urls) })
     },
   )
 
@@ -93,6 +85,7 @@ exist or belongs to another account is a 404.`,
     {
       schema: {
         tags,
+        operationId: 'getShare',
         summary: 'Get a share link',
         security: READ,
         params: ShareParams,
@@ -100,7 +93,7 @@ exist or belongs to another account is a 404.`,
       },
     },
     async (request) => ({
-      data: serializeShareWithFile(await shares.get(accountOf(request), request.params.shareId)),
+      data: serializeShareWithFile(await shares.get(accountOf(request), request.params.shareId), urls),
     }),
   )
 
@@ -109,6 +102,7 @@ exist or belongs to another account is a 404.`,
     {
       schema: {
         tags,
+        operationId: 'updateShare',
         summary: 'Update a share link',
         description: `Enables or disables the link (\`isActive\`) and sets or clears its expiry (\`expiresAt\`); at least
 one of them. A new \`expiresAt\` must be in the future (400 otherwise); null removes the expiry. \`isActive: true\` on a
@@ -126,7 +120,7 @@ the effective state: false once \`expiresAt\` has passed.`,
         isActive,
         expiresAt: expiryOf(expiresAt),
       })
-      return { data: serializeShare(share) }
+      return { data: serializeShare(share, urls) }
     },
   )
 }

@@ -1,5 +1,7 @@
 import { Type } from 'typebox'
-import { DateTime, Nullable } from '../http/schemas.ts'
+import { DateTime, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
+import type { PublicUrls } from '../public-urls.ts'
+import type { Share, ShareWithFile } from './shares.repository.ts'
 
 // Spec 2.5, field for field: a share's file and public id are reached through the file (its `share`)
 // and `publicUrl`, so they are not repeated here.
@@ -35,6 +37,23 @@ export const ShareWithFileSchema = Type.Object(
   },
   { $id: 'ShareWithFile', additionalProperties: false, description: 'A share link and its file.' },
 )
+
+/** A share as ShareSchema shows it. */
+export const serializeShare = (share: Share, urls: PublicUrls) => ({
+  id: share.id,
+  isActive: share.isActive,
+  expiresAt: toIsoOrNull(share.expiresAt),
+  viewCount: share.viewCount,
+  downloadCount: share.downloadCount,
+  createdAt: toIso(share.createdAt),
+  publicUrl: urls.sharePage(share.publicId),
+})
+
+/** A share and its file as ShareWithFileSchema shows them. */
+export const serializeShareWithFile = (share: ShareWithFile, urls: PublicUrls) => ({
+  ...serializeShare(share, urls),
+  file: share.file,
+})
 
 const ExpiresAtInput = Nullable(
   DateTime(

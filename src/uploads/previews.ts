@@ -1,6 +1,6 @@
 // Image previews: a WebP at most 512 px on its longer side, made with sharp from the stored blob, kept in the
-// BlobStore under `previewKeyOf(...)` and recorded in `file_previews`; deleting a file deletes both
-// (FilesService.deleteMany).
+// BlobStore under `previewKeyOf(...)` (files/blob-keys.ts) and recorded in `file_previews`; deleting a file
+// deletes both (FilesService.deleteMany).
 import type { Readable } from 'node:stream'
 import sharp from 'sharp'
 
@@ -8,10 +8,6 @@ export const PREVIEW_SIZE = 512
 export const PREVIEW_TYPE = 'image/webp'
 /** Larger images are stored without a preview rather than decoded. */
 export const PREVIEW_MAX_INPUT_BYTES = 64 * 1024 * 1024
-
-export function previewKeyOf(accountId: string, fileId: string): string {
-  return `previews/${accountId}/${fileId}`
-}
 
 export interface Preview {
   data: Buffer

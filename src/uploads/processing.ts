@@ -6,11 +6,14 @@
 import { Readable } from 'node:stream'
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { BlobApiService } from '../blob-api/blob-api.service.ts'
+import type { Transactor } from '../db/database.ts'
 import { AppError } from '../errors.ts'
-import { blobKeyOf, type FilesService } from '../files/files.service.ts'
-import { PREVIEW_MAX_INPUT_BYTES, PREVIEW_TYPE, previewKeyOf, renderPreview } from './previews.ts'
+import { blobKeyOf, previewKeyOf } from '../files/blob-keys.ts'
+import type { FilePreview, FilesRepository } from '../files/files.repository.ts'
+import type { FilesService } from '../files/files.service.ts'
+import { PREVIEW_MAX_INPUT_BYTES, PREVIEW_TYPE, renderPreview } from './previews.ts'
 import { chooseContentType, detectType, PREVIEWABLE, SNIFF_BYTES } from './sniff.ts'
-import type { IntentRow, UploadStore } from './upload-store.ts'
+import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
 
 export const LEASE_MS = 30_000
 export const SWEEP_INTERVAL_MS = 30_000
@@ -27,17 +30,21 @@ export interface Log {
 }
 
 export interface ProcessorDeps {
-  store: UploadStore
-  blobs: BlobStore
-  files: FilesService
+  transaction: Transactor
+  uploads: UploadsRepository
+  files: FilesRepository
+  filesService: FilesService
   blobApi: BlobApiService
+  blobs: BlobStore
 }
 
 export class UploadProcessor {
-  readonly #store: UploadStore
-  readonly #blobs: BlobStore
-  readonly #files: FilesService
+  readonly #transaction: Transactor
+  readonly #uploads: UploadsRepository
+  readonly #files: FilesRepository
+  readonly #filesService: FilesService
   readonly #blobApi: BlobApiService
+  readonly #blobs: BlobStore
   readonly #running = new Map<string, Promise<void>>()
   #timer: NodeJS.Timeout | undefined
   #sweeping: Promise<void> | undefined
@@ -45,10 +52,12 @@ export class UploadProcessor {
   #log: Log | undefined
 
   constructor(deps: ProcessorDeps) {
-    this.#store = deps.store
-    this.#blobs = deps.blobs
+    this.#transaction = deps.transaction
+    this.#uploads = deps.uploads
     this.#files = deps.files
+    this.#filesService = deps.filesService
     this.#blobApi = deps.blobApi
+    this.#blobs = deps.blobs
   }
 
   /** Resumes what earlier processes left, then keeps sweeping. */
@@ -91,15 +100,15 @@ export class UploadProcessor {
   async #sweepOnce(): Promise<void> {
     try {
       const now = Date.now()
-      for (const id of await this.#store.expiredUploading(now, SWEEP_BATCH)) {
+      for (const id of await this.#uploads.expiredUploading(now, SWEEP_BATCH)) {
         if (this.#stopped) return
         await this.expire(id)
       }
-      for (const id of await this.#store.unleasedProcessing(now, SWEEP_BATCH)) {
+      for (const id of await this.#uploads.unleasedProcessing(now, SWEEP_BATCH)) {
         if (this.#stopped) return
         void this.kick(id)
       }
-      for (const id of await this.#store.leftoverIntents(SWEEP_BATCH)) {
+      for (const id of await this.#uploads.leftoverIntents(SWEEP_BATCH)) {
         if (this.#stopped) return
         await this.#blobApi.discardStaged(id)
       }
@@ -110,7 +119,7 @@ export class UploadProcessor {
 
   /** Ends an upload whose grant expired, and removes what it had received. */
   async expire(intentId: string): Promise<void> {
-    if (await this.#store.fail(intentId, 'uploading', EXPIRED_MESSAGE)) {
+    if (await this.#uploads.fail(intentId, 'uploading', EXPIRED_MESSAGE)) {
       await this.#blobApi.discardStaged(intentId)
     }
   }
@@ -119,14 +128,14 @@ export class UploadProcessor {
   async #process(intentId: string): Promise<void> {
     let renew: NodeJS.Timeout | undefined
     try {
-      if (!(await this.#store.lease(intentId, LEASE_MS))) return
+      if (!(await this.#uploads.lease(intentId, LEASE_MS))) return
       renew = setInterval(() => {
-        this.#store.renewLease(intentId, LEASE_MS).catch((error: unknown) => {
+        this.#uploads.renewLease(intentId, LEASE_MS).catch((error: unknown) => {
           this.#log?.error({ err: error, intentId }, 'could not renew an upload processing lease')
         })
       }, LEASE_MS / 3)
       renew.unref()
-      const intent = await this.#store.intent(intentId)
+      const intent = await this.#uploads.intent(intentId)
       if (intent?.state === 'processing' && intent.file_id !== null) await this.#run(intent, intent.file_id)
     } catch (error) {
       this.#log?.error({ err: error, intentId }, 'upload processing failed')
@@ -139,7 +148,7 @@ export class UploadProcessor {
     const key = blobKeyOf(intent.account_id, fileId)
     const previewKey = previewKeyOf(intent.account_id, fileId)
     // A process that died after creating the file left only the completion to do.
-    let created = await this.#store.fileExists(fileId)
+    let created = await this.#files.exists(fileId)
     try {
       const stat = await this.#blobs.stat(key)
       if (!stat) throw new Error(`the stored blob ${key} is missing`)
@@ -151,12 +160,20 @@ export class UploadProcessor {
       const detected = detectType(await this.#head(key, stat.size))
       const contentType = chooseContentType(intent.content_type, detected)
 
-      let preview: { width: number; height: number; size: number } | undefined
+      let preview: FilePreview | undefined
       if (detected !== undefined && PREVIEWABLE.has(detected) && stat.size <= PREVIEW_MAX_INPUT_BYTES) {
         const rendered = await renderPreview(await this.#blobs.get(key))
         if (rendered) {
           await this.#blobs.put(previewKey, Readable.from([rendered.data]))
-          preview = { width: rendered.width, height: rendered.height, size: rendered.data.length }
+          const { width, height, data } = rendered
+          preview = {
+            fileId,
+            blobKey: previewKey,
+            contentType: PREVIEW_TYPE,
+            width,
+            height,
+            size: data.length,
+          }
         }
       }
 
@@ -164,10 +181,12 @@ export class UploadProcessor {
         await this.#createFile(intent, fileId, key, contentType)
         created = true
       }
-      await this.#store.complete(
-        intent.id,
-        preview && { fileId, blobKey: previewKey, contentType: PREVIEW_TYPE, ...preview },
-      )
+      // The preview and the completion together, after the file exists: a crash before this leaves the
+      // intent to be resumed and finished.
+      await this.#transaction(async (trx) => {
+        if (preview) await this.#files.insertPreview(trx, preview)
+        await this.#uploads.markComplete(trx, intent.id)
+      })
     } catch (error) {
       // Once the file exists, its bytes are its own: leave the intent to be resumed rather than undo it.
       if (created) throw error
@@ -176,7 +195,7 @@ export class UploadProcessor {
       // Removed before the intent says error, so a client that sees the error finds nothing left behind.
       await this.#blobs.delete(previewKey)
       await this.#blobs.delete(key)
-      await this.#store.fail(intent.id, 'processing', message)
+      await this.#uploads.fail(intent.id, 'processing', message)
     }
   }
 
@@ -203,11 +222,11 @@ export class UploadProcessor {
       sha256: intent.sha256,
     }
     try {
-      await this.#files.create({ ...file, folderId: intent.folder_id })
+      await this.#filesService.create({ ...file, folderId: intent.folder_id })
     } catch (error) {
       // The folder was deleted while the file uploaded: like the folder's other files, it goes to root.
       if (!(error instanceof AppError && error.code === 'not_found') || intent.folder_id === null) throw error
-      await this.#files.create({ ...file, folderId: null })
+      await this.#filesService.create({ ...file, folderId: null })
     }
   }
 }

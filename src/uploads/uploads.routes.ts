@@ -1,14 +1,18 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import type { Routes } from '../http/plugin.ts'
-import { Data, ERROR_RESPONSES, IdParam, toIso } from '../http/schemas.ts'
-import { HandshakeBody, PrepareUploadBody, UploadGrantSchema, UploadStatusSchema } from './uploads.schemas.ts'
-import { CALLBACK_PATH, type Grant, HANDSHAKE_PATH } from './uploads.service.ts'
+import { Data, ERROR_RESPONSES, IdParam } from '../http/schemas.ts'
+import { API_BASE_PATH, UPLOAD_CALLBACK_PATH, UPLOAD_HANDSHAKE_PATH } from '../public-urls.ts'
+import type { Routes } from '../wiring.ts'
+import {
+  HandshakeBody,
+  PrepareUploadBody,
+  serializeGrant,
+  UploadGrantSchema,
+  UploadStatusSchema,
+} from './uploads.schemas.ts'
 
 const WRITE = requireScopes(['files:write'])
 const tags = ['files']
-
-const serializeGrant = (grant: Grant) => ({ ...grant, expiresAt: toIso(grant.expiresAt) })
 
 const PREPARE_DESCRIPTION = `Prepares one upload per file and returns a grant for each. The bytes do not pass through this API:
 for each grant, call \`upload(pathname, body, { access: 'private', contentType, handleUploadUrl, clientPayload:
@@ -27,14 +31,12 @@ operations to call directly.`
 export const uploadsRoutes: Routes = async (app, { services }) => {
   const { uploads } = services
 
-  app.addHook('onReady', async () => uploads.startProcessing(app.log))
-  app.addHook('onClose', async () => uploads.stopProcessing())
-
   app.post(
     '/files',
     {
       schema: {
         tags,
+        operationId: 'prepareUploads',
         summary: 'Prepare uploads',
         description: PREPARE_DESCRIPTION,
         security: WRITE,
@@ -56,6 +58,7 @@ export const uploadsRoutes: Routes = async (app, { services }) => {
     {
       schema: {
         tags,
+        operationId: 'getUploadStatus',
         summary: 'Get the status of an upload',
         description:
           'pending (phase uploading, then processing), then complete with the new file ID, or error with a message. ' +
@@ -71,7 +74,7 @@ export const uploadsRoutes: Routes = async (app, { services }) => {
 
   // The blob client's handshake: authenticated by the grant inside the event, not by an API credential.
   app.post(
-    HANDSHAKE_PATH.replace('/api/v1', ''),
+    UPLOAD_HANDSHAKE_PATH.slice(API_BASE_PATH.length),
     { schema: { hide: true, body: HandshakeBody } },
     async (request) => ({
       type: 'blob.generate-client-token',
@@ -88,7 +91,7 @@ export const uploadsRoutes: Routes = async (app, { services }) => {
       (_request, body, done) => done(null, body),
     )
     callbackScope.post(
-      CALLBACK_PATH.replace('/api/v1', ''),
+      UPLOAD_CALLBACK_PATH.slice(API_BASE_PATH.length),
       { schema: { hide: true }, config: { rateLimit: false } },
       async (request) => {
         const signature = request.headers['x-vercel-signature']

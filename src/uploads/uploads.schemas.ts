@@ -1,5 +1,9 @@
 import { Type } from 'typebox'
-import { DateTime, FolderIdValue, Nullable } from '../http/schemas.ts'
+import { DateTime, FolderIdValue, Nullable, toIso } from '../http/schemas.ts'
+import type { Grant } from './uploads.service.ts'
+
+/** A grant as UploadGrantSchema shows it. */
+export const serializeGrant = (grant: Grant) => ({ ...grant, expiresAt: toIso(grant.expiresAt) })
 
 export const PrepareUploadBody = Type.Object(
   {

@@ -1,18 +1,20 @@
-// Upload intents (spec 2.12, 2.13, 3.1): POST /files prepares one intent per file and hands out a grant; the
-// blob client trades the grant for a client token at the handshake, sends the bytes to the blob endpoint,
-// which reports the stored blob through the signed completion callback; processing then makes the File.
-
+// Upload intents (docs/uploads.md): POST /files prepares one intent per file and hands out a grant; the blob
+// client trades the grant for a client token at the handshake and sends the bytes to the blob endpoint, which
+// reports the stored blob through the signed completion callback; processing (processing.ts) then makes the
+// File.
 import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
 import { type ClientTokenPayload, signClientToken, verifyCallback } from '../blob-api/client-token.ts'
 import type { SigningKeyring } from '../blob-api/signing-keys.ts'
 import type { Config } from '../config.ts'
+import type { Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { AppError, conflict, invalid, notFound } from '../errors.ts'
-import { blobKeyOf } from '../files/files.service.ts'
-import { assertOwnedFolder } from '../folders/folders.service.ts'
+import { blobKeyOf } from '../files/blob-keys.ts'
+import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
-import type { Log, UploadProcessor } from './processing.ts'
-import type { IntentRow, UploadStore } from './upload-store.ts'
+import type { PublicUrls } from '../public-urls.ts'
+import type { UploadProcessor } from './processing.ts'
+import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
 
 export const GRANT_PREFIX = 'coffer_grant_'
 
@@ -44,10 +46,6 @@ export interface HandshakeRequest {
   clientPayload: string | null
 }
 
-/** Where the blob client asks for its token, and where the blob endpoint reports stored blobs. */
-export const HANDSHAKE_PATH = '/api/v1/files/uploads/handshake'
-export const CALLBACK_PATH = '/api/v1/files/uploads/completed'
-
 /** A storage pathname from the file name: ASCII letters, digits, `.`, `_` and `-`, under the intent id. */
 export function pathnameFor(intentId: string, name: string): string {
   const ascii = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '')
@@ -67,33 +65,30 @@ const badGrant = () =>
   )
 
 export class UploadsService {
-  readonly #store: UploadStore
+  readonly #transaction: Transactor
+  readonly #uploads: UploadsRepository
+  readonly #folders: FoldersRepository
   readonly #keyring: SigningKeyring
   readonly #processor: UploadProcessor
-  readonly #config: Config
+  readonly #config: Pick<Config, 'maxFileSize' | 'uploadGrantTtlSeconds'>
+  readonly #urls: PublicUrls
 
   constructor(deps: {
-    store: UploadStore
+    transaction: Transactor
+    uploads: UploadsRepository
+    folders: FoldersRepository
     keyring: SigningKeyring
     processor: UploadProcessor
-    config: Config
+    config: Pick<Config, 'maxFileSize' | 'uploadGrantTtlSeconds'>
+    urls: PublicUrls
   }) {
-    this.#store = deps.store
+    this.#transaction = deps.transaction
+    this.#uploads = deps.uploads
+    this.#folders = deps.folders
     this.#keyring = deps.keyring
     this.#processor = deps.processor
     this.#config = deps.config
-  }
-
-  get processor(): UploadProcessor {
-    return this.#processor
-  }
-
-  startProcessing(log: Log): void {
-    this.#processor.start(log)
-  }
-
-  stopProcessing(): Promise<void> {
-    return this.#processor.stop()
+    this.#urls = deps.urls
   }
 
   async prepare(
@@ -137,35 +132,34 @@ export class UploadsService {
       updated_at: now,
     }))
     try {
-      await this.#store.db.transaction().execute(async (trx) => {
-        if (folderId !== null) await assertOwnedFolder(trx, accountId, folderId)
-        await trx.insertInto('upload_intents').values(rows).execute()
+      await this.#transaction(async (trx) => {
+        if (folderId !== null) await this.#folders.assertOwned(accountId, folderId, trx)
+        await this.#uploads.insertIntents(trx, rows)
       })
     } catch (error) {
       if (isForeignKeyViolation(error)) throw notFound(`Folder ${folderId}`)
       throw error
     }
-    const base = this.#config.publicUrl
     return prepared.map(({ id, file, grant, pathname }) => ({
       intentId: id,
       name: file.name,
       contentType: file.type,
       size: file.size,
       pathname,
-      handleUploadUrl: `${base}${HANDSHAKE_PATH}`,
-      statusUrl: `${base}/api/v1/files/uploads/${id}`,
+      handleUploadUrl: this.#urls.uploadHandshake,
+      statusUrl: this.#urls.uploadStatus(id),
       clientPayload: { intentId: id, name: file.name, grant },
       expiresAt,
     }))
   }
 
   async status(accountId: string, intentId: string): Promise<UploadStatus> {
-    let intent = await this.#store.intent(intentId)
+    let intent = await this.#uploads.intent(intentId)
     if (!intent || intent.account_id !== accountId) throw notFound(`Upload ${intentId}`)
     if (intent.state === 'uploading' && intent.expires_at <= Date.now()) {
       // The sweeper would get there; a client asking now learns the outcome now.
       await this.#processor.expire(intent.id)
-      intent = (await this.#store.intent(intentId)) ?? intent
+      intent = (await this.#uploads.intent(intentId)) ?? intent
     }
     switch (intent.state) {
       case 'uploading':
@@ -185,7 +179,7 @@ export class UploadsService {
    */
   async handshake(request: HandshakeRequest): Promise<string> {
     const payload = this.#parseClientPayload(request.clientPayload)
-    const intent = await this.#store.intent(payload.intentId)
+    const intent = await this.#uploads.intent(payload.intentId)
     // An unknown intent and a wrong grant look the same, and the comparison takes the same time.
     const grantHash = hashSecret(payload.grant)
     if (!constantTimeEqual(grantHash, intent?.grant_hash ?? hashSecret('')) || !intent) throw badGrant()
@@ -222,7 +216,7 @@ export class UploadsService {
       allowOverwrite: false,
       tokenPayload: intent.id,
       onUploadCompleted: {
-        callbackUrl: `${this.#config.publicUrl}${CALLBACK_PATH}`,
+        callbackUrl: this.#urls.uploadCallback,
         tokenPayload: intent.id,
       },
     }
@@ -258,12 +252,12 @@ export class UploadsService {
     if (event.type !== 'blob.upload-completed' || typeof intentId !== 'string' || !fileId) {
       throw invalid('The body is not a blob.upload-completed event of this server.')
     }
-    const intent = await this.#store.intent(intentId)
+    const intent = await this.#uploads.intent(intentId)
     if (!intent) throw notFound(`Upload ${intentId}`)
     if (event.payload?.blob?.pathname !== intent.pathname) {
       throw invalid("The event's blob pathname is not the pathname of the upload.")
     }
-    if (!(await this.#store.adoptStoredBlob(intent.id, blobKeyOf(intent.account_id, fileId), fileId))) {
+    if (!(await this.#uploads.adoptStoredBlob(intent.id, blobKeyOf(intent.account_id, fileId), fileId))) {
       throw conflict('The upload no longer accepts a file, or this blob was not stored for it.')
     }
     void this.#processor.kick(intent.id)

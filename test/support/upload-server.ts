@@ -11,7 +11,8 @@ import { buildApp } from '../../src/app.ts'
 import { ALL_SCOPES } from '../../src/auth/scopes.ts'
 import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
 import { loadConfig } from '../../src/config.ts'
-import { migrate, openDatabase } from '../../src/db/database.ts'
+import { migrate } from '../../src/db/migrate.ts'
+import { openDatabase } from '../../src/db/open.ts'
 
 const port: number = await new Promise((resolve) => {
   const probe = createServer().listen(0, '127.0.0.1', () => {

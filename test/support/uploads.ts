@@ -1,11 +1,11 @@
 // Helpers for upload tests and benchmarks: a real listening server (the @vercel/blob client talks to real
-// URLs), the client's upload() driven exactly as spec 4.2.3 says, and reproducible large bodies.
+// URLs), the client's upload() driven exactly as docs/uploads.md says, and reproducible large bodies.
 import assert from 'node:assert/strict'
 import { createCipheriv, createHash } from 'node:crypto'
 import { createServer } from 'node:net'
 import { Readable } from 'node:stream'
 import { upload } from '@vercel/blob/client'
-import type { Engine } from '../../src/db/database.ts'
+import type { Engine } from '../../src/db/engine.ts'
 import { type StartOptions, startApp, type TestContext } from './harness.ts'
 
 export const MULTIPART_THRESHOLD = 5 * 1024 * 1024
@@ -79,7 +79,7 @@ export async function prepareUploads(
 
 type UploadBody = Parameters<typeof upload>[1]
 
-/** The client call of spec 4.2.3, step 2. `overrides` lets refusal tests change one thing. */
+/** The client call of step 2 of the upload procedure (docs/uploads.md); `overrides` changes one thing. */
 export function uploadWithGrant(
   grant: Grant,
   body: UploadBody,
@@ -108,7 +108,7 @@ export async function getStatus(grant: Grant, token: string): Promise<Status> {
   return body.data
 }
 
-/** Polls the status URL (spec 4.2.3, step 3) until the upload is no longer pending. */
+/** Polls the status URL (step 3 of the upload procedure) until the upload is no longer pending. */
 export async function waitForUpload(grant: Grant, token: string, timeoutMs = 30_000): Promise<Status> {
   const deadline = Date.now() + timeoutMs
   for (;;) {

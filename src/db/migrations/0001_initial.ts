@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../database.ts'
+import type { Engine } from '../engine.ts'
 
 // Written with Kysely's dialect-neutral schema builder; only the name search index differs per engine.
 export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {

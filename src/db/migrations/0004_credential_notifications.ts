@@ -1,8 +1,9 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../database.ts'
+import type { Engine } from '../engine.ts'
 
 // PostgreSQL tells every process when API keys change, so each can cache credentials and still refuse a
-// revoked key at once (see CredentialWatcher). A key's use (last_used_at) is not a change worth telling.
+// revoked key at once (see db/read-path/cached-lookup.ts). A key's use (last_used_at) is not a change worth
+// telling.
 // SQLite needs nothing: its processes share one file, and a changed file is visible to every reader.
 export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
   if (engine !== 'postgres') return

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../database.ts'
+import type { Engine } from '../engine.ts'
 
 // By default a GIN index defers new entries to a pending list that every search then reads in full, until a
 // vacuum or a full list (4 MB) merges it. With steady uploads that list is often hundreds of pages, and the name

@@ -1,13 +1,14 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../database.ts'
+import type { Engine } from '../engine.ts'
 
 // PostgreSQL tells every process which accounts' files, folders or shares changed, so each can cache file
 // rows (a file is read joined with its folder and share) and still serve every change from the next request
-// on (see FilesService). The payload is the account id: a change to one account leaves the others' entries
-// in use. Statement triggers with transition tables send one notification per account a statement touched,
-// and PostgreSQL folds repeats within a transaction into one, so a bulk change costs one per account, not one
-// per row. An account's id never changes, so the new rows of an update name the same accounts as the old.
-// SQLite needs nothing: its readers see that the file changed (see Db.metadataEpoch).
+// on (see files/files.repository.ts). The payload is the account id: a change to one account leaves the
+// others' entries in use. Statement triggers with transition tables send one notification per account a
+// statement touched, and PostgreSQL folds repeats within a transaction into one, so a bulk change costs one
+// per account, not one per row. An account's id never changes, so the new rows of an update name the same
+// accounts as the old.
+// SQLite needs nothing: its readers see that the file changed (see Db.changeEpoch).
 const TABLES = ['files', 'folders', 'shares'] as const
 
 export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {

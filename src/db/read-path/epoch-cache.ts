@@ -1,8 +1,8 @@
-// A bounded, per-process cache of what was read from the database, each entry stamped with an epoch of Db
-// (credentialEpoch, metadataEpoch) taken before the read. An entry is served only while that epoch is
-// current, so a change committed since, by any process, is never hidden; and only while it is younger than
-// the cache's maximum age, a bound on what a failure of the change notifications that nobody noticed could
-// cost. When full, the entry used least recently goes first, so the entries of busy clients stay.
+// A bounded, per-process cache of what was read from the database, each entry stamped with the epoch
+// (Db.changeEpoch) taken before the read. An entry is served only while that epoch is current, so a change
+// committed since, by any process, is never hidden; and only while it is younger than the cache's maximum
+// age, a bound on what a failure of the change notifications that nobody noticed could cost. When full,
+// the entry used least recently goes first, so the entries of busy clients stay.
 //
 // The order of use is a linked list beside the Map, not the Map's own order: deleting and re-inserting a key
 // to move it last costs V8 a rehash of the whole table once it is full of such holes, 10 to 25 µs per hit

@@ -1,9 +1,10 @@
 // Hot queries compiled once. Building and compiling a Kysely query costs several times more than running it
-// on SQLite, so the queries every request makes (credential lookup, file by id) are built once with
-// placeholder values and afterwards only get their parameters bound.
+// on SQLite, so the queries every request makes (credential lookup, file by id, list pages, searches) are
+// built once with placeholder values and afterwards only get their parameters bound. On PostgreSQL each is
+// also prepared once per connection, under its name (Db.read).
 import type { Compilable, CompiledQuery, SelectQueryBuilder } from 'kysely'
-import type { Db } from './database.ts'
-import { decodeCursor, fetchSizeFor, keysetAfter } from './pagination.ts'
+import type { Db } from '../database.ts'
+import { decodeCursor, fetchSizeFor, keysetAfter } from '../pagination.ts'
 
 const PLACEHOLDER = '\u0000prepared-parameter-'
 
@@ -63,20 +64,52 @@ export function preparePages<Args extends unknown[], DB, TB extends keyof DB, Ro
   arity: Args['length'],
   build: (...placeholders: Args) => SelectQueryBuilder<DB, TB, Row>,
 ): (args: Args, cursor: string | undefined, limit: number) => Promise<Row[]> {
-  const statements = new Map<string, (...args: unknown[]) => Promise<Row[]>>()
+  const statements = new PreparedShapes(db)
   return (args, cursor, limit) => {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
     const fetch = fetchSizeFor(limit)
-    const shape = `${name}${after ? '_after' : ''}_${fetch}`
-    let run = statements.get(shape)
-    if (!run) {
-      run = prepare(db, shape, arity + (after ? 2 : 0), (...placeholders: unknown[]) => {
-        const [createdAt, id] = placeholders.slice(arity) as [number, string]
-        const position = after ? { createdAt, id } : undefined
-        return keysetAfter(build(...(placeholders.slice(0, arity) as Args)), table, position, fetch)
-      })
-      statements.set(shape, run)
+    const values = after ? [...args, after.createdAt, after.id] : args
+    return statements.read<Row>(`${name}${after ? '_after' : ''}_${fetch}`, values, (...placeholders) => {
+      const [createdAt, id] = placeholders.slice(arity) as [number, string]
+      const position = after ? { createdAt, id } : undefined
+      return keysetAfter(build(...(placeholders.slice(0, arity) as Args)), table, position, fetch)
+    })
+  }
+}
+
+/**
+ * Statements whose SQL depends on a shape (which conditions apply, which constants it holds), each compiled
+ * once per shape by `prepare`'s rules and run with the values bound. The shape's name must tell apart every
+ * SQL text `build` can make, since PostgreSQL keeps each under that name.
+ */
+export class PreparedShapes {
+  readonly #db: Db
+  readonly #compiled = new Map<string, (...args: unknown[]) => CompiledQuery<unknown>>()
+
+  constructor(db: Db) {
+    this.#db = db
+  }
+
+  /** `values` in the order `build` receives their placeholders. */
+  read<Row>(shape: string, values: unknown[], build: (...placeholders: unknown[]) => Compilable<Row>) {
+    return this.#db.read<Row>(this.#bind(shape, values, build), shape)
+  }
+
+  /** `read` through `Db.readThroughBitmaps`. */
+  readThroughBitmaps<Row>(
+    shape: string,
+    values: unknown[],
+    build: (...placeholders: unknown[]) => Compilable<Row>,
+  ): Promise<Row[] | undefined> {
+    return this.#db.readThroughBitmaps<Row>(this.#bind(shape, values, build), shape)
+  }
+
+  #bind<Row>(shape: string, values: unknown[], build: (...placeholders: unknown[]) => Compilable<Row>) {
+    let bind = this.#compiled.get(shape)
+    if (!bind) {
+      bind = compileOnce(values.length, build) as (...args: unknown[]) => CompiledQuery<unknown>
+      this.#compiled.set(shape, bind)
     }
-    return after ? run(...args, after.createdAt, after.id) : run(...args)
+    return bind(...values) as CompiledQuery<Row>
   }
 }

@@ -24,7 +24,6 @@
 // it, would only read INDEX_CAP matches again to find the same.
 import {
   type Compilable,
-  type CompiledQuery,
   type Expression,
   type Kysely,
   type RawBuilder,
@@ -33,6 +32,7 @@ import {
   sql,
 } from 'kysely'
 import type { Db } from '../db/database.ts'
+import type { Engine } from '../db/engine.ts'
 import {
   type Cursor,
   decodeCursor,
@@ -42,7 +42,7 @@ import {
   type Page,
   toPage,
 } from '../db/pagination.ts'
-import { compileOnce } from '../db/prepared.ts'
+import { PreparedShapes } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 
 /** The most matches a search reads from the trigram index; with more, it walks the order index. */
@@ -74,19 +74,20 @@ export interface SearchScope {
  * The search of GET /files?query=: one page of the ids of the account's files whose names contain the query,
  * newest first. Its statements are compiled once per shape (folder or not, cursor or not, page size).
  */
-export function fileSearch(db: Db): (options: SearchOptions) => Promise<Page<string>> {
-  const statements = new StatementCache(db)
+export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<string>> {
+  const index = NAME_INDEXES[db.engine]
+  const statements = new SearchStatements(db)
   const crowded = new CrowdedPatterns()
   return async ({ accountId, query, folderId, cursor, limit }) => {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
     const scope = (pattern: string): SearchScope => ({ accountId, pattern, folderId, after })
-    const walkScope = scope(namePattern(db, query))
-    if (!hasIndexedTrigram(db, query)) return walk(statements, walkScope, WALK_ROWS, limit)
+    const walkScope = scope(index.walkPattern(query))
+    if (!index.canAnswer(query)) return walk(statements, walkScope, WALK_ROWS, limit)
     const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
     if (first.items.length === limit || first.nextCursor === null) return first
-    const indexScope = db.engine === 'postgres' ? walkScope : scope(ftsPhrase(query))
+    const indexScope = scope(index.indexPattern(query))
     if (!crowded.has(indexScope.pattern)) {
-      const answer = await fromTrigramIndex(statements, indexScope, limit)
+      const answer = await fromTrigramIndex(statements, index, indexScope, limit)
       if (typeof answer === 'object') return answer
       // Not a timeout: it may say more of the moment (a busy server) than of the pattern, and a pattern that
       // the index settles in a millisecond would then walk, at ten times the cost, for a whole minute.
@@ -120,13 +121,6 @@ class CrowdedPatterns {
   }
 }
 
-// The trigram indexes (SQLite FTS5 `files_name_fts`, PostgreSQL pg_trgm `files_name_trgm`) can only answer a
-// query that contains a whole trigram. FTS5's trigrams are any three characters; pg_trgm's are made of letters
-// and digits only, so "a-b" or "%%%" gives it nothing to look up, and it would read its whole index.
-function hasIndexedTrigram(db: Db, query: string): boolean {
-  return db.engine === 'postgres' ? /[\p{L}\p{N}]{3}/u.test(query) : [...query].length >= 3
-}
-
 /**
  * Walks at most `rows` of the account's files (in the folder, if given) from the cursor, newest first, and
  * returns the first `limit` that match. With fewer, the cursor is that of the last row walked, or null when
@@ -134,7 +128,7 @@ function hasIndexedTrigram(db: Db, query: string): boolean {
  * one snapshot.
  */
 async function walk(
-  statements: StatementCache,
+  statements: SearchStatements,
   scope: SearchScope,
   rows: number,
   limit: number,
@@ -163,13 +157,14 @@ async function walk(
  * statement that reads `files` by name alone leaves it the trigram index as its one plan.
  */
 async function fromTrigramIndex(
-  statements: StatementCache,
+  statements: SearchStatements,
+  index: NameIndex,
   scope: SearchScope,
   limit: number,
 ): Promise<Page<string> | 'over cap' | 'timed out'> {
   const fetch = fetchSizeFor(limit)
   const rows = await statements.readThroughBitmaps(`trigram_${fetch}`, scope, (db, s) =>
-    db.engine === 'postgres' ? pgTrigramQuery(db, s, fetch) : ftsQuery(db, s, fetch),
+    index.indexStep(db, s, fetch),
   )
   if (!rows) return 'timed out'
   if (Number(rows[0]?.found) > INDEX_CAP) return 'over cap'
@@ -193,7 +188,7 @@ export function walkQuery(db: Db, scope: SearchScope, rows: number, fetch: numbe
       'files.id',
       'files.created_at',
       // SQLite answers 0 or 1.
-      nameMatches(db, scope.pattern).$castTo<boolean | number>().as('hit'),
+      NAME_INDEXES[db.engine].nameMatches(scope.pattern).$castTo<boolean | number>().as('hit'),
     ]),
     'files',
     scope.after,
@@ -226,7 +221,7 @@ export function pgTrigramQuery(db: Db, scope: SearchScope, fetch: number) {
   const matches = db.kysely
     .selectFrom('files')
     .select(['files.id', 'files.account_id', 'files.folder_id', 'files.created_at'])
-    .where(nameMatches(db, scope.pattern))
+    .where(PG_TRIGRAMS.nameMatches(scope.pattern))
     .limit(sql.lit(INDEX_CAP + 1))
   let page = withMatches(db)
     .selectFrom('matches')
@@ -285,48 +280,39 @@ function countedPage(
     .orderBy('page.id', 'desc')
 }
 
-/** Builds a statement for a scope; the cache calls it once per shape, with placeholders for the values. */
+/** Builds a statement for a scope; called once per shape, with placeholders for the values. */
 type Build<Row> = (db: Db, scope: SearchScope) => Compilable<Row>
 
 /**
- * The search statements, each compiled once per shape: building and compiling a Kysely query costs more than
- * SQLite takes to run it. The scope's values are bound anew for every search; on PostgreSQL the statements
- * are also prepared once per connection, under their shape's name.
+ * The search statements, each compiled once per shape (read-path/prepared.ts): building and compiling a
+ * Kysely query costs more than SQLite takes to run it. `name` tells the statement and its constants apart;
+ * the scope's shape is added to it.
  */
-class StatementCache {
+class SearchStatements {
   readonly #db: Db
-  readonly #compiled = new Map<string, (...args: unknown[]) => CompiledQuery<unknown>>()
+  readonly #shapes: PreparedShapes
 
   constructor(db: Db) {
     this.#db = db
+    this.#shapes = new PreparedShapes(db)
   }
 
-  /** `name` tells the statement and its constants apart; the scope's shape is added to it. */
-  #compile<Row>(name: string, scope: SearchScope, build: Build<Row>) {
-    const shape = `search_${name}_${scope.folderId === undefined ? 'all' : 'folder'}${scope.after ? '_after' : ''}`
-    let bind = this.#compiled.get(shape)
-    if (!bind) {
-      const arity = valuesOf(scope).length
-      bind = compileOnce(arity, (...placeholders: unknown[]) =>
-        build(this.#db, withValues(scope, placeholders)),
-      ) as (...args: unknown[]) => CompiledQuery<unknown>
-      this.#compiled.set(shape, bind)
-    }
-    return { query: bind(...valuesOf(scope)) as CompiledQuery<Row>, shape }
-  }
-
-  /** Runs the statement through `Db.read`. */
   read<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[]> {
-    const { shape, query } = this.#compile(name, scope, build)
-    return this.#db.read<Row>(query, shape)
+    return this.#shapes.read(shapeOf(name, scope), valuesOf(scope), this.#builder(scope, build))
   }
 
   /** `read` through `Db.readThroughBitmaps`. */
   readThroughBitmaps<Row>(name: string, scope: SearchScope, build: Build<Row>): Promise<Row[] | undefined> {
-    const { shape, query } = this.#compile(name, scope, build)
-    return this.#db.readThroughBitmaps<Row>(query, shape)
+    return this.#shapes.readThroughBitmaps(shapeOf(name, scope), valuesOf(scope), this.#builder(scope, build))
+  }
+
+  #builder<Row>(scope: SearchScope, build: Build<Row>) {
+    return (...placeholders: unknown[]) => build(this.#db, withValues(scope, placeholders))
   }
 }
+
+const shapeOf = (name: string, scope: SearchScope) =>
+  `search_${name}_${scope.folderId === undefined ? 'all' : 'folder'}${scope.after ? '_after' : ''}`
 
 /** The scope's values in a fixed order: those of its shape only. */
 function valuesOf(scope: SearchScope): unknown[] {
@@ -347,10 +333,45 @@ function withValues(shape: SearchScope, values: unknown[]): SearchScope {
   return { accountId: accountId as string, pattern: pattern as string, folderId, after }
 }
 
+/**
+ * What differs between the engines' name indexes (migration 0001: SQLite FTS5 `files_name_fts`, PostgreSQL
+ * pg_trgm `files_name_trgm`), in one place per engine.
+ *
+ * Both fold the case of ASCII and of the simple one-to-one letter pairs of other scripts (é/É, ж/Ж, ...),
+ * with no accent folding (e does not match é). Special casings may differ between the engines and, on SQLite,
+ * between the walk and the index: the Greek final sigma, the Turkish dotted and dotless i, ß and SS, the
+ * Kelvin sign. PostgreSQL folds non-ASCII letters only when the database has a UTF-8 ctype locale (C.UTF-8,
+ * en_US.UTF-8, ...).
+ */
+interface NameIndex {
+  /**
+   * Whether the trigram index can answer the query at all: only one that contains a whole trigram. FTS5's
+   * trigrams are any three characters; pg_trgm's are made of letters and digits only, so "a-b" or "%%%" gives
+   * it nothing to look up, and it would read its whole index.
+   */
+  canAnswer(query: string): boolean
+  /** The pattern the walk tests each name against, row by row. */
+  walkPattern(query: string): string
+  /** The test of a `walkPattern` pattern. */
+  nameMatches(pattern: string): RawBuilder<SqlBool>
+  /** The pattern the index step's statement takes. */
+  indexPattern(query: string): string
+  /** The index step's statement (see `countedPage`). */
+  indexStep(db: Db, scope: SearchScope, fetch: number): Compilable<IndexStepRow>
+}
+
+type IndexStepRow = { found: number; id: string | null; created_at: number | null }
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-/** The query as one FTS5 phrase: its trigrams in sequence, so a match is the exact substring. */
-const ftsPhrase = (query: string) => `"${query.replaceAll('"', '""')}"`
+/** PostgreSQL: ILIKE, which pg_trgm's index answers too. */
+const PG_TRIGRAMS: NameIndex = {
+  canAnswer: (query) => /[\p{L}\p{N}]{3}/u.test(query),
+  walkPattern: (query) => `%${escapeLike(query)}%`,
+  nameMatches: (pattern) => sql<SqlBool>`${sql.ref('files.name')} ilike ${pattern} escape '\\'`,
+  indexPattern: (query) => `%${escapeLike(query)}%`,
+  indexStep: pgTrigramQuery,
+}
 
 /**
  * A GLOB pattern matching names that contain `query`, each letter in either case. GLOB is SQLite's
@@ -369,23 +390,14 @@ function caseInsensitiveGlob(query: string): string {
   return `*${pattern}*`
 }
 
-/**
- * Whether a file's name contains `query`, ignoring case, tested row by row. PostgreSQL's trigram index
- * answers the same ILIKE; SQLite's FTS5 index folds case by its own rules.
- *
- * Both engines fold the case of ASCII and of the simple one-to-one letter pairs of other scripts (é/É,
- * ж/Ж, ...), with no accent folding (e does not match é). Special casings may differ between the engines
- * and, on SQLite, between the walk and the index: the Greek final sigma, the Turkish dotted and dotless i,
- * ß and SS, the Kelvin sign. PostgreSQL folds non-ASCII letters only when the database has a UTF-8 ctype
- * locale (C.UTF-8, en_US.UTF-8, ...).
- */
-function namePattern(db: Db, query: string): string {
-  return db.engine === 'postgres' ? `%${escapeLike(query)}%` : caseInsensitiveGlob(query)
+/** SQLite: GLOB for the walk; the FTS5 index is asked for the query as one phrase. */
+const SQLITE_FTS: NameIndex = {
+  canAnswer: (query) => [...query].length >= 3,
+  walkPattern: caseInsensitiveGlob,
+  nameMatches: (pattern) => sql<SqlBool>`${sql.ref('files.name')} glob ${pattern}`,
+  // Its trigrams in sequence, so a match is the exact substring.
+  indexPattern: (query) => `"${query.replaceAll('"', '""')}"`,
+  indexStep: ftsQuery,
 }
 
-/** The test of `namePattern`'s pattern. */
-function nameMatches(db: Db, pattern: string): RawBuilder<SqlBool> {
-  const name = sql.ref('files.name')
-  if (db.engine === 'postgres') return sql<SqlBool>`${name} ilike ${pattern} escape '\\'`
-  return sql<SqlBool>`${name} glob ${pattern}`
-}
+const NAME_INDEXES: Record<Engine, NameIndex> = { postgres: PG_TRIGRAMS, sqlite: SQLITE_FTS }

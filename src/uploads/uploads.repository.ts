@@ -1,6 +1,7 @@
-// SQL of upload intents and of the blobs staged for them. Every state change is one conditional UPDATE
+// Upload intents' SQL, and that of the blobs staged for them. Every state change is one conditional UPDATE
 // (`where state = ...`), so concurrent requests and several processes agree on who moved an intent.
 import type { Kysely, Selectable } from 'kysely'
+import type { Db, Transaction } from '../db/database.ts'
 import type { Database, UploadIntentsTable, UploadState } from '../db/schema.ts'
 
 export type IntentRow = Selectable<UploadIntentsTable>
@@ -41,25 +42,30 @@ function toStagedBlob(row: {
   }
 }
 
-export class UploadStore {
-  readonly db: Kysely<Database>
+export class UploadsRepository {
+  readonly #db: Kysely<Database>
 
-  constructor(db: Kysely<Database>) {
-    this.db = db
+  constructor(db: Db) {
+    this.#db = db.kysely
   }
 
-  async insertIntents(rows: IntentRow[]): Promise<void> {
-    await this.db.insertInto('upload_intents').values(rows).execute()
+  /** A folder that does not exist (any more) is a foreign-key violation. */
+  async insertIntents(trx: Transaction, rows: IntentRow[]): Promise<void> {
+    await trx.insertInto('upload_intents').values(rows).execute()
   }
 
   async intent(id: string): Promise<IntentRow | undefined> {
-    const row = await this.db.selectFrom('upload_intents').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.#db
+      .selectFrom('upload_intents')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()
     return row && toIntent(row)
   }
 
   /** Moves an intent from `from` to `error`; false if it was no longer in `from`. */
   async fail(id: string, from: UploadState, message: string): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .updateTable('upload_intents')
       .set({ state: 'error', error: message, lease_until: null, updated_at: Date.now() })
       .where('id', '=', id)
@@ -74,7 +80,7 @@ export class UploadStore {
    * uploading or the blob was not staged for it.
    */
   async adoptStoredBlob(intentId: string, key: string, fileId: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.#db.transaction().execute(async (trx) => {
       const staged = await trx
         .selectFrom('upload_blobs')
         .select(['size', 'sha256'])
@@ -105,7 +111,7 @@ export class UploadStore {
   /** Takes the processing of an intent for `ms`, unless another process holds it. */
   async lease(id: string, ms: number): Promise<boolean> {
     const now = Date.now()
-    const result = await this.db
+    const result = await this.#db
       .updateTable('upload_intents')
       .set({ lease_until: now + ms })
       .where('id', '=', id)
@@ -116,7 +122,7 @@ export class UploadStore {
   }
 
   async renewLease(id: string, ms: number): Promise<void> {
-    await this.db
+    await this.#db
       .updateTable('upload_intents')
       .set({ lease_until: Date.now() + ms })
       .where('id', '=', id)
@@ -125,53 +131,20 @@ export class UploadStore {
   }
 
   /**
-   * Ends processing: records the preview, if any, and marks the intent complete, in one transaction. Done
-   * after the file exists, so a crash in between leaves an intent that processing resumes and finishes.
+   * Ends processing, in the transaction that records what processing made. Done after the file exists, so a
+   * crash in between leaves an intent that processing resumes and finishes.
    */
-  async complete(
-    id: string,
-    preview?: {
-      fileId: string
-      blobKey: string
-      contentType: string
-      width: number
-      height: number
-      size: number
-    },
-  ): Promise<void> {
-    const now = Date.now()
-    await this.db.transaction().execute(async (trx) => {
-      if (preview) {
-        await trx
-          .insertInto('file_previews')
-          .values({
-            file_id: preview.fileId,
-            blob_key: preview.blobKey,
-            content_type: preview.contentType,
-            width: preview.width,
-            height: preview.height,
-            size: preview.size,
-            created_at: now,
-          })
-          .onConflict((oc) => oc.column('file_id').doNothing())
-          .execute()
-      }
-      await trx
-        .updateTable('upload_intents')
-        .set({ state: 'complete', lease_until: null, updated_at: now })
-        .where('id', '=', id)
-        .where('state', '=', 'processing')
-        .execute()
-    })
-  }
-
-  async fileExists(fileId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('files').select('id').where('id', '=', fileId).executeTakeFirst()
-    return row !== undefined
+  async markComplete(trx: Transaction, id: string): Promise<void> {
+    await trx
+      .updateTable('upload_intents')
+      .set({ state: 'complete', lease_until: null, updated_at: Date.now() })
+      .where('id', '=', id)
+      .where('state', '=', 'processing')
+      .execute()
   }
 
   async expiredUploading(now: number, limit: number): Promise<string[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('upload_intents')
       .select('id')
       .where('state', '=', 'uploading')
@@ -182,7 +155,7 @@ export class UploadStore {
   }
 
   async unleasedProcessing(now: number, limit: number): Promise<string[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('upload_intents')
       .select('id')
       .where('state', '=', 'processing')
@@ -199,7 +172,7 @@ export class UploadStore {
    * the BlobStore and before any part is written to it.
    */
   async stage(key: string, intentId: string, multipart?: { uploadId: string; storeUploadId: string }) {
-    await this.db
+    await this.#db
       .insertInto('upload_blobs')
       .values({
         key,
@@ -218,7 +191,7 @@ export class UploadStore {
    * meanwhile and the caller must remove the blob itself (the sweeper may already have passed).
    */
   async staged(key: string, intentId: string, size: number, sha256: string | null): Promise<boolean> {
-    const result = await this.db
+    const result = await this.#db
       .updateTable('upload_blobs')
       .set({ size, sha256 })
       .where('key', '=', key)
@@ -237,17 +210,17 @@ export class UploadStore {
 
   async stillStaged(keys: string[]): Promise<string[]> {
     if (keys.length === 0) return []
-    const rows = await this.db.selectFrom('upload_blobs').select('key').where('key', 'in', keys).execute()
+    const rows = await this.#db.selectFrom('upload_blobs').select('key').where('key', 'in', keys).execute()
     return rows.map((r) => r.key)
   }
 
   async unstage(keys: string[]): Promise<void> {
     if (keys.length === 0) return
-    await this.db.deleteFrom('upload_blobs').where('key', 'in', keys).execute()
+    await this.#db.deleteFrom('upload_blobs').where('key', 'in', keys).execute()
   }
 
   async stagedBlobs(intentId: string): Promise<StagedBlob[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('upload_blobs')
       .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
       .where('intent_id', '=', intentId)
@@ -257,7 +230,7 @@ export class UploadStore {
 
   /** The blob of the intent's multipart upload `uploadId` (the client's id), if it is still staged. */
   async multipartUpload(intentId: string, uploadId: string): Promise<StagedBlob | undefined> {
-    const row = await this.db
+    const row = await this.#db
       .selectFrom('upload_blobs')
       .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
       .where('intent_id', '=', intentId)
@@ -269,7 +242,7 @@ export class UploadStore {
 
   /** Intents that ended but still have staged blobs (a process died while cleaning up), or no longer exist. */
   async leftoverIntents(limit: number): Promise<string[]> {
-    const rows = await this.db
+    const rows = await this.#db
       .selectFrom('upload_blobs')
       .leftJoin('upload_intents', 'upload_intents.id', 'upload_blobs.intent_id')
       .select('upload_blobs.intent_id')

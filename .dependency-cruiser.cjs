@@ -1,0 +1,118 @@
+// The import rules of src/, checked by `npm run check` (docs/architecture.md, "Layers"): routes → services →
+// repositories → db, each resource in its own folder. Type imports count as imports, except where a rule says
+// otherwise: a type leaves nothing behind at run time, so a layer may name the types of the one below it.
+const RESOURCES = '(accounts|analytics|blob-api|files|folders|meta|requests|shares|uploads)'
+/** The modules of a resource that run its domain rules: services and the background jobs. */
+const SERVICES = `^src/${RESOURCES}/(.+[.]service|processing)[.]ts$`
+const TOP = '^src/(app|wiring|server)[.]ts$'
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'No import cycle anywhere in src/, type imports included: a cycle is a tangle a reader must hold whole.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'storage-knows-no-resource',
+      severity: 'error',
+      comment: 'db/ and blob/ serve every resource and know none of them, nor anything built on them.',
+      from: { path: '^src/(db|blob)/' },
+      to: { path: [`^src/${RESOURCES}/`, '^src/(http|cli|auth)/', TOP] },
+    },
+    {
+      name: 'http-knows-no-resource',
+      severity: 'error',
+      comment:
+        'http/ holds what every route shares (errors, validation, auth, rate limits) and knows no resource.',
+      from: { path: '^src/http/' },
+      to: { path: [`^src/${RESOURCES}/`, '^src/cli/', TOP] },
+    },
+    {
+      name: 'repositories-know-nothing-above',
+      severity: 'error',
+      comment:
+        'A repository holds SQL and row mapping; it calls no service and knows no route, schema or request.',
+      from: { path: '[.]repository[.]ts$' },
+      to: { path: ['[.](service|routes|schemas)[.]ts$', '^src/uploads/processing[.]ts$', '^src/http/', TOP] },
+    },
+    {
+      name: 'services-see-no-http',
+      severity: 'error',
+      comment:
+        'A service holds the domain rules and never sees a request: no route, schema, http/ or Fastify.',
+      from: { path: SERVICES },
+      to: { path: ['[.](routes|schemas)[.]ts$', '^src/http/', 'node_modules/fastify/'] },
+    },
+    {
+      name: 'services-reach-db-for-transactions-only',
+      severity: 'error',
+      comment:
+        'A service reads and writes through repositories. Of db/ it may use the transaction, page and constraint-error types.',
+      from: { path: SERVICES },
+      to: { path: '^src/db/', pathNot: '^src/db/(database|errors|pagination)[.]ts$' },
+    },
+    {
+      name: 'sql-lives-in-repositories',
+      severity: 'error',
+      comment: 'Only db/ and the repositories (and the files search they delegate to) build SQL with Kysely.',
+      from: { path: '^src/', pathNot: ['^src/db/', '[.]repository[.]ts$', '^src/files/name-search[.]ts$'] },
+      to: { path: 'node_modules/kysely/' },
+    },
+    {
+      name: 'routes-call-services',
+      severity: 'error',
+      comment:
+        'Routes and schemas validate, authorize, call a service and serialize. They may name the types a repository returns, never run it, nor reach db/.',
+      from: { path: '[.](routes|schemas)[.]ts$' },
+      to: { path: ['[.]repository[.]ts$', '^src/db/'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-service-of-another-resource',
+      severity: 'error',
+      comment:
+        "A resource reads another's data through that resource's repository and calls its service as wiring.ts hands it over: it imports at most its type.",
+      from: { path: `^src/${RESOURCES}/` },
+      to: {
+        path: `^src/${RESOURCES}/.+[.]service[.]ts$`,
+        pathNot: '^src/$1/',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'no-routes-of-another-module',
+      severity: 'error',
+      comment:
+        'Routes are leaves: only app.ts registers them; what routes share lives in schemas, http/ or download.ts.',
+      from: { path: '^src/([^/]+)/', pathNot: TOP },
+      to: { path: '[.]routes[.]ts$', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'src-stands-alone',
+      severity: 'error',
+      comment: 'The application never imports its tests or benchmarks.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that cannot be resolved is a typo or a missing dependency.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.js', '.json'],
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+    },
+  },
+}

@@ -1,0 +1,70 @@
+// Accounts' SQL. Emails are stored normalised (accounts.service.ts), so they compare exactly.
+import type { Kysely } from 'kysely'
+import type { Db } from '../db/database.ts'
+import type { Database } from '../db/schema.ts'
+
+export interface Account {
+  id: string
+  email: string
+  createdAt: number
+}
+
+const toAccount = (row: { id: string; email: string; created_at: number }): Account => ({
+  id: row.id,
+  email: row.email,
+  createdAt: Number(row.created_at),
+})
+
+export class AccountsRepository {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Db) {
+    this.#db = db.kysely
+  }
+
+  /** False when the email is taken. */
+  async insert(account: Account & { passwordHash: string | null }): Promise<boolean> {
+    const inserted = await this.#db
+      .insertInto('accounts')
+      .values({
+        id: account.id,
+        email: account.email,
+        password_hash: account.passwordHash,
+        created_at: account.createdAt,
+      })
+      .onConflict((oc) => oc.column('email').doNothing())
+      .returning('id')
+      .executeTakeFirst()
+    return inserted !== undefined
+  }
+
+  /** Every account, newest first: ids sort by creation time, so the primary key gives the order. */
+  async list(): Promise<Account[]> {
+    const rows = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at'])
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map(toAccount)
+  }
+
+  /** The account with this (normalised) email, with its password hash, if any. */
+  async byEmail(email: string): Promise<(Account & { passwordHash: string | null }) | undefined> {
+    const row = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at', 'password_hash'])
+      .where('email', '=', email)
+      .executeTakeFirst()
+    return row && { ...toAccount(row), passwordHash: row.password_hash }
+  }
+
+  /** False when there is no such account. */
+  async setPasswordHash(accountId: string, passwordHash: string): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('accounts')
+      .set({ password_hash: passwordHash })
+      .where('id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+}

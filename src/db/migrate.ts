@@ -1,0 +1,49 @@
+// Brings the schema up to date. Every migration is written once for both engines (Kysely's schema builder),
+// with a branch on the engine only where they differ (indexes, triggers). Concurrent starts are safe: the
+// migrator takes a lock.
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
+import type { Db } from './database.ts'
+import type { Engine } from './engine.ts'
+import * as initial from './migrations/0001_initial.ts'
+import * as uploads from './migrations/0002_uploads.ts'
+import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
+import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
+import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
+import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.ts'
+import * as metadataNotifications from './migrations/0007_metadata_notifications.ts'
+
+const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
+  '0001_initial': initial,
+  '0002_uploads': uploads,
+  '0003_multipart_uploads': multipartUploads,
+  '0004_credential_notifications': credentialNotifications,
+  '0005_search_index_without_pending_list': searchIndex,
+  '0006_covering_order_indexes': coveringOrderIndexes,
+  '0007_metadata_notifications': metadataNotifications,
+}
+
+class Migrations implements MigrationProvider {
+  readonly #engine: Engine
+  constructor(engine: Engine) {
+    this.#engine = engine
+  }
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return Object.fromEntries(
+      Object.entries(MIGRATIONS).map(([name, m]) => [
+        name,
+        { up: (db: Kysely<unknown>) => m.up(db, this.#engine) },
+      ]),
+    )
+  }
+}
+
+export async function migrate(db: Db): Promise<void> {
+  const migrator = new Migrator({ db: db.kysely, provider: new Migrations(db.engine) })
+  const { error, results } = await migrator.migrateToLatest()
+  const failed = results?.find((r) => r.status === 'Error')
+  if (error || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
+      cause: error,
+    })
+  }
+}

@@ -1,0 +1,329 @@
+// Files' SQL. Every read joins the folder and the share in the same query, so a page of files is one round
+// trip. A file by id comes through a per-process cache (read-path/cached-lookup.ts) and, on PostgreSQL, a
+// lookup that reads the ids asked for in one turn together (read-path/id-lookup.ts); a search finds a page's
+// ids first (name-search.ts) and then reads the files the same way.
+import type { Kysely, SelectQueryBuilder } from 'kysely'
+import type { Db, Transaction } from '../db/database.ts'
+import { type Page, toPage } from '../db/pagination.ts'
+import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
+import { idLookup } from '../db/read-path/id-lookup.ts'
+import { preparePages } from '../db/read-path/prepared.ts'
+import type { Database } from '../db/schema.ts'
+import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
+import { isShareActive } from '../shares/shares.repository.ts'
+import { nameSearch } from './name-search.ts'
+
+export interface FileShareSummary {
+  id: string
+  publicId: string
+  isActive: boolean
+  expiresAt: number | null
+  viewCount: number
+  downloadCount: number
+}
+
+export interface StoredFile {
+  id: string
+  accountId: string
+  name: string
+  contentType: string
+  size: number
+  blobKey: string
+  sha256: string | null
+  createdAt: number
+  folderId: string | null
+  folder: Folder | null
+  share: FileShareSummary | null
+}
+
+/** A file row to insert; its bytes are already stored under `blobKey`. */
+export interface NewFileRow {
+  id: string
+  accountId: string
+  folderId: string | null
+  name: string
+  contentType: string
+  size: number
+  blobKey: string
+  sha256: string | null
+  createdAt: number
+}
+
+/** An image preview of a file, stored under `blobKey` (see blob-keys.ts). */
+export interface FilePreview {
+  fileId: string
+  blobKey: string
+  contentType: string
+  width: number
+  height: number
+  size: number
+}
+
+export interface FileListOptions {
+  /** Case-insensitive substring of the name. */
+  query?: string
+  /** Only files in this folder. */
+  folderId?: string
+  cursor?: string
+  limit: number
+}
+
+/** File rows remembered per process by default (FILE_CACHE_SIZE): about a kilobyte each. */
+const DEFAULT_CACHE_SIZE = 10_000
+/** However quiet the epoch, a cached file is read again after this long (see epoch-cache.ts). */
+const FILE_CACHE_MAX_AGE_MS = 60_000
+
+/** files ⟕ folders ⟕ shares, with every column a File needs. */
+export function selectFiles(db: Kysely<Database>) {
+  let base = baseSelects.get(db)
+  if (!base) {
+    base = buildSelectFiles(db)
+    baseSelects.set(db, base)
+  }
+  return base
+}
+
+// Builders are immutable, so the base query (its joins and nineteen parsed column references) is built once
+// per database and shared: every list request extends it instead of parsing it again.
+const baseSelects = new WeakMap<Kysely<Database>, ReturnType<typeof buildSelectFiles>>()
+
+function buildSelectFiles(db: Kysely<Database>) {
+  return db
+    .selectFrom('files')
+    .leftJoin('folders', 'folders.id', 'files.folder_id')
+    .leftJoin('shares', 'shares.file_id', 'files.id')
+    .select([
+      'files.id',
+      'files.account_id',
+      'files.name',
+      'files.content_type',
+      'files.size',
+      'files.blob_key',
+      'files.sha256',
+      'files.created_at',
+      'files.folder_id',
+      ...JOINED_FOLDER_COLUMNS,
+      'shares.id as share_id',
+      'shares.public_id as share_public_id',
+      'shares.is_active as share_is_active',
+      'shares.expires_at as share_expires_at',
+      'shares.view_count as share_view_count',
+      'shares.download_count as share_download_count',
+    ])
+}
+
+type FileRow = ReturnType<typeof selectFiles> extends SelectQueryBuilder<Database, never, infer O> ? O : never
+
+function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    contentType: row.content_type,
+    size: Number(row.size),
+    blobKey: row.blob_key,
+    sha256: row.sha256,
+    createdAt: Number(row.created_at),
+    folderId: row.folder_id,
+    folder: joinedFolder(row),
+    share:
+      row.share_id === null || row.share_public_id === null
+        ? null
+        : {
+            id: row.share_id,
+            publicId: row.share_public_id,
+            isActive: isShareActive(Boolean(row.share_is_active), row.share_expires_at, now),
+            expiresAt: row.share_expires_at === null ? null : Number(row.share_expires_at),
+            viewCount: Number(row.share_view_count),
+            downloadCount: Number(row.share_download_count),
+          },
+  }
+}
+
+export class FilesRepository {
+  readonly #db: Kysely<Database>
+  readonly #byId: CachedLookup<FileRow>
+  readonly #listPage
+  readonly #listInFolderPage
+  readonly #search: ReturnType<typeof nameSearch>
+
+  /** `cacheSize`: the files kept in memory; 0 reads every one from the database. */
+  constructor(db: Db, options: { cacheSize?: number } = {}) {
+    this.#db = db.kysely
+    // Only the account's own files are found: the lookup is by id alone (so PostgreSQL can batch it), and
+    // a caller keeps its row only if its account owns it.
+    const lookUp = idLookup(db, 'files_by_ids', (ids) => selectFiles(db.kysely).where('files.id', 'in', ids))
+    this.#byId = cachedLookup(db, {
+      watched: 'files_folders_shares',
+      maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE,
+      maxAgeMs: FILE_CACHE_MAX_AGE_MS,
+      read: async (fileId, accountId) => {
+        const row = await lookUp(fileId)
+        return row?.account_id === accountId ? row : undefined
+      },
+    })
+    const inAccount = (accountId: string) => selectFiles(db.kysely).where('files.account_id', '=', accountId)
+    this.#listPage = preparePages(db, 'files_list', 'files', 1, inAccount)
+    this.#listInFolderPage = preparePages(
+      db,
+      'files_list_folder',
+      'files',
+      2,
+      (accountId: string, folderId: string) => inAccount(accountId).where('files.folder_id', '=', folderId),
+    )
+    this.#search = nameSearch(db)
+  }
+
+  /** The account's file; undefined when there is none or it is another account's. */
+  async byId(accountId: string, fileId: string): Promise<StoredFile | undefined> {
+    const row = await this.#byId.get(fileId, accountId)
+    return row && toStoredFile(row)
+  }
+
+  /** The account's files, newest first, optionally in one folder and matching a name search. */
+  async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
+    const { query, folderId, cursor, limit } = options
+    if (query !== undefined) {
+      const page = await this.#search({ accountId, query, folderId, cursor, limit })
+      // A file deleted since the search is left out; the cursor still comes from the search, so the walk goes
+      // on past it.
+      const rows = await Promise.all(page.items.map((id) => this.#byId.get(id, accountId)))
+      const now = Date.now()
+      return {
+        items: rows.flatMap((row) => (row ? [toStoredFile(row, now)] : [])),
+        nextCursor: page.nextCursor,
+      }
+    }
+    const rows = await (folderId === undefined
+      ? this.#listPage([accountId], cursor, limit)
+      : this.#listInFolderPage([accountId, folderId], cursor, limit))
+    const now = Date.now()
+    return toPage(rows, limit, (row) => toStoredFile(row, now))
+  }
+
+  /**
+   * The file behind a working share link, with the link's creation time; undefined when the link is unknown,
+   * disabled or expired.
+   */
+  async byPublicShare(publicId: string): Promise<{ file: StoredFile; shareCreatedAt: number } | undefined> {
+    const now = Date.now()
+    const row = await selectFiles(this.#db)
+      .select('shares.created_at as share_created_at')
+      .where('shares.public_id', '=', publicId)
+      .where('shares.is_active', '=', true)
+      .where((eb) => eb.or([eb('shares.expires_at', 'is', null), eb('shares.expires_at', '>', now)]))
+      .executeTakeFirst()
+    return row && { file: toStoredFile(row, now), shareCreatedAt: Number(row.share_created_at) }
+  }
+
+  /** Whether a file with this id exists, in any account. */
+  async exists(fileId: string): Promise<boolean> {
+    const row = await this.#db.selectFrom('files').select('id').where('id', '=', fileId).executeTakeFirst()
+    return row !== undefined
+  }
+
+  /** The summary of the account's file, read in the caller's transaction. */
+  async summary(trx: Transaction, accountId: string, fileId: string) {
+    const row = await trx
+      .selectFrom('files')
+      .select(['id', 'name', 'content_type', 'size'])
+      .where('id', '=', fileId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()
+    return row && { id: row.id, name: row.name, contentType: row.content_type, size: Number(row.size) }
+  }
+
+  /** A folder that does not exist (any more) is a foreign-key violation. */
+  async insert(trx: Transaction, file: NewFileRow): Promise<void> {
+    await trx
+      .insertInto('files')
+      .values({
+        id: file.id,
+        account_id: file.accountId,
+        folder_id: file.folderId,
+        name: file.name,
+        content_type: file.contentType,
+        size: file.size,
+        blob_key: file.blobKey,
+        sha256: file.sha256,
+        created_at: file.createdAt,
+        updated_at: file.createdAt,
+      })
+      .execute()
+  }
+
+  /** Records the generated preview of a file, once: a second record of it is ignored. */
+  async insertPreview(trx: Transaction, preview: FilePreview): Promise<void> {
+    await trx
+      .insertInto('file_previews')
+      .values({
+        file_id: preview.fileId,
+        blob_key: preview.blobKey,
+        content_type: preview.contentType,
+        width: preview.width,
+        height: preview.height,
+        size: preview.size,
+        created_at: Date.now(),
+      })
+      .onConflict((oc) => oc.column('file_id').doNothing())
+      .execute()
+  }
+
+  /**
+   * Marks the account's file as changed now, renaming it if `name` is given, and returns the folder it is
+   * in; undefined when the account has no such file. Written first in a transaction, this takes the row's
+   * lock, so a concurrent change of the same file waits for the transaction to end.
+   */
+  async touch(
+    trx: Transaction,
+    accountId: string,
+    fileId: string,
+    name?: string,
+  ): Promise<{ folderId: string | null } | undefined> {
+    const row = await trx
+      .updateTable('files')
+      .set({ updated_at: Date.now(), ...(name === undefined ? {} : { name }) })
+      .where('id', '=', fileId)
+      .where('account_id', '=', accountId)
+      .returning('folder_id')
+      .executeTakeFirst()
+    return row && { folderId: row.folder_id }
+  }
+
+  async move(trx: Transaction, fileId: string, folderId: string | null): Promise<void> {
+    await trx.updateTable('files').set({ folder_id: folderId }).where('id', '=', fileId).execute()
+  }
+
+  /** Moves every file of the folder to root (the folder is being deleted). */
+  async moveAllToRoot(trx: Transaction, folderId: string): Promise<void> {
+    await trx.updateTable('files').set({ folder_id: null }).where('folder_id', '=', folderId).execute()
+  }
+
+  /**
+   * Every blob the account's given files own: their contents and their generated previews. Read inside the
+   * deleting transaction, before the rows (previews cascade with their file) are gone.
+   */
+  async blobKeys(trx: Transaction, accountId: string, fileIds: string[]): Promise<string[]> {
+    const rows = await trx
+      .selectFrom('files')
+      .leftJoin('file_previews', 'file_previews.file_id', 'files.id')
+      .select(['files.blob_key', 'file_previews.blob_key as preview_key'])
+      .where('files.account_id', '=', accountId)
+      .where('files.id', 'in', fileIds)
+      .execute()
+    return rows.flatMap((row) =>
+      row.preview_key === null ? [row.blob_key] : [row.blob_key, row.preview_key],
+    )
+  }
+
+  /** Deletes those of the files that are the account's (shares and previews follow by foreign key). */
+  async deleteMany(trx: Transaction, accountId: string, fileIds: string[]) {
+    const rows = await trx
+      .deleteFrom('files')
+      .where('account_id', '=', accountId)
+      .where('id', 'in', fileIds)
+      .returning(['id', 'folder_id'])
+      .execute()
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+  }
+}

@@ -1,0 +1,145 @@
+// Folders' SQL: the rows, their file and request counters, and the columns a file or request row joins from
+// its folder. The counters are moved atomically in SQL, in the transaction of the change they count.
+import type { Kysely } from 'kysely'
+import type { Db, Transaction } from '../db/database.ts'
+import { type Page, toPage } from '../db/pagination.ts'
+import { preparePages } from '../db/read-path/prepared.ts'
+import type { Database } from '../db/schema.ts'
+import { notFound } from '../errors.ts'
+
+export interface Folder {
+  id: string
+  name: string
+  createdAt: number
+  fileCount: number
+  requestCount: number
+}
+
+const FOLDER_COLUMNS = ['id', 'name', 'created_at', 'file_count', 'request_count'] as const
+
+type FolderRow = Pick<Database['folders'], 'id' | 'name' | 'created_at'> & {
+  file_count: number
+  request_count: number
+}
+
+function toFolder(row: FolderRow): Folder {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: Number(row.created_at),
+    fileCount: Number(row.file_count),
+    requestCount: Number(row.request_count),
+  }
+}
+
+/** The columns of a folder joined to a file or request row (`leftJoin('folders', ...)`), under these names. */
+export const JOINED_FOLDER_COLUMNS = [
+  'folders.name as folder_name',
+  'folders.created_at as folder_created_at',
+  'folders.file_count as folder_file_count',
+  'folders.request_count as folder_request_count',
+] as const
+
+interface JoinedFolderRow {
+  folder_id: string | null
+  folder_name: string | null
+  folder_created_at: number | null
+  folder_file_count: number | null
+  folder_request_count: number | null
+}
+
+/** The Folder embedded in a file or request row that selected `JOINED_FOLDER_COLUMNS`, or null at root. */
+export function joinedFolder(row: JoinedFolderRow): Folder | null {
+  if (row.folder_id === null || row.folder_name === null) return null
+  return {
+    id: row.folder_id,
+    name: row.folder_name,
+    createdAt: Number(row.folder_created_at),
+    fileCount: Number(row.folder_file_count),
+    requestCount: Number(row.folder_request_count),
+  }
+}
+
+export type FolderCounter = 'file_count' | 'request_count'
+
+export class FoldersRepository {
+  readonly #db: Kysely<Database>
+  readonly #listPage
+
+  constructor(db: Db) {
+    this.#db = db.kysely
+    this.#listPage = preparePages(db, 'folders_list', 'folders', 1, (accountId: string) =>
+      db.kysely.selectFrom('folders').select(FOLDER_COLUMNS).where('folders.account_id', '=', accountId),
+    )
+  }
+
+  async list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<Folder>> {
+    const rows = await this.#listPage([accountId], page.cursor, page.limit)
+    return toPage(rows, page.limit, toFolder)
+  }
+
+  async get(accountId: string, folderId: string): Promise<Folder | undefined> {
+    const row = await this.#db
+      .selectFrom('folders')
+      .select(FOLDER_COLUMNS)
+      .where('id', '=', folderId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()
+    return row && toFolder(row)
+  }
+
+  /** Inserts an empty folder; a name the account already has, in any case, is a unique violation. */
+  async insert(folder: { id: string; accountId: string; name: string; createdAt: number }): Promise<void> {
+    await this.#db
+      .insertInto('folders')
+      .values({
+        id: folder.id,
+        account_id: folder.accountId,
+        name: folder.name,
+        name_key: folder.name.toLowerCase(),
+        created_at: folder.createdAt,
+      })
+      .execute()
+  }
+
+  /** False when the account has no such folder; a name it already has is a unique violation. */
+  async rename(accountId: string, folderId: string, name: string): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('folders')
+      .set({ name, name_key: name.toLowerCase() })
+      .where('id', '=', folderId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * Checks, inside the caller's transaction if given, that `folderId` names a folder of `accountId`; another
+   * account's folder is "not found", like an absent one. A folder deleted concurrently after this check makes
+   * the caller's write fail its foreign key, which the caller turns into the same 404 (db/errors.ts).
+   */
+  async assertOwned(accountId: string, folderId: string, trx?: Transaction): Promise<void> {
+    const row = await (trx ?? this.#db)
+      .selectFrom('folders')
+      .select('id')
+      .where('id', '=', folderId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()
+    if (!row) throw notFound(`Folder ${folderId}`)
+  }
+
+  /** Adds `delta` to a folder's counter atomically in the database; never read-modify-write in JS. */
+  async adjustCount(trx: Transaction, folderId: string | null, counter: FolderCounter, delta: number) {
+    if (folderId === null || delta === 0) return
+    await trx
+      .updateTable('folders')
+      .set((eb) => ({ [counter]: eb(counter, '+', delta) }))
+      .where('id', '=', folderId)
+      .execute()
+  }
+
+  /** Deletes the folder row; what it held must have been moved out in the same transaction. */
+  async delete(trx: Transaction, folderId: string): Promise<void> {
+    await trx.deleteFrom('folders').where('id', '=', folderId).execute()
+  }
+}

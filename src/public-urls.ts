@@ -1,0 +1,52 @@
+// Every absolute URL Coffer hands out, built in one place from PUBLIC_URL: what clients see in responses
+// (a share's or request's public page, an upload's status), what the upload protocol needs (the handshake,
+// the completion callback, the blob API), and the links of the capability index.
+
+/** The base path of the REST API. */
+export const API_BASE_PATH = '/api/v1'
+export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
+
+/** Where the blob client asks for its token, and where the blob endpoint reports stored blobs. */
+export const UPLOAD_HANDSHAKE_PATH = `${API_BASE_PATH}/files/uploads/handshake`
+export const UPLOAD_CALLBACK_PATH = `${API_BASE_PATH}/files/uploads/completed`
+
+/** The path of the Vercel-Blob-compatible endpoint: what upload clients set as VERCEL_BLOB_API_URL. */
+export const BLOB_API_PATH = '/blob'
+
+export class PublicUrls {
+  /** The origin clients reach the server at (PUBLIC_URL), without a trailing slash. */
+  readonly origin: string
+  readonly apiBase: string
+  readonly openApi: string
+  readonly docs: string
+  readonly oauthMetadata: string
+  readonly blobApi: string
+  readonly uploadHandshake: string
+  readonly uploadCallback: string
+
+  constructor(origin: string) {
+    this.origin = origin
+    this.apiBase = `${origin}${API_BASE_PATH}`
+    this.openApi = `${this.apiBase}/openapi.json`
+    this.docs = `${origin}/docs`
+    this.oauthMetadata = `${origin}${OAUTH_METADATA_PATH}`
+    this.blobApi = `${origin}${BLOB_API_PATH}`
+    this.uploadHandshake = `${origin}${UPLOAD_HANDSHAKE_PATH}`
+    this.uploadCallback = `${origin}${UPLOAD_CALLBACK_PATH}`
+  }
+
+  /** The public page of a share link. */
+  sharePage(publicId: string): string {
+    return `${this.origin}/s/${publicId}`
+  }
+
+  /** The public page of a file request, where outside submitters upload. */
+  requestPage(publicId: string): string {
+    return `${this.origin}/r/${publicId}`
+  }
+
+  /** Where the uploader polls an upload's status (GET /files/uploads/{intentId}). */
+  uploadStatus(intentId: string): string {
+    return `${this.apiBase}/files/uploads/${intentId}`
+  }
+}

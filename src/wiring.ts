@@ -1,0 +1,158 @@
+// Builds everything the application runs on, in dependency order: repositories over the database, the
+// services that hold the domain rules, and the background jobs. The one place that knows which part needs
+// which; app.ts hands the services to the routes and starts and stops the jobs with the server.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AccountsRepository } from './accounts/accounts.repository.ts'
+import { AccountsService } from './accounts/accounts.service.ts'
+import { ApiKeysRepository } from './accounts/api-keys.repository.ts'
+import { ApiKeysService } from './accounts/api-keys.service.ts'
+import { AnalyticsRepository } from './analytics/analytics.repository.ts'
+import { AnalyticsService } from './analytics/analytics.service.ts'
+import type { BlobStore } from './blob/blob-store.ts'
+import { BlobApiService } from './blob-api/blob-api.service.ts'
+import { SigningKeyring } from './blob-api/signing-keys.ts'
+import type { Config } from './config.ts'
+import type { Db } from './db/database.ts'
+import { ServerSecrets } from './db/server-secrets.ts'
+import { FilesRepository } from './files/files.repository.ts'
+import { FilesService } from './files/files.service.ts'
+import { FoldersRepository } from './folders/folders.repository.ts'
+import { FoldersService } from './folders/folders.service.ts'
+import { HealthService } from './meta/health.service.ts'
+import { PublicUrls } from './public-urls.ts'
+import { PublicRequestsService } from './requests/public-requests.service.ts'
+import { RequestsRepository } from './requests/requests.repository.ts'
+import { RequestsService } from './requests/requests.service.ts'
+import { PublicSharesService } from './shares/public-shares.service.ts'
+import { SharesRepository } from './shares/shares.repository.ts'
+import { SharesService } from './shares/shares.service.ts'
+import { type Log, UploadProcessor } from './uploads/processing.ts'
+import { UploadsRepository } from './uploads/uploads.repository.ts'
+import { UploadsService } from './uploads/uploads.service.ts'
+
+export interface Services {
+  accounts: AccountsService
+  apiKeys: ApiKeysService
+  folders: FoldersService
+  files: FilesService
+  shares: SharesService
+  publicShares: PublicSharesService
+  requests: RequestsService
+  publicRequests: PublicRequestsService
+  analytics: AnalyticsService
+  uploads: UploadsService
+  blobApi: BlobApiService
+  health: HealthService
+}
+
+/** Work that runs in the background for as long as the server does. */
+export interface Jobs {
+  uploadProcessor: UploadProcessor
+}
+
+export interface Wiring {
+  urls: PublicUrls
+  services: Services
+  jobs: Jobs
+  /** Starts every background job; their faults go to `log`. */
+  startJobs(log: Log): void
+  /** Stops every background job and waits for the work under way, so nothing touches storage after it. */
+  stopJobs(): Promise<void>
+}
+
+export interface WiringDeps {
+  config: Config
+  db: Db
+  blobs: BlobStore
+}
+
+/** Accounts and their API keys: what the command-line tool manages, and a part of `wire`. */
+export function wireAccounts(db: Db): Pick<Services, 'accounts' | 'apiKeys'> {
+  return {
+    accounts: new AccountsService({ accounts: new AccountsRepository(db) }),
+    apiKeys: new ApiKeysService({ keys: new ApiKeysRepository(db) }),
+  }
+}
+
+export function wire({ config, db, blobs }: WiringDeps): Wiring {
+  const urls = new PublicUrls(config.publicUrl)
+  const { transaction } = db
+
+  // Repositories: each resource's SQL.
+  const foldersRepository = new FoldersRepository(db)
+  const filesRepository = new FilesRepository(db, { cacheSize: config.fileCacheSize })
+  const sharesRepository = new SharesRepository(db)
+  const requestsRepository = new RequestsRepository(db)
+  const analyticsRepository = new AnalyticsRepository(db)
+  const uploadsRepository = new UploadsRepository(db)
+  const keyring = new SigningKeyring(new ServerSecrets(db), config.uploadSigningSecret)
+
+  // Services: the domain rules.
+  const files = new FilesService({
+    transaction,
+    files: filesRepository,
+    folders: foldersRepository,
+    blobs,
+  })
+  const blobApi = new BlobApiService({ uploads: uploadsRepository, blobs, keyring, urls })
+
+  // Background jobs.
+  const uploadProcessor = new UploadProcessor({
+    transaction,
+    uploads: uploadsRepository,
+    files: filesRepository,
+    filesService: files,
+    blobApi,
+    blobs,
+  })
+  const jobs: Jobs = { uploadProcessor }
+
+  const services: Services = {
+    ...wireAccounts(db),
+    folders: new FoldersService({
+      transaction,
+      folders: foldersRepository,
+      files: filesRepository,
+      requests: requestsRepository,
+    }),
+    files,
+    shares: new SharesService({ shares: sharesRepository, files: filesRepository }),
+    publicShares: new PublicSharesService({ shares: sharesRepository, files: filesRepository, urls }),
+    requests: new RequestsService({ transaction, requests: requestsRepository, folders: foldersRepository }),
+    publicRequests: new PublicRequestsService({
+      transaction,
+      requests: requestsRepository,
+      files: filesRepository,
+    }),
+    analytics: new AnalyticsService({ analytics: analyticsRepository }),
+    uploads: new UploadsService({
+      transaction,
+      uploads: uploadsRepository,
+      folders: foldersRepository,
+      keyring,
+      processor: uploadProcessor,
+      config,
+      urls,
+    }),
+    blobApi,
+    health: new HealthService({ pingDatabase: db.ping, blobs }),
+  }
+
+  return {
+    urls,
+    services,
+    jobs,
+    startJobs: (log) => uploadProcessor.start(log),
+    stopJobs: () => uploadProcessor.stop(),
+  }
+}
+
+/** What every resource's routes receive. */
+export interface RouteDeps {
+  services: Services
+  config: Config
+  urls: PublicUrls
+}
+
+/** The shape of every resource's routes module. */
+export type Routes = FastifyPluginAsyncTypebox<RouteDeps>

@@ -1,0 +1,111 @@
+// Helpers shared by the files tests (files, files-search, files-changes, files-read-path): the File the API
+// must return, folders and shares made the quick way, many files written straight to the database, and a
+// listing walked page by page.
+import assert from 'node:assert/strict'
+import { sql } from 'kysely'
+import type { App } from '../../src/app.ts'
+import type { StoredFile } from '../../src/files/files.repository.ts'
+import { newId, newPublicId } from '../../src/ids.ts'
+import { type ApiResponse, call, type TestAccount, type TestContext } from './harness.ts'
+
+export const iso = (ms: number) => new Date(ms).toISOString()
+
+/** The File the API must return for `file`, given its folder and share as the API shows them. */
+export function fileJson(
+  file: Pick<StoredFile, 'id' | 'name' | 'contentType' | 'size' | 'createdAt'>,
+  folder: Record<string, unknown> | null = null,
+  share: Record<string, unknown> | null = null,
+) {
+  return {
+    id: file.id,
+    name: file.name,
+    contentType: file.contentType,
+    size: file.size,
+    createdAt: iso(file.createdAt),
+    share,
+    folderId: (folder?.id as string | undefined) ?? null,
+    folder,
+  }
+}
+
+/**
+ * Inserts files number `from` to `to` of the account, named `${prefix}${n}${suffix}` and created at n ms
+ * after the epoch (so older than any file made through the API), straight into the table: fast enough for
+ * tens of thousands.
+ */
+export async function insertFiles(
+  c: TestContext,
+  accountId: string,
+  [from, to]: [number, number],
+  [prefix, suffix]: [string, string],
+  folderId: string | null = null,
+): Promise<void> {
+  await sql`with recursive seq(n) as (
+      select cast(${from} as integer) union all select n + 1 from seq where n < cast(${to} as integer))
+    insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+    select 'fil_' || ${accountId} || '_' || n, ${accountId}, ${folderId}, ${prefix} || n || ${suffix}, 'text/plain', 1,
+           'k/' || ${accountId} || '/' || n, null, n, n
+    from seq`.execute(c.db.kysely)
+  await sql`analyze`.execute(c.db.kysely)
+}
+
+export async function createFolder(app: App, account: TestAccount, name: string) {
+  const res = await call(app, 'POST', '/api/v1/folders', { token: account.token, body: { name } })
+  assert.equal(res.status, 201)
+  return res.body.data as {
+    id: string
+    name: string
+    createdAt: string
+    fileCount: number
+    requestCount: number
+  }
+}
+
+export async function folderCounts(app: App, account: TestAccount, folderId: string): Promise<number> {
+  const res = await call(app, 'GET', `/api/v1/folders/${folderId}`, { token: account.token })
+  assert.equal(res.status, 200)
+  return res.body.data.fileCount
+}
+
+export async function insertShare(
+  c: TestContext,
+  accountId: string,
+  fileId: string,
+  values: { isActive: boolean; expiresAt: number | null; viewCount: number; downloadCount: number },
+) {
+  const now = Date.now()
+  const row = {
+    id: newId('shr', now),
+    account_id: accountId,
+    file_id: fileId,
+    public_id: newPublicId(),
+    is_active: values.isActive,
+    expires_at: values.expiresAt,
+    view_count: values.viewCount,
+    download_count: values.downloadCount,
+    created_at: now,
+    updated_at: now,
+  }
+  await c.db.kysely.insertInto('shares').values(row).execute()
+  return row
+}
+
+/** Files as the list orders them: newest first, then id descending. */
+export const newestFirst = <T extends { createdAt: number; id: string }>(files: T[]) =>
+  [...files].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+
+/** Every id of a listing, page by page; fails if a page repeats an id. */
+export async function walk(app: App, token: string, params: string, limit: number): Promise<string[]> {
+  const ids: string[] = []
+  let cursor: string | null = null
+  do {
+    const url: string = `/api/v1/files?limit=${limit}${params}${cursor ? `&cursor=${cursor}` : ''}`
+    const res: ApiResponse = await call(app, 'GET', url, { token })
+    assert.equal(res.status, 200, JSON.stringify(res.body))
+    assert.ok(res.body.data.length <= limit)
+    ids.push(...res.body.data.map((f: { id: string }) => f.id))
+    cursor = res.body.pagination.nextCursor
+  } while (cursor)
+  assert.equal(new Set(ids).size, ids.length, 'a file was listed twice')
+  return ids
+}
