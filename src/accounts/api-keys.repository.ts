@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely'
 import type { Principal } from '../auth/principal.ts'
 import type { Scope } from '../auth/scopes.ts'
+import { constantTimeEqual } from '../auth/secrets.ts'
 import type { Db } from '../db/database.ts'
 import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
 import { prepare } from '../db/read-path/prepared.ts'
@@ -23,7 +24,6 @@ export interface ApiKey {
 export interface KeyCredential {
   /** Who the key acts for, made once per read, as every request with the key needs it. */
   principal: Principal
-  secretHash: string
   revoked: boolean
   lastUsedAt: number | null
 }
@@ -68,14 +68,14 @@ export class ApiKeysRepository {
       maxAgeMs: CACHE_MAX_AGE_MS,
       read: async (hash) => {
         const [row] = await findByHash(hash)
-        return (
-          row && {
-            principal: { accountId: row.account_id, scopes: new Set(scopesOf(row)), credentialId: row.id },
-            secretHash: row.secret_hash,
-            revoked: row.revoked_at !== null,
-            lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
-          }
-        )
+        // Found by the hash, so timing reveals nothing of the secret; the comparison makes sure of the match
+        // byte for byte, whatever the index compared, once per read rather than once per request.
+        if (!row || !constantTimeEqual(row.secret_hash, hash)) return undefined
+        return {
+          principal: { accountId: row.account_id, scopes: new Set(scopesOf(row)), credentialId: row.id },
+          revoked: row.revoked_at !== null,
+          lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+        }
       },
     })
   }
