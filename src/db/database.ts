@@ -42,8 +42,8 @@ export interface Db {
    * judge, such as the trigram index for a substring, and whose caller has a way on without them.
    * PostgreSQL runs them on connections where it may read tables only through bitmap index scans (no
    * sequential or plain index scans), plans each statement once, for any values (keep such statements to a
-   * shape with a single bitmap plan), and cancels a statement still running after BITMAP_READ_TIMEOUT_MS
-   * (postgres.ts): the result is then undefined. SQLite: `read`.
+   * shape with a single bitmap plan), and cancels a statement still running after `bitmapReadTimeoutMs`
+   * (DatabaseOptions): the result is then undefined. SQLite: `read`.
    */
   readThroughBitmaps<Row>(query: CompiledQuery<Row>, statementName: string): Promise<Row[] | undefined>
   /**
@@ -68,4 +68,10 @@ export interface DatabaseOptions {
   dataDir: string
   /** PostgreSQL pool size per process. */
   poolSize?: number
+  /**
+   * PostgreSQL: how long `readThroughBitmaps` lets a statement run (postgres.ts, BITMAP_READ_TIMEOUT_MS by
+   * default). Tests of what the search answers raise it, so that a busy test machine does not turn their
+   * index step into the walk that follows a timeout.
+   */
+  bitmapReadTimeoutMs?: number
 }

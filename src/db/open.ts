@@ -5,6 +5,11 @@ import { openPostgres } from './postgres.ts'
 import { openSqlite } from './sqlite.ts'
 
 export function openDatabase(options: DatabaseOptions): Db {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10)
+  if (options.databaseUrl) {
+    return openPostgres(options.databaseUrl, {
+      poolSize: options.poolSize ?? 10,
+      bitmapReadTimeoutMs: options.bitmapReadTimeoutMs,
+    })
+  }
   return openSqlite(options.dataDir)
 }

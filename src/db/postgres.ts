@@ -10,20 +10,20 @@ import type { Database } from './schema.ts'
 import { watchWrites } from './write-watch.ts'
 
 /**
- * How long `Db.readThroughBitmaps` lets a statement run on PostgreSQL. An index can cost far more than its
- * answer is worth: the trigram index knows only letters and digits, so for "report-1" it offers every name
- * with the word "report" and any word starting with "1", and PostgreSQL reads them all from the table to
- * keep the one that matches (90 ms, a sixteenth of a million-file table).
+ * How long `Db.readThroughBitmaps` lets a statement run on PostgreSQL, unless the options say otherwise. An
+ * index can cost far more than its answer is worth: the trigram index knows only letters and digits, so for
+ * "report-1" it offers every name with the word "report" and any word starting with "1", and PostgreSQL
+ * reads them all from the table to keep the one that matches (90 ms, a sixteenth of a million-file table).
  */
 export const BITMAP_READ_TIMEOUT_MS = 20
 
 /** Session settings of `Db.readThroughBitmaps`'s connections. */
-const BITMAPS_ONLY = [
+const bitmapsOnly = (timeoutMs: number) => [
   'enable_seqscan=off',
   'enable_indexscan=off',
   'enable_indexonlyscan=off',
   'plan_cache_mode=force_generic_plan',
-  `statement_timeout=${BITMAP_READ_TIMEOUT_MS}`,
+  `statement_timeout=${timeoutMs}`,
 ]
 
 /** The notification channel of each set of watched rows (migrations 0004: payload empty; 0007: an account id). */
@@ -86,11 +86,18 @@ function namedStatementReader() {
   }
 }
 
-export function openPostgres(url: string, poolSize: number): Db {
-  const pool = newPgPool(url, poolSize)
+export interface PostgresOptions {
+  /** Connections per process. */
+  poolSize: number
+  /** See BITMAP_READ_TIMEOUT_MS. */
+  bitmapReadTimeoutMs?: number
+}
+
+export function openPostgres(url: string, options: PostgresOptions): Db {
+  const pool = newPgPool(url, options.poolSize)
   // Few requests use it, and each briefly; a search that waits for one waits about as long as it would
   // for the CPU.
-  const bitmapPool = newPgPool(url, 4, BITMAPS_ONLY)
+  const bitmapPool = newPgPool(url, 4, bitmapsOnly(options.bitmapReadTimeoutMs ?? BITMAP_READ_TIMEOUT_MS))
   const changes = new PgChangeListener(url, Object.values(CHANNELS))
   const kysely = new Kysely<Database>({
     dialect: watchWrites(new PostgresDialect({ pool }), () => changes.touch(CHANNELS.files_folders_shares)),

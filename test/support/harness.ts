@@ -15,7 +15,7 @@ import { type App, buildApp } from '../../src/app.ts'
 import type { Scope } from '../../src/auth/scopes.ts'
 import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
-import type { Db } from '../../src/db/database.ts'
+import type { DatabaseOptions, Db } from '../../src/db/database.ts'
 import type { Engine } from '../../src/db/engine.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { openDatabase } from '../../src/db/open.ts'
@@ -78,6 +78,8 @@ export interface StartOptions {
   logger?: boolean | object
   /** Leave the app unready, so a test can add routes before calling `app.ready()`. */
   deferReady?: boolean
+  /** Options of the database beyond those of the configuration. */
+  database?: Pick<DatabaseOptions, 'bitmapReadTimeoutMs'>
 }
 
 export async function startApp(
@@ -93,7 +95,7 @@ export async function startApp(
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   })
-  const db = openDatabase({ ...config, poolSize: 4 })
+  const db = openDatabase({ ...config, poolSize: 4, ...options.database })
   await migrate(db)
   const blobs = await LocalBlobStore.open(path.join(dataDir, 'blobs'))
   const app = await buildApp({ config, db, blobs, logger: options.logger ?? false })
