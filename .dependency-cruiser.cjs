@@ -21,7 +21,7 @@ module.exports = {
       severity: 'error',
       comment: 'db/ and blob/ serve every resource and know none of them, nor anything built on them.',
       from: { path: '^src/(db|blob)/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/(http|cli|auth)/', TOP] },
+      to: { path: [`^src/${RESOURCES}/`, '^src/(http|cli|auth|web)/', TOP] },
     },
     {
       name: 'http-knows-no-resource',
@@ -29,7 +29,30 @@ module.exports = {
       comment:
         'http/ holds what every route shares (errors, validation, auth, rate limits) and knows no resource.',
       from: { path: '^src/http/' },
+      to: { path: [`^src/${RESOURCES}/`, '^src/(cli|web)/', TOP] },
+    },
+    {
+      name: 'web-knows-no-resource',
+      severity: 'error',
+      comment:
+        'web/ is what every page shares (layout, assets, page headers, error pages) and knows no resource; resources bring their own pages.',
+      from: { path: '^src/web/' },
       to: { path: [`^src/${RESOURCES}/`, '^src/cli/', TOP] },
+    },
+    {
+      name: 'browser-code-stands-alone',
+      severity: 'error',
+      comment:
+        'Browser modules (*.client.ts, bundled by web/build.ts) run in the browser: they import only each other and browser packages, never server code.',
+      from: { path: '[.]client[.]ts$' },
+      to: { path: '^src/', pathNot: '[.]client[.]ts$' },
+    },
+    {
+      name: 'server-code-runs-no-browser-code',
+      severity: 'error',
+      comment: 'The server serves browser modules as built assets; it never imports them.',
+      from: { path: '^src/', pathNot: '[.]client[.]ts$' },
+      to: { path: '[.]client[.]ts$' },
     },
     {
       name: 'repositories-know-nothing-above',
@@ -37,15 +60,22 @@ module.exports = {
       comment:
         'A repository holds SQL and row mapping; it calls no service and knows no route, schema or request.',
       from: { path: '[.]repository[.]ts$' },
-      to: { path: ['[.](service|routes|schemas)[.]ts$', '^src/uploads/processing[.]ts$', '^src/http/', TOP] },
+      to: {
+        path: [
+          '[.](service|routes|schemas|views)[.]ts$',
+          '^src/uploads/processing[.]ts$',
+          '^src/(http|web)/',
+          TOP,
+        ],
+      },
     },
     {
       name: 'services-see-no-http',
       severity: 'error',
       comment:
-        'A service holds the domain rules and never sees a request: no route, schema, http/ or Fastify.',
+        'A service holds the domain rules and never sees a request: no route, schema, view, http/, web/ or Fastify.',
       from: { path: SERVICES },
-      to: { path: ['[.](routes|schemas)[.]ts$', '^src/http/', 'node_modules/fastify/'] },
+      to: { path: ['[.](routes|schemas|views)[.]ts$', '^src/(http|web)/', 'node_modules/fastify/'] },
     },
     {
       name: 'services-reach-db-for-transactions-only',
@@ -66,8 +96,8 @@ module.exports = {
       name: 'routes-call-services',
       severity: 'error',
       comment:
-        'Routes and schemas validate, authorize, call a service and serialize. They may name the types a repository returns, never run it, nor reach db/.',
-      from: { path: '[.](routes|schemas)[.]ts$' },
+        'Routes, schemas and views validate, authorize, call a service and serialize or render. They may name the types a repository returns, never run it, nor reach db/.',
+      from: { path: '[.](routes|schemas|views)[.]ts$' },
       to: { path: ['[.]repository[.]ts$', '^src/db/'], dependencyTypesNot: ['type-only'] },
     },
     {

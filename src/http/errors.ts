@@ -79,39 +79,68 @@ export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void 
   socket.destroy()
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A page for people: its failures are answered as HTML error pages, not in the JSON envelope. */
+    page?: true
+  }
+}
+
+/** How failures of pages are answered; the web foundation provides it (web/web.ts). */
+export interface ErrorPages {
+  sendError(reply: FastifyReply, status: number): FastifyReply
+  /** Whether an unknown path is one a person would have opened: it then gets a 404 page. */
+  isPagePath(path: string): boolean
+}
+
+/** Whether the client asked for HTML: a browser navigating, not an API client. */
+function acceptsHtml(request: FastifyRequest): boolean {
+  return /\btext\/html\b/.test(request.headers.accept ?? '')
+}
+
+export function registerErrorHandling(app: FastifyInstance, pages?: ErrorPages): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    if (error instanceof AppError) {
-      return reply.status(error.status).send(errorBody(error.code, error.message, error.hint))
-    }
-    if (error.validation) {
-      const first = error.validation[0]
-      const message = first
-        ? describeValidationError(first as never, error.validationContext)
-        : 'The request is invalid.'
-      return reply.status(400).send(errorBody('invalid_request', message))
-    }
-    const refusal = fastifyClientError(error, request)
-    if (refusal) {
-      const [code, message] = refusal
-      return reply.status(ERROR_CODES[code].status).send(errorBody(code, message))
-    }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.status(error.statusCode).send(errorBody('invalid_request', error.message))
-    }
-    request.log.error({ err: error }, 'request failed')
-    return reply.status(500).send(errorBody('internal_error', 'An unexpected error occurred.'))
+    const [status, body] = errorResponse(error, request)
+    if (pages && request.routeOptions.config?.page) return pages.sendError(reply, status)
+    return reply.status(status).send(body)
   })
 
   app.setNotFoundHandler((request, reply) => {
-    reply
+    const path = request.url.split('?')[0] ?? '/'
+    if (pages?.isPagePath(path) && acceptsHtml(request)) return pages.sendError(reply, 404)
+    return reply
       .status(404)
       .send(
         errorBody(
           'not_found',
-          `No route matches ${request.method} ${request.url.split('?')[0]}.`,
+          `No route matches ${request.method} ${path}.`,
           'See the API reference at /docs for the available operations.',
         ),
       )
   })
+}
+
+/** The status and envelope of a failure; a fault is logged here, with its cause. */
+function errorResponse(
+  error: FastifyError | AppError,
+  request: FastifyRequest,
+): [number, ReturnType<typeof errorBody>] {
+  if (error instanceof AppError) return [error.status, errorBody(error.code, error.message, error.hint)]
+  if (error.validation) {
+    const first = error.validation[0]
+    const message = first
+      ? describeValidationError(first as never, error.validationContext)
+      : 'The request is invalid.'
+    return [400, errorBody('invalid_request', message)]
+  }
+  const refusal = fastifyClientError(error, request)
+  if (refusal) {
+    const [code, message] = refusal
+    return [ERROR_CODES[code].status, errorBody(code, message)]
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return [error.statusCode, errorBody('invalid_request', error.message)]
+  }
+  request.log.error({ err: error }, 'request failed')
+  return [500, errorBody('internal_error', 'An unexpected error occurred.')]
 }

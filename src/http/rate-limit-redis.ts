@@ -49,27 +49,25 @@ declare module 'ioredis' {
   }
 }
 
-export class RedisRateLimitStore implements RateLimitStore {
+/**
+ * One connection to Redis for every limit of a process, with the fallback state they share: when Redis
+ * fails, every limit decides locally for a while, and the failure is logged once per interval, not once per
+ * limit.
+ */
+export class RedisRateLimits {
   readonly #redis: Redis
-  readonly #gcra: Gcra
-  readonly #local: MemoryRateLimitStore
   readonly #log: FastifyBaseLogger
   #pausedUntil = 0
   #lastWarningAt = Number.NEGATIVE_INFINITY
+  readonly #stores: RedisRateLimitStore[] = []
 
-  private constructor(redis: Redis, policy: RateLimitPolicy, log: FastifyBaseLogger) {
+  private constructor(redis: Redis, log: FastifyBaseLogger) {
     this.#redis = redis
-    this.#gcra = gcraOf(policy)
-    this.#local = new MemoryRateLimitStore(policy)
     this.#log = log
   }
 
   /** Connects, waiting at most CONNECT_TIMEOUT_MS; never throws for an unreachable Redis. */
-  static async open(
-    url: string,
-    policy: RateLimitPolicy,
-    log: FastifyBaseLogger,
-  ): Promise<RedisRateLimitStore> {
+  static async open(url: string, log: FastifyBaseLogger): Promise<RedisRateLimits> {
     const redis = new Redis(url, {
       lazyConnect: true,
       // Without a connection, fail at once and decide locally rather than queue the request behind it.
@@ -79,36 +77,43 @@ export class RedisRateLimitStore implements RateLimitStore {
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     })
     redis.defineCommand('cofferRateLimit', { numberOfKeys: 1, lua: GCRA_LUA })
-    const store = new RedisRateLimitStore(redis, policy, log)
-    redis.on('error', (error: Error) => store.#warn(error))
-    await redis.connect().catch((error: Error) => store.#warn(error))
+    const limits = new RedisRateLimits(redis, log)
+    redis.on('error', (error: Error) => limits.#warn(error))
+    await redis.connect().catch((error: Error) => limits.#warn(error))
+    return limits
+  }
+
+  /** The buckets of one policy; bucket names must be unique across policies. */
+  store(policy: RateLimitPolicy): RedisRateLimitStore {
+    const store = new RedisRateLimitStore(this, policy)
+    this.#stores.push(store)
     return store
   }
 
-  async hit(bucket: string): Promise<RateLimitDecision> {
-    if (this.#redis.status === 'ready' && Date.now() >= this.#pausedUntil) {
-      try {
-        const [allowed, remaining, resetUs, retryAfterUs] = await this.#redis.cofferRateLimit(
-          REDIS_KEY_PREFIX + bucket,
-          this.#gcra.intervalUs,
-          this.#gcra.capacityUs,
-        )
-        return {
-          allowed: allowed === 1,
-          remaining: Number(remaining),
-          resetUs: Number(resetUs),
-          retryAfterUs: Number(retryAfterUs),
-        }
-      } catch (error) {
-        this.#pausedUntil = Date.now() + PAUSE_AFTER_FAILURE_MS
-        this.#warn(error as Error)
+  /** One GCRA step in Redis; undefined when Redis cannot answer now (the caller decides locally). */
+  async step(bucket: string, gcra: Gcra): Promise<RateLimitDecision | undefined> {
+    if (this.#redis.status !== 'ready' || Date.now() < this.#pausedUntil) return undefined
+    try {
+      const [allowed, remaining, resetUs, retryAfterUs] = await this.#redis.cofferRateLimit(
+        REDIS_KEY_PREFIX + bucket,
+        gcra.intervalUs,
+        gcra.capacityUs,
+      )
+      return {
+        allowed: allowed === 1,
+        remaining: Number(remaining),
+        resetUs: Number(resetUs),
+        retryAfterUs: Number(retryAfterUs),
       }
+    } catch (error) {
+      this.#pausedUntil = Date.now() + PAUSE_AFTER_FAILURE_MS
+      this.#warn(error as Error)
+      return undefined
     }
-    return this.#local.hit(bucket)
   }
 
   async close(): Promise<void> {
-    await this.#local.close()
+    await Promise.all(this.#stores.map((store) => store.closeLocal()))
     if (this.#redis.status === 'ready') {
       await this.#redis.quit().catch(() => this.#redis.disconnect())
     } else {
@@ -126,5 +131,29 @@ export class RedisRateLimitStore implements RateLimitStore {
       { redisError: error.message },
       'Redis is unavailable for rate limiting; each process limits on its own until it is back',
     )
+  }
+}
+
+/** The buckets of one policy, in Redis through a shared RedisRateLimits, in this process while it fails. */
+export class RedisRateLimitStore implements RateLimitStore {
+  readonly #limits: RedisRateLimits
+  readonly #gcra: Gcra
+  readonly #local: MemoryRateLimitStore
+
+  constructor(limits: RedisRateLimits, policy: RateLimitPolicy) {
+    this.#limits = limits
+    this.#gcra = gcraOf(policy)
+    this.#local = new MemoryRateLimitStore(policy)
+  }
+
+  async hit(bucket: string): Promise<RateLimitDecision> {
+    return (await this.#limits.step(bucket, this.#gcra)) ?? this.#local.hit(bucket)
+  }
+
+  /** Closing is the shared connection's business (RedisRateLimits.close). */
+  async close(): Promise<void> {}
+
+  closeLocal(): Promise<void> {
+    return this.#local.close()
   }
 }

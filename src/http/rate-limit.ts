@@ -10,8 +10,8 @@ import { isIPv6 } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
-import { RedisRateLimitStore } from './rate-limit-redis.ts'
-import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.ts'
+import { RedisRateLimits } from './rate-limit-redis.ts'
+import { MemoryRateLimitStore, type RateLimitPolicy, type RateLimitStore } from './rate-limit-store.ts'
 
 /** Load balancers and orchestrators poll these; throttling them would take a healthy instance out. */
 const EXEMPT_PATHS = new Set(['/healthz', '/readyz'])
@@ -71,13 +71,40 @@ const seconds = (us: number) => Math.ceil(us / 1_000_000)
 
 export type RateLimiter = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 
-/** Counts a request against its bucket, sets the rate-limit headers and refuses it (429) past the limit. */
+/** Whole seconds, rounded up, of a wait in microseconds; at least 1. */
+export const retryAfterSeconds = (us: number) => Math.max(1, Math.ceil(us / 1_000_000))
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * A store of buckets under a policy of its own (password guesses, say), in Redis when REDIS_URL is set,
+     * through the one connection every limit shares, and in this process otherwise. Its bucket names must
+     * not clash with the request limit's (`ip:…`, `cred:…`).
+     */
+    rateLimitStore(policy: RateLimitPolicy): RateLimitStore
+  }
+}
+
+/**
+ * Counts a request against its bucket, sets the rate-limit headers and refuses it (429) past the limit. Also
+ * gives the app `rateLimitStore` for limits of other kinds.
+ */
 export async function createRateLimiter(app: FastifyInstance, config: Config): Promise<RateLimiter> {
+  const redis = config.redisUrl ? await RedisRateLimits.open(config.redisUrl, app.log) : undefined
+  const local: MemoryRateLimitStore[] = []
+  app.decorate('rateLimitStore', (policy: RateLimitPolicy): RateLimitStore => {
+    if (redis) return redis.store(policy)
+    const store = new MemoryRateLimitStore(policy)
+    local.push(store)
+    return store
+  })
+  app.addHook('onClose', async () => {
+    await redis?.close()
+    await Promise.all(local.map((store) => store.close()))
+  })
+
   const policy = { limit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }
-  const store: RateLimitStore = config.redisUrl
-    ? await RedisRateLimitStore.open(config.redisUrl, policy, app.log)
-    : new MemoryRateLimitStore(policy)
-  app.addHook('onClose', () => store.close())
+  const store = app.rateLimitStore(policy)
 
   const windowSeconds = policy.windowMs / 1000
   return async (request, reply) => {
@@ -87,7 +114,7 @@ export async function createRateLimiter(app: FastifyInstance, config: Config): P
     reply.header('ratelimit-remaining', decision.remaining)
     reply.header('ratelimit-reset', seconds(decision.resetUs))
     if (decision.allowed) return
-    const retryAfter = Math.max(1, seconds(decision.retryAfterUs))
+    const retryAfter = retryAfterSeconds(decision.retryAfterUs)
     reply.header('retry-after', retryAfter)
     throw new AppError(
       'rate_limited',

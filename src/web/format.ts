@@ -1,0 +1,73 @@
+// How pages show numbers, dates and types to people.
+
+const UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const
+const SIZE_FORMATS = UNITS.map(
+  (unit) =>
+    new Intl.NumberFormat('en', { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: 1 }),
+)
+
+/** A byte count in decimal units, as file managers show it: "512 bytes", "1.2 MB", "3 GB". */
+export function formatSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`
+  let unit = 0
+  let value = bytes
+  while (value >= 1000 && unit < UNITS.length - 1) {
+    value /= 1000
+    unit++
+  }
+  return (SIZE_FORMATS[unit] as Intl.NumberFormat).format(value)
+}
+
+const DATE_FORMAT = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeZone: 'UTC' })
+
+/** A date in UTC, "24 Nov 2026"; pages let the browser show it in the reader's own zone (page.client.ts). */
+export function formatDate(ms: number): string {
+  return DATE_FORMAT.format(ms)
+}
+
+/** Names people know for common types; others are shown as their media type. */
+const TYPE_NAMES: Record<string, string> = {
+  'application/pdf': 'PDF document',
+  'application/zip': 'ZIP archive',
+  'application/gzip': 'Gzip archive',
+  'application/x-tar': 'Tar archive',
+  'application/x-7z-compressed': '7-Zip archive',
+  'application/json': 'JSON',
+  'application/msword': 'Word document',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'Word document',
+  'application/vnd.ms-excel': 'Excel spreadsheet',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'Excel spreadsheet',
+  'application/vnd.ms-powerpoint': 'PowerPoint presentation',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'PowerPoint presentation',
+  'application/octet-stream': 'Binary file',
+  'text/plain': 'Text',
+  'text/csv': 'CSV table',
+  'text/markdown': 'Markdown text',
+  'text/html': 'HTML document',
+}
+
+const FAMILY_NAMES: Record<string, string> = {
+  image: 'image',
+  video: 'video',
+  audio: 'audio',
+}
+
+/** "PNG image", "PDF document", "MP4 video", or the media type itself. */
+export function describeType(contentType: string): string {
+  const essence = (contentType.split(';')[0] ?? '').trim().toLowerCase()
+  const known = TYPE_NAMES[essence]
+  if (known) return known
+  const [family = '', subtype = ''] = essence.split('/')
+  const familyName = FAMILY_NAMES[family]
+  if (familyName && /^[a-z0-9.+-]+$/.test(subtype)) {
+    const name = subtype.replace(/^(x-|vnd\.)/, '').replace(/\+.*$/, '')
+    return `${name.toUpperCase()} ${familyName}`
+  }
+  return essence || 'Unknown type'
+}
+
+/** The extension of a file name, upper-cased for an icon's label: "ZIP"; empty when there is none. */
+export function extensionLabel(name: string): string {
+  const match = /\.([A-Za-z0-9]{1,5})$/.exec(name)
+  return match ? (match[1] as string).toUpperCase() : ''
+}

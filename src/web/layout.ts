@@ -1,0 +1,70 @@
+// The one layout of every page: document head, header, main landmark, footer, the stylesheet and the page
+// module. Rendered with ghtml, whose `html` tag escapes every interpolated value; `!${…}` inserts a value as
+// it is, and is used only for fragments that `html` itself produced (never for text that came from a user).
+import { html } from 'ghtml'
+import { ASSETS_PATH, type AssetName, type Manifest } from './build.ts'
+
+export interface Page {
+  /** The document title; the page's `<h1>` is part of `main`. */
+  title: string
+  /** The page's content, made with `html`. */
+  main: string
+  /** More of the head, made with `html`: link-preview tags, say. */
+  head?: string
+  /** A one-line description for search engines and link previews. */
+  description?: string
+  /** Browser modules the page loads besides `page.js`. */
+  scripts?: AssetName[]
+}
+
+/** The mark beside the name: a box with a lid, in the accent colour. Decorative, hidden from screen readers. */
+const LOGO = html`<svg viewBox="0 0 32 32" aria-hidden="true" focusable="false"><rect x="3" y="9" width="26" height="19" rx="4" fill="currentColor" opacity=".16"/><rect x="3" y="9" width="26" height="19" rx="4" fill="none" stroke="currentColor" stroke-width="2.2"/><path d="M5 9.5 8.5 4h15L27 9.5" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linejoin="round"/><path d="M12.5 16h7" stroke="currentColor" stroke-width="2.4" stroke-linecap="round"/></svg>`
+
+/** The same mark as the tab's icon, inline so that nothing is fetched for it. */
+const FAVICON =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect x='3' y='9' width='26' height='19' rx='4' fill='%232154c4'/%3E%3Cpath d='M5 9.5 8.5 4h15L27 9.5' fill='none' stroke='%232154c4' stroke-width='2.4' stroke-linejoin='round'/%3E%3Cpath d='M12.5 16h7' stroke='%23fff' stroke-width='2.4' stroke-linecap='round'/%3E%3C/svg%3E"
+
+export class Layout {
+  readonly #manifest: Manifest
+
+  constructor(manifest: Manifest) {
+    this.#manifest = manifest
+  }
+
+  /** The URL of a built asset. */
+  asset(name: AssetName): string {
+    const file = this.#manifest.files[name]
+    if (!file) throw new Error(`no built asset named ${name}`)
+    return `${ASSETS_PATH}${file}`
+  }
+
+  render(page: Page): string {
+    const scripts = ['page.js' as AssetName, ...(page.scripts ?? [])].map(
+      (name) => html`<script type="module" src="${this.asset(name)}"></script>`,
+    )
+    return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="referrer" content="no-referrer">
+<title>${page.title}</title>
+!${page.description ? html`<meta name="description" content="${page.description}">` : ''}
+<link rel="icon" href="${FAVICON}">
+<link rel="stylesheet" href="${this.asset('styles.css')}">
+!${page.head ?? ''}
+!${scripts}
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site-header"><span class="brand">!${LOGO}Coffer</span></header>
+<main id="main">
+!${page.main}
+</main>
+<footer class="site-footer">Shared with Coffer, self-hosted file sharing.</footer>
+</body>
+</html>
+`
+  }
+}

@@ -1,0 +1,37 @@
+/// <reference lib="dom" />
+// What every page does in the browser, and nothing it needs to work: pages are complete without it.
+// - `<button data-copy="…" hidden>` copies its value to the clipboard and says so in `[data-copy-status]`
+//   (a live region), then is shown: without this module there is nothing for it to do.
+// - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC.
+// - `[data-reveal]` buttons swap in the content of the `<template>` they name (a PDF viewer, say), so a page
+//   loads it only when asked.
+
+for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
+  const status = document.querySelector<HTMLElement>('[data-copy-status]')
+  button.hidden = !navigator.clipboard
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(button.dataset.copy ?? '')
+      if (status) status.textContent = 'Link copied to the clipboard.'
+    } catch {
+      if (status) status.textContent = 'Could not copy; select the address bar and copy it from there.'
+    }
+  })
+}
+
+for (const time of document.querySelectorAll<HTMLTimeElement>('time[data-local]')) {
+  const date = new Date(time.dateTime)
+  if (!Number.isNaN(date.getTime())) {
+    time.textContent = date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+  }
+}
+
+for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-reveal]')) {
+  const template = document.getElementById(button.dataset.reveal ?? '')
+  if (!(template instanceof HTMLTemplateElement)) continue
+  button.hidden = false
+  button.addEventListener('click', () => {
+    const container = button.closest('[data-reveal-container]') ?? button.parentElement
+    container?.replaceChildren(template.content.cloneNode(true))
+  })
+}
