@@ -26,6 +26,12 @@ export interface Config {
   uploadSigningSecret: string | undefined
   /** Files each process keeps in memory for GET /files/{id}, downloads and search results; 0: none. */
   fileCacheSize: number
+  /**
+   * Behind nginx: the prefix of its internal location that serves `DATA_DIR/blobs/` (e.g. `/_coffer_blobs/`).
+   * Set, a download is checked and counted here, then answered with `X-Accel-Redirect: <prefix><blob path>` and
+   * no body, and nginx sends the bytes. Unset (the default): Coffer streams them itself.
+   */
+  downloadAccelRedirect: string | undefined
 }
 
 export class ConfigError extends Error {}
@@ -77,6 +83,21 @@ function secret(env: Env, name: string): string | undefined {
   return raw
 }
 
+// An absolute path of one or more plain segments (none of them `.` or `..`), ending with `/`: nginx matches it
+// as a location prefix, and Coffer appends a blob's path (lowercase letters, digits, `_`, `-`, `/`) to it as is.
+const ACCEL_PREFIX = /^\/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*\/)+$/
+
+function accelPrefix(env: Env, name: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (!ACCEL_PREFIX.test(raw)) {
+    throw new ConfigError(
+      `${name} must be the path of nginx's internal location, like /_coffer_blobs/ (starting and ending with /), got "${raw}"`,
+    )
+  }
+  return raw
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -105,5 +126,6 @@ export function loadConfig(env: Env = process.env): Config {
     uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
+    downloadAccelRedirect: accelPrefix(env, 'DOWNLOAD_ACCEL_REDIRECT'),
   }
 }

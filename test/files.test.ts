@@ -49,6 +49,7 @@ describeEachEngine('files', (ctx) => {
         share: null,
         folderId: null,
         folder: null,
+        previewUrl: null,
       },
     })
 

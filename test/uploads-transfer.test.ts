@@ -107,6 +107,7 @@ for (const engine of ENGINES) {
             folderId: folder.body.data.id,
             folder: null,
             share: null,
+            preview: null,
           },
         )
         assert.equal(file.folder?.fileCount, 1)

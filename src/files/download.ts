@@ -1,12 +1,15 @@
 // The HTTP side of serving a file's bytes: validators, conditional requests, byte ranges, Content-Disposition
 // and which content types a browser may render. Kept apart from the route so that every place that serves
-// file bytes (the API download, public share links) answers the same way, through `sendFileContent`.
+// file bytes (the API download, public share links) answers the same way, through `sendFileContent`; behind
+// nginx with DOWNLOAD_ACCEL_REDIRECT set, it hands the sending of the bytes to nginx (see `DownloadAccel`).
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ByteRange } from '../blob/blob-store.ts'
+import type { BlobStore, ByteRange } from '../blob/blob-store.ts'
+import { LocalBlobStore } from '../blob/local-blob-store.ts'
+import { ConfigError } from '../config.ts'
 import { AppError } from '../errors.ts'
-import type { FileContent } from './files.service.ts'
+import type { FileContent } from './file-content.ts'
 
 export type Disposition = 'attachment' | 'inline'
 
@@ -164,15 +167,91 @@ function ifRangeMatches(ifRange: string, etag: string, lastModified: number): bo
   return !Number.isNaN(date) && date === toSecond(lastModified)
 }
 
+/** What a download answer delivers, as settled before anything is sent. */
+export type Delivery =
+  /** 304: the client's copy is current. */
+  | { kind: 'not-modified' }
+  /** HEAD: the headers a GET would get, no bytes. */
+  | { kind: 'headers' }
+  /** 200 or 206: bytes from `start` (0 for the whole file). */
+  | { kind: 'bytes'; start: number }
+
+/**
+ * Downloads whose bytes nginx sends (DOWNLOAD_ACCEL_REDIRECT; README, "Downloads through nginx"). Coffer still
+ * authenticates, authorizes, answers 304, 416 and a missing blob itself, and runs `beforeSend` (a share link
+ * counts its download there); then it answers `X-Accel-Redirect: <prefix><blob path>` with the download's
+ * headers and no body, and nginx serves the file from its internal location, Range included. Set once on the
+ * app by app.ts and read here through `request.server`, so that every caller of `sendFileContent` gets it
+ * without asking.
+ */
+export interface DownloadAccel {
+  /** The X-Accel-Redirect target of the blob, or undefined when the blob is missing. */
+  target(blobKey: string): Promise<string | undefined>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Null: Coffer streams the bytes itself. */
+    downloadAccel: DownloadAccel | null
+  }
+}
+
+/**
+ * What app.ts decorates the app with: null without a prefix. nginx can serve only files on its own disk, so
+ * the setting needs the local-disk store (the only one today); any other is a configuration error at start.
+ */
+export function downloadAccel(prefix: string | undefined, blobs: BlobStore): DownloadAccel | null {
+  if (prefix === undefined) return null
+  if (!(blobs instanceof LocalBlobStore)) {
+    throw new ConfigError(
+      'DOWNLOAD_ACCEL_REDIRECT needs blobs on the local disk (DATA_DIR/blobs/), which nginx serves itself; ' +
+        'unset it for any other blob store',
+    )
+  }
+  return {
+    target: async (blobKey) => {
+      const relative = await blobs.relativePath(blobKey)
+      return relative === undefined ? undefined : prefix + relative
+    },
+  }
+}
+
+// The one form of Range that nginx reads exactly as `requestedRange` does: a single range, no spaces, numbers
+// small enough that neither side overflows. With Coffer's validators put back in its internal location
+// (examples/nginx.conf), so that it judges If-Range as Coffer did, nginx then sends the range Coffer settled on.
+const PLAIN_RANGE = /^bytes=(?:\d{1,15}-\d{0,15}|-\d{1,15})$/i
+
+/**
+ * Whether nginx, reading the request's own Range, sends what Coffer decided: the whole file when there is no
+ * Range, else `range` when the Range has the plain form. Any other Range, which common clients never send
+ * (several ranges, spaces, a reversed or stale one that Coffer ignores), is streamed by Coffer itself.
+ */
+function nginxSendsAlike(headers: IncomingHttpHeaders, range: ByteRange | undefined): boolean {
+  const header = single(headers, 'range')
+  if (header === undefined) return true
+  return range !== undefined && PLAIN_RANGE.test(header)
+}
+
+export interface SendOptions {
+  /**
+   * Runs once the answer is settled and the blob is open, before anything is sent; throwing refuses the
+   * download (the blob is closed unread). Share links count a download here, so that a count is committed
+   * before the bytes go out and a refused download sends none.
+   */
+  beforeSend?(delivery: Delivery): Promise<void>
+}
+
 /**
  * Answers a GET or HEAD for a file's bytes: validators and safety headers, 304 for a current copy, 206 for a
- * single range (416 outside the file), else the whole file, streamed from the store.
+ * single range (416 outside the file), else the whole file, streamed from the store (or sent by nginx, see
+ * `DownloadAccel`).
  */
 export async function sendFileContent(
   request: FastifyRequest,
   reply: FastifyReply,
   { file, open }: FileContent,
   disposition: Disposition,
+  options: SendOptions = {},
 ): Promise<FastifyReply> {
   const etag = entityTag(file)
   reply.headers({
@@ -182,6 +261,7 @@ export async function sendFileContent(
     'accept-ranges': 'bytes',
   })
   if (isNotModified(request.headers, etag, file.createdAt)) {
+    await options.beforeSend?.({ kind: 'not-modified' })
     reply.status(304)
     return reply.send()
   }
@@ -193,12 +273,35 @@ export async function sendFileContent(
       `The Range header asks for bytes outside file ${file.id}, which has ${file.size} bytes.`,
     )
   }
-  // Opened before the content headers are set, so a missing blob is still answered as a JSON error; for
-  // HEAD too, which must answer as GET would, and then closed unread.
+  const accel = request.method === 'GET' ? request.server.downloadAccel : null
+  if (accel && nginxSendsAlike(request.headers, range)) {
+    // A missing blob falls through to `open`, which logs it and answers Coffer's own 404, not nginx's.
+    const target = await accel.target(file.blobKey)
+    if (target !== undefined) {
+      await options.beforeSend?.({ kind: 'bytes', start: range?.start ?? 0 })
+      // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer and adds its own
+      // Accept-Ranges; the internal location adds back the rest (README).
+      reply.removeHeader('accept-ranges')
+      reply.headers({
+        'content-type': downloadContentType(file.contentType, disposition),
+        'content-disposition': contentDisposition(disposition, file.name),
+        'x-accel-redirect': target,
+      })
+      return reply.send()
+    }
+  }
+  // Opened before the content headers are set, so a missing blob is still answered as an error; for HEAD
+  // too, which must answer as GET would, and then closed unread.
   let body: Readable | undefined = await open(range)
   if (request.method === 'HEAD') {
     body.destroy()
     body = undefined
+  }
+  try {
+    await options.beforeSend?.(body ? { kind: 'bytes', start: range?.start ?? 0 } : { kind: 'headers' })
+  } catch (error) {
+    body?.destroy()
+    throw error
   }
   reply.headers({
     'content-type': downloadContentType(file.contentType, disposition),

@@ -1,4 +1,4 @@
-// Files' SQL. Every read joins the folder and the share in the same query, so a page of files is one round
+// Files' SQL. Every read joins the folder, the share and the preview in the same query, so a page of files is one round
 // trip. A file by id comes through a per-process cache (read-path/cached-lookup.ts) and, on PostgreSQL, a
 // lookup that reads the ids asked for in one turn together (read-path/id-lookup.ts); a search finds a page's
 // ids first (name-search.ts) and then reads the files the same way.
@@ -34,6 +34,8 @@ export interface StoredFile {
   folderId: string | null
   folder: Folder | null
   share: FileShareSummary | null
+  /** The image preview processing made, if any. */
+  preview: Omit<FilePreview, 'fileId'> | null
 }
 
 /** A file row to insert; its bytes are already stored under `blobKey`. */
@@ -92,6 +94,7 @@ function buildSelectFiles(db: Kysely<Database>) {
     .selectFrom('files')
     .leftJoin('folders', 'folders.id', 'files.folder_id')
     .leftJoin('shares', 'shares.file_id', 'files.id')
+    .leftJoin('file_previews', 'file_previews.file_id', 'files.id')
     .select([
       'files.id',
       'files.account_id',
@@ -109,6 +112,11 @@ function buildSelectFiles(db: Kysely<Database>) {
       'shares.expires_at as share_expires_at',
       'shares.view_count as share_view_count',
       'shares.download_count as share_download_count',
+      'file_previews.blob_key as preview_blob_key',
+      'file_previews.content_type as preview_content_type',
+      'file_previews.width as preview_width',
+      'file_previews.height as preview_height',
+      'file_previews.size as preview_size',
     ])
 }
 
@@ -136,6 +144,16 @@ function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
             expiresAt: row.share_expires_at === null ? null : Number(row.share_expires_at),
             viewCount: Number(row.share_view_count),
             downloadCount: Number(row.share_download_count),
+          },
+    preview:
+      row.preview_blob_key === null
+        ? null
+        : {
+            blobKey: row.preview_blob_key,
+            contentType: row.preview_content_type as string,
+            width: Number(row.preview_width),
+            height: Number(row.preview_height),
+            size: Number(row.preview_size),
           },
   }
 }
@@ -199,21 +217,6 @@ export class FilesRepository {
       : this.#listInFolderPage([accountId, folderId], cursor, limit))
     const now = Date.now()
     return toPage(rows, limit, (row) => toStoredFile(row, now))
-  }
-
-  /**
-   * The file behind a working share link, with the link's creation time; undefined when the link is unknown,
-   * disabled or expired.
-   */
-  async byPublicShare(publicId: string): Promise<{ file: StoredFile; shareCreatedAt: number } | undefined> {
-    const now = Date.now()
-    const row = await selectFiles(this.#db)
-      .select('shares.created_at as share_created_at')
-      .where('shares.public_id', '=', publicId)
-      .where('shares.is_active', '=', true)
-      .where((eb) => eb.or([eb('shares.expires_at', 'is', null), eb('shares.expires_at', '>', now)]))
-      .executeTakeFirst()
-    return row && { file: toStoredFile(row, now), shareCreatedAt: Number(row.share_created_at) }
   }
 
   /** Whether a file with this id exists, in any account. */

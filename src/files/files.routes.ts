@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import { Data, ERROR_RESPONSES, List } from '../http/schemas.ts'
+import { Data, ERROR_RESPONSES, extensionOperation, List } from '../http/schemas.ts'
 import type { Routes } from '../wiring.ts'
 import { DOWNLOAD_SAFETY_HEADERS, INLINE_SAFE_TYPES, sendFileContent } from './download.ts'
 import {
@@ -196,4 +196,35 @@ export const filesRoutes: Routes = async (app, { services, urls }) => {
       },
     })
   }
+
+  app.get(
+    '/files/:fileId/preview',
+    {
+      schema: {
+        tags,
+        operationId: 'getFilePreview',
+        summary: "A file's image preview",
+        ...extensionOperation(`The WebP preview that processing made of an image file (at most 512 px on its longer
+side), served as downloads are (validators, ranges, the same safety headers), inline. A file without a preview, such
+as one that is not an image, is a 404; so is a file that does not exist or belongs to another account. The File's
+\`previewUrl\` points here.`),
+        security: READ,
+        params: FileParams,
+        response: {
+          200: {
+            description: 'The preview.',
+            content: { 'image/webp': { schema: { type: 'string', format: 'binary' } } },
+          },
+          206: Binary('The requested byte range, described by `Content-Range`.'),
+          304: { type: 'null', description: 'Not modified: the copy named by If-None-Match is current.' },
+          416: Type.Ref('Error'),
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (request, reply) => {
+      const content = await files.previewContent(accountOf(request), request.params.fileId, request.log)
+      return sendFileContent(request, reply, content, 'inline')
+    },
+  )
 }

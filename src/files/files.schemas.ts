@@ -1,6 +1,15 @@
 import { Type } from 'typebox'
 import { serializeFolder } from '../folders/folders.schemas.ts'
-import { DateTime, FolderIdValue, IdParam, Nullable, PageQuery, toIso, toIsoOrNull } from '../http/schemas.ts'
+import {
+  DateTime,
+  Extension,
+  FolderIdValue,
+  IdParam,
+  Nullable,
+  PageQuery,
+  toIso,
+  toIsoOrNull,
+} from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import type { StoredFile } from './files.repository.ts'
 
@@ -39,6 +48,15 @@ export const FileSchema = Type.Object(
     share: Nullable(Type.Ref('FileShareSummary')),
     folderId: Nullable(Type.String({ minLength: 1, maxLength: 100, description: 'null means root' })),
     folder: Nullable(Type.Ref('Folder')),
+    previewUrl: Extension(
+      Nullable(
+        Type.String({
+          format: 'uri',
+          description:
+            'Where the image preview processing made is served (a WebP of at most 512 px, files:read); null when the file has none.',
+        }),
+      ),
+    ),
   },
   { $id: 'File', additionalProperties: false },
 )
@@ -62,6 +80,7 @@ export function serializeFile(file: StoredFile, urls: PublicUrls) {
     },
     folderId: file.folderId,
     folder: file.folder && serializeFolder(file.folder),
+    previewUrl: file.preview && urls.filePreview(file.id),
   }
 }
 

@@ -1,14 +1,14 @@
 // Files: metadata in the database (files.repository.ts), bytes in the BlobStore under `blobKeyOf(...)`. A
 // file's folder must be the account's, and the folder's file count moves with every file that enters or
 // leaves it, in the same transaction.
-import type { Readable } from 'node:stream'
-import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.ts'
+import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
-import { AppError, invalid, notFound } from '../errors.ts'
+import { invalid, notFound } from '../errors.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
+import { type FaultLog, type FileContent, fileContent } from './file-content.ts'
 import type { FileListOptions, FilesRepository, StoredFile } from './files.repository.ts'
 
 export interface NewFile {
@@ -27,18 +27,6 @@ export interface FileUpdate {
   name?: string
   /** null moves the file to root. */
   folderId?: string | null
-}
-
-/** The bytes of a file, opened only when the caller is about to send them. */
-export interface FileContent {
-  file: StoredFile
-  /** Streams the whole blob or the inclusive byte range; a blob missing from the store is a 404. */
-  open(range?: ByteRange): Promise<Readable>
-}
-
-/** Where services report faults a client cannot act on (Fastify's request logger fits). */
-export interface FaultLog {
-  error(details: object, message: string): void
 }
 
 function cleanName(name: string): string {
@@ -174,23 +162,29 @@ export class FilesService {
     return ids.filter((id) => deletedIds.has(id))
   }
 
-  /**
-   * The file and a way to stream its bytes. A row whose blob is missing is a fault of the store: it is
-   * logged, and the client is told the contents are not found.
-   */
+  /** The account's file and a way to stream its bytes (file-content.ts). */
   async content(accountId: string, fileId: string, log: FaultLog): Promise<FileContent> {
+    return fileContent(this.#blobs, await this.get(accountId, fileId), log)
+  }
+
+  /** The WebP preview of the account's image file; "not found" when it has none. */
+  async previewContent(accountId: string, fileId: string, log: FaultLog): Promise<FileContent> {
     const file = await this.get(accountId, fileId)
-    return {
-      file,
-      open: async (range) => {
-        try {
-          return await this.#blobs.get(file.blobKey, range)
-        } catch (error) {
-          if (!(error instanceof BlobNotFoundError)) throw error
-          log.error({ fileId, blobKey: file.blobKey }, 'the blob of a file is missing from the store')
-          throw new AppError('not_found', `The contents of file ${fileId} are not available.`)
-        }
+    if (!file.preview) throw notFound(`A preview of file ${fileId}`)
+    const { blobKey, contentType, size } = file.preview
+    return fileContent(
+      this.#blobs,
+      {
+        id: file.id,
+        name: `${file.name}.webp`,
+        contentType,
+        size,
+        // A file's preview never changes, so the file's checksum names it too.
+        sha256: file.sha256 === null ? null : `preview-${file.sha256}`,
+        createdAt: file.createdAt,
+        blobKey,
       },
-    }
+      log,
+    )
   }
 }

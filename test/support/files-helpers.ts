@@ -10,7 +10,7 @@ import { type ApiResponse, call, type TestAccount, type TestContext } from './ha
 
 export const iso = (ms: number) => new Date(ms).toISOString()
 
-/** The File the API must return for `file`, given its folder and share as the API shows them. */
+/** The File the API must return for `file` (not an image: no preview), given its folder and share as shown. */
 export function fileJson(
   file: Pick<StoredFile, 'id' | 'name' | 'contentType' | 'size' | 'createdAt'>,
   folder: Record<string, unknown> | null = null,
@@ -25,6 +25,7 @@ export function fileJson(
     share,
     folderId: (folder?.id as string | undefined) ?? null,
     folder,
+    previewUrl: null,
   }
 }
 

@@ -1,0 +1,132 @@
+// The stream of a local blob's bytes that `LocalBlobStore.get` returns, made for downloads.
+//
+// A file stream reads each chunk into a new buffer. At the speed of a download from the page cache (gigabytes
+// a second) that is a gigabyte of new memory outside V8's heap each second, and V8 answers the growth with a
+// full garbage collection every few dozen megabytes: in a running Coffer, whose heap is not small, the
+// collector took 36 % of the main thread during a 1 GiB download, and the download ran at 0.4 of nginx's
+// speed. Piped into a socket or an HTTP response, this stream therefore reads into two buffers of its own,
+// one being written while the other is read, and reads into a buffer again only once the destination's write
+// callback has reported its bytes handed to the kernel: nothing is allocated per chunk, and the same two
+// buffers stay in the CPU's cache (bench/downloads.ts, README "Downloads").
+//
+// Anything else (a pipe into another kind of stream, `for await`, 'data' listeners) reads it as an ordinary
+// stream with a new buffer per chunk: a consumer other than a socket gives no sign of when it is done with a
+// chunk, and one that keeps chunks (a PassThrough, a collector) must get buffers of its own.
+import type { FileHandle } from 'node:fs/promises'
+import { ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
+import { Readable } from 'node:stream'
+
+/**
+ * Bytes read at a time. 1 MiB: with two of them in turn, as fast as any size tried up to 4 MiB, and the
+ * memory of a download stays at 2 MiB.
+ */
+const READ_SIZE = 1024 * 1024
+const PIPE_BUFFERS = 2
+
+function shortFile(expected: number, got: number): Error {
+  return new Error(`the blob file ended after ${got} bytes, before the ${expected} its size promised`)
+}
+
+/** Bytes `start` to `end` (exclusive) of an open file, which the stream closes when it ends or is destroyed. */
+export class LocalReadStream extends Readable {
+  readonly #handle: FileHandle
+  readonly #end: number
+  #position: number
+  /** Set once piped into a socket: the piping, which `_destroy` waits for (and stops) before closing. */
+  #pumping: Promise<void> | undefined
+  #stop: (() => void) | undefined
+
+  constructor(handle: FileHandle, start: number, end: number) {
+    super({ highWaterMark: READ_SIZE })
+    this.#handle = handle
+    this.#position = start
+    this.#end = end
+  }
+
+  override _read(): void {
+    // Piped into a socket, the bytes go there alone (a 'data' listener added later gets none of them).
+    if (this.#pumping) return
+    const length = Math.min(READ_SIZE, this.#end - this.#position)
+    if (length <= 0) {
+      this.push(null)
+      return
+    }
+    const buffer = Buffer.allocUnsafeSlow(length)
+    this.#handle.read(buffer, 0, length, this.#position).then(
+      ({ bytesRead }) => {
+        if (this.destroyed) return
+        if (bytesRead === 0) {
+          this.destroy(shortFile(this.#end, this.#position))
+          return
+        }
+        this.#position += bytesRead
+        this.push(bytesRead === length ? buffer : buffer.subarray(0, bytesRead))
+      },
+      (error: Error) => this.destroy(error),
+    )
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#stop?.()
+    // A read under way ends first (FileHandle.close also waits for it).
+    ;(this.#pumping ?? Promise.resolve())
+      .then(() => this.#handle.close())
+      .then(
+        () => callback(error),
+        (closeError: Error) => callback(error ?? closeError),
+      )
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    const socketLike = destination instanceof ServerResponse || destination instanceof Socket
+    // Only a stream nobody has read from yet, and only a pipe that ends its destination, as Fastify's is.
+    if (!socketLike || options?.end === false || this.#pumping || this.readableFlowing !== null) {
+      return super.pipe(destination, options)
+    }
+    destination.emit('pipe', this)
+    this.#pumping = this.#pump(destination)
+    return destination
+  }
+
+  /** Reads into two buffers in turn, each again only once its last write has left; then ends `destination`. */
+  async #pump(destination: ServerResponse | Socket): Promise<void> {
+    const stopped = new Promise<'stopped'>((resolve) => {
+      this.#stop = () => resolve('stopped')
+    })
+    // A destination closed early (the client went away) may never call back the writes it was given.
+    const stop = () => this.#stop?.()
+    destination.once('close', stop)
+    try {
+      const size = Math.min(READ_SIZE, this.#end - this.#position)
+      const buffers = Array.from({ length: PIPE_BUFFERS }, () => Buffer.allocUnsafeSlow(size))
+      const written: Promise<Error | null | undefined>[] = []
+      for (let turn = 0; this.#position < this.#end; turn = (turn + 1) % PIPE_BUFFERS) {
+        const result = await Promise.race([written[turn], stopped])
+        if (result === 'stopped' || this.destroyed) return
+        if (result) throw result
+        const buffer = buffers[turn] as Buffer
+        const length = Math.min(size, this.#end - this.#position)
+        const { bytesRead } = await this.#handle.read(buffer, 0, length, this.#position)
+        if (this.destroyed) return
+        if (bytesRead === 0) throw shortFile(this.#end, this.#position)
+        this.#position += bytesRead
+        const chunk = bytesRead === size ? buffer : buffer.subarray(0, bytesRead)
+        // Settles, never rejects: a failed write is seen when its buffer's turn comes back.
+        written[turn] = new Promise((resolve) => destination.write(chunk, resolve))
+      }
+      const results = await Promise.race([Promise.all(written), stopped])
+      if (results === 'stopped' || this.destroyed) return
+      const failed = results.find(Boolean)
+      if (failed) throw failed
+      // Ended as `pipe` ends its destination: the stream's 'end' first, then the destination's.
+      this.once('end', () => destination.end())
+      this.push(null)
+      this.resume()
+    } catch (error) {
+      this.destroy(error as Error)
+    } finally {
+      destination.off('close', stop)
+    }
+  }
+}
