@@ -1,14 +1,20 @@
 // Assembles the Fastify application from its parts. Used by the server, the tests and the benchmarks.
+import cookie from '@fastify/cookie'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
-import { AggregateAnalyticsSchema, ShareAnalyticsSchema } from './analytics/analytics.schemas.ts'
+import {
+  AggregateAnalyticsSchema,
+  ShareAnalyticsSchema,
+  ShareDailyAnalyticsSchema,
+} from './analytics/analytics.schemas.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { AppError } from './errors.ts'
+import { downloadAccel } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
@@ -22,16 +28,18 @@ import { buildSerializer } from './http/serialization.ts'
 import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
-import { BLOB_API_PATH } from './public-urls.ts'
+import { API_BASE_PATH, BLOB_API_PATH } from './public-urls.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
 import {
   FileRequestSchema,
   FileRequestWithCountSchema,
   SubmissionSchema,
 } from './requests/requests.schemas.ts'
+import { sharePagesRoutes } from './shares/share-pages.routes.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
 import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
 import { uploadsRoutes } from './uploads/uploads.routes.ts'
+import { registerWeb } from './web/web.ts'
 import { type Jobs, type Services, wire } from './wiring.ts'
 
 export interface AppDeps {
@@ -100,13 +108,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ShareWithFileSchema,
     ShareAnalyticsSchema,
     AggregateAnalyticsSchema,
+    ShareDailyAnalyticsSchema,
     FileRequestSchema,
     FileRequestWithCountSchema,
     SubmissionSchema,
   ]) {
     app.addSchema(schema)
   }
-  registerErrorHandling(app)
+  const web = await registerWeb(app, deps.config)
+  registerErrorHandling(app, {
+    sendError: (reply, status) => web.sendError(reply, status),
+    // Everything outside the API and the blob endpoint is for people.
+    isPagePath: (path) => !path.startsWith(API_BASE_PATH) && !path.startsWith(BLOB_API_PATH),
+  })
   registerResponseBatching(app)
   refuseUnknownQueryParameters(app)
 
@@ -114,18 +128,24 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const { services, jobs, urls, startJobs, stopJobs } = wire(deps)
   app.decorate('services', services)
   app.decorate('jobs', jobs)
+  // Read by every download (files/download.ts); refuses DOWNLOAD_ACCEL_REDIRECT with a store nginx cannot serve.
+  app.decorate('downloadAccel', downloadAccel(deps.config.downloadAccelRedirect, deps.blobs))
   app.addHook('onReady', async () => startJobs(app.log))
   app.addHook('onClose', async () => stopJobs())
 
   await app.register(swagger, openApiOptions(deps.config, urls))
+  // Cookies for the pages (the passes of protected share links), parsed only by the routes that read one:
+  // the API never does, and parsing on every request would cost every request.
+  await app.register(cookie, { hook: false })
 
   await registerGuard(app, {
     authenticate: (bearer) => services.apiKeys.authenticate(bearer),
     config: deps.config,
   })
 
-  const routeDeps = { services, config: deps.config, urls }
+  const routeDeps = { services, config: deps.config, urls, web }
   await app.register(metaRoutes, routeDeps)
+  await app.register(sharePagesRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
     uploadsRoutes,

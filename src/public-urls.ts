@@ -45,6 +45,11 @@ export class PublicUrls {
     return `${this.origin}/r/${publicId}`
   }
 
+  /** A file's image preview in the API (GET /files/{fileId}/preview). */
+  filePreview(fileId: string): string {
+    return `${this.apiBase}/files/${fileId}/preview`
+  }
+
   /** Where the uploader polls an upload's status (GET /files/uploads/{intentId}). */
   uploadStatus(intentId: string): string {
     return `${this.apiBase}/files/uploads/${intentId}`

@@ -23,12 +23,14 @@ import { PublicUrls } from './public-urls.ts'
 import { PublicRequestsService } from './requests/public-requests.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
 import { RequestsService } from './requests/requests.service.ts'
+import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
 import { SharesService } from './shares/shares.service.ts'
 import { type Log, UploadProcessor } from './uploads/processing.ts'
 import { UploadsRepository } from './uploads/uploads.repository.ts'
 import { UploadsService } from './uploads/uploads.service.ts'
+import type { Web } from './web/web.ts'
 
 export interface Services {
   accounts: AccountsService
@@ -85,7 +87,8 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
   const requestsRepository = new RequestsRepository(db)
   const analyticsRepository = new AnalyticsRepository(db)
   const uploadsRepository = new UploadsRepository(db)
-  const keyring = new SigningKeyring(new ServerSecrets(db), config.uploadSigningSecret)
+  const serverSecrets = new ServerSecrets(db)
+  const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
 
   // Services: the domain rules.
   const files = new FilesService({
@@ -117,7 +120,11 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     }),
     files,
     shares: new SharesService({ shares: sharesRepository, files: filesRepository }),
-    publicShares: new PublicSharesService({ shares: sharesRepository, files: filesRepository, urls }),
+    publicShares: new PublicSharesService({
+      shares: sharesRepository,
+      blobs,
+      passes: new LinkPasses(serverSecrets),
+    }),
     requests: new RequestsService({ transaction, requests: requestsRepository, folders: foldersRepository }),
     publicRequests: new PublicRequestsService({
       transaction,
@@ -152,6 +159,8 @@ export interface RouteDeps {
   services: Services
   config: Config
   urls: PublicUrls
+  /** What pages answer with: the layout, their security headers, error pages (web/web.ts). */
+  web: Web
 }
 
 /** The shape of every resource's routes module. */

@@ -11,6 +11,7 @@ import {
   describeEachEngine,
   type TestAccount,
   type TestContext,
+  visitShare,
 } from './support/harness.ts'
 
 const FUTURE = '2099-01-02T03:04:05.678Z'
@@ -25,14 +26,12 @@ async function share(c: TestContext, account: TestAccount, expiresAt?: string) {
     body: expiresAt === undefined ? { fileId: file.id } : { fileId: file.id, expiresAt },
   })
   assert.equal(res.status, 201)
-  return { ...res.body.data, fileId: file.id } as { id: string; fileId: string }
+  return { ...res.body.data, fileId: file.id } as { id: string; fileId: string; publicUrl: string }
 }
 
-async function record(c: TestContext, shareId: string, views: number, downloads: number) {
-  await Promise.all([
-    ...Array.from({ length: views }, () => c.app.services.publicShares.recordView(shareId)),
-    ...Array.from({ length: downloads }, () => c.app.services.publicShares.recordDownload(shareId)),
-  ])
+/** Views and downloads through the share's public page, as its recipients make them. */
+async function record(c: TestContext, share: { publicUrl: string }, views: number, downloads: number) {
+  await visitShare(c.app, share, { views, downloads })
 }
 
 async function expire(c: TestContext, shareId: string): Promise<string> {
@@ -75,7 +74,7 @@ describeEachEngine('analytics', (ctx) => {
       data: { shareId: s.id, views: 0, downloads: 0, isActive: true, expiresAt: null },
     })
 
-    await record(c, s.id, 7, 3)
+    await record(c, s, 7, 3)
     assert.deepEqual((await analytics(c.app, a.token, s.id)).body, {
       data: { shareId: s.id, views: 7, downloads: 3, isActive: true, expiresAt: null },
     })
@@ -94,9 +93,12 @@ describeEachEngine('analytics', (ctx) => {
       token: a.token,
       body: { isActive: false, expiresAt: null },
     })
-    await record(c, s.id, 1, 1)
+    // A disabled link answers 410 and counts nothing.
+    const page = new URL(s.publicUrl).pathname
+    assert.equal((await c.app.inject({ method: 'GET', url: page })).statusCode, 410)
+    assert.equal((await c.app.inject({ method: 'GET', url: `${page}/download` })).statusCode, 410)
     assert.deepEqual((await analytics(c.app, a.token, s.id)).body, {
-      data: { shareId: s.id, views: 8, downloads: 4, isActive: false, expiresAt: null },
+      data: { shareId: s.id, views: 7, downloads: 3, isActive: false, expiresAt: null },
     })
   })
 
@@ -111,12 +113,13 @@ describeEachEngine('analytics', (ctx) => {
     const expiring = await share(c, a, FUTURE)
     const disabled = await share(c, a)
     const expired = await share(c, a, FUTURE)
+    // Counted while the links work; a disabled or expired link counts nothing more.
+    await record(c, open, 5, 2)
+    await record(c, expiring, 1, 0)
+    await record(c, disabled, 3, 4)
+    await record(c, expired, 2, 1)
     await call(c.app, 'PATCH', `/api/v1/shares/${disabled.id}`, { token: a.token, body: { isActive: false } })
     await expire(c, expired.id)
-    await record(c, open.id, 5, 2)
-    await record(c, expiring.id, 1, 0)
-    await record(c, disabled.id, 3, 4)
-    await record(c, expired.id, 2, 1)
     await insertRequest(c, a.id, true)
     await insertRequest(c, a.id, true)
     await insertRequest(c, a.id, false)
@@ -144,7 +147,7 @@ describeEachEngine('analytics', (ctx) => {
     const a = await createAccount(c.app)
     const b = await createAccount(c.app)
     const sa = await share(c, a)
-    await record(c, sa.id, 4, 1)
+    await record(c, sa, 4, 1)
     await insertRequest(c, a.id, true)
     const expectedA = { shares: 1, activeShares: 1, activeRequests: 1, views: 4, downloads: 1 }
     assert.deepEqual((await analytics(c.app, a.token)).body, { data: expectedA })
@@ -152,8 +155,8 @@ describeEachEngine('analytics', (ctx) => {
 
     const sb1 = await share(c, b)
     const sb2 = await share(c, b)
-    await record(c, sb1.id, 10, 6)
-    await record(c, sb2.id, 1, 1)
+    await record(c, sb1, 10, 6)
+    await record(c, sb2, 1, 1)
     await insertRequest(c, b.id, true)
     await insertRequest(c, b.id, true)
     await insertRequest(c, b.id, true)

@@ -30,6 +30,7 @@ const OPERATION_IDS = {
   'delete /files/{fileId}': 'deleteFile',
   'get /files/{fileId}/download': 'downloadFile',
   'head /files/{fileId}/download': 'downloadFile-head',
+  'get /files/{fileId}/preview': 'getFilePreview',
   'get /folders': 'listFolders',
   'post /folders': 'createFolder',
   'get /folders/{folderId}': 'getFolder',
@@ -45,6 +46,7 @@ const OPERATION_IDS = {
   'patch /requests/{requestId}': 'updateRequest',
   'get /requests/{requestId}/submissions': 'listSubmissions',
   'get /analytics': 'getAnalytics',
+  'get /analytics/daily': 'getDailyAnalytics',
 }
 
 /** The project's own compiler settings, for code that lives outside the project. */

@@ -11,6 +11,7 @@ import {
   describeEachEngine,
   ISO_MS,
   type TestContext,
+  visitShare,
 } from './support/harness.ts'
 
 const SHARE_ID = /^shr_[0-9a-z]{26}$/
@@ -55,6 +56,8 @@ describeEachEngine('shares', (ctx) => {
         downloadCount: 0,
         createdAt: share.createdAt,
         publicUrl: share.publicUrl,
+        hasPassword: false,
+        maxDownloads: null,
       },
     })
 
@@ -88,6 +91,8 @@ describeEachEngine('shares', (ctx) => {
         downloadCount: 0,
         createdAt: expiring.body.data.createdAt,
         publicUrl: expiring.body.data.publicUrl,
+        hasPassword: false,
+        maxDownloads: null,
       },
     })
     assert.notEqual(expiring.body.data.publicUrl, share.publicUrl)
@@ -111,8 +116,7 @@ describeEachEngine('shares', (ctx) => {
     const file = await createFile(c, a.id)
     assert.equal((await c.app.services.files.get(a.id, file.id)).share, null)
     const share = (await post(c.app, a.token, { fileId: file.id, expiresAt: FUTURE })).body.data
-    await c.app.services.publicShares.recordView(share.id)
-    await c.app.services.publicShares.recordDownload(share.id)
+    await visitShare(c.app, share, { views: 1, downloads: 1 })
     assert.deepEqual((await c.app.services.files.get(a.id, file.id)).share, {
       id: share.id,
       publicId: publicIdOf(share),
@@ -130,9 +134,7 @@ describeEachEngine('shares', (ctx) => {
     const a = await createAccount(c.app)
     const file = await createFile(c, a.id)
     const share = (await post(c.app, a.token, { fileId: file.id })).body.data
-    await c.app.services.publicShares.recordView(share.id)
-    await c.app.services.publicShares.recordView(share.id)
-    await c.app.services.publicShares.recordDownload(share.id)
+    await visitShare(c.app, share, { views: 2, downloads: 1 })
     const counted = { ...share, viewCount: 2, downloadCount: 1 }
 
     const disabled = await patch(c.app, a.token, share.id, { isActive: false })
@@ -551,42 +553,27 @@ describeEachEngine('shares', (ctx) => {
     )
     const rows = await c.db.kysely.selectFrom('shares').select('id').where('id', '=', share.id).execute()
     assert.equal(rows.length, 0)
-    assert.equal(await c.app.services.publicShares.find(publicIdOf(share)), undefined)
+    // The link is gone with its file.
+    assert.equal((await c.app.inject({ method: 'GET', url: `/s/${publicIdOf(share)}` })).statusCode, 404)
   })
 
-  test('findPublic returns a working link with its file, and nothing otherwise', async () => {
+  test('the public link opens while the share works: 404 unknown, 410 disabled or expired', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
     const file = await createFile(c, a.id, { name: 'pic.png', contentType: 'image/png' })
     const share = (await post(c.app, a.token, { fileId: file.id, expiresAt: FUTURE })).body.data
-    const publicId = publicIdOf(share)
-    await c.app.services.publicShares.recordView(share.id)
+    const page = `/s/${publicIdOf(share)}`
+    const status = async (url: string) => (await c.app.inject({ method: 'GET', url })).statusCode
 
-    const found = await c.app.services.publicShares.find(publicId)
-    const stored = await c.app.services.files.get(a.id, file.id)
-    assert.deepEqual(found, {
-      share: {
-        id: share.id,
-        fileId: file.id,
-        publicId,
-        publicUrl: share.publicUrl,
-        isActive: true,
-        expiresAt: Date.parse(FUTURE),
-        viewCount: 1,
-        downloadCount: 0,
-        createdAt: Date.parse(share.createdAt),
-      },
-      file: stored,
-    })
-    assert.equal(found?.file.blobKey, file.blobKey)
-
-    assert.equal(await c.app.services.publicShares.find(chars(32, 'x')), undefined)
+    assert.equal(await status(page), 200)
+    assert.equal(await status(`/s/${chars(32, 'x')}`), 404)
     await patch(c.app, a.token, share.id, { isActive: false })
-    assert.equal(await c.app.services.publicShares.find(publicId), undefined)
+    assert.equal(await status(page), 410)
     await patch(c.app, a.token, share.id, { isActive: true })
-    assert.equal((await c.app.services.publicShares.find(publicId))?.share.id, share.id)
+    assert.equal(await status(page), 200)
     await expire(c, share.id, 1)
-    assert.equal(await c.app.services.publicShares.find(publicId), undefined)
+    assert.equal(await status(page), 410)
+    assert.equal(await status(`${page}/download`), 410)
   })
 
   test('views and downloads count exactly under concurrency', async () => {
@@ -595,10 +582,7 @@ describeEachEngine('shares', (ctx) => {
     const file = await createFile(c, a.id)
     const share = (await post(c.app, a.token, { fileId: file.id })).body.data
     const other = (await post(c.app, a.token, { fileId: (await createFile(c, a.id)).id })).body.data
-    await Promise.all([
-      ...Array.from({ length: 25 }, () => c.app.services.publicShares.recordView(share.id)),
-      ...Array.from({ length: 10 }, () => c.app.services.publicShares.recordDownload(share.id)),
-    ])
+    await visitShare(c.app, share, { views: 25, downloads: 10 })
     assert.deepEqual((await get(c.app, a.token, share.id)).body.data, {
       ...share,
       viewCount: 25,

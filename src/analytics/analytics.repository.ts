@@ -14,6 +14,13 @@ export interface ShareAnalytics {
   expiresAt: number | null
 }
 
+/** A share's counts on one UTC day (days since 1970-01-01). */
+export interface DailyCounts {
+  day: number
+  views: number
+  downloads: number
+}
+
 export interface AggregateAnalytics {
   shares: number
   /** Links that work now: enabled and not expired. */
@@ -82,5 +89,37 @@ export class AnalyticsRepository {
       views: Number(row.views),
       downloads: Number(row.downloads),
     }
+  }
+
+  /**
+   * The share's counts per day from `fromDay` to `toDay` (inclusive), for the days that have any, in order;
+   * undefined when the account has no such share.
+   */
+  async daily(
+    accountId: string,
+    shareId: string,
+    fromDay: number,
+    toDay: number,
+  ): Promise<DailyCounts[] | undefined> {
+    const share = await this.#db
+      .selectFrom('shares')
+      .select('id')
+      .where('id', '=', shareId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()
+    if (!share) return undefined
+    const rows = await this.#db
+      .selectFrom('share_daily_counts')
+      .select(['day', 'views', 'downloads'])
+      .where('share_id', '=', shareId)
+      .where('day', '>=', fromDay)
+      .where('day', '<=', toDay)
+      .orderBy('day')
+      .execute()
+    return rows.map((row) => ({
+      day: Number(row.day),
+      views: Number(row.views),
+      downloads: Number(row.downloads),
+    }))
   }
 }

@@ -1,8 +1,22 @@
 import { Type } from 'typebox'
+import { invalid } from '../errors.ts'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import { Data, ERROR_RESPONSES } from '../http/schemas.ts'
+import { Data, ERROR_RESPONSES, extensionOperation } from '../http/schemas.ts'
 import type { Routes } from '../wiring.ts'
-import { AnalyticsQuery, serializeShareAnalytics } from './analytics.schemas.ts'
+import {
+  AnalyticsQuery,
+  DailyAnalyticsQuery,
+  serializeDailySeries,
+  serializeShareAnalytics,
+} from './analytics.schemas.ts'
+
+/** A `date` query value as the epoch ms of its UTC midnight; the schema has checked its form. */
+function dayOf(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const ms = Date.parse(`${value}T00:00:00Z`)
+  if (Number.isNaN(ms)) throw invalid(`The query parameter "${name}" must be a valid date (YYYY-MM-DD).`)
+  return ms
+}
 
 export const analyticsRoutes: Routes = async (app, { services }) => {
   const { analytics } = services
@@ -29,6 +43,31 @@ state: a link whose \`expiresAt\` has passed is not active.`,
       const { shareId } = request.query
       if (shareId === undefined) return { data: await analytics.aggregate(accountOf(request)) }
       return { data: serializeShareAnalytics(await analytics.forShare(accountOf(request), shareId)) }
+    },
+  )
+
+  app.get(
+    '/analytics/daily',
+    {
+      schema: {
+        tags: ['analytics'],
+        operationId: 'getDailyAnalytics',
+        summary: "A share's views and downloads per day",
+        ...extensionOperation(`The views and downloads of one share link on each UTC day of a period,
+counted exactly as ShareAnalytics counts them and committed with them. A share that does not exist or belongs to another
+account is a 404; \`from\` after \`to\`, or a period longer than the bound, is a 400.`),
+        security: requireScopes(['analytics:read']),
+        querystring: DailyAnalyticsQuery,
+        response: { 200: Data(Type.Ref('ShareDailyAnalytics')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { shareId, from, to } = request.query
+      const series = await analytics.daily(accountOf(request), shareId, {
+        from: dayOf('from', from),
+        to: dayOf('to', to),
+      })
+      return { data: serializeDailySeries(series) }
     },
   )
 }

@@ -11,6 +11,7 @@ import * as credentialNotifications from './migrations/0004_credential_notificat
 import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
 import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.ts'
 import * as metadataNotifications from './migrations/0007_metadata_notifications.ts'
+import * as shareLinks from './migrations/0008_share_links.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0005_search_index_without_pending_list': searchIndex,
   '0006_covering_order_indexes': coveringOrderIndexes,
   '0007_metadata_notifications': metadataNotifications,
+  '0008_share_links': shareLinks,
 }
 
 class Migrations implements MigrationProvider {

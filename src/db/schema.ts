@@ -57,8 +57,21 @@ export interface SharesTable {
   expires_at: number | null
   view_count: Generated<number>
   download_count: Generated<number>
+  /** scrypt hash of the link's password (auth/secrets.ts); null for a link without one. */
+  password_hash: string | null
+  /** Downloads allowed in all; null for no limit. */
+  max_downloads: number | null
   created_at: number
   updated_at: number
+}
+
+/** A share's views and downloads on one UTC day. */
+export interface ShareDailyCountsTable {
+  share_id: string
+  /** Days since 1970-01-01 (UTC). */
+  day: number
+  views: Generated<number>
+  downloads: Generated<number>
 }
 
 export interface FileRequestsTable {
@@ -151,6 +164,7 @@ export interface Database {
   folders: FoldersTable
   files: FilesTable
   shares: SharesTable
+  share_daily_counts: ShareDailyCountsTable
   file_requests: FileRequestsTable
   submissions: SubmissionsTable
   upload_intents: UploadIntentsTable

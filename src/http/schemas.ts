@@ -21,6 +21,30 @@ export const ErrorSchema = Type.Object(
 )
 
 export const DateTime = (description?: string) => Type.String({ format: 'date-time', description })
+
+/**
+ * What Coffer adds beyond the contract carries this mark in the OpenAPI document, on operations, fields and
+ * parameters alike, and its description says so first, so that the reference page shows it too. A client
+ * written from the contract alone never needs any of it.
+ */
+export const EXTENSION_MARK = 'x-coffer-extension'
+export const EXTENSION_NOTE = 'Coffer extension, beyond the contract.'
+
+/** `schema` marked as an extension (see EXTENSION_MARK). */
+export const Extension = <T extends TSchema>(schema: T): T => {
+  const { description } = schema as { description?: string }
+  return {
+    ...schema,
+    [EXTENSION_MARK]: true,
+    description: description ? `${EXTENSION_NOTE} ${description}` : EXTENSION_NOTE,
+  } as T
+}
+
+/** The route schema properties that mark an operation as an extension; its description says so first. */
+export const extensionOperation = (description: string) => ({
+  [EXTENSION_MARK]: true,
+  description: `**${EXTENSION_NOTE}** ${description}`,
+})
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 export const Data = <T extends TSchema>(schema: T) =>

@@ -9,12 +9,15 @@ type Schema = Record<string, unknown>
 const isNullSchema = (s: unknown) =>
   typeof s === 'object' && s !== null && (s as Schema).type === 'null' && Object.keys(s).length === 1
 
+/** Keys that only describe a schema: a union carrying them may still be rewritten. */
+const isAnnotation = (key: string) => key === 'description' || key.startsWith('x-')
+
 /** A deep copy of `schema` with every two-branch `anyOf` whose other branch is null made `nullable`. */
 export function withNullable(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(withNullable)
   if (typeof schema !== 'object' || schema === null) return schema
   const { anyOf, ...rest } = schema as Schema
-  if (Array.isArray(anyOf) && anyOf.length === 2 && Object.keys(rest).every((k) => k === 'description')) {
+  if (Array.isArray(anyOf) && anyOf.length === 2 && Object.keys(rest).every(isAnnotation)) {
     const other = anyOf.find((branch) => !isNullSchema(branch))
     if (other && anyOf.some(isNullSchema))
       return { ...(withNullable(other) as Schema), ...rest, nullable: true }

@@ -1,10 +1,13 @@
 // Shares' SQL. Each state change is one conditional statement, so a concurrent request can never slip
-// between a check and its write; view and download counts are increments in SQL, never read-modified-written.
-import type { Kysely, Selectable, Updateable } from 'kysely'
-import type { Db } from '../db/database.ts'
+// between a check and its write. View and download counts are increments in SQL, never read-modified-written;
+// those of requests that arrive together are committed together (db/write-batch.ts), with the day's counts.
+import { type CompiledQuery, type Kysely, type Selectable, sql, type Updateable } from 'kysely'
+import type { Db, Executor } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
-import { preparePages } from '../db/read-path/prepared.ts'
+import { idLookup } from '../db/read-path/id-lookup.ts'
+import { compileOnce, preparePages } from '../db/read-path/prepared.ts'
 import type { Database, SharesTable } from '../db/schema.ts'
+import { WriteBatch } from '../db/write-batch.ts'
 
 export interface Share {
   id: string
@@ -15,6 +18,10 @@ export interface Share {
   expiresAt: number | null
   viewCount: number
   downloadCount: number
+  /** Whether the link asks for a password. */
+  hasPassword: boolean
+  /** Downloads allowed in all; null for no limit. */
+  maxDownloads: number | null
   createdAt: number
 }
 
@@ -22,7 +29,44 @@ export interface ShareWithFile extends Share {
   file: { name: string; contentType: string; size: number }
 }
 
-export type NewShareRow = Omit<Share, 'isActive' | 'viewCount' | 'downloadCount'> & { accountId: string }
+export type NewShareRow = Omit<Share, 'isActive' | 'viewCount' | 'downloadCount' | 'hasPassword'> & {
+  accountId: string
+  passwordHash: string | null
+}
+
+/** A change of a link's settings; a property left out stays as it is. */
+export interface ShareSettings {
+  isActive?: boolean
+  expiresAt?: number | null
+  passwordHash?: string | null
+  maxDownloads?: number | null
+}
+
+/** What the public page of a link needs: the link, its file and the file's preview, in one read. */
+export interface PublicLinkRow {
+  share: Share & { accountId: string; passwordHash: string | null }
+  file: {
+    id: string
+    name: string
+    contentType: string
+    size: number
+    sha256: string | null
+    createdAt: number
+    blobKey: string
+  }
+  preview: { blobKey: string; contentType: string; width: number; height: number; size: number } | null
+}
+
+/** One visit to count: a view of the page, or a download, which a link's limit may refuse. */
+export interface Visit {
+  shareId: string
+  kind: 'view' | 'download'
+  /** The link has a download limit: the download counts only while it is below it. */
+  limited: boolean
+}
+
+/** Days since 1970-01-01, UTC: the unit of the daily counts. */
+export const DAY_MS = 86_400_000
 
 /** The effective state of a link: one whose expiry has passed is inactive, whatever its flag says. */
 export function isShareActive(
@@ -42,6 +86,8 @@ const SHARE_FIELDS = [
   'expires_at',
   'view_count',
   'download_count',
+  'password_hash',
+  'max_downloads',
   'created_at',
 ] as const
 const SHARE_COLUMNS = SHARE_FIELDS.map((field) => `shares.${field}` as const)
@@ -59,8 +105,20 @@ function toShare(row: ShareRow, now: number): Share {
     expiresAt,
     viewCount: Number(row.view_count),
     downloadCount: Number(row.download_count),
+    hasPassword: row.password_hash !== null,
+    maxDownloads: row.max_downloads === null ? null : Number(row.max_downloads),
     createdAt: Number(row.created_at),
   }
+}
+
+/** The columns of the settings given; those left out are not written. */
+function settingsToColumns(settings: ShareSettings): Updateable<SharesTable> {
+  const columns: Updateable<SharesTable> = {}
+  if (settings.isActive !== undefined) columns.is_active = settings.isActive
+  if (settings.expiresAt !== undefined) columns.expires_at = settings.expiresAt
+  if (settings.passwordHash !== undefined) columns.password_hash = settings.passwordHash
+  if (settings.maxDownloads !== undefined) columns.max_downloads = settings.maxDownloads
+  return columns
 }
 
 function toShareWithFile(row: ShareWithFileRow, now: number): ShareWithFile {
@@ -70,15 +128,121 @@ function toShareWithFile(row: ShareWithFileRow, now: number): ShareWithFile {
   }
 }
 
+/**
+ * The statements that add a link's views and downloads to its totals and to its day's counts, compiled once:
+ * `granted` limited downloads were added to the total by their own statements, and count for the day only.
+ * PostgreSQL does both in one statement; SQLite needs two, which the caller runs in one transaction.
+ */
+function countVisitStatements(db: Db) {
+  const addToDay = (shareId: string, day: number, views: number, downloads: number) =>
+    db.kysely
+      .insertInto('share_daily_counts')
+      .values({ share_id: shareId, day, views, downloads })
+      .onConflict((oc) =>
+        oc.columns(['share_id', 'day']).doUpdateSet((eb) => ({
+          views: eb('share_daily_counts.views', '+', eb.ref('excluded.views')),
+          downloads: eb('share_daily_counts.downloads', '+', eb.ref('excluded.downloads')),
+        })),
+      )
+  const addToTotals = (shareId: string, views: number, downloads: number) =>
+    db.kysely
+      .updateTable('shares')
+      .set((eb) => ({
+        view_count: eb('view_count', '+', views),
+        download_count: eb('download_count', '+', downloads),
+      }))
+      .where('id', '=', shareId)
+  if (db.engine === 'postgres') {
+    const both = compileOnce(
+      5,
+      (shareId: string, day: number, views: number, downloads: number, dayDownloads: number) =>
+        db.kysely
+          .with('counted', () => addToTotals(shareId, views, downloads).returning('id'))
+          .insertInto('share_daily_counts')
+          .columns(['share_id', 'day', 'views', 'downloads'])
+          .expression((eb) =>
+            eb
+              .selectFrom('counted')
+              .select([
+                'counted.id',
+                sql<number>`${day}::integer`.as('day'),
+                sql<number>`${views}::bigint`.as('views'),
+                sql<number>`${dayDownloads}::bigint`.as('downloads'),
+              ]),
+          )
+          .onConflict((oc) =>
+            oc.columns(['share_id', 'day']).doUpdateSet((eb) => ({
+              views: eb('share_daily_counts.views', '+', eb.ref('excluded.views')),
+              downloads: eb('share_daily_counts.downloads', '+', eb.ref('excluded.downloads')),
+            })),
+          ),
+    )
+    return (shareId: string, day: number, views: number, downloads: number, granted: number) => [
+      both(shareId, day, views, downloads, downloads + granted),
+    ]
+  }
+  const totals = compileOnce(3, addToTotals)
+  const today = compileOnce(4, addToDay)
+  return (shareId: string, day: number, views: number, downloads: number, granted: number) => [
+    totals(shareId, views, downloads),
+    today(shareId, day, views, downloads + granted),
+  ]
+}
+
 export class SharesRepository {
+  readonly #database: Db
   readonly #db: Kysely<Database>
   readonly #listPage
+  readonly #publicLink
+  readonly #visits: WriteBatch<Visit, boolean>
+  readonly #countVisits: ReturnType<typeof countVisitStatements>
+  readonly #countLimitedDownload: (shareId: string) => CompiledQuery
 
   constructor(db: Db) {
+    this.#database = db
     this.#db = db.kysely
     this.#listPage = preparePages(db, 'shares_list', 'shares', 1, (accountId: string) =>
       this.#selectWithFile().where('shares.account_id', '=', accountId),
     )
+    // Read on every view of a public page: compiled once and, on PostgreSQL, the links asked for in one turn
+    // read together (read-path/id-lookup.ts).
+    this.#publicLink = idLookup(
+      db,
+      'share_links_by_public_ids',
+      (publicIds) =>
+        db.kysely
+          .selectFrom('shares')
+          .innerJoin('files', 'files.id', 'shares.file_id')
+          .leftJoin('file_previews', 'file_previews.file_id', 'files.id')
+          .select([
+            ...SHARE_COLUMNS,
+            'shares.account_id',
+            'files.name as file_name',
+            'files.content_type as file_content_type',
+            'files.size as file_size',
+            'files.sha256 as file_sha256',
+            'files.created_at as file_created_at',
+            'files.blob_key as file_blob_key',
+            'file_previews.blob_key as preview_blob_key',
+            'file_previews.content_type as preview_content_type',
+            'file_previews.width as preview_width',
+            'file_previews.height as preview_height',
+            'file_previews.size as preview_size',
+          ])
+          .where('shares.public_id', 'in', publicIds),
+      (row) => row.public_id,
+    )
+    this.#countVisits = countVisitStatements(db)
+    this.#countLimitedDownload = compileOnce(1, (shareId: string) =>
+      db.kysely
+        .updateTable('shares')
+        .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
+        .where('id', '=', shareId)
+        .where((eb) =>
+          eb.or([eb('max_downloads', 'is', null), eb('download_count', '<', eb.ref('max_downloads'))]),
+        ),
+    )
+    this.#visits = new WriteBatch((visits) => this.#commitVisits(visits), { maxItems: 1000 })
   }
 
   /** shares ⋈ files: a page of shares with their files is one query. */
@@ -118,12 +282,19 @@ export class SharesRepository {
     return row && toShare(row, Date.now())
   }
 
-  /** Turns the file's link back on with `expiresAt`, if it is disabled or expired; undefined otherwise. */
-  async reactivate(accountId: string, fileId: string, expiresAt: number | null): Promise<Share | undefined> {
+  /**
+   * Turns the file's link back on with `expiresAt` and the other settings given, if it is disabled or
+   * expired; undefined otherwise.
+   */
+  async reactivate(
+    accountId: string,
+    fileId: string,
+    settings: Omit<ShareSettings, 'isActive'> & { expiresAt: number | null },
+  ): Promise<Share | undefined> {
     const now = Date.now()
     const row = await this.#db
       .updateTable('shares')
-      .set({ is_active: true, expires_at: expiresAt, updated_at: now })
+      .set({ ...settingsToColumns(settings), is_active: true, updated_at: now })
       .where('file_id', '=', fileId)
       .where('account_id', '=', accountId)
       .where((eb) => eb.or([eb('is_active', '=', false), eb('expires_at', '<=', now)]))
@@ -145,6 +316,8 @@ export class SharesRepository {
         expires_at: share.expiresAt,
         view_count: 0,
         download_count: 0,
+        password_hash: share.passwordHash,
+        max_downloads: share.maxDownloads,
         created_at: share.createdAt,
         updated_at: share.createdAt,
       })
@@ -152,22 +325,19 @@ export class SharesRepository {
   }
 
   /**
-   * Sets the flag and/or the expiry of the account's link; with `skipExpired`, only if its stored expiry has
-   * not passed. Undefined when nothing was changed.
+   * Changes the settings given of the account's link; with `skipExpired`, only if its stored expiry has not
+   * passed. Undefined when nothing was changed.
    */
   async update(
     accountId: string,
     shareId: string,
-    changes: { isActive?: boolean; expiresAt?: number | null },
+    changes: ShareSettings,
     options: { skipExpired: boolean },
   ): Promise<Share | undefined> {
     const now = Date.now()
-    const set: Updateable<SharesTable> = { updated_at: now }
-    if (changes.isActive !== undefined) set.is_active = changes.isActive
-    if (changes.expiresAt !== undefined) set.expires_at = changes.expiresAt
     let query = this.#db
       .updateTable('shares')
-      .set(set)
+      .set({ ...settingsToColumns(changes), updated_at: now })
       .where('id', '=', shareId)
       .where('account_id', '=', accountId)
     if (options.skipExpired) {
@@ -188,19 +358,84 @@ export class SharesRepository {
     return row && (row.expires_at === null ? null : Number(row.expires_at))
   }
 
-  async countView(shareId: string): Promise<void> {
-    await this.#db
-      .updateTable('shares')
-      .set((eb) => ({ view_count: eb('view_count', '+', 1) }))
-      .where('id', '=', shareId)
-      .execute()
+  /** The link behind a public id, whatever its state, with its file and preview; undefined if none. */
+  async byPublicId(publicId: string): Promise<PublicLinkRow | undefined> {
+    const row = await this.#publicLink(publicId)
+    if (!row) return undefined
+    return {
+      share: { ...toShare(row, Date.now()), accountId: row.account_id, passwordHash: row.password_hash },
+      file: {
+        id: row.file_id,
+        name: row.file_name,
+        contentType: row.file_content_type,
+        size: Number(row.file_size),
+        sha256: row.file_sha256,
+        createdAt: Number(row.file_created_at),
+        blobKey: row.file_blob_key,
+      },
+      preview:
+        row.preview_blob_key === null
+          ? null
+          : {
+              blobKey: row.preview_blob_key,
+              contentType: row.preview_content_type as string,
+              width: Number(row.preview_width),
+              height: Number(row.preview_height),
+              size: Number(row.preview_size),
+            },
+    }
   }
 
-  async countDownload(shareId: string): Promise<void> {
-    await this.#db
-      .updateTable('shares')
-      .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
-      .where('id', '=', shareId)
-      .execute()
+  /**
+   * Counts a view or a download, with the day's counts, and resolves once that is committed: true when it was
+   * counted, false when the link's download limit had been reached (nothing is counted then).
+   */
+  countVisit(visit: Visit): Promise<boolean> {
+    return this.#visits.add(visit)
+  }
+
+  /**
+   * Commits a batch of visits: per link, its views and unlimited downloads with the day's counts in one go (one
+   * statement on PostgreSQL, which can update and insert in one; two in a transaction on SQLite), and each
+   * download of a limited link by a conditional statement of its own, so that the limit holds exactly. A batch
+   * of several links is one transaction, which writes them in the order of their ids, so that concurrent
+   * batches of several processes always lock them in the same order.
+   */
+  async #commitVisits(visits: Visit[]): Promise<boolean[]> {
+    const day = Math.floor(Date.now() / DAY_MS)
+    const counted = visits.map(() => true)
+    const byShare = new Map<string, { views: number; downloads: number; limited: number[] }>()
+    visits.forEach((visit, i) => {
+      let tally = byShare.get(visit.shareId)
+      if (!tally) {
+        tally = { views: 0, downloads: 0, limited: [] }
+        byShare.set(visit.shareId, tally)
+      }
+      if (visit.kind === 'view') tally.views++
+      else if (visit.limited) tally.limited.push(i)
+      else tally.downloads++
+    })
+    const write = async (executor: Executor) => {
+      for (const [shareId, { views, downloads, limited }] of [...byShare].sort(([a], [b]) =>
+        a < b ? -1 : 1,
+      )) {
+        let granted = 0
+        for (const i of limited) {
+          const { numAffectedRows } = await executor.executeQuery(this.#countLimitedDownload(shareId))
+          if (Number(numAffectedRows) > 0) granted++
+          else counted[i] = false
+        }
+        // The limited downloads granted were counted in total above; they count for the day here.
+        if (views > 0 || downloads > 0 || granted > 0) {
+          for (const statement of this.#countVisits(shareId, day, views, downloads, granted)) {
+            await executor.executeQuery(statement)
+          }
+        }
+      }
+    }
+    const statements = (this.#database.engine === 'postgres' ? 1 : 2) * byShare.size
+    if (statements === 1 && visits.every((visit) => !visit.limited)) await write(this.#db)
+    else await this.#database.transaction(write)
+    return counted
   }
 }

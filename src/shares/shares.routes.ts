@@ -67,15 +67,23 @@ export const sharesRoutes: Routes = async (app, { services, urls }) => {
 disabled or expired, this reactivates it, keeping its public URL and counts, with the \`expiresAt\` of this body (no
 expiry when omitted). If the link is active, this changes nothing and returns it as it is; change its expiry with
 PATCH. The answer is 201 in all three cases. \`expiresAt\` must be in the future (400 otherwise). A file that does not
-exist or belongs to another account is a 404.`,
+exist or belongs to another account is a 404.
+
+Coffer extension: \`password\` and \`maxDownloads\` protect the link. They apply when the link is created or
+reactivated (a reactivated link keeps those it had when they are omitted); an active link is returned unchanged, so
+change them with PATCH.`,
         security: WRITE,
         body: CreateShareBody,
         response: { 201: Data(Type.Ref('Share')), ...ERROR_RESPONSES },
       },
     },
     async (request, reply) => {
-      const { fileId, expiresAt } = request.body
-      const share = await shares.create(accountOf(request), fileId, expiryOf(expiresAt))
+      const { fileId, expiresAt, password, maxDownloads } = request.body
+      const share = await shares.create(accountOf(request), fileId, {
+        expiresAt: expiryOf(expiresAt),
+        password,
+        maxDownloads,
+      })
       return reply.status(201).send({ data: serializeShare(share, urls) })
     },
   )
@@ -107,7 +115,10 @@ exist or belongs to another account is a 404.`,
         description: `Enables or disables the link (\`isActive\`) and sets or clears its expiry (\`expiresAt\`); at least
 one of them. A new \`expiresAt\` must be in the future (400 otherwise); null removes the expiry. \`isActive: true\` on a
 link whose stored expiry has passed is a 409 unless the same body sets a new \`expiresAt\`. In responses \`isActive\` is
-the effective state: false once \`expiresAt\` has passed.`,
+the effective state: false once \`expiresAt\` has passed.
+
+Coffer extension: \`password\` sets, changes (which asks every recipient for the new one) or, with null, removes the
+link's password; \`maxDownloads\` sets or, with null, removes its download limit.`,
         security: WRITE,
         params: ShareParams,
         body: UpdateShareBody,
@@ -115,10 +126,12 @@ the effective state: false once \`expiresAt\` has passed.`,
       },
     },
     async (request) => {
-      const { isActive, expiresAt } = request.body
+      const { isActive, expiresAt, password, maxDownloads } = request.body
       const share = await shares.update(accountOf(request), request.params.shareId, {
         isActive,
         expiresAt: expiryOf(expiresAt),
+        password,
+        maxDownloads,
       })
       return { data: serializeShare(share, urls) }
     },

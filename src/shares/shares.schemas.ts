@@ -1,20 +1,45 @@
 import { Type } from 'typebox'
-import { DateTime, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
+import { DateTime, Extension, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import type { Share, ShareWithFile } from './shares.repository.ts'
 
-// Spec 2.5, field for field: a share's file and public id are reached through the file (its `share`)
-// and `publicUrl`, so they are not repeated here.
+/** The bounds of a link's settings beyond the contract. */
+export const PASSWORD_LENGTH = { min: 4, max: 256 }
+export const MAX_DOWNLOADS_LIMIT = 1_000_000_000
+
+// The contract's Share, field for field (a share's file and public id are reached through the file, its
+// `share`, and `publicUrl`, so they are not repeated here), then Coffer's additive fields.
 const shareFields = {
   id: Type.String(),
   isActive: Type.Boolean({
-    description: 'Effective state: false when the link is disabled, and false once `expiresAt` has passed.',
+    description:
+      'Effective state: false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens.',
   }),
   expiresAt: Nullable(DateTime('When the link stops working; null: it never expires.')),
-  viewCount: Type.Integer({ minimum: 0, description: 'Views of the public share page.' }),
-  downloadCount: Type.Integer({ minimum: 0, description: 'Downloads through the public link.' }),
+  viewCount: Type.Integer({
+    minimum: 0,
+    description:
+      'Views of the public share page: GET requests of the page that showed the file (not HEAD, not a browser prefetch such as `Sec-Purpose: prefetch`, not the password form of a protected link). Each is committed before the page is sent.',
+  }),
+  downloadCount: Type.Integer({
+    minimum: 0,
+    description:
+      "Downloads through the public link: GET requests of its download address that begin at byte 0 (the whole file, or a range starting at 0), so a media player's later ranges do not add to it; not HEAD, not a 304. Each is committed before the bytes are sent.",
+  }),
   createdAt: DateTime(),
   publicUrl: Type.String({ format: 'uri', description: 'The public page of the link.' }),
+  hasPassword: Extension(
+    Type.Boolean({ description: 'Whether the public page asks for a password before showing anything.' }),
+  ),
+  maxDownloads: Extension(
+    Nullable(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'Downloads allowed in all; once `downloadCount` reaches it, the link answers 410. null: no limit.',
+      }),
+    ),
+  ),
 }
 
 export const ShareSchema = Type.Object(shareFields, {
@@ -47,6 +72,8 @@ export const serializeShare = (share: Share, urls: PublicUrls) => ({
   downloadCount: share.downloadCount,
   createdAt: toIso(share.createdAt),
   publicUrl: urls.sharePage(share.publicId),
+  hasPassword: share.hasPassword,
+  maxDownloads: share.maxDownloads,
 })
 
 /** A share and its file as ShareWithFileSchema shows them. */
@@ -61,10 +88,33 @@ const ExpiresAtInput = Nullable(
   ),
 )
 
+const PasswordInput = Extension(
+  Nullable(
+    Type.String({
+      minLength: PASSWORD_LENGTH.min,
+      maxLength: PASSWORD_LENGTH.max,
+      description: `A password the public page asks for before it shows anything of the file (${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters); null removes it. Stored only as a slow hash, never returned: responses say \`hasPassword\`.`,
+    }),
+  ),
+)
+
+const MaxDownloadsInput = Extension(
+  Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_DOWNLOADS_LIMIT,
+      description:
+        'Downloads allowed in all, counted as `downloadCount` counts them; null: no limit. It may be set below the downloads so far, which closes the link.',
+    }),
+  ),
+)
+
 export const CreateShareBody = Type.Object(
   {
     fileId: Type.String({ minLength: 1, maxLength: 128, description: 'An owned file.' }),
     expiresAt: Type.Optional(ExpiresAtInput),
+    password: Type.Optional(PasswordInput),
+    maxDownloads: Type.Optional(MaxDownloadsInput),
   },
   { additionalProperties: false },
 )
@@ -78,6 +128,8 @@ export const UpdateShareBody = Type.Object(
       }),
     ),
     expiresAt: Type.Optional(ExpiresAtInput),
+    password: Type.Optional(PasswordInput),
+    maxDownloads: Type.Optional(MaxDownloadsInput),
   },
   { additionalProperties: false, minProperties: 1 },
 )

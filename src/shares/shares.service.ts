@@ -1,16 +1,33 @@
 // Share links: at most one per file, public under an unguessable id. The stored flag and the expiry give
-// the effective state together (isShareActive); every answer carries the effective one.
+// the effective state together (isShareActive); every answer carries the effective one. A link may also ask
+// for a password (kept only as a scrypt hash) and allow a number of downloads in all.
+import { hashPassword } from '../auth/secrets.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import type { FilesRepository } from '../files/files.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
-import type { Share, SharesRepository, ShareWithFile } from './shares.repository.ts'
+import type { Share, ShareSettings, SharesRepository, ShareWithFile } from './shares.repository.ts'
 
+/** What a client may set of a link; a property left out stays as it is. */
 export interface ShareChanges {
   isActive?: boolean
   /** Epoch ms, or null to clear. */
   expiresAt?: number | null
+  /** A new password, or null to remove it. */
+  password?: string | null
+  /** Downloads allowed in all, or null for no limit. */
+  maxDownloads?: number | null
+}
+
+/** The settings of a new or reactivated link: `expiresAt` none unless given, the others as they are. */
+export type NewShareOptions = Omit<ShareChanges, 'isActive'>
+
+/** The settings to store: the password as its hash. */
+async function toSettings(changes: ShareChanges): Promise<ShareSettings> {
+  const { password, ...rest } = changes
+  if (password === undefined) return rest
+  return { ...rest, passwordHash: password === null ? null : await hashPassword(password) }
 }
 
 /** A new expiry must lie in the future: a link created or set to expire in the past would be born dead. */
@@ -44,14 +61,17 @@ export class SharesService {
 
   /**
    * Gives the file a working link. No link yet: creates one. A disabled or expired link: reactivates it (same
-   * public URL and counts) with `expiresAt` (none when omitted). An active link: returns it unchanged.
+   * public URL and counts) with `expiresAt` (none when omitted), and the password and download limit given
+   * (those omitted stay as they were). An active link: returns it unchanged.
    */
-  async create(accountId: string, fileId: string, expiresAt: number | null = null): Promise<Share> {
+  async create(accountId: string, fileId: string, options: NewShareOptions = {}): Promise<Share> {
     const now = Date.now()
+    const expiresAt = options.expiresAt ?? null
     assertFutureExpiry(expiresAt, now)
     if (!(await this.#files.byId(accountId, fileId))) throw notFound(`File ${fileId}`)
 
-    const reactivated = await this.#shares.reactivate(accountId, fileId, expiresAt)
+    const settings = await toSettings({ ...options, expiresAt })
+    const reactivated = await this.#shares.reactivate(accountId, fileId, { ...settings, expiresAt })
     if (reactivated) return reactivated
     const active = await this.#shares.byFile(accountId, fileId)
     if (active) return active
@@ -62,6 +82,8 @@ export class SharesService {
       fileId,
       publicId: newPublicId(),
       expiresAt,
+      passwordHash: settings.passwordHash ?? null,
+      maxDownloads: settings.maxDownloads ?? null,
       createdAt: now,
     }
     try {
@@ -75,16 +97,18 @@ export class SharesService {
       if (isForeignKeyViolation(error)) throw notFound(`File ${fileId}`)
       throw error
     }
-    return { ...share, isActive: true, viewCount: 0, downloadCount: 0 }
+    const { passwordHash, ...created } = share
+    return { ...created, isActive: true, viewCount: 0, downloadCount: 0, hasPassword: passwordHash !== null }
   }
 
   /**
-   * Sets the flag and/or the expiry. Enabling a link whose stored expiry has passed, without replacing that
-   * expiry in the same call, is a conflict: the link would still not work.
+   * Changes the settings given. Enabling a link whose stored expiry has passed, without replacing that expiry
+   * in the same call, is a conflict: the link would still not work. A new password ends every pass given
+   * for the old one (the public page asks again).
    */
   async update(accountId: string, shareId: string, changes: ShareChanges): Promise<Share> {
     if (changes.expiresAt !== undefined) assertFutureExpiry(changes.expiresAt, Date.now())
-    const updated = await this.#shares.update(accountId, shareId, changes, {
+    const updated = await this.#shares.update(accountId, shareId, await toSettings(changes), {
       skipExpired: changes.isActive === true && changes.expiresAt === undefined,
     })
     if (updated) return updated

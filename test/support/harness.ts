@@ -270,6 +270,26 @@ export async function createFile(
   return { ...file, content }
 }
 
+/**
+ * Views and downloads of a share link as its recipients make them, all at once: GETs of its public page and
+ * of its download address. Each must succeed.
+ */
+export async function visitShare(
+  app: App,
+  share: { publicUrl: string },
+  counts: { views?: number; downloads?: number },
+): Promise<void> {
+  const page = new URL(share.publicUrl).pathname
+  const responses = await Promise.all([
+    ...Array.from({ length: counts.views ?? 0 }, () => app.inject({ method: 'GET', url: page })),
+    ...Array.from({ length: counts.downloads ?? 0 }, () =>
+      app.inject({ method: 'GET', url: `${page}/download` }),
+    ),
+  ])
+  for (const response of responses)
+    assert.equal(response.statusCode, 200, `${page}: ${response.body.slice(0, 200)}`)
+}
+
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** A string of `n` characters. */

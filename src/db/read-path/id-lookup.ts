@@ -15,12 +15,14 @@ const MAX_BATCH = LOOKUP_SIZES.at(-1) as number
 
 /**
  * `select(ids)` must read the rows whose id is among `ids` (`where('x.id', 'in', ids)`), each id used as a
- * bound value. `name` names the statements: `${name}_${count}`.
+ * bound value. `name` names the statements: `${name}_${count}`. `keyOf` says which id a row has, when it is
+ * not its `id` (a lookup by another unique column).
  */
-export function idLookup<Row extends { id: string }>(
+export function idLookup<Row>(
   db: Db,
   name: string,
   select: (ids: string[]) => Compilable<Row>,
+  keyOf: (row: Row) => string = (row) => (row as { id: string }).id,
 ): (id: string) => Promise<Row | undefined> {
   const statements = new Map<number, (...ids: string[]) => CompiledQuery<Row>>()
   const statementFor = (size: number) => {
@@ -35,10 +37,14 @@ export function idLookup<Row extends { id: string }>(
     const one = statementFor(1)
     return async (id) => (await db.read<Row>(one(id), `${name}_1`))[0]
   }
-  return batchedLookup(async (ids) => {
-    const size = LOOKUP_SIZES.find((n) => n >= ids.length) ?? MAX_BATCH
-    // Padded with the last id: a repeated value in an IN list matches its row once.
-    const padded = Array.from({ length: size }, (_, i) => ids[Math.min(i, ids.length - 1)] as string)
-    return db.read<Row>(statementFor(size)(...padded), `${name}_${size}`)
-  }, MAX_BATCH)
+  return batchedLookup(
+    async (ids) => {
+      const size = LOOKUP_SIZES.find((n) => n >= ids.length) ?? MAX_BATCH
+      // Padded with the last id: a repeated value in an IN list matches its row once.
+      const padded = Array.from({ length: size }, (_, i) => ids[Math.min(i, ids.length - 1)] as string)
+      return db.read<Row>(statementFor(size)(...padded), `${name}_${size}`)
+    },
+    MAX_BATCH,
+    keyOf,
+  )
 }

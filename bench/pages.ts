@@ -1,0 +1,253 @@
+// Share page benchmark: views of one share link's public page per second, and their latency, at 8 and 64
+// connections, against a bare Fastify route answering the same HTML from memory, as a ratio in one run. The
+// real server runs as a child process on SQLite and on PostgreSQL, counting every view (each committed
+// before its page is sent). The load generator is wrk, written in C: far faster than either server, so the
+// figures are the servers', not the client's. After the runs, the link's view count must equal the
+// requests wrk completed.
+//
+//   npm run bench:pages                      both engines, 10 s per run, 3 rounds
+//   BENCH_ENGINES=sqlite BENCH_SECONDS=5 npm run bench:pages
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { mkdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
+import { loadConfig } from '../src/config.ts'
+import type { Engine } from '../src/db/engine.ts'
+import { migrate } from '../src/db/migrate.ts'
+import { openDatabase } from '../src/db/open.ts'
+import { blobKeyOf } from '../src/files/blob-keys.ts'
+import { newId } from '../src/ids.ts'
+import { wire } from '../src/wiring.ts'
+
+const run = promisify(execFile)
+const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const CONNECTIONS = [8, 64]
+const BENCH_DIR = path.resolve('.bench')
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const PG_DATABASE = 'coffer_bench_pages'
+const root = path.resolve(import.meta.dirname, '..')
+
+interface Measured {
+  rps: number
+  p50: number
+  p99: number
+  requests: number
+  errors: number
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+function startChild(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+    try {
+      await fetch(url)
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`${url} did not answer`)
+}
+
+/** A fresh database for the run: an empty SQLite directory, or a new PostgreSQL database. */
+async function freshDatabase(engine: Engine): Promise<{ dataDir: string; databaseUrl: string | undefined }> {
+  const dataDir = path.join(BENCH_DIR, `pages-${engine}`)
+  rmSync(dataDir, { recursive: true, force: true })
+  mkdirSync(dataDir, { recursive: true })
+  if (engine === 'sqlite') return { dataDir, databaseUrl: undefined }
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
+  await admin.connect()
+  await admin.query(`drop database if exists ${PG_DATABASE} with (force)`)
+  await admin.query(`create database ${PG_DATABASE}`)
+  await admin.end()
+  const url = new URL(PG_ADMIN_URL)
+  url.pathname = `/${PG_DATABASE}`
+  return { dataDir, databaseUrl: url.toString() }
+}
+
+/** An account with one text file and its share link, made through Coffer's own services. */
+async function shareOneFile(env: Record<string, string>): Promise<{ shareId: string; page: string }> {
+  const config = loadConfig(env)
+  const db = openDatabase(config)
+  await migrate(db)
+  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
+  const { services } = wire({ config, db, blobs })
+  try {
+    const account = await services.accounts.create({ email: 'pages@example.com' })
+    const content = Buffer.from('The minutes of the meeting.\n'.repeat(40))
+    const id = newId('fil')
+    const blobKey = blobKeyOf(account.id, id)
+    await blobs.put(blobKey, Readable.from([content]))
+    await services.files.create({
+      id,
+      accountId: account.id,
+      folderId: null,
+      name: 'Meeting minutes.txt',
+      contentType: 'text/plain',
+      size: content.length,
+      blobKey,
+      sha256: null,
+    })
+    const share = await services.shares.create(account.id, id)
+    return { shareId: share.id, page: `/s/${share.publicId}` }
+  } finally {
+    await db.close()
+  }
+}
+
+async function viewCount(env: Record<string, string>, shareId: string): Promise<number> {
+  const db = openDatabase(loadConfig(env))
+  try {
+    const row = await db.kysely
+      .selectFrom('shares')
+      .select('view_count')
+      .where('id', '=', shareId)
+      .executeTakeFirstOrThrow()
+    return Number(row.view_count)
+  } finally {
+    await db.close()
+  }
+}
+
+/** wrk's figures: requests per second, p50 and p99 in ms, completed requests, and failures of any kind. */
+async function wrk(url: string, connections: number, seconds: number): Promise<Measured> {
+  const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', url])
+  const ms = (label: string) => {
+    const match = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout)
+    if (!match) throw new Error(`no ${label}% latency in wrk's output:\n${stdout}`)
+    const value = Number(match[1])
+    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
+  }
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1])
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout)
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0)
+  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    p50: ms('50'),
+    p99: ms('99'),
+    requests,
+    errors,
+  }
+}
+
+const median = (runs: Measured[]) =>
+  [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)] as Measured
+
+async function benchEngine(engine: Engine): Promise<string> {
+  const { dataDir, databaseUrl } = await freshDatabase(engine)
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PUBLIC_URL: base,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  }
+  const { shareId, page } = await shareOneFile(env)
+  const coffer = startChild('src/server.ts', {
+    ...env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '100000000',
+  })
+  const barePort = await freePort()
+  let bare: ChildProcess | undefined
+  try {
+    await waitFor(`${base}/healthz`, coffer)
+    const html = await (await fetch(`${base}${page}`)).text()
+    bare = startChild('bench/bare-server.ts', {
+      PORT: String(barePort),
+      BODY: html,
+      CONTENT_TYPE: 'text/html; charset=utf-8',
+    })
+    const bareUrl = `http://127.0.0.1:${barePort}/`
+    await waitFor(bareUrl, bare)
+    if ((await (await fetch(bareUrl)).text()) !== html) throw new Error('the bare route answers other HTML')
+    const before = await viewCount(env, shareId)
+    let requests = 0
+    const lines = [
+      `| ${engine}, ${Buffer.byteLength(html)} bytes of HTML | p50 ms | p99 ms | req/s |`,
+      '|---|---:|---:|---:|',
+    ]
+    const ratios: string[] = []
+    for (const connections of CONNECTIONS) {
+      // Warm-ups, then the two servers in turns; each compared by its median run.
+      requests += (await wrk(`${base}${page}`, connections, 2)).requests
+      await wrk(bareUrl, connections, 2)
+      const pages: Measured[] = []
+      const bares: Measured[] = []
+      for (let round = 0; round < ROUNDS; round++) {
+        pages.push(await wrk(`${base}${page}`, connections, DURATION))
+        bares.push(await wrk(bareUrl, connections, DURATION))
+      }
+      for (const measured of pages) {
+        if (measured.errors > 0) throw new Error(`${measured.errors} failed share page requests`)
+      }
+      const p = median(pages)
+      const b = median(bares)
+      const row = (name: string, m: Measured) =>
+        `| ${name}, ${connections} connections | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${Math.round(m.rps).toLocaleString('en')} |`
+      lines.push(row('share page (view counted)', p), row('bare Fastify, same HTML', b))
+      ratios.push(`${connections} connections: ${(p.rps / b.rps).toFixed(2)} of the bare route`)
+      console.log(
+        `  [${engine}] ${connections} connections, req/s by run: page ${pages.map((m) => Math.round(m.rps)).join(', ')}; ` +
+          `bare ${bares.map((m) => Math.round(m.rps)).join(', ')}`,
+      )
+      requests += pages.reduce((sum, m) => sum + m.requests, 0)
+    }
+    // Every page wrk received was counted; wrk leaves uncounted the requests in flight when a run ends, which
+    // the server may have counted too.
+    const counted = (await viewCount(env, shareId)) - before
+    if (counted < requests) throw new Error(`${requests} pages received, but only ${counted} views counted`)
+    lines.push('', `${engine}: share page views at ${ratios.join('; ')}.`)
+    lines.push(
+      `${engine}: ${counted.toLocaleString('en')} views counted for ${requests.toLocaleString('en')} pages wrk received (it drops those in flight when a run ends).`,
+    )
+    return lines.join('\n')
+  } finally {
+    if (bare) await stopChild(bare)
+    await stopChild(coffer)
+  }
+}
+
+await run('which', ['wrk']).catch(() => {
+  throw new Error('wrk is not installed (apt-get install wrk)')
+})
+console.log(
+  `Share page benchmark: wrk, ${CONNECTIONS.join(' and ')} connections, ${DURATION} s per run, ${ROUNDS} rounds`,
+)
+const tables: string[] = []
+for (const engine of ENGINES) tables.push(await benchEngine(engine))
+console.log(`\n${tables.join('\n\n')}`)

@@ -1,0 +1,72 @@
+// Passes for the public pages of protected links, kept by the browser in cookies: proof that it gave the
+// link's password, or that it was granted a download of a link whose downloads are limited (so that a media
+// player may go on fetching the rest of that download in ranges). A pass names its kind, its link and when
+// it ends, and is signed with a key only the server holds (HMAC-SHA256), kept in the database so that every
+// process accepts what any other issued. A pass for a password is also bound to that password: a new one
+// ends every pass given for the old.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { ServerSecrets } from '../db/server-secrets.ts'
+
+export type PassKind = 'password' | 'download'
+
+/** How long a pass lasts. */
+const PASS_SECONDS: Record<PassKind, number> = {
+  // A working day: the recipient who gave the password need not give it again for every visit.
+  password: 12 * 3600,
+  // Long enough to watch a film, pausing.
+  download: 6 * 3600,
+}
+
+const SECRET_NAME = 'share_link_pass_secret'
+
+export class LinkPasses {
+  readonly #secrets: ServerSecrets
+  #key: Promise<Buffer> | undefined
+
+  constructor(secrets: ServerSecrets) {
+    this.#secrets = secrets
+  }
+
+  async issue(
+    kind: PassKind,
+    shareId: string,
+    version: string,
+  ): Promise<{ token: string; maxAgeSeconds: number }> {
+    const maxAgeSeconds = PASS_SECONDS[kind]
+    const expires = Math.floor(Date.now() / 1000) + maxAgeSeconds
+    const signature = await this.#sign(kind, shareId, version, expires)
+    return { token: `${expires}.${signature}`, maxAgeSeconds }
+  }
+
+  async verify(
+    kind: PassKind,
+    token: string | undefined,
+    shareId: string,
+    version: string,
+  ): Promise<boolean> {
+    const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token ?? '')
+    if (!match) return false
+    const expires = Number(match[1])
+    if (expires * 1000 <= Date.now()) return false
+    const expected = Buffer.from(await this.#sign(kind, shareId, version, expires))
+    const given = Buffer.from(match[2] as string)
+    return expected.length === given.length && timingSafeEqual(expected, given)
+  }
+
+  async #sign(kind: PassKind, shareId: string, version: string, expires: number): Promise<string> {
+    const key = await this.#keyOnce()
+    return createHmac('sha256', key).update(`${kind}\n${shareId}\n${version}\n${expires}`).digest('base64url')
+  }
+
+  #keyOnce(): Promise<Buffer> {
+    this.#key ??= this.#secrets
+      .getOrCreate(SECRET_NAME, () => randomBytes(32).toString('base64url'))
+      .then((secret) => Buffer.from(secret, 'base64url'))
+      .catch((error: unknown) => {
+        // A database hiccup must not poison the key for the life of the process.
+        this.#key = undefined
+        throw error
+      })
+    return this.#key
+  }
+}
