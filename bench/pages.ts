@@ -148,7 +148,14 @@ async function wrk(
   headers: string[] = [],
 ): Promise<Measured> {
   const headerArgs = headers.flatMap((header) => ['-H', header])
-  const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', ...headerArgs, url])
+  const { stdout } = await run('wrk', [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    ...headerArgs,
+    url,
+  ])
   const ms = (label: string) => {
     const match = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout)
     if (!match) throw new Error(`no ${label}% latency in wrk's output:\n${stdout}`)
