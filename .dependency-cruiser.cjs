@@ -43,9 +43,17 @@ module.exports = {
       name: 'browser-code-stands-alone',
       severity: 'error',
       comment:
-        'Browser modules (*.client.ts, bundled by web/build.ts) run in the browser: they import only each other and browser packages, never server code.',
+        'Browser modules (*.client.ts, bundled by web/build.ts) run in the browser: they import only each other, rules shared with the server (*.shared.ts) and browser packages, never server code.',
       from: { path: '[.]client[.]ts$' },
-      to: { path: '^src/', pathNot: '[.]client[.]ts$' },
+      to: { path: '^src/', pathNot: '[.](client|shared)[.]ts$' },
+    },
+    {
+      name: 'shared-rules-import-nothing',
+      severity: 'error',
+      comment:
+        'Rules both sides check (*.shared.ts: the server, and the browser before it sends anything) run in both places, so they import nothing.',
+      from: { path: '[.]shared[.]ts$' },
+      to: { path: '.*' },
     },
     {
       name: 'server-code-runs-no-browser-code',

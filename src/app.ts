@@ -29,10 +29,13 @@ import { buildValidator, refuseUnknownQueryParameters } from './http/validation.
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
 import { API_BASE_PATH, BLOB_API_PATH } from './public-urls.ts'
+import { publicRequestsRoutes } from './requests/public-requests.routes.ts'
+import { PublicFileRequestSchema } from './requests/public-requests.schemas.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
 import {
   FileRequestSchema,
   FileRequestWithCountSchema,
+  RequestLimitsSchema,
   SubmissionSchema,
 } from './requests/requests.schemas.ts'
 import { sharePagesRoutes } from './shares/share-pages.routes.ts'
@@ -111,6 +114,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ShareDailyAnalyticsSchema,
     FileRequestSchema,
     FileRequestWithCountSchema,
+    RequestLimitsSchema,
+    PublicFileRequestSchema,
     SubmissionSchema,
   ]) {
     app.addSchema(schema)
@@ -152,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     foldersRoutes,
     sharesRoutes,
     requestsRoutes,
+    publicRequestsRoutes,
     analyticsRoutes,
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })

@@ -12,6 +12,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, hint: 'Check the ID or path; resources of other accounts are never visible.' },
   conflict: { status: 409, hint: 'Reload the resource and retry with a change that fits its current state.' },
   request_timeout: { status: 408, hint: 'Send the whole request promptly, then retry.' },
+  gone: {
+    status: 410,
+    hint: 'The link no longer accepts this; ask the person who sent it for a new one.',
+  },
   payload_too_large: { status: 413, hint: 'Send a smaller request body.' },
   range_not_satisfiable: {
     status: 416,
@@ -35,12 +39,15 @@ export type ErrorCode = keyof typeof ERROR_CODES
 export class AppError extends Error {
   readonly code: ErrorCode
   readonly hint: string
+  /** The request field the error is about (`submitterEmail`, `files[2].size`), where there is one. */
+  readonly field: string | undefined
 
-  constructor(code: ErrorCode, message: string, hint?: string) {
+  constructor(code: ErrorCode, message: string, hint?: string, field?: string) {
     super(message)
     this.name = 'AppError'
     this.code = code
     this.hint = hint ?? ERROR_CODES[code].hint
+    this.field = field
   }
 
   get status(): number {
@@ -48,6 +55,8 @@ export class AppError extends Error {
   }
 }
 
-export const invalid = (message: string, hint?: string) => new AppError('invalid_request', message, hint)
+export const invalid = (message: string, hint?: string, field?: string) =>
+  new AppError('invalid_request', message, hint, field)
 export const notFound = (what: string) => new AppError('not_found', `${what} not found.`)
-export const conflict = (message: string, hint?: string) => new AppError('conflict', message, hint)
+export const conflict = (message: string, hint?: string, field?: string) =>
+  new AppError('conflict', message, hint, field)

@@ -13,6 +13,9 @@ export const UPLOAD_CALLBACK_PATH = `${API_BASE_PATH}/files/uploads/completed`
 /** The path of the Vercel-Blob-compatible endpoint: what upload clients set as VERCEL_BLOB_API_URL. */
 export const BLOB_API_PATH = '/blob'
 
+/** The path, under the API base, of a file request's public API. */
+export const publicRequestApiPath = (publicId: string) => `/public/requests/${publicId}`
+
 export class PublicUrls {
   /** The origin clients reach the server at (PUBLIC_URL), without a trailing slash. */
   readonly origin: string
@@ -43,6 +46,11 @@ export class PublicUrls {
   /** The public page of a file request, where outside submitters upload. */
   requestPage(publicId: string): string {
     return `${this.origin}/r/${publicId}`
+  }
+
+  /** A file request's public API: what its page reads, and where it prepares a submitter's uploads. */
+  publicRequestApi(publicId: string): string {
+    return `${this.apiBase}${publicRequestApiPath(publicId)}`
   }
 
   /** A file's image preview in the API (GET /files/{fileId}/preview). */

@@ -23,6 +23,7 @@ import { PublicUrls } from './public-urls.ts'
 import { PublicRequestsService } from './requests/public-requests.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
 import { RequestsService } from './requests/requests.service.ts'
+import { SubmissionsService } from './requests/submissions.service.ts'
 import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
@@ -105,10 +106,20 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     uploads: uploadsRepository,
     files: filesRepository,
     filesService: files,
+    submissions: new SubmissionsService({ requests: requestsRepository, files }),
     blobApi,
     blobs,
   })
   const jobs: Jobs = { uploadProcessor }
+  const uploads = new UploadsService({
+    transaction,
+    uploads: uploadsRepository,
+    folders: foldersRepository,
+    keyring,
+    processor: uploadProcessor,
+    config,
+    urls,
+  })
 
   const services: Services = {
     ...wireAccounts(db),
@@ -125,22 +136,20 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
       blobs,
       passes: new LinkPasses(serverSecrets),
     }),
-    requests: new RequestsService({ transaction, requests: requestsRepository, folders: foldersRepository }),
-    publicRequests: new PublicRequestsService({
+    requests: new RequestsService({
       transaction,
       requests: requestsRepository,
-      files: filesRepository,
+      folders: foldersRepository,
+      maxFileSize: config.maxFileSize,
+    }),
+    publicRequests: new PublicRequestsService({
+      requests: requestsRepository,
+      uploadsRepository,
+      uploads,
+      maxFileSize: config.maxFileSize,
     }),
     analytics: new AnalyticsService({ analytics: analyticsRepository }),
-    uploads: new UploadsService({
-      transaction,
-      uploads: uploadsRepository,
-      folders: foldersRepository,
-      keyring,
-      processor: uploadProcessor,
-      config,
-      urls,
-    }),
+    uploads,
     blobApi,
     health: new HealthService({ pingDatabase: db.ping, blobs }),
   }

@@ -12,6 +12,7 @@ import * as searchIndex from './migrations/0005_search_index_without_pending_lis
 import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.ts'
 import * as metadataNotifications from './migrations/0007_metadata_notifications.ts'
 import * as shareLinks from './migrations/0008_share_links.ts'
+import * as requestUploads from './migrations/0009_request_uploads.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0006_covering_order_indexes': coveringOrderIndexes,
   '0007_metadata_notifications': metadataNotifications,
   '0008_share_links': shareLinks,
+  '0009_request_uploads': requestUploads,
 }
 
 class Migrations implements MigrationProvider {

@@ -85,6 +85,14 @@ export interface FileRequestsTable {
   email_required: boolean
   is_active: boolean
   submission_count: Generated<number>
+  /** After this time the public page accepts no more files; null for no deadline. */
+  deadline_at: number | null
+  /** Files accepted in all, submissions and uploads under way together; null for no limit. */
+  max_files: number | null
+  /** The largest file accepted, in bytes; null for the server's MAX_FILE_SIZE. */
+  max_file_size: number | null
+  /** JSON array of extensions (".pdf") and MIME types ("image/*"); null for any file. */
+  allowed_types: string | null
   created_at: number
   updated_at: number
 }
@@ -126,6 +134,12 @@ export interface UploadIntentsTable {
   stored_at: number | null
   /** Processing is held by one process until then. */
   lease_until: number | null
+  /** The file request the upload was prepared for on its public page; null for an upload through the API. */
+  request_id: string | null
+  /** What the submitter typed on the request's page, recorded in the Submission. */
+  submitter_name: string | null
+  submitter_email: string | null
+  submitter_message: string | null
   created_at: number
   updated_at: number
 }

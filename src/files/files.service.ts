@@ -2,7 +2,7 @@
 // file's folder must be the account's, and the folder's file count moves with every file that enters or
 // leaves it, in the same transaction.
 import type { BlobStore } from '../blob/blob-store.ts'
-import type { Transactor } from '../db/database.ts'
+import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { invalid, notFound } from '../errors.ts'
@@ -65,8 +65,14 @@ export class FilesService {
     return page
   }
 
-  /** Records a file whose bytes are already stored under `blobKey`. */
-  async create(input: NewFile): Promise<StoredFile> {
+  /**
+   * Records a file whose bytes are already stored under `blobKey`. `alongside` runs in the same transaction,
+   * after the file's row: what must exist together with the file (a file request's Submission) or not at all.
+   */
+  async create(
+    input: NewFile,
+    alongside?: (trx: Transaction, file: { id: string; createdAt: number }) => Promise<void>,
+  ): Promise<StoredFile> {
     const now = Date.now()
     const id = input.id ?? newId('fil', now)
     try {
@@ -74,6 +80,7 @@ export class FilesService {
         if (input.folderId !== null) await this.#folders.assertOwned(input.accountId, input.folderId, trx)
         await this.#files.insert(trx, { ...input, id, createdAt: now })
         await this.#folders.adjustCount(trx, input.folderId, 'file_count', 1)
+        await alongside?.(trx, { id, createdAt: now })
       })
     } catch (error) {
       if (isForeignKeyViolation(error)) throw notFound(`Folder ${input.folderId}`)

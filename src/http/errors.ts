@@ -5,10 +5,11 @@ import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
-import { describeValidationError } from './validation.ts'
+import { bodyFieldOf, describeValidationError } from './validation.ts'
 
-export function errorBody(code: ErrorCode, message: string, hint?: string) {
-  return { error: { code, message, hint: hint ?? ERROR_CODES[code].hint } }
+export function errorBody(code: ErrorCode, message: string, hint?: string, field?: string) {
+  const error = { code, message, hint: hint ?? ERROR_CODES[code].hint }
+  return { error: field === undefined ? error : { ...error, field } }
 }
 
 /** A byte count as its largest whole binary unit: 1048576 → "1 MiB". */
@@ -125,13 +126,15 @@ function errorResponse(
   error: FastifyError | AppError,
   request: FastifyRequest,
 ): [number, ReturnType<typeof errorBody>] {
-  if (error instanceof AppError) return [error.status, errorBody(error.code, error.message, error.hint)]
+  if (error instanceof AppError) {
+    return [error.status, errorBody(error.code, error.message, error.hint, error.field)]
+  }
   if (error.validation) {
     const first = error.validation[0]
-    const message = first
-      ? describeValidationError(first as never, error.validationContext)
-      : 'The request is invalid.'
-    return [400, errorBody('invalid_request', message)]
+    if (!first) return [400, errorBody('invalid_request', 'The request is invalid.')]
+    const message = describeValidationError(first as never, error.validationContext)
+    const field = error.validationContext === 'body' ? bodyFieldOf(first as never) : undefined
+    return [400, errorBody('invalid_request', message, undefined, field)]
   }
   const refusal = fastifyClientError(error, request)
   if (refusal) {

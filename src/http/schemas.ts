@@ -1,26 +1,33 @@
 // Schemas shared by every resource: the `{ data }` and `{ data, pagination }` envelopes, the error body, and
 // the bounds every path and page takes.
 import { type TSchema, type TString, Type } from 'typebox'
-
-export const ErrorSchema = Type.Object(
-  {
-    error: Type.Object(
-      {
-        code: Type.String({
-          description: 'Machine-readable code; see the catalogue in the API description.',
-        }),
-        message: Type.String({
-          description: 'What went wrong, naming the field and bound where there is one.',
-        }),
-        hint: Type.String({ description: 'What to do about it.' }),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { $id: 'Error', additionalProperties: false, description: 'Every failure uses this envelope.' },
-)
+import { invalid } from '../errors.ts'
 
 export const DateTime = (description?: string) => Type.String({ format: 'date-time', description })
+
+/** The last instant a four-digit ISO 8601 year can write. */
+const LATEST_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+/**
+ * A body's date-time field as epoch ms. The schema has checked the date-time syntax; this catches what the
+ * syntax lets through but no calendar has (a leap second), so it never becomes an Invalid Date, and an
+ * offset that carries 9999-12-31 into year 10000, which could not be written back.
+ */
+export function dateTimeOf(value: string | null | undefined, field: string): number | null | undefined {
+  if (value === undefined || value === null) return value
+  const ms = Date.parse(value)
+  if (Number.isNaN(ms)) {
+    throw invalid(`The request body "${field}" must be a valid ISO 8601 date-time.`, undefined, field)
+  }
+  if (ms > LATEST_DATE_MS) {
+    throw invalid(
+      `The request body "${field}" must be no later than ${new Date(LATEST_DATE_MS).toISOString()}.`,
+      undefined,
+      field,
+    )
+  }
+  return ms
+}
 
 /**
  * What Coffer adds beyond the contract carries this mark in the OpenAPI document, on operations, fields and
@@ -45,6 +52,32 @@ export const extensionOperation = (description: string) => ({
   [EXTENSION_MARK]: true,
   description: `**${EXTENSION_NOTE}** ${description}`,
 })
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String({
+          description: 'Machine-readable code; see the catalogue in the API description.',
+        }),
+        message: Type.String({
+          description: 'What went wrong, naming the field and bound where there is one.',
+        }),
+        hint: Type.String({ description: 'What to do about it.' }),
+        field: Type.Optional(
+          Extension(
+            Type.String({
+              description:
+                'The request field the error is about, as a path into the body (`submitterEmail`, `files[2].size`), where there is one.',
+            }),
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'Error', additionalProperties: false, description: 'Every failure uses this envelope.' },
+)
+
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 export const Data = <T extends TSchema>(schema: T) =>

@@ -142,6 +142,18 @@ function fieldPath(instancePath: string, property?: string): string {
   )
 }
 
+/** The body field a validation error is about (`files[2].size`); undefined for the body as a whole. */
+export function bodyFieldOf(error: ErrorObject): string | undefined {
+  const p = error.params as Record<string, unknown>
+  const property =
+    error.keyword === 'required'
+      ? String(p.missingProperty)
+      : error.keyword === 'additionalProperties'
+        ? String(p.additionalProperty)
+        : undefined
+  return fieldPath(error.instancePath, property) || undefined
+}
+
 /** One clear sentence naming the field and the bound it broke. */
 export function describeValidationError(error: ErrorObject, part: string | undefined): string {
   const where = PART_NAMES[part ?? 'body'] ?? part ?? 'request'

@@ -21,6 +21,7 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The resource does not exist or belongs to another account (never distinguished), or no route matches.',
   conflict:
     'The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).',
+  gone: 'A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.',
   request_timeout: 'The request did not arrive in full within the time limit; the connection is closed.',
   payload_too_large: 'The request body is larger than the JSON body limit (1 MiB).',
   unsupported_media_type:
@@ -38,6 +39,7 @@ const ERROR_STATUS_TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   409: 'Conflict',
+  410: 'Gone',
   429: 'Too many requests',
 }
 
@@ -247,6 +249,11 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
         { name: 'shares', description: 'Public share links with view and download counts' },
         { name: 'requests', description: 'File requests that collect files from outside submitters' },
         { name: 'analytics', description: 'Share analytics' },
+        {
+          name: 'public requests',
+          description:
+            "A file request's public API, what its page calls: no credential, the request's public id is the capability (a Coffer extension)",
+        },
       ],
     },
     refResolver: {

@@ -1,93 +1,169 @@
-// What the public request page (`/r/{publicId}`) needs: the request behind a public id, and recording what
-// a submitter sent. The public id is the capability: no account is involved.
-import type { Transactor } from '../db/database.ts'
-import { conflict, invalid, notFound } from '../errors.ts'
-import type { FilesRepository } from '../files/files.repository.ts'
-import { newId } from '../ids.ts'
-import type { PublicFileRequest, RequestsRepository, Submission } from './requests.repository.ts'
+// What a file request's public page (`/r/{publicId}`) and its public API need: the state of the request
+// behind a public id, preparing a submitter's uploads (bound to the request and to what the submitter typed),
+// and the status and cancelling of those uploads, each authorized by its grant. The public id is the
+// capability: no account is involved. The File and Submission are recorded by SubmissionsService once
+// processing has checked the bytes.
+import type { Transaction } from '../db/database.ts'
+import { AppError, conflict, invalid, notFound } from '../errors.ts'
+import { formatSize } from '../format-size.shared.ts'
+import type { UploadsRepository } from '../uploads/uploads.repository.ts'
+import type {
+  FileDeclaration,
+  Grant,
+  GrantedIntent,
+  UploadStatus,
+  UploadsService,
+} from '../uploads/uploads.service.ts'
+import type { PublicFileRequest, RequestsRepository } from './requests.repository.ts'
+import {
+  checkSubmitter,
+  describeAllowedTypes,
+  isAcceptedType,
+  type SubmitterInput,
+} from './submission-rules.shared.ts'
 
-export interface NewSubmission {
-  /** The public ID of the request link (`/r/{publicId}`). */
-  publicId: string
-  /** A file of the request's owner, already stored. */
-  fileId: string
-  submitterName?: string | null
-  submitterEmail?: string | null
-  message?: string | null
+/** Why a request's page takes no files; the page says so and shows nothing else. */
+export type ClosedReason = 'disabled' | 'deadline'
+
+export type RequestState =
+  | { kind: 'unknown' }
+  | { kind: 'closed'; reason: ClosedReason; request: PublicFileRequest }
+  | { kind: 'open'; request: PublicFileRequest }
+
+/** Whether a request takes files now, and if not, why. */
+export function closedReason(request: PublicFileRequest, now = Date.now()): ClosedReason | undefined {
+  if (!request.isActive) return 'disabled'
+  const { deadlineAt } = request.limits
+  if (deadlineAt !== null && deadlineAt <= now) return 'deadline'
+  return undefined
 }
 
-/** Bounds of what a submitter types on the public page (the API contract leaves them open). */
-export const SUBMISSION_LIMITS = { name: 100, email: 254, message: 1000 } as const
-
-// The pattern of ajv-formats' `email` format, which the Submission schema declares for submitterEmail.
-const EMAIL =
-  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
-
-/** Trims what a submitter typed; blank means not given. */
-function submitted(value: string | null | undefined, field: string, max: number): string | null {
-  const trimmed = value?.trim() ?? ''
-  if (trimmed.length === 0) return null
-  if (trimmed.length > max) throw invalid(`The ${field} must be at most ${max} characters long.`)
-  return trimmed
-}
+const closed = (reason: ClosedReason) =>
+  new AppError(
+    'gone',
+    reason === 'disabled'
+      ? 'This file request no longer accepts files.'
+      : 'This file request no longer accepts files: its deadline has passed.',
+    'Ask the person who sent the link whether they still want the files.',
+  )
 
 export class PublicRequestsService {
-  readonly #transaction: Transactor
   readonly #requests: RequestsRepository
-  readonly #files: FilesRepository
+  readonly #uploadsRepository: UploadsRepository
+  readonly #uploads: UploadsService
+  readonly #maxFileSize: number
 
-  constructor(deps: { transaction: Transactor; requests: RequestsRepository; files: FilesRepository }) {
-    this.#transaction = deps.transaction
+  constructor(deps: {
+    requests: RequestsRepository
+    uploadsRepository: UploadsRepository
+    uploads: UploadsService
+    maxFileSize: number
+  }) {
     this.#requests = deps.requests
-    this.#files = deps.files
+    this.#uploadsRepository = deps.uploadsRepository
+    this.#uploads = deps.uploads
+    this.#maxFileSize = deps.maxFileSize
   }
 
-  /** The request behind a public link; an unknown link is "not found". */
-  async get(publicId: string): Promise<PublicFileRequest> {
+  /** The state of the request behind a public id. */
+  async open(publicId: string): Promise<RequestState> {
     const request = await this.#requests.byPublicId(publicId)
-    if (!request) throw notFound('File request')
-    return request
+    if (!request) return { kind: 'unknown' }
+    const reason = closedReason(request)
+    return reason ? { kind: 'closed', reason, request } : { kind: 'open', request }
+  }
+
+  /** The largest file the request accepts: its own limit, within the server's. */
+  largestFile(request: PublicFileRequest): number {
+    const own = request.limits.maxFileSize
+    return own === null ? this.#maxFileSize : Math.min(own, this.#maxFileSize)
   }
 
   /**
-   * Records a submission to the request behind `publicId`: 409 when the request is inactive, 400 when it
-   * requires an email that is missing or malformed; an email it does not collect is dropped. The file's
-   * summary is copied, so the submission outlives the file.
+   * Prepares the uploads of one submission: what the submitter typed and the files they chose. Everything is
+   * checked first (the fields, each file against the request's limits, the number of files against what the
+   * request still accepts) and nothing is written unless all of it holds. The count and the request's state
+   * are checked again under the request's lock, in the transaction that records the uploads, so concurrent
+   * preparations never take more files than the request accepts.
    */
-  async addSubmission(input: NewSubmission): Promise<Submission> {
-    const submitterName = submitted(input.submitterName, 'submitter name', SUBMISSION_LIMITS.name)
-    const message = submitted(input.message, 'message', SUBMISSION_LIMITS.message)
-    const email = submitted(input.submitterEmail, 'submitter email', SUBMISSION_LIMITS.email)
-    return this.#transaction(async (trx) => {
-      // Counted first, which locks the request until the commit; a refusal below rolls the count back.
-      const request = await this.#requests.countSubmission(trx, input.publicId)
-      if (!request) throw notFound('File request')
-      if (!request.isActive) {
-        throw conflict(
-          'This file request is no longer accepting files.',
-          'Ask the owner to reactivate the request.',
+  async prepareUploads(
+    publicId: string,
+    input: SubmitterInput & { files: FileDeclaration[] },
+  ): Promise<Grant[]> {
+    const state = await this.open(publicId)
+    if (state.kind === 'unknown') throw notFound('File request')
+    if (state.kind === 'closed') throw closed(state.reason)
+    const { request } = state
+    const checked = checkSubmitter(input, request)
+    if ('problem' in checked) throw invalid(checked.problem.message, undefined, checked.problem.field)
+    this.#checkFiles(request, input.files)
+    return this.#uploads.prepare(
+      request.accountId,
+      // The folder is the request's when the file arrives (SubmissionsService), not now.
+      { files: input.files, folderId: null },
+      {
+        submission: { requestId: request.id, ...checked.fields },
+        check: (trx) => this.#checkStillAccepts(trx, request.id, input.files.length),
+      },
+    )
+  }
+
+  /** The status of uploads this page prepared, each authorized by its grant. */
+  async uploadStatus(publicId: string, uploads: GrantedIntent[]): Promise<UploadStatus[]> {
+    const request = await this.#requests.byPublicId(publicId)
+    if (!request) throw notFound('File request')
+    return this.#uploads.statusByGrant(request.id, uploads)
+  }
+
+  /** Cancels uploads this page prepared that have not stored their file yet. */
+  async cancelUploads(publicId: string, uploads: GrantedIntent[]): Promise<void> {
+    const request = await this.#requests.byPublicId(publicId)
+    if (!request) throw notFound('File request')
+    await this.#uploads.cancelByGrant(request.id, uploads)
+  }
+
+  #checkFiles(request: PublicFileRequest, files: FileDeclaration[]): void {
+    const largest = this.largestFile(request)
+    const { allowedTypes } = request.limits
+    for (const [i, file] of files.entries()) {
+      if (file.size > largest) {
+        throw invalid(
+          `"${file.name}" is ${formatSize(file.size)}; this request accepts files of at most ${formatSize(largest)}.`,
+          'Send a smaller file.',
+          `files[${i}].size`,
         )
       }
-      const submitterEmail = request.collectEmail ? email : null
-      if (submitterEmail === null && request.emailRequired) {
-        throw invalid('This file request requires the submitter email.', 'Give an email address.')
+      if (!isAcceptedType(file.name, file.type, allowedTypes)) {
+        throw invalid(
+          `"${file.name}" is not of a type this request accepts: it accepts ${describeAllowedTypes(allowedTypes)}.`,
+          'Send a file of an accepted type.',
+          `files[${i}].type`,
+        )
       }
-      if (submitterEmail !== null && !EMAIL.test(submitterEmail)) {
-        throw invalid('The submitter email is not a valid email address.')
-      }
-      const file = await this.#files.summary(trx, request.accountId, input.fileId)
-      if (!file) throw notFound(`File ${input.fileId}`)
-      const now = Date.now()
-      const submission = {
-        id: newId('sub', now),
-        submitterName,
-        submitterEmail,
-        message,
-        createdAt: now,
-        file,
-      }
-      await this.#requests.insertSubmission(trx, { ...submission, requestId: request.id })
-      return submission
-    })
+    }
+  }
+
+  /** Under the request's lock: it still takes files, and `count` more within its limit on files. */
+  async #checkStillAccepts(trx: Transaction, requestId: string, count: number): Promise<void> {
+    const request = await this.#requests.lock(trx, requestId)
+    if (!request) throw notFound('File request')
+    const reason = closedReason(request)
+    if (reason) throw closed(reason)
+    const { maxFiles } = request.limits
+    if (maxFiles === null) return
+    const taken =
+      request.submissionCount + (await this.#uploadsRepository.underWayForRequest(trx, requestId, Date.now()))
+    const left = Math.max(0, maxFiles - taken)
+    if (count > left) {
+      throw conflict(
+        left === 0
+          ? `This file request accepts ${maxFiles} file${maxFiles === 1 ? '' : 's'} in all and has received them.`
+          : `This file request accepts ${maxFiles} files in all; ${left} more can be sent, not ${count}.`,
+        left === 0
+          ? 'Ask the person who sent the link whether they still want files.'
+          : `Send at most ${left}.`,
+        'files',
+      )
+    }
   }
 }

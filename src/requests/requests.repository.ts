@@ -1,11 +1,23 @@
 // File requests' SQL, and their submissions'. Every read of a request joins its folder in the same query.
 // Submission counts are moved atomically in SQL, in the transaction of the submission they count.
-import type { Kysely, SelectQueryBuilder } from 'kysely'
+import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
 import type { Database, FileRequestsTable } from '../db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
+
+/** What the owner limits a request's public page to accept (a Coffer extension); null for no limit. */
+export interface RequestLimits {
+  /** After this time the page accepts no more files. */
+  deadlineAt: number | null
+  /** Files accepted in all: submissions and uploads under way together. */
+  maxFiles: number | null
+  /** The largest file accepted, in bytes. */
+  maxFileSize: number | null
+  /** Extensions (".pdf") and MIME types ("image/*") accepted, lower case; empty for any file. */
+  allowedTypes: string[]
+}
 
 export interface FileRequest {
   id: string
@@ -19,6 +31,7 @@ export interface FileRequest {
   folderId: string | null
   folder: Folder | null
   submissionCount: number
+  limits: RequestLimits
 }
 
 export interface FileSummary {
@@ -40,6 +53,7 @@ export interface Submission {
 /** What the public request page needs: the owner and folder receive the uploaded file. */
 export interface PublicFileRequest {
   id: string
+  publicId: string
   accountId: string
   folderId: string | null
   title: string
@@ -47,9 +61,11 @@ export interface PublicFileRequest {
   collectEmail: boolean
   emailRequired: boolean
   isActive: boolean
+  submissionCount: number
+  limits: RequestLimits
 }
 
-export type NewRequestRow = Omit<FileRequest, 'folder' | 'submissionCount' | 'isActive'> & {
+export type NewRequestRow = Omit<FileRequest, 'folder' | 'submissionCount' | 'isActive' | 'limits'> & {
   accountId: string
 }
 
@@ -60,6 +76,71 @@ export type RequestChanges = Partial<
     'title' | 'description' | 'collect_email' | 'email_required' | 'is_active' | 'folder_id'
   >
 >
+
+const LIMIT_COLUMNS = [
+  'file_requests.deadline_at',
+  'file_requests.max_files',
+  'file_requests.max_file_size',
+  'file_requests.allowed_types',
+] as const
+
+type LimitRow = Pick<FileRequestsTable, 'deadline_at' | 'max_files' | 'max_file_size' | 'allowed_types'>
+
+const numberOrNull = (value: number | null) => (value === null ? null : Number(value))
+
+function toLimits(row: LimitRow): RequestLimits {
+  return {
+    deadlineAt: numberOrNull(row.deadline_at),
+    maxFiles: numberOrNull(row.max_files),
+    maxFileSize: numberOrNull(row.max_file_size),
+    allowedTypes: row.allowed_types === null ? [] : (JSON.parse(row.allowed_types) as string[]),
+  }
+}
+
+function limitsToColumns(limits: RequestLimits): LimitRow {
+  return {
+    deadline_at: limits.deadlineAt,
+    max_files: limits.maxFiles,
+    max_file_size: limits.maxFileSize,
+    allowed_types: limits.allowedTypes.length === 0 ? null : JSON.stringify(limits.allowedTypes),
+  }
+}
+
+/** The columns of a PublicFileRequest. */
+const PUBLIC_COLUMNS = [
+  'id',
+  'public_id',
+  'account_id',
+  'folder_id',
+  'title',
+  'description',
+  'collect_email',
+  'email_required',
+  'is_active',
+  'submission_count',
+  'deadline_at',
+  'max_files',
+  'max_file_size',
+  'allowed_types',
+] as const
+
+type PublicRow = Pick<Selectable<FileRequestsTable>, (typeof PUBLIC_COLUMNS)[number]>
+
+function toPublicRequest(row: PublicRow): PublicFileRequest {
+  return {
+    id: row.id,
+    publicId: row.public_id,
+    accountId: row.account_id,
+    folderId: row.folder_id,
+    title: row.title,
+    description: row.description,
+    collectEmail: Boolean(row.collect_email),
+    emailRequired: Boolean(row.email_required),
+    isActive: Boolean(row.is_active),
+    submissionCount: Number(row.submission_count),
+    limits: toLimits(row),
+  }
+}
 
 /** file_requests ⟕ folders, with every column a FileRequest needs. */
 function selectRequests(db: Kysely<Database>) {
@@ -77,6 +158,7 @@ function selectRequests(db: Kysely<Database>) {
       'file_requests.submission_count',
       'file_requests.created_at',
       'file_requests.folder_id',
+      ...LIMIT_COLUMNS,
       ...JOINED_FOLDER_COLUMNS,
     ])
 }
@@ -97,6 +179,7 @@ function toFileRequest(row: RequestRow): FileRequest {
     folderId: row.folder_id,
     folder: joinedFolder(row),
     submissionCount: Number(row.submission_count),
+    limits: toLimits(row),
   }
 }
 
@@ -242,57 +325,59 @@ export class RequestsRepository {
     return toPage(rows, page.limit, toSubmission)
   }
 
+  /** Sets the limits of the account's request; false when the account has no such request. */
+  async setLimits(accountId: string, requestId: string, limits: RequestLimits): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('file_requests')
+      .set({ ...limitsToColumns(limits), updated_at: Date.now() })
+      .where('id', '=', requestId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
   /** The request behind a public link; undefined for an unknown link. */
   async byPublicId(publicId: string): Promise<PublicFileRequest | undefined> {
     const row = await this.#db
       .selectFrom('file_requests')
-      .select([
-        'id',
-        'account_id',
-        'folder_id',
-        'title',
-        'description',
-        'collect_email',
-        'email_required',
-        'is_active',
-      ])
+      .select(PUBLIC_COLUMNS)
       .where('public_id', '=', publicId)
       .executeTakeFirst()
-    return (
-      row && {
-        id: row.id,
-        accountId: row.account_id,
-        folderId: row.folder_id,
-        title: row.title,
-        description: row.description,
-        collectEmail: Boolean(row.collect_email),
-        emailRequired: Boolean(row.email_required),
-        isActive: Boolean(row.is_active),
-      }
-    )
+    return row && toPublicRequest(row)
+  }
+
+  /** A request by its id, whatever its account, in the caller's transaction if given. */
+  async byId(requestId: string, trx?: Transaction): Promise<PublicFileRequest | undefined> {
+    const row = await (trx ?? this.#db)
+      .selectFrom('file_requests')
+      .select(PUBLIC_COLUMNS)
+      .where('id', '=', requestId)
+      .executeTakeFirst()
+    return row && toPublicRequest(row)
   }
 
   /**
-   * Counts one more submission to the request behind `publicId` and returns its settings as they are now.
-   * Written first in a transaction, this takes the row's lock, so the request cannot be disabled or change
-   * its email settings until the commit; a rollback takes the count back.
+   * The request as it is now, read by a write that changes nothing: written first in a transaction, this takes
+   * the row's lock (PostgreSQL; SQLite transactions already exclude each other), so that the request cannot
+   * be disabled, limited or receive files from another preparation until the commit.
    */
-  async countSubmission(trx: Transaction, publicId: string) {
+  async lock(trx: Transaction, requestId: string): Promise<PublicFileRequest | undefined> {
     const row = await trx
       .updateTable('file_requests')
-      .set((eb) => ({ submission_count: eb('submission_count', '+', 1) }))
-      .where('public_id', '=', publicId)
-      .returning(['id', 'account_id', 'is_active', 'collect_email', 'email_required'])
+      .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+      .where('id', '=', requestId)
+      .returning(PUBLIC_COLUMNS)
       .executeTakeFirst()
-    return (
-      row && {
-        id: row.id,
-        accountId: row.account_id,
-        isActive: Boolean(row.is_active),
-        collectEmail: Boolean(row.collect_email),
-        emailRequired: Boolean(row.email_required),
-      }
-    )
+    return row && toPublicRequest(row)
+  }
+
+  /** Counts one more submission to the request, in the transaction that records it. */
+  async countSubmission(trx: Transaction, requestId: string): Promise<void> {
+    await trx
+      .updateTable('file_requests')
+      .set((eb) => ({ submission_count: eb('submission_count', '+', 1) }))
+      .where('id', '=', requestId)
+      .execute()
   }
 
   async insertSubmission(trx: Transaction, submission: Submission & { requestId: string }): Promise<void> {

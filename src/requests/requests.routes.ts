@@ -1,12 +1,14 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import { Data, ERROR_RESPONSES, IdParam, List } from '../http/schemas.ts'
+import { Data, dateTimeOf, ERROR_RESPONSES, extensionOperation, IdParam, List } from '../http/schemas.ts'
 import type { Routes } from '../wiring.ts'
 import {
   CreateRequestBody,
   EMAIL_RULE,
   ListRequestsQuery,
+  PutRequestLimitsBody,
   SubmissionsQuery,
+  serializeLimits,
   serializeRequest,
   serializeRequestWithCount,
   serializeSubmission,
@@ -126,6 +128,52 @@ export const requestsRoutes: Routes = async (app, { services, urls }) => {
         limit,
       })
       return { data: page.items.map(serializeSubmission), pagination: { nextCursor: page.nextCursor } }
+    },
+  )
+
+  app.get(
+    '/requests/:requestId/limits',
+    {
+      schema: {
+        tags,
+        operationId: 'getRequestLimits',
+        summary: "A file request's limits",
+        ...extensionOperation(`What the request's public page accepts: a deadline, files in all, the largest file and
+the types accepted. A new request has none.`),
+        security: READ,
+        params: RequestParams,
+        response: { 200: Data(Type.Ref('RequestLimits')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => ({
+      data: serializeLimits((await requests.get(accountOf(request), request.params.requestId)).limits),
+    }),
+  )
+
+  app.put(
+    '/requests/:requestId/limits',
+    {
+      schema: {
+        tags,
+        operationId: 'setRequestLimits',
+        summary: "Set a file request's limits",
+        ...extensionOperation(`Replaces every limit; a field left out is no limit of that kind. The limits apply to
+preparations from then on: uploads already prepared may finish. \`deadline\` must be in the future, \`maxFileSize\`
+at most the server maximum, and each entry of \`allowedTypes\` an extension (\`.pdf\`) or a MIME type
+(\`application/pdf\`, \`image/*\`).`),
+        security: WRITE,
+        params: RequestParams,
+        body: PutRequestLimitsBody,
+        response: { 200: Data(Type.Ref('RequestLimits')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { deadline, ...rest } = request.body
+      const limits = await requests.setLimits(accountOf(request), request.params.requestId, {
+        ...rest,
+        deadlineAt: dateTimeOf(deadline, 'deadline'),
+      })
+      return { data: serializeLimits(limits) }
     },
   )
 }

@@ -1,8 +1,17 @@
 import { Type } from 'typebox'
 import { serializeFolder } from '../folders/folders.schemas.ts'
-import { DateTime, FolderIdValue, Nullable, PageQuery, toIso } from '../http/schemas.ts'
+import {
+  DateTime,
+  Extension,
+  FolderIdValue,
+  Nullable,
+  PageQuery,
+  toIso,
+  toIsoOrNull,
+} from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
-import type { FileRequest, Submission } from './requests.repository.ts'
+import type { FileRequest, RequestLimits, Submission } from './requests.repository.ts'
+import { ALLOWED_TYPES_LIMITS } from './submission-rules.shared.ts'
 
 /** The rule tying the two email settings together, stated once for every place that documents it. */
 export const EMAIL_RULE =
@@ -135,3 +144,66 @@ export const ListRequestsQuery = Type.Object(
 )
 
 export const SubmissionsQuery = Type.Object(PageQuery(25), { additionalProperties: false })
+
+const LIMITS_DESCRIPTION =
+  "What the request's public page accepts, beyond the server's own bounds. null (or, for `allowedTypes`, an empty list) means no limit of that kind."
+
+export const RequestLimitsSchema = Extension(
+  Type.Object(
+    {
+      deadline: Nullable(DateTime('After this time the page accepts no more files (410), as if disabled.')),
+      maxFiles: Nullable(
+        Type.Integer({
+          minimum: 1,
+          maximum: 1_000_000,
+          description:
+            'Files accepted in all: submissions received and uploads under way together. A preparation that would go past it is a 409.',
+        }),
+      ),
+      maxFileSize: Nullable(
+        Type.Integer({
+          minimum: 1,
+          description: 'The largest file accepted, in bytes; at most the server maximum (MAX_FILE_SIZE).',
+        }),
+      ),
+      allowedTypes: Type.Array(
+        Type.String({
+          minLength: 1,
+          maxLength: ALLOWED_TYPES_LIMITS.length,
+          description: 'An extension (".pdf", ".tar.gz") or a MIME type ("application/pdf", "image/*").',
+        }),
+        {
+          maxItems: ALLOWED_TYPES_LIMITS.entries,
+          description:
+            'A file is accepted when its name ends with one of the extensions or its type is one of the types; stored in lower case. The type is checked as declared when the upload is prepared and again as detected from the bytes once stored.',
+        },
+      ),
+    },
+    { $id: 'RequestLimits', additionalProperties: false, description: LIMITS_DESCRIPTION },
+  ),
+)
+
+export const PutRequestLimitsBody = Type.Object(
+  {
+    deadline: Type.Optional(Nullable(DateTime('Must be in the future.'))),
+    maxFiles: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+    maxFileSize: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    allowedTypes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: ALLOWED_TYPES_LIMITS.length }), {
+        maxItems: ALLOWED_TYPES_LIMITS.entries,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Replaces every limit: a field left out is no limit of that kind.',
+  },
+)
+
+/** A request's limits as RequestLimitsSchema shows them. */
+export const serializeLimits = (limits: RequestLimits) => ({
+  deadline: toIsoOrNull(limits.deadlineAt),
+  maxFiles: limits.maxFiles,
+  maxFileSize: limits.maxFileSize,
+  allowedTypes: limits.allowedTypes,
+})

@@ -7,7 +7,14 @@ import type { Page } from '../db/pagination.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
-import type { FileRequest, RequestChanges, RequestsRepository, Submission } from './requests.repository.ts'
+import type {
+  FileRequest,
+  RequestChanges,
+  RequestLimits,
+  RequestsRepository,
+  Submission,
+} from './requests.repository.ts'
+import { normalizeAllowedType } from './submission-rules.shared.ts'
 
 export interface NewFileRequest {
   title: string
@@ -15,6 +22,14 @@ export interface NewFileRequest {
   collectEmail?: boolean
   emailRequired?: boolean
   folderId?: string | null
+}
+
+/** A request's new limits; a property left out is no limit of that kind. */
+export interface LimitsInput {
+  deadlineAt?: number | null
+  maxFiles?: number | null
+  maxFileSize?: number | null
+  allowedTypes?: string[]
 }
 
 /** Absent properties are left unchanged; `description: null` clears, `folderId: null` moves to root. */
@@ -47,11 +62,18 @@ export class RequestsService {
   readonly #transaction: Transactor
   readonly #requests: RequestsRepository
   readonly #folders: FoldersRepository
+  readonly #maxFileSize: number
 
-  constructor(deps: { transaction: Transactor; requests: RequestsRepository; folders: FoldersRepository }) {
+  constructor(deps: {
+    transaction: Transactor
+    requests: RequestsRepository
+    folders: FoldersRepository
+    maxFileSize: number
+  }) {
     this.#transaction = deps.transaction
     this.#requests = deps.requests
     this.#folders = deps.folders
+    this.#maxFileSize = deps.maxFileSize
   }
 
   /** The account's requests, newest first; `folderId` (an owned folder, else 404) narrows to one folder. */
@@ -141,6 +163,40 @@ export class RequestsService {
       if (isForeignKeyViolation(error)) throw notFound(`Folder ${patch.folderId}`)
       throw error
     }
+  }
+
+  /**
+   * Replaces the limits of the account's request: a deadline in the future, a largest file within the
+   * server's, and a list of accepted types each an extension or a MIME type (stored in lower case, once each).
+   */
+  async setLimits(accountId: string, requestId: string, input: LimitsInput): Promise<RequestLimits> {
+    const deadlineAt = input.deadlineAt ?? null
+    if (deadlineAt !== null && deadlineAt <= Date.now()) {
+      throw invalid('The request body "deadline" must be in the future.', undefined, 'deadline')
+    }
+    const maxFileSize = input.maxFileSize ?? null
+    if (maxFileSize !== null && maxFileSize > this.#maxFileSize) {
+      throw invalid(
+        `The request body "maxFileSize" must be at most ${this.#maxFileSize}, the largest file this server accepts.`,
+        'The operator sets the server maximum with MAX_FILE_SIZE.',
+        'maxFileSize',
+      )
+    }
+    const allowedTypes: string[] = []
+    for (const [i, entry] of (input.allowedTypes ?? []).entries()) {
+      const normalized = normalizeAllowedType(entry)
+      if (normalized === undefined) {
+        throw invalid(
+          `The request body "allowedTypes[${i}]" must be an extension such as ".pdf" or a MIME type such as "application/pdf" or "image/*".`,
+          undefined,
+          `allowedTypes[${i}]`,
+        )
+      }
+      if (!allowedTypes.includes(normalized)) allowedTypes.push(normalized)
+    }
+    const limits: RequestLimits = { deadlineAt, maxFiles: input.maxFiles ?? null, maxFileSize, allowedTypes }
+    if (!(await this.#requests.setLimits(accountId, requestId, limits))) throw requestNotFound(requestId)
+    return limits
   }
 
   /** Submissions of the account's request, newest first; each keeps its file's summary as submitted. */

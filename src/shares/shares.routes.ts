@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
-import { invalid } from '../errors.ts'
 import { accountOf, requireScopes } from '../http/auth.ts'
-import { Data, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
+import { Data, dateTimeOf, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
 import type { Routes } from '../wiring.ts'
 import { CreateShareBody, serializeShare, serializeShareWithFile, UpdateShareBody } from './shares.schemas.ts'
 
@@ -9,26 +8,6 @@ const READ = requireScopes(['shares:read'])
 const WRITE = requireScopes(['shares:write'])
 const tags = ['shares']
 const ShareParams = IdParam('shareId')
-
-/** The last instant a four-digit ISO 8601 year can write. */
-const LATEST_EXPIRY_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
-
-/**
- * The body's `expiresAt` as epoch ms. The schema has checked the date-time syntax; this catches what the
- * syntax lets through but no calendar has (a leap second), so it never becomes an Invalid Date, and an
- * offset that carries 9999-12-31 into year 10000, which could not be written back.
- */
-function expiryOf(value: string | null | undefined): number | null | undefined {
-  if (value === undefined || value === null) return value
-  const ms = Date.parse(value)
-  if (Number.isNaN(ms)) throw invalid('The request body "expiresAt" must be a valid ISO 8601 date-time.')
-  if (ms > LATEST_EXPIRY_MS) {
-    throw invalid(
-      `The request body "expiresAt" must be no later than ${new Date(LATEST_EXPIRY_MS).toISOString()}.`,
-    )
-  }
-  return ms
-}
 
 export const sharesRoutes: Routes = async (app, { services, urls }) => {
   const { shares } = services
@@ -80,7 +59,7 @@ change them with PATCH.`,
     async (request, reply) => {
       const { fileId, expiresAt, password, maxDownloads } = request.body
       const share = await shares.create(accountOf(request), fileId, {
-        expiresAt: expiryOf(expiresAt),
+        expiresAt: dateTimeOf(expiresAt, 'expiresAt'),
         password,
         maxDownloads,
       })
@@ -129,7 +108,7 @@ link's password; \`maxDownloads\` sets or, with null, removes its download limit
       const { isActive, expiresAt, password, maxDownloads } = request.body
       const share = await shares.update(accountOf(request), request.params.shareId, {
         isActive,
-        expiresAt: expiryOf(expiresAt),
+        expiresAt: dateTimeOf(expiresAt, 'expiresAt'),
         password,
         maxDownloads,
       })

@@ -11,6 +11,7 @@ import { AppError } from '../errors.ts'
 import { blobKeyOf, previewKeyOf } from '../files/blob-keys.ts'
 import type { FilePreview, FilesRepository } from '../files/files.repository.ts'
 import type { FilesService } from '../files/files.service.ts'
+import type { SubmissionsService } from '../requests/submissions.service.ts'
 import { PREVIEW_MAX_INPUT_BYTES, PREVIEW_TYPE, renderPreview } from './previews.ts'
 import { chooseContentType, detectType, PREVIEWABLE, SNIFF_BYTES } from './sniff.ts'
 import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
@@ -34,6 +35,8 @@ export interface ProcessorDeps {
   uploads: UploadsRepository
   files: FilesRepository
   filesService: FilesService
+  /** Records the File and Submission of an upload prepared on a file request's page. */
+  submissions: SubmissionsService
   blobApi: BlobApiService
   blobs: BlobStore
 }
@@ -43,6 +46,7 @@ export class UploadProcessor {
   readonly #uploads: UploadsRepository
   readonly #files: FilesRepository
   readonly #filesService: FilesService
+  readonly #submissions: SubmissionsService
   readonly #blobApi: BlobApiService
   readonly #blobs: BlobStore
   readonly #running = new Map<string, Promise<void>>()
@@ -56,6 +60,7 @@ export class UploadProcessor {
     this.#uploads = deps.uploads
     this.#files = deps.files
     this.#filesService = deps.filesService
+    this.#submissions = deps.submissions
     this.#blobApi = deps.blobApi
     this.#blobs = deps.blobs
   }
@@ -118,8 +123,13 @@ export class UploadProcessor {
   }
 
   /** Ends an upload whose grant expired, and removes what it had received. */
-  async expire(intentId: string): Promise<void> {
-    if (await this.#uploads.fail(intentId, 'uploading', EXPIRED_MESSAGE)) {
+  expire(intentId: string): Promise<void> {
+    return this.end(intentId, EXPIRED_MESSAGE)
+  }
+
+  /** Ends an upload that has not stored its file yet with `message`, and removes what it had received. */
+  async end(intentId: string, message: string): Promise<void> {
+    if (await this.#uploads.fail(intentId, 'uploading', message)) {
       await this.#blobApi.discardStaged(intentId)
     }
   }
@@ -190,8 +200,10 @@ export class UploadProcessor {
     } catch (error) {
       // Once the file exists, its bytes are its own: leave the intent to be resumed rather than undo it.
       if (created) throw error
-      if (!(error instanceof Rejected)) this.#log?.error({ err: error, intentId: intent.id }, 'upload failed')
-      const message = error instanceof Rejected ? error.message : FAULT_MESSAGE
+      // A refusal of the domain (a file request that was deleted, say) is the uploader's to read.
+      const rejected = error instanceof Rejected || (error instanceof AppError && error.status < 500)
+      if (!rejected) this.#log?.error({ err: error, intentId: intent.id }, 'upload failed')
+      const message = rejected ? (error as Error).message : FAULT_MESSAGE
       // Removed before the intent says error, so a client that sees the error finds nothing left behind.
       await this.#blobs.delete(previewKey)
       await this.#blobs.delete(key)
@@ -220,6 +232,16 @@ export class UploadProcessor {
       size: intent.size,
       blobKey: key,
       sha256: intent.sha256,
+    }
+    if (intent.request_id !== null) {
+      await this.#submissions.receive({
+        requestId: intent.request_id,
+        submitterName: intent.submitter_name,
+        submitterEmail: intent.submitter_email,
+        message: intent.submitter_message,
+        file,
+      })
+      return
     }
     try {
       await this.#filesService.create({ ...file, folderId: intent.folder_id })

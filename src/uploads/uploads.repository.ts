@@ -54,6 +54,25 @@ export class UploadsRepository {
     await trx.insertInto('upload_intents').values(rows).execute()
   }
 
+  /**
+   * Uploads prepared for a file request that may still become submissions: those still taking bytes under
+   * a grant that has not expired, and those being processed.
+   */
+  async underWayForRequest(trx: Transaction, requestId: string, now: number): Promise<number> {
+    const row = await trx
+      .selectFrom('upload_intents')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('request_id', '=', requestId)
+      .where((eb) =>
+        eb.or([
+          eb('state', '=', 'processing'),
+          eb.and([eb('state', '=', 'uploading'), eb('expires_at', '>', now)]),
+        ]),
+      )
+      .executeTakeFirstOrThrow()
+    return Number(row.count)
+  }
+
   async intent(id: string): Promise<IntentRow | undefined> {
     const row = await this.#db
       .selectFrom('upload_intents')

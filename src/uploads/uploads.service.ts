@@ -6,7 +6,7 @@ import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
 import { type ClientTokenPayload, signClientToken, verifyCallback } from '../blob-api/client-token.ts'
 import type { SigningKeyring } from '../blob-api/signing-keys.ts'
 import type { Config } from '../config.ts'
-import type { Transactor } from '../db/database.ts'
+import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { AppError, conflict, invalid, notFound } from '../errors.ts'
 import { blobKeyOf } from '../files/blob-keys.ts'
@@ -35,6 +35,35 @@ export interface Grant {
   clientPayload: { intentId: string; name: string; grant: string }
   expiresAt: number
 }
+
+/**
+ * An upload prepared on a file request's public page: the request it is for and what the submitter typed,
+ * recorded in the Submission when processing creates the file.
+ */
+export interface SubmissionBinding {
+  requestId: string
+  submitterName: string | null
+  submitterEmail: string | null
+  message: string | null
+}
+
+export interface PrepareOptions {
+  /** Binds the uploads to a submission to a file request. */
+  submission?: SubmissionBinding
+  /**
+   * Runs first in the transaction that records the intents, so that what it checks (a request's limits, say)
+   * still holds when they are committed; throwing prepares nothing.
+   */
+  check?(trx: Transaction): Promise<void>
+}
+
+/** An intent and the grant that authorizes it, as a public page holds them. */
+export interface GrantedIntent {
+  intentId: string
+  grant: string
+}
+
+export const CANCELLED_MESSAGE = 'The upload was cancelled.'
 
 export type UploadStatus =
   | { status: 'pending'; phase: 'uploading' | 'processing' }
@@ -94,6 +123,7 @@ export class UploadsService {
   async prepare(
     accountId: string,
     input: { files: FileDeclaration[]; folderId?: string | null },
+    options: PrepareOptions = {},
   ): Promise<Grant[]> {
     const max = this.#config.maxFileSize
     for (const [i, file] of input.files.entries()) {
@@ -107,6 +137,7 @@ export class UploadsService {
     const folderId = input.folderId ?? null
     const now = Date.now()
     const expiresAt = now + this.#config.uploadGrantTtlSeconds * 1000
+    const { submission } = options
     const prepared = input.files.map((file) => {
       const id = newId('upl', now)
       return { id, file, grant: newSecret(GRANT_PREFIX, 32), pathname: pathnameFor(id, file.name) }
@@ -128,11 +159,16 @@ export class UploadsService {
       sha256: null,
       stored_at: null,
       lease_until: null,
+      request_id: submission?.requestId ?? null,
+      submitter_name: submission?.submitterName ?? null,
+      submitter_email: submission?.submitterEmail ?? null,
+      submitter_message: submission?.message ?? null,
       created_at: now,
       updated_at: now,
     }))
     try {
       await this.#transaction(async (trx) => {
+        await options.check?.(trx)
         if (folderId !== null) await this.#folders.assertOwned(accountId, folderId, trx)
         await this.#uploads.insertIntents(trx, rows)
       })
@@ -154,12 +190,52 @@ export class UploadsService {
   }
 
   async status(accountId: string, intentId: string): Promise<UploadStatus> {
-    let intent = await this.#uploads.intent(intentId)
+    const intent = await this.#uploads.intent(intentId)
     if (!intent || intent.account_id !== accountId) throw notFound(`Upload ${intentId}`)
+    return this.#statusOf(intent)
+  }
+
+  /**
+   * The status of uploads prepared for a file request's public page, each authorized by its own grant (sent
+   * in a body, never in a URL); one unknown intent or wrong grant refuses them all.
+   */
+  async statusByGrant(requestId: string, uploads: GrantedIntent[]): Promise<UploadStatus[]> {
+    const intents = await this.#granted(requestId, uploads)
+    return Promise.all(intents.map((intent) => this.#statusOf(intent)))
+  }
+
+  /**
+   * Cancels uploads of a file request's public page that have not stored their file yet, each authorized by
+   * its grant: they end in error, what they had received is removed, and they no longer count against the
+   * request's limit on files. An upload already stored goes on; cancelling twice changes nothing.
+   */
+  async cancelByGrant(requestId: string, uploads: GrantedIntent[]): Promise<void> {
+    for (const intent of await this.#granted(requestId, uploads)) {
+      await this.#processor.end(intent.id, CANCELLED_MESSAGE)
+    }
+  }
+
+  /** The intents behind the grants, all of them prepared for the request; otherwise the grants are refused. */
+  async #granted(requestId: string, uploads: GrantedIntent[]): Promise<IntentRow[]> {
+    const intents: IntentRow[] = []
+    let refused = false
+    for (const { intentId, grant } of uploads) {
+      const intent = await this.#uploads.intent(intentId)
+      // Every grant is hashed and compared, found or not, so the time taken says nothing about which failed.
+      const matches = constantTimeEqual(hashSecret(grant), intent?.grant_hash ?? hashSecret(''))
+      if (!intent || !matches || intent.request_id !== requestId) refused = true
+      else intents.push(intent)
+    }
+    if (refused) throw badGrant()
+    return intents
+  }
+
+  async #statusOf(current: IntentRow): Promise<UploadStatus> {
+    let intent = current
     if (intent.state === 'uploading' && intent.expires_at <= Date.now()) {
       // The sweeper would get there; a client asking now learns the outcome now.
       await this.#processor.expire(intent.id)
-      intent = (await this.#uploads.intent(intentId)) ?? intent
+      intent = (await this.#uploads.intent(intent.id)) ?? intent
     }
     switch (intent.state) {
       case 'uploading':

@@ -1,22 +1,6 @@
 // How pages show numbers, dates and types to people.
 
-const UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const
-const SIZE_FORMATS = UNITS.map(
-  (unit) =>
-    new Intl.NumberFormat('en', { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: 1 }),
-)
-
-/** A byte count in decimal units, as file managers show it: "512 bytes", "1.2 MB", "3 GB". */
-export function formatSize(bytes: number): string {
-  if (bytes < 1000) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`
-  let unit = 0
-  let value = bytes
-  while (value >= 1000 && unit < UNITS.length - 1) {
-    value /= 1000
-    unit++
-  }
-  return (SIZE_FORMATS[unit] as Intl.NumberFormat).format(value)
-}
+export { formatSize } from '../format-size.shared.ts'
 
 const DATE_FORMAT = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeZone: 'UTC' })
 

@@ -189,8 +189,10 @@ export async function call<T = any>(
 
 export function assertErrorEnvelope(body: any, where = 'response'): void {
   assert.deepEqual(Object.keys(body ?? {}), ['error'], `${where}: error body must be { error }`)
-  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'hint', 'message'], `${where}: error fields`)
-  for (const key of ['code', 'message', 'hint']) {
+  const keys = Object.keys(body.error).sort()
+  const expected = 'field' in body.error ? ['code', 'field', 'hint', 'message'] : ['code', 'hint', 'message']
+  assert.deepEqual(keys, expected, `${where}: error fields`)
+  for (const key of keys) {
     assert.equal(typeof body.error[key], 'string', `${where}: error.${key}`)
     assert.ok(body.error[key].length > 0, `${where}: error.${key} is empty`)
   }

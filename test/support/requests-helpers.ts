@@ -22,7 +22,7 @@ export async function newRequest(app: App, token: string, body: Record<string, u
 }
 
 export function publicIdOf(request: { publicUrl: string }): string {
-  const match = /^http:\/\/coffer\.test\/r\/([0-9a-z]{32})$/.exec(request.publicUrl)
+  const match = /^https?:\/\/[^/]+\/r\/([0-9a-z]{32})$/.exec(request.publicUrl)
   assert.ok(match?.[1], `unexpected publicUrl ${request.publicUrl}`)
   return match[1]
 }

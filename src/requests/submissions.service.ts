@@ -1,0 +1,85 @@
+// Receiving what a submitter sent through a file request's public page: once processing has checked an
+// upload's bytes, its File and its Submission are recorded together, in one transaction, in the request's
+// folder (root when it has none), owned by the request's owner, with the submission count moved by one.
+// Called by the upload processor (uploads/processing.ts), which is given this service by wiring.ts.
+import { AppError, invalid } from '../errors.ts'
+import type { FilesService } from '../files/files.service.ts'
+import { newId } from '../ids.ts'
+import type { RequestsRepository } from './requests.repository.ts'
+import { describeAllowedTypes, isAcceptedType } from './submission-rules.shared.ts'
+
+/** An upload of a request's page whose bytes are stored and checked. */
+export interface ReceivedUpload {
+  requestId: string
+  submitterName: string | null
+  submitterEmail: string | null
+  message: string | null
+  /** The File to record: the id its blob was stored under, and what processing found. */
+  file: {
+    id: string
+    name: string
+    contentType: string
+    size: number
+    blobKey: string
+    sha256: string | null
+  }
+}
+
+const requestDeleted = () =>
+  new AppError(
+    'gone',
+    'The file request was deleted before the file arrived, so the file was not kept.',
+    'Ask the person who sent the link for a new one.',
+  )
+
+export class SubmissionsService {
+  readonly #requests: RequestsRepository
+  readonly #files: FilesService
+
+  constructor(deps: { requests: RequestsRepository; files: FilesService }) {
+    this.#requests = deps.requests
+    this.#files = deps.files
+  }
+
+  /**
+   * Records the upload's File and its Submission together. A request that was disabled or passed its deadline
+   * since the upload was prepared still receives it (the page accepted it); one that was deleted does not
+   * (`gone`), nor a file whose bytes show a type the request does not accept (`invalid_request`). Either
+   * refusal is the upload's error, and processing removes its bytes.
+   */
+  async receive(upload: ReceivedUpload): Promise<void> {
+    const request = await this.#requests.byId(upload.requestId)
+    if (!request) throw requestDeleted()
+    const { file } = upload
+    const { allowedTypes } = request.limits
+    if (!isAcceptedType(file.name, file.contentType, allowedTypes)) {
+      throw invalid(
+        `The contents of "${file.name}" are of type ${file.contentType}, which this request does not accept: it accepts ${describeAllowedTypes(allowedTypes)}.`,
+        'Send a file of an accepted type.',
+      )
+    }
+    const record = (folderId: string | null) =>
+      this.#files.create({ ...file, accountId: request.accountId, folderId }, async (trx, created) => {
+        await this.#requests.countSubmission(trx, request.id)
+        await this.#requests.insertSubmission(trx, {
+          id: newId('sub', created.createdAt),
+          requestId: request.id,
+          submitterName: upload.submitterName,
+          submitterEmail: upload.submitterEmail,
+          message: upload.message,
+          createdAt: created.createdAt,
+          file: { id: file.id, name: file.name, contentType: file.contentType, size: file.size },
+        })
+      })
+    try {
+      await record(request.folderId)
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'not_found')) throw error
+      // The request or its folder went while the file was recorded. Without its request there is no
+      // submission to record; a deleted folder's files and requests go to root, and so does this file.
+      if (!(await this.#requests.byId(request.id))) throw requestDeleted()
+      if (request.folderId === null) throw error
+      await record(null)
+    }
+  }
+}
