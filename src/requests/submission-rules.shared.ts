@@ -16,9 +16,15 @@ export const MULTIPART_THRESHOLD = 5 * 1024 * 1024
 const EMAIL =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
 
-// C0 and C1 controls but tab, line feed and carriage return, which a message may hold; none in a name or email.
-const CONTROL_IN_MESSAGE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
-const CONTROL_IN_LINE = /[\u0000-\u001f\u007f-\u009f]/
+/** Whether `text` holds a C0 or C1 control character; a message may hold tab, line feed and carriage return. */
+function hasControl(text: string, allowLineBreaks: boolean): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (allowLineBreaks && (code === 0x09 || code === 0x0a || code === 0x0d)) continue
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true
+  }
+  return false
+}
 
 export type SubmitterField = 'submitterName' | 'submitterEmail' | 'message'
 
@@ -51,12 +57,13 @@ function clean(
   field: SubmitterField,
   label: string,
   max: number,
-  control: RegExp,
+  allowLineBreaks = false,
 ): string | null | FieldProblem {
   const trimmed = value?.trim() ?? ''
   if (trimmed.length === 0) return null
   if (trimmed.length > max) return { field, message: `The ${label} must be at most ${max} characters long.` }
-  if (control.test(trimmed)) return { field, message: `The ${label} must not contain control characters.` }
+  if (hasControl(trimmed, allowLineBreaks))
+    return { field, message: `The ${label} must not contain control characters.` }
   return trimmed
 }
 
@@ -70,19 +77,13 @@ export function checkSubmitter(
   input: SubmitterInput,
   settings: EmailSettings,
 ): { fields: SubmitterFields } | { problem: FieldProblem } {
-  const name = clean(input.submitterName, 'submitterName', 'name', SUBMISSION_LIMITS.name, CONTROL_IN_LINE)
+  const name = clean(input.submitterName, 'submitterName', 'name', SUBMISSION_LIMITS.name)
   if (isProblem(name)) return { problem: name }
-  const message = clean(input.message, 'message', 'message', SUBMISSION_LIMITS.message, CONTROL_IN_MESSAGE)
+  const message = clean(input.message, 'message', 'message', SUBMISSION_LIMITS.message, true)
   if (isProblem(message)) return { problem: message }
   let email: string | null = null
   if (settings.collectEmail) {
-    const given = clean(
-      input.submitterEmail,
-      'submitterEmail',
-      'email address',
-      SUBMISSION_LIMITS.email,
-      CONTROL_IN_LINE,
-    )
+    const given = clean(input.submitterEmail, 'submitterEmail', 'email address', SUBMISSION_LIMITS.email)
     if (isProblem(given)) return { problem: given }
     if (given === null && settings.emailRequired) {
       return {
