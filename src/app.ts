@@ -31,6 +31,7 @@ import { openApiOptions } from './meta/openapi.ts'
 import { API_BASE_PATH, BLOB_API_PATH } from './public-urls.ts'
 import { publicRequestsRoutes } from './requests/public-requests.routes.ts'
 import { PublicFileRequestSchema } from './requests/public-requests.schemas.ts'
+import { requestPagesRoutes } from './requests/request-pages.routes.ts'
 import { requestsRoutes } from './requests/requests.routes.ts'
 import {
   FileRequestSchema,
@@ -151,6 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const routeDeps = { services, config: deps.config, urls, web }
   await app.register(metaRoutes, routeDeps)
   await app.register(sharePagesRoutes, routeDeps)
+  await app.register(requestPagesRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
     uploadsRoutes,

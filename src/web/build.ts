@@ -25,6 +25,7 @@ export const ASSETS_PATH = '/assets/'
 const ENTRIES: Record<string, string> = {
   'styles.css': 'src/web/styles.css',
   'page.js': 'src/web/page.client.ts',
+  'request-page.js': 'src/requests/request-page.client.ts',
 }
 
 export type AssetName = keyof typeof ENTRIES
@@ -43,6 +44,39 @@ async function writeAtomically(file: string, data: Buffer | string): Promise<voi
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
   await writeFile(temporary, data)
   await rename(temporary, file)
+}
+
+const STREAMS_DETECTION = 'var supportsRequestStreams = (() => {'
+
+/**
+ * The @vercel/blob client, for browsers that can stream a request body, sends bytes with progress as a
+ * streaming `fetch`, which Chromium allows only over HTTP/2 or later: against Coffer, which speaks HTTP/1.1
+ * (on a LAN, or behind a proxy that forwards HTTP/1.1), every such upload fails. Its other way of reporting
+ * progress, XMLHttpRequest, works over any HTTP, so the bundle takes that one: the library's own feature
+ * detection is turned off here. The build fails if the detection is no longer found, so that a new version of
+ * the library is looked at rather than silently uploading the other way.
+ */
+function uploadsWithoutRequestStreams() {
+  let patched = 0
+  return {
+    name: 'vercel-blob-without-request-streams',
+    setup(build: import('esbuild').PluginBuild) {
+      build.onLoad({ filter: /[\\/]@vercel[\\/]blob[\\/]dist[\\/][^\\/]+\.js$/ }, async (args) => {
+        const source = await readFile(args.path, 'utf8')
+        if (!source.includes(STREAMS_DETECTION)) return { contents: source, loader: 'js' }
+        patched++
+        return {
+          contents: source.replace(STREAMS_DETECTION, `var supportsRequestStreams = false && (() => {`),
+          loader: 'js',
+        }
+      })
+      build.onEnd((result) => {
+        if (result.errors.length === 0 && patched === 0) {
+          throw new Error(`@vercel/blob no longer holds "${STREAMS_DETECTION}": see web/build.ts`)
+        }
+      })
+    },
+  }
 }
 
 /** Bundles every entry and writes the files, their compressed copies and the manifest. */
@@ -66,6 +100,10 @@ export async function buildAssets(): Promise<Manifest> {
     metafile: true,
     legalComments: 'none',
     logLevel: 'silent',
+    // The @vercel/blob client reads the blob API's address from `process.env`, which browsers lack; the page
+    // that uploads sets this global from its own data (requests/request-page.client.ts).
+    define: { 'process.env.VERCEL_BLOB_API_URL': 'COFFER_BLOB_API_URL' },
+    plugins: [uploadsWithoutRequestStreams()],
   })
   await mkdir(ASSETS_DIR, { recursive: true })
   const files: Record<string, string> = {}

@@ -1,0 +1,514 @@
+/// <reference lib="dom" />
+// The form of a file request's page (request-pages.views.ts), in the browser: files chosen or dropped are
+// listed and checked against the request's limits; on Send, the submitter's fields are checked (the same rules
+// as the server's, submission-rules.shared.ts), the uploads are prepared through the request's public API, and
+// each file's bytes go to the blob API with the @vercel/blob client (in parts above 5 MiB, a failed part
+// retried by the library), three at a time, each with its progress, speed and a Cancel button. Once stored,
+// the uploads are followed through the status call, authorized by their grants in the body; a file that fails
+// says why and can be sent again alone. A summary ends it.
+import { upload } from '@vercel/blob/client'
+import { formatSize } from '../format-size.shared.ts'
+import {
+  checkSubmitter,
+  describeAllowedTypes,
+  isAcceptedType,
+  type SubmitterFields,
+} from './submission-rules.shared.ts'
+
+declare global {
+  /** Read by @vercel/blob as `process.env.VERCEL_BLOB_API_URL` (web/build.ts defines it so). */
+  var COFFER_BLOB_API_URL: string | undefined
+}
+
+/** Files sent at once; the others wait their turn. */
+const CONCURRENT_UPLOADS = 3
+/** How often the status of stored uploads is asked for while they are processed. */
+const STATUS_INTERVAL_MS = 500
+
+type ItemState =
+  | 'chosen'
+  | 'refused'
+  | 'waiting'
+  | 'uploading'
+  | 'processing'
+  | 'done'
+  | 'failed'
+  | 'cancelled'
+
+interface Grant {
+  intentId: string
+  contentType: string
+  size: number
+  pathname: string
+  handleUploadUrl: string
+  clientPayload: { intentId: string; name: string; grant: string }
+}
+
+interface Item {
+  file: File
+  state: ItemState
+  grant?: Grant
+  controller?: AbortController
+  message: string
+  /** Bytes sent and when, for the speed shown. */
+  sent: number
+  startedAt: number
+  element: HTMLLIElement
+  progress: HTMLProgressElement
+  status: HTMLElement
+  button: HTMLButtonElement
+}
+
+interface ApiError {
+  error?: { code?: string; message?: string; field?: string }
+}
+
+const form = document.querySelector<HTMLFormElement>('form[data-submission]')
+if (form) setUp(form)
+
+function setUp(form: HTMLFormElement): void {
+  const data = form.dataset
+  globalThis.COFFER_BLOB_API_URL = data.blobApi
+  const api = data.api ?? ''
+  const maxFileSize = Number(data.maxFileSize)
+  const maxFiles = data.maxFiles ? Number(data.maxFiles) : undefined
+  const allowedTypes = JSON.parse(data.allowedTypes ?? '[]') as string[]
+  const settings = {
+    collectEmail: data.collectEmail === 'true',
+    emailRequired: data.emailRequired === 'true',
+  }
+  const multipartThreshold = Number(data.multipartThreshold)
+  const perPreparation = Number(data.perPreparation)
+
+  const fileInput = form.querySelector<HTMLInputElement>('input[type="file"]') as HTMLInputElement
+  const dropzone = form.querySelector<HTMLElement>('[data-dropzone]') as HTMLElement
+  const list = form.querySelector<HTMLUListElement>('[data-file-list]') as HTMLUListElement
+  const sendButton = form.querySelector<HTMLButtonElement>('[data-send]') as HTMLButtonElement
+  const formError = form.querySelector<HTMLElement>('[data-form-error]') as HTMLElement
+  const announce = form.querySelector<HTMLElement>('[data-announce]') as HTMLElement
+  const summary = document.querySelector<HTMLElement>('[data-summary]') as HTMLElement
+  const items: Item[] = []
+  /** What the submitter typed, as checked when the files were sent: retries send it again. */
+  let fields: SubmitterFields | undefined
+  let statusTimer: number | undefined
+
+  const textInputs = () => [
+    ...form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[name], textarea'),
+  ]
+
+  // --- Choosing files ------------------------------------------------------------------------------------
+
+  fileInput.addEventListener('change', () => {
+    addFiles(fileInput.files)
+    fileInput.value = ''
+  })
+  for (const type of ['dragenter', 'dragover']) {
+    dropzone.addEventListener(type, (event) => {
+      event.preventDefault()
+      dropzone.classList.add('dragging')
+    })
+  }
+  for (const type of ['dragleave', 'drop']) {
+    dropzone.addEventListener(type, () => dropzone.classList.remove('dragging'))
+  }
+  dropzone.addEventListener('drop', (event) => {
+    event.preventDefault()
+    addFiles(event.dataTransfer?.files ?? null)
+  })
+
+  function addFiles(files: FileList | null): void {
+    if (!files || files.length === 0) return
+    summary.hidden = true
+    showFieldError('files', '')
+    for (const file of files) {
+      const item = newItem(file)
+      const problem = fileProblem(file)
+      if (problem) setState(item, 'refused', problem)
+      else setState(item, 'chosen', formatSize(file.size))
+      items.push(item)
+      list.append(item.element)
+    }
+    const chosen = items.filter((item) => item.state === 'chosen').length
+    announce.textContent = `${chosen} file${chosen === 1 ? '' : 's'} ready to send.`
+    updateSendButton()
+  }
+
+  /** Why the request would refuse the file, checked before anything is sent. */
+  function fileProblem(file: File): string | undefined {
+    if (file.size === 0) return 'This file is empty.'
+    if (file.size > maxFileSize)
+      return `Too large: this request accepts files of up to ${formatSize(maxFileSize)}.`
+    if (!isAcceptedType(file.name, file.type, allowedTypes)) {
+      return `Not accepted: this request accepts ${describeAllowedTypes(allowedTypes)}.`
+    }
+    return undefined
+  }
+
+  function newItem(file: File): Item {
+    const element = document.createElement('li')
+    element.className = 'file-item'
+    const row = document.createElement('div')
+    row.className = 'file-row'
+    const name = document.createElement('span')
+    name.className = 'file-name'
+    name.textContent = file.name
+    const button = document.createElement('button')
+    button.type = 'button'
+    button.className = 'button small'
+    row.append(name, button)
+    const progress = document.createElement('progress')
+    progress.max = 100
+    progress.value = 0
+    progress.setAttribute('aria-label', `Upload of ${file.name}`)
+    const status = document.createElement('p')
+    status.className = 'file-status'
+    element.append(row, progress, status)
+    const item: Item = {
+      file,
+      state: 'chosen',
+      message: '',
+      sent: 0,
+      startedAt: 0,
+      element,
+      progress,
+      status,
+      button,
+    }
+    button.addEventListener('click', () => act(item))
+    return item
+  }
+
+  /** The item's button: remove before sending, cancel while sending, send again after a failure. */
+  function act(item: Item): void {
+    switch (item.state) {
+      case 'chosen':
+      case 'refused':
+        items.splice(items.indexOf(item), 1)
+        item.element.remove()
+        announce.textContent = `${item.file.name} removed.`
+        updateSendButton()
+        fileInput.focus()
+        return
+      case 'waiting':
+      case 'uploading':
+        void cancel(item)
+        return
+      case 'failed':
+      case 'cancelled':
+        void retry(item)
+        return
+    }
+  }
+
+  function setState(item: Item, state: ItemState, message: string): void {
+    item.state = state
+    item.message = message
+    item.element.dataset.state = state
+    item.status.textContent = message
+    const name = item.file.name
+    const labels: Partial<Record<ItemState, [string, string]>> = {
+      chosen: ['Remove', `Remove ${name}`],
+      refused: ['Remove', `Remove ${name}`],
+      waiting: ['Cancel', `Cancel the upload of ${name}`],
+      uploading: ['Cancel', `Cancel the upload of ${name}`],
+      failed: ['Retry', `Send ${name} again`],
+      cancelled: ['Retry', `Send ${name} again`],
+    }
+    const label = labels[state]
+    item.button.hidden = !label
+    if (label) {
+      item.button.textContent = label[0]
+      item.button.setAttribute('aria-label', label[1])
+    }
+    item.progress.hidden = state === 'chosen' || state === 'refused'
+    if (state === 'processing' || state === 'done') item.progress.value = 100
+  }
+
+  function updateSendButton(): void {
+    const busy = items.some((item) => ['waiting', 'uploading', 'processing'].includes(item.state))
+    sendButton.disabled = busy || !items.some((item) => item.state === 'chosen')
+  }
+
+  // --- Sending ---------------------------------------------------------------------------------------------
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault()
+    void send()
+  })
+
+  async function send(): Promise<void> {
+    clearErrors()
+    const values = Object.fromEntries(textInputs().map((input) => [input.name, input.value]))
+    const checked = checkSubmitter(values, settings)
+    if ('problem' in checked) {
+      showFieldError(checked.problem.field, checked.problem.message)
+      return
+    }
+    const chosen = items.filter((item) => item.state === 'chosen')
+    if (items.some((item) => item.state === 'refused')) {
+      showFieldError('files', 'Remove the files this request does not accept, then send again.')
+      return
+    }
+    if (chosen.length === 0) {
+      showFieldError('files', 'Choose at least one file.')
+      return
+    }
+    if (maxFiles !== undefined && chosen.length > maxFiles) {
+      showFieldError('files', `This request accepts at most ${maxFiles} files in all. Remove some.`)
+      return
+    }
+    fields = checked.fields
+    sendButton.disabled = true
+    for (let start = 0; start < chosen.length; start += perPreparation) {
+      const batch = chosen.slice(start, start + perPreparation)
+      if (!(await prepare(batch))) break
+    }
+    pump()
+  }
+
+  /** Prepares the uploads of `batch`; false, with the error shown, if the server refused. */
+  async function prepare(batch: Item[]): Promise<boolean> {
+    const body = {
+      ...fields,
+      files: batch.map((item) => ({
+        name: item.file.name,
+        type: item.file.type || 'application/octet-stream',
+        size: item.file.size,
+      })),
+    }
+    let response: Response
+    try {
+      response = await fetch(`${api}/uploads`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    } catch {
+      showFormError('The server could not be reached. Check your connection and send again.')
+      updateSendButton()
+      return false
+    }
+    const answer = (await response.json().catch(() => ({}))) as ApiError & { data?: { uploads: Grant[] } }
+    if (response.status !== 201 || !answer.data) {
+      showServerError(answer, batch)
+      updateSendButton()
+      return false
+    }
+    setFieldsLocked(true)
+    for (const [i, item] of batch.entries()) {
+      item.grant = answer.data.uploads[i]
+      setState(item, 'waiting', 'Waiting to send…')
+    }
+    return true
+  }
+
+  /** Starts uploads while fewer than CONCURRENT_UPLOADS are under way. */
+  function pump(): void {
+    let running = items.filter((item) => item.state === 'uploading').length
+    for (const item of items) {
+      if (running >= CONCURRENT_UPLOADS) break
+      if (item.state !== 'waiting') continue
+      running++
+      void transfer(item)
+    }
+    updateSendButton()
+    finishIfDone()
+  }
+
+  async function transfer(item: Item): Promise<void> {
+    const grant = item.grant as Grant
+    item.controller = new AbortController()
+    item.sent = 0
+    item.startedAt = performance.now()
+    setState(item, 'uploading', 'Starting…')
+    try {
+      await upload(grant.pathname, item.file, {
+        access: 'private',
+        contentType: grant.contentType,
+        handleUploadUrl: grant.handleUploadUrl,
+        clientPayload: JSON.stringify(grant.clientPayload),
+        multipart: grant.size > multipartThreshold,
+        abortSignal: item.controller.signal,
+        onUploadProgress: ({ loaded, total }) => showProgress(item, loaded, total),
+      })
+      setState(item, 'processing', 'Checking the file…')
+      followStatus()
+    } catch (error) {
+      if (item.state === 'cancelled') return
+      setState(item, 'failed', failureText(error))
+    } finally {
+      pump()
+    }
+  }
+
+  function showProgress(item: Item, loaded: number, total: number): void {
+    if (item.state !== 'uploading') return
+    const percent = total > 0 ? Math.floor((loaded / total) * 100) : 0
+    item.progress.value = percent
+    item.sent = loaded
+    const seconds = (performance.now() - item.startedAt) / 1000
+    const speed = seconds > 0.2 ? `${formatSize(loaded / seconds)}/s` : ''
+    item.status.textContent = [`${percent} %`, `${formatSize(loaded)} of ${formatSize(total)}`, speed]
+      .filter(Boolean)
+      .join(' · ')
+  }
+
+  function failureText(error: unknown): string {
+    const message = error instanceof Error ? error.message : ''
+    if (/network|fetch|connect/i.test(message))
+      return 'The connection was lost. Retry to send this file again.'
+    return message
+      ? `Not sent: ${message.replace(/^Vercel Blob: /, '')}`
+      : 'Not sent. Retry to send it again.'
+  }
+
+  async function cancel(item: Item): Promise<void> {
+    setState(item, 'cancelled', 'Cancelled.')
+    item.controller?.abort()
+    if (item.grant) await granted('cancel', [item]).catch(() => undefined)
+    pump()
+  }
+
+  /** Sends one file again: a fresh preparation for it alone, after ending its old upload. */
+  async function retry(item: Item): Promise<void> {
+    if (item.grant) await granted('cancel', [item]).catch(() => undefined)
+    item.grant = undefined
+    item.progress.value = 0
+    setState(item, 'chosen', formatSize(item.file.size))
+    summary.hidden = true
+    if (await prepare([item])) pump()
+    else setState(item, 'failed', item.message || 'Not sent. Retry to send it again.')
+  }
+
+  // --- Following the uploads -------------------------------------------------------------------------------
+
+  function followStatus(): void {
+    if (statusTimer !== undefined) return
+    statusTimer = window.setTimeout(async () => {
+      statusTimer = undefined
+      const processing = items.filter((item) => item.state === 'processing')
+      if (processing.length === 0) return
+      try {
+        const statuses = (await granted('status', processing)) as {
+          status: string
+          error?: string
+        }[]
+        for (const [i, item] of processing.entries()) {
+          const status = statuses[i]
+          if (item.state !== 'processing' || !status) continue
+          if (status.status === 'complete') setState(item, 'done', 'Received.')
+          else if (status.status === 'error')
+            setState(item, 'failed', status.error ?? 'The file could not be received.')
+        }
+      } catch {
+        // The server may be restarting; ask again.
+      }
+      if (items.some((item) => item.state === 'processing')) followStatus()
+      finishIfDone()
+    }, STATUS_INTERVAL_MS)
+  }
+
+  /** Calls the status or cancel operation for `targets`, each named by its grant in the body. */
+  async function granted(operation: 'status' | 'cancel', targets: Item[]): Promise<unknown> {
+    const uploads = targets.map((item) => ({
+      intentId: item.grant?.intentId ?? '',
+      grant: item.grant?.clientPayload.grant ?? '',
+    }))
+    const response = await fetch(`${api}/uploads/${operation}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uploads }),
+    })
+    if (!response.ok) throw new Error(`${operation} answered ${response.status}`)
+    return response.status === 204 ? undefined : ((await response.json()) as { data: unknown }).data
+  }
+
+  // --- The end -----------------------------------------------------------------------------------------------
+
+  function finishIfDone(): void {
+    const sent = items.filter((item) => item.state !== 'chosen' && item.state !== 'refused')
+    if (sent.length === 0) return
+    if (sent.some((item) => ['waiting', 'uploading', 'processing'].includes(item.state))) return
+    const done = sent.filter((item) => item.state === 'done')
+    const failed = sent.filter((item) => item.state === 'failed')
+    const title = summary.querySelector('[data-summary-title]') as HTMLElement
+    const text = summary.querySelector('[data-summary-text]') as HTMLElement
+    const summaryList = summary.querySelector('[data-summary-list]') as HTMLElement
+    title.textContent =
+      done.length === sent.length
+        ? `${done.length} file${done.length === 1 ? '' : 's'} sent`
+        : `${done.length} of ${sent.length} files sent`
+    text.textContent =
+      failed.length > 0
+        ? `${failed.length} could not be sent; use Retry beside ${failed.length === 1 ? 'it' : 'each'} to send it again.`
+        : 'The person who asked for them has received them. You can close this page.'
+    summaryList.replaceChildren(
+      ...done.map((item) => {
+        const li = document.createElement('li')
+        li.textContent = `${item.file.name} (${formatSize(item.file.size)})`
+        return li
+      }),
+    )
+    summary.hidden = false
+    summary.focus()
+    updateSendButton()
+  }
+
+  summary.querySelector('[data-send-more]')?.addEventListener('click', () => {
+    for (const item of items.splice(0)) item.element.remove()
+    summary.hidden = true
+    setFieldsLocked(false)
+    updateSendButton()
+    fileInput.focus()
+  })
+
+  // --- Errors --------------------------------------------------------------------------------------------------
+
+  function clearErrors(): void {
+    for (const element of form.querySelectorAll<HTMLElement>('[data-error-for]')) {
+      element.hidden = true
+      element.textContent = ''
+    }
+    for (const input of textInputs()) input.removeAttribute('aria-invalid')
+    formError.hidden = true
+    formError.textContent = ''
+  }
+
+  /** Shows `message` under the field (none: hides it) and moves the focus there. */
+  function showFieldError(field: string, message: string): void {
+    const element = form.querySelector<HTMLElement>(`[data-error-for="${field}"]`)
+    if (!element) return showFormError(message)
+    element.textContent = message
+    element.hidden = message === ''
+    const input = field === 'files' ? fileInput : form.querySelector<HTMLElement>(`[name="${field}"]`)
+    if (message && input) {
+      if (field !== 'files') input.setAttribute('aria-invalid', 'true')
+      input.focus()
+    }
+  }
+
+  function showFormError(message: string): void {
+    formError.textContent = message
+    formError.hidden = false
+  }
+
+  /** A refusal of the server, shown beside its field, or beside its file, or above the Send button. */
+  function showServerError(answer: ApiError, batch: Item[]): void {
+    const message = answer.error?.message ?? 'The files could not be sent. Try again.'
+    const field = answer.error?.field ?? ''
+    const file = /^files\[(\d+)\]/.exec(field)
+    const item = file ? batch[Number(file[1])] : undefined
+    if (item) {
+      setState(item, 'refused', message)
+      showFieldError('files', 'Remove the files this request does not accept, then send again.')
+    } else if (['submitterName', 'submitterEmail', 'message', 'files'].includes(field)) {
+      showFieldError(field, message)
+    } else {
+      showFormError(message)
+    }
+  }
+
+  function setFieldsLocked(locked: boolean): void {
+    for (const input of textInputs()) input.readOnly = locked
+  }
+}
