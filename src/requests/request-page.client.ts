@@ -477,7 +477,10 @@ function setUp(form: HTMLFormElement): void {
   /** Shows `message` under the field (none: hides it) and moves the focus there. */
   function showFieldError(field: string, message: string): void {
     const element = form.querySelector<HTMLElement>(`[data-error-for="${field}"]`)
-    if (!element) return showFormError(message)
+    if (!element) {
+      showFormError(message)
+      return
+    }
     element.textContent = message
     element.hidden = message === ''
     const input = field === 'files' ? fileInput : form.querySelector<HTMLElement>(`[name="${field}"]`)
