@@ -2,13 +2,11 @@
 // connections, must move its counts (and its day's counts) by exactly a thousand each, on each engine, and
 // with two server processes on one PostgreSQL database.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { call, createAccount, createFile, ENGINES, startApp, type TestContext } from './support/harness.ts'
-import { freePort, startListening } from './support/uploads.ts'
+import { type ServerProcess, startServer } from './support/server-process.ts'
+import { startListening } from './support/uploads.ts'
 
-const ROOT = path.resolve(import.meta.dirname, '..')
 const REQUESTS = 1000
 /** High enough that a thousand requests from one address are not refused. */
 const NO_LIMIT = { RATE_LIMIT_MAX: '1000000' }
@@ -68,37 +66,11 @@ for (const engine of ENGINES) {
   })
 }
 
-/** `node src/server.ts` on a port of its own, ready when /healthz answers. */
-async function startServer(env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [path.join(ROOT, 'src/server.ts')], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  const base = `http://127.0.0.1:${port}`
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return { base, child }
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  child.kill()
-  throw new Error('the server did not start')
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
-
 describe('two server processes on one PostgreSQL database', {
   skip: ENGINES.includes('postgres') ? false : 'TEST_DATABASE_URL is not set',
 }, () => {
   let c: TestContext & { stop(): Promise<void> }
-  const servers: { base: string; child: ChildProcess }[] = []
+  const servers: ServerProcess[] = []
 
   before(async () => {
     c = await startApp('postgres')
@@ -111,14 +83,14 @@ describe('two server processes on one PostgreSQL database', {
   })
 
   after(async () => {
-    await Promise.all(servers.map((server) => stopServer(server.child)))
+    await Promise.all(servers.map((server) => server.stop()))
     await c?.stop()
   })
 
   test(`${REQUESTS} views and ${REQUESTS} downloads spread over both count exactly`, async () => {
     const { account, shareId, page } = await shareWithFile(c)
     const urls = Array.from({ length: REQUESTS }, (_, i) => {
-      const { base } = servers[i % servers.length] as { base: string }
+      const { base } = servers[i % servers.length] as ServerProcess
       return [`${base}${page}`, `${base}${page}/download`]
     }).flat()
     await getAll(urls, 'counted bytes')

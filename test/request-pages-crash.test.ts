@@ -1,0 +1,176 @@
+/// <reference lib="dom" />
+// The server killed (SIGKILL) while a submitter's multipart upload from a request's page is half done, then
+// started again on the same port: the page either resumes (the @vercel/blob client retries the parts that
+// failed) or says the file failed and sends it again on Retry; either way the file arrives once, byte for
+// byte, with its submission, and after the start-up sweep of a second restart no blob is left on disk
+// without its file and nothing is left staged. The kill point is checked: parts of the upload had been
+// stored, and not all of them.
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { browserMissing, launchBrowser, newContext, screenshot } from './support/browser.ts'
+import { newAccount, newKey, type Storage } from './support/cli-helpers.ts'
+import { ENGINES, freshDatabase } from './support/harness.ts'
+import { type ServerProcess, startServer } from './support/server-process.ts'
+
+const SIZE = 40 * 1024 * 1024
+/** The file's bytes, made the same way in the browser. */
+function fileBytes(): Buffer {
+  const bytes = Buffer.alloc(SIZE)
+  for (let i = 0; i < SIZE; i++) bytes[i] = (i * 7 + (i >>> 11)) & 255
+  return bytes
+}
+
+/** Every file under `dir`, relative to it. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort()
+}
+
+async function api(server: ServerProcess, token: string, method: string, url: string, body?: unknown) {
+  const response = await fetch(`${server.base}/api/v1${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  })
+  return { status: response.status, body: (await response.json()) as any }
+}
+
+async function throttle(page: Page, bytesPerSecond: number): Promise<void> {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Network.enable')
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: bytesPerSecond,
+  })
+}
+
+for (const engine of ENGINES) {
+  describe(`a file request upload across a server crash [${engine}]`, { skip: browserMissing }, () => {
+    let dataDir: string
+    let database: Awaited<ReturnType<typeof freshDatabase>>
+    let storage: Storage
+    let server: ServerProcess
+    let browser: Browser
+    before(async () => {
+      dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-crash-'))
+      database = await freshDatabase(engine, dataDir)
+      storage = { dataDir, databaseUrl: database.url }
+      server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url ?? '' })
+      browser = await launchBrowser()
+    })
+    after(async () => {
+      await browser?.close()
+      await server?.stop()
+      await database?.drop()
+      await rm(dataDir, { recursive: true, force: true })
+    })
+
+    test('killed mid-way and restarted: the file arrives once, with its submission; nothing is left over', async () => {
+      const account = await newAccount(storage)
+      const { key: token } = await newKey(storage, account.email, 'all')
+      const folder = await api(server, token, 'POST', '/folders', { name: 'Crash test' })
+      const created = await api(server, token, 'POST', '/requests', {
+        title: 'Footage',
+        collectEmail: false,
+        folderId: folder.body.data.id,
+      })
+      const request = created.body.data
+
+      const context = await newContext(browser)
+      try {
+        const page = await context.newPage()
+        await page.goto(request.publicUrl)
+        await page.getByLabel('Your name').fill('Margaret')
+        await page.evaluate((size) => {
+          const bytes = new Uint8Array(size)
+          for (let i = 0; i < size; i++) bytes[i] = (i * 7 + (i >>> 11)) & 255
+          const transfer = new DataTransfer()
+          transfer.items.add(new File([bytes], 'footage.bin', { type: 'application/octet-stream' }))
+          const zone = document.querySelector('[data-dropzone]') as HTMLElement
+          zone.dispatchEvent(
+            new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }),
+          )
+        }, SIZE)
+        await throttle(page, 4 * 1024 * 1024)
+        await page.getByRole('button', { name: 'Send files' }).click()
+        // The kill point: some parts stored whole (each write renamed `.slotted` once whole), not all five.
+        const partsStored = async () =>
+          (await filesUnder(path.join(dataDir, 'blobs'))).filter((file) =>
+            /^\.tmp\/[^/]+\.mpu\/\d+-[^/]+\.slotted$/.test(file),
+          ).length
+        for (let i = 0; i < 600 && (await partsStored()) === 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 25))
+        }
+        const stored = await partsStored()
+        assert.ok(stored >= 1 && stored < SIZE / (8 * 1024 * 1024), `${stored} of 5 parts stored at the kill`)
+        await server.kill()
+        const filesAtKill = await filesUnder(path.join(dataDir, 'blobs', 'files'))
+        assert.deepEqual(filesAtKill, [], 'no file had been assembled when the server was killed')
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url ?? '' }, server.port)
+        await throttle(page, -1)
+
+        // Resumed by the client's retries, or failed: then sent again on Retry.
+        const state = async () => page.locator('.file-item').getAttribute('data-state')
+        await page.waitForFunction(
+          () =>
+            ['done', 'failed'].includes(
+              document.querySelector('.file-item')?.getAttribute('data-state') ?? '',
+            ),
+          undefined,
+          { timeout: 120_000 },
+        )
+        const outcome = await state()
+        if (outcome === 'failed') {
+          await screenshot(page, `request-${engine}-crash-failed`)
+          await page.getByRole('button', { name: 'Send footage.bin again' }).click()
+          await page.waitForFunction(
+            () => document.querySelector('.file-item')?.getAttribute('data-state') === 'done',
+            undefined,
+            { timeout: 120_000 },
+          )
+        }
+        await screenshot(page, `request-${engine}-crash-done`)
+      } finally {
+        await context.close()
+      }
+
+      // Once, byte for byte, with its submission; the submission and the file each have the other.
+      const submissions = await api(server, token, 'GET', `/requests/${request.id}/submissions`)
+      assert.equal(submissions.body.data.length, 1)
+      const [submission] = submissions.body.data
+      assert.equal(submission.submitterName, 'Margaret')
+      const files = await api(server, token, 'GET', `/files?folderId=${folder.body.data.id}`)
+      assert.deepEqual(
+        files.body.data.map((f: { id: string }) => f.id),
+        [submission.file.id],
+      )
+      const download = await fetch(`${server.base}/api/v1/files/${submission.file.id}/download`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      const digest = createHash('sha256')
+        .update(Buffer.from(await download.arrayBuffer()))
+        .digest('hex')
+      assert.equal(digest, createHash('sha256').update(fileBytes()).digest('hex'))
+      assert.equal((await api(server, token, 'GET', `/requests/${request.id}`)).body.data.submissionCount, 1)
+
+      // A second restart runs the start-up sweep; then every blob on disk is the file's, nothing is staged.
+      await server.stop()
+      server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url ?? '' }, server.port)
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      assert.deepEqual(await filesUnder(path.join(dataDir, 'blobs')), [
+        `files/${account.id}/${submission.file.id}.blob`,
+      ])
+    })
+  })
+}

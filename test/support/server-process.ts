@@ -1,0 +1,50 @@
+// Coffer as its operators run it: `node src/server.ts` in a process of its own, on a port of its own, for
+// tests that need several processes on one database, or a server killed mid-work and started again.
+import { type ChildProcess, spawn } from 'node:child_process'
+import path from 'node:path'
+import { freePort } from './uploads.ts'
+
+const SERVER = path.resolve(import.meta.dirname, '../../src/server.ts')
+
+export interface ServerProcess {
+  base: string
+  port: number
+  child: ChildProcess
+  /** SIGTERM, and waits for the exit. */
+  stop(): Promise<void>
+  /** SIGKILL: the process dies at once, in the middle of whatever it was doing. */
+  kill(): Promise<void>
+}
+
+/** Starts the server with `env` on `port` (a free one if not given); resolves once /healthz answers. */
+export async function startServer(env: Record<string, string>, port?: number): Promise<ServerProcess> {
+  const listenOn = port ?? (await freePort())
+  const base = `http://127.0.0.1:${listenOn}`
+  const child = spawn(process.execPath, [SERVER], {
+    env: {
+      ...process.env,
+      PUBLIC_URL: base,
+      ...env,
+      PORT: String(listenOn),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const exit = (signal: NodeJS.Signals) => async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill(signal)
+    await exited
+  }
+  const server = { base, port: listenOn, child, stop: exit('SIGTERM'), kill: exit('SIGKILL') }
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return server
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await server.kill()
+  throw new Error('the server did not start')
+}
