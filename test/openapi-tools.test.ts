@@ -45,6 +45,12 @@ const OPERATION_IDS = {
   'get /requests/{requestId}': 'getRequest',
   'patch /requests/{requestId}': 'updateRequest',
   'get /requests/{requestId}/submissions': 'listSubmissions',
+  'get /requests/{requestId}/limits': 'getRequestLimits',
+  'put /requests/{requestId}/limits': 'setRequestLimits',
+  'get /public/requests/{publicId}': 'getPublicRequest',
+  'post /public/requests/{publicId}/uploads': 'preparePublicUploads',
+  'post /public/requests/{publicId}/uploads/status': 'getPublicUploadStatus',
+  'post /public/requests/{publicId}/uploads/cancel': 'cancelPublicUploads',
   'get /analytics': 'getAnalytics',
   'get /analytics/daily': 'getDailyAnalytics',
 }

@@ -123,6 +123,19 @@ describeEachEngine('OpenAPI document', (ctx) => {
         assert.deepEqual(op.security, [], 'the index needs no credential')
         continue
       }
+      // A file request's public API: no credential, the public id is the capability.
+      if (path.startsWith('/public/')) {
+        assert.deepEqual(op.security, [], `${where}: a public operation declares no credential`)
+        assert.deepEqual(op.tags, ['public requests'], `${where}: tag`)
+        for (const status of ['400', '404', '429']) {
+          assert.deepEqual(
+            op.responses[status]?.content?.['application/json']?.schema,
+            { $ref: '#/components/schemas/Error' },
+            `${where}: ${status} must reference the Error schema`,
+          )
+        }
+        continue
+      }
       assert.ok(op.security && op.security.length > 0, `${where}: security`)
       for (const requirement of op.security) {
         assert.deepEqual(Object.keys(requirement), ['bearer'], `${where}: security scheme`)

@@ -57,7 +57,7 @@ for (const engine of ENGINES) {
         },
       })
       assertError(await call(c.app, 'GET', publicApi('x'.repeat(32))), 404, 'not_found')
-      assertError(await call(c.app, 'GET', publicApi('x'.repeat(65))), 400, 'invalid_request')
+      assertError(await call(c.app, 'GET', publicApi('x'.repeat(129))), 400, 'invalid_request')
       await call(c.app, 'PATCH', `${REQUESTS}/${r.id}`, { token: a.token, body: { isActive: false } })
       const gone = await call(c.app, 'GET', publicApi(publicId))
       assertError(gone, 410, 'gone')

@@ -1,19 +1,14 @@
 // Schemas of a file request's public API (public-requests.routes.ts): what the request's page reads and
 // sends. No credential: the public id is the capability, and each upload's grant authorizes its status.
 import { Type } from 'typebox'
-import { DateTime, Extension, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
+import { DateTime, Extension, IdParam, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import { PrepareUploadBody, UploadGrantSchema } from '../uploads/uploads.schemas.ts'
 import type { Grant, UploadStatus } from '../uploads/uploads.service.ts'
 import type { PublicFileRequest } from './requests.repository.ts'
 import { MAX_FILES_PER_PREPARATION, SUBMISSION_LIMITS } from './submission-rules.shared.ts'
 
-export const PublicRequestParams = Type.Object(
-  {
-    publicId: Type.String({ minLength: 1, maxLength: 64, description: 'The public id of the request link.' }),
-  },
-  { additionalProperties: false },
-)
+export const PublicRequestParams = IdParam('publicId')
 
 export const PublicFileRequestSchema = Extension(
   Type.Object(

@@ -73,6 +73,13 @@ export class UploadsRepository {
     return Number(row.count)
   }
 
+  /** The intents of `ids` that exist, in one read. */
+  async intents(ids: string[]): Promise<IntentRow[]> {
+    if (ids.length === 0) return []
+    const rows = await this.#db.selectFrom('upload_intents').selectAll().where('id', 'in', ids).execute()
+    return rows.map(toIntent)
+  }
+
   async intent(id: string): Promise<IntentRow | undefined> {
     const row = await this.#db
       .selectFrom('upload_intents')

@@ -217,10 +217,13 @@ export class UploadsService {
 
   /** The intents behind the grants, all of them prepared for the request; otherwise the grants are refused. */
   async #granted(requestId: string, uploads: GrantedIntent[]): Promise<IntentRow[]> {
+    const found = new Map(
+      (await this.#uploads.intents(uploads.map((u) => u.intentId))).map((intent) => [intent.id, intent]),
+    )
     const intents: IntentRow[] = []
     let refused = false
     for (const { intentId, grant } of uploads) {
-      const intent = await this.#uploads.intent(intentId)
+      const intent = found.get(intentId)
       // Every grant is hashed and compared, found or not, so the time taken says nothing about which failed.
       const matches = constantTimeEqual(hashSecret(grant), intent?.grant_hash ?? hashSecret(''))
       if (!intent || !matches || intent.request_id !== requestId) refused = true
