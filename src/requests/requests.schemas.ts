@@ -175,7 +175,7 @@ export const RequestLimitsSchema = Extension(
         {
           maxItems: ALLOWED_TYPES_LIMITS.entries,
           description:
-            'A file is accepted when its name ends with one of the extensions or its type is one of the types; stored in lower case. The type is checked as declared when the upload is prepared and again as detected from the bytes once stored.',
+            'A file is accepted when its name ends with one of the extensions or its type is one of the types; stored in lower case. The type is checked as declared when the upload is prepared and, when the bytes show another type once stored, that type too.',
         },
       ),
     },

@@ -14,6 +14,8 @@ export interface ReceivedUpload {
   submitterName: string | null
   submitterEmail: string | null
   message: string | null
+  /** The type the upload was prepared with, which the request's list accepted then. */
+  declaredType: string
   /** The File to record: the id its blob was stored under, and what processing found. */
   file: {
     id: string
@@ -44,7 +46,8 @@ export class SubmissionsService {
   /**
    * Records the upload's File and its Submission together. A request that was disabled or passed its deadline
    * since the upload was prepared still receives it (the page accepted it); one that was deleted does not
-   * (`gone`), nor a file whose bytes show a type the request does not accept (`invalid_request`). Either
+   * (`gone`), nor a file whose bytes show another type than declared, one the request does not accept
+   * (`invalid_request`). Either
    * refusal is the upload's error, and processing removes its bytes.
    */
   async receive(upload: ReceivedUpload): Promise<void> {
@@ -52,7 +55,10 @@ export class SubmissionsService {
     if (!request) throw requestDeleted()
     const { file } = upload
     const { allowedTypes } = request.limits
-    if (!isAcceptedType(file.name, file.contentType, allowedTypes)) {
+    // Checked again only when the bytes showed another type than the one the preparation accepted: a change
+    // of the request's limits since then does not refuse what was prepared under the old ones.
+    const retyped = file.contentType !== upload.declaredType
+    if (retyped && !isAcceptedType(file.name, file.contentType, allowedTypes)) {
       throw invalid(
         `The contents of "${file.name}" are of type ${file.contentType}, which this request does not accept: it accepts ${describeAllowedTypes(allowedTypes)}.`,
         'Send a file of an accepted type.',

@@ -239,6 +239,7 @@ export class UploadProcessor {
         submitterName: intent.submitter_name,
         submitterEmail: intent.submitter_email,
         message: intent.submitter_message,
+        declaredType: intent.content_type,
         file,
       })
       return
