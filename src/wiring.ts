@@ -28,6 +28,8 @@ import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
 import { SharesService } from './shares/shares.service.ts'
+import { BlobDeletionsRepository } from './storage/blob-deletions.repository.ts'
+import { BlobDeletionsService, type DeletionLog } from './storage/blob-deletions.service.ts'
 import { type Log, UploadProcessor } from './uploads/processing.ts'
 import { UploadsRepository } from './uploads/uploads.repository.ts'
 import { UploadsService } from './uploads/uploads.service.ts'
@@ -51,6 +53,8 @@ export interface Services {
 /** Work that runs in the background for as long as the server does. */
 export interface Jobs {
   uploadProcessor: UploadProcessor
+  /** Removes the blobs that deletions recorded and left (a crash, a failing disk). */
+  blobDeletions: BlobDeletionsService
 }
 
 export interface Wiring {
@@ -58,7 +62,7 @@ export interface Wiring {
   services: Services
   jobs: Jobs
   /** Starts every background job; their faults go to `log`. */
-  startJobs(log: Log): void
+  startJobs(log: Log & DeletionLog): void
   /** Stops every background job and waits for the work under way, so nothing touches storage after it. */
   stopJobs(): Promise<void>
 }
@@ -92,16 +96,19 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
   const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
 
   // Services: the domain rules.
+  const blobDeletions = new BlobDeletionsService({ deletions: new BlobDeletionsRepository(db), blobs })
   const files = new FilesService({
     transaction,
     files: filesRepository,
     folders: foldersRepository,
     blobs,
+    deletions: blobDeletions,
   })
   const blobApi = new BlobApiService({ uploads: uploadsRepository, blobs, keyring, urls })
 
   // Background jobs.
   const uploadProcessor = new UploadProcessor({
+    soleProcessor: db.engine === 'sqlite',
     transaction,
     uploads: uploadsRepository,
     files: filesRepository,
@@ -110,7 +117,7 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     blobApi,
     blobs,
   })
-  const jobs: Jobs = { uploadProcessor }
+  const jobs: Jobs = { uploadProcessor, blobDeletions }
   const uploads = new UploadsService({
     transaction,
     uploads: uploadsRepository,
@@ -158,8 +165,14 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     urls,
     services,
     jobs,
-    startJobs: (log) => uploadProcessor.start(log),
-    stopJobs: () => uploadProcessor.stop(),
+    startJobs: (log) => {
+      uploadProcessor.start(log)
+      blobDeletions.start(log)
+    },
+    stopJobs: async () => {
+      await uploadProcessor.stop()
+      await blobDeletions.stop()
+    },
   }
 }
 

@@ -304,7 +304,7 @@ describeEachEngine(
       assert.ok(!logs.some((line) => line.includes(a.token)), 'a credential reached the log')
     })
 
-    test('a blob that cannot be deleted is logged; the file is deleted all the same', async () => {
+    test('a blob that cannot be deleted is logged and stays recorded; the sweep removes it later', async () => {
       const c = ctx()
       const a = await createAccount(c.app)
       const stuck = await createFile(c, a.id)
@@ -330,8 +330,18 @@ describeEachEngine(
       assert.equal(await c.blobs.stat(other.blobKey), undefined)
       const logged = logs.filter((line) => line.includes(stuck.blobKey))
       assert.equal(logged.length, 1)
-      assert.match(logged[0] as string, /orphaned/)
+      assert.match(logged[0] as string, /the sweep will retry/)
       assert.match(logged[0] as string, /disk says no/)
+      const recorded = await c.db.kysely.selectFrom('blob_deletions').select('key').execute()
+      assert.deepEqual(
+        recorded.map((row) => row.key),
+        [stuck.blobKey],
+      )
+
+      // The disk works again: the next sweep removes the blob and forgets it.
+      assert.equal(await c.app.jobs.blobDeletions.sweep(), 1)
+      assert.equal(await c.blobs.stat(stuck.blobKey), undefined)
+      assert.deepEqual(await c.db.kysely.selectFrom('blob_deletions').select('key').execute(), [])
     })
   },
   { env: { LOG_LEVEL: 'warn' }, logger: { stream: logStream } },

@@ -13,6 +13,7 @@ import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.
 import * as metadataNotifications from './migrations/0007_metadata_notifications.ts'
 import * as shareLinks from './migrations/0008_share_links.ts'
 import * as requestUploads from './migrations/0009_request_uploads.ts'
+import * as blobDeletions from './migrations/0010_blob_deletions.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0007_metadata_notifications': metadataNotifications,
   '0008_share_links': shareLinks,
   '0009_request_uploads': requestUploads,
+  '0010_blob_deletions': blobDeletions,
 }
 
 class Migrations implements MigrationProvider {

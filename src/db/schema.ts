@@ -172,6 +172,12 @@ export interface ServerSecretsTable {
   created_at: number
 }
 
+/** A blob whose row is gone, to be removed from the BlobStore (storage/blob-deletions.service.ts). */
+export interface BlobDeletionsTable {
+  key: string
+  recorded_at: number
+}
+
 export interface Database {
   accounts: AccountsTable
   api_keys: ApiKeysTable
@@ -185,4 +191,5 @@ export interface Database {
   upload_blobs: UploadBlobsTable
   file_previews: FilePreviewsTable
   server_secrets: ServerSecretsTable
+  blob_deletions: BlobDeletionsTable
 }

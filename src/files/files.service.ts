@@ -5,9 +5,12 @@ import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
-import { invalid, notFound } from '../errors.ts'
+import { notFound } from '../errors.ts'
+import { faultPoint } from '../fault-points.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
+import { nonBlankName } from '../names.ts'
+import type { BlobDeletionsService } from '../storage/blob-deletions.service.ts'
 import { type FaultLog, type FileContent, fileContent } from './file-content.ts'
 import type { FileListOptions, FilesRepository, StoredFile } from './files.repository.ts'
 
@@ -29,27 +32,25 @@ export interface FileUpdate {
   folderId?: string | null
 }
 
-function cleanName(name: string): string {
-  if (name.trim().length === 0) throw invalid('The request body "name" must not be blank.')
-  return name
-}
-
 export class FilesService {
   readonly #transaction: Transactor
   readonly #files: FilesRepository
   readonly #folders: FoldersRepository
   readonly #blobs: BlobStore
+  readonly #deletions: BlobDeletionsService
 
   constructor(deps: {
     transaction: Transactor
     files: FilesRepository
     folders: FoldersRepository
     blobs: BlobStore
+    deletions: BlobDeletionsService
   }) {
     this.#transaction = deps.transaction
     this.#files = deps.files
     this.#folders = deps.folders
     this.#blobs = deps.blobs
+    this.#deletions = deps.deletions
   }
 
   /**
@@ -102,7 +103,7 @@ export class FilesService {
    * the folder this one left it in, so the counts stay exact.
    */
   async update(accountId: string, fileId: string, change: FileUpdate): Promise<StoredFile> {
-    const name = change.name === undefined ? undefined : cleanName(change.name)
+    const name = change.name === undefined ? undefined : nonBlankName(change.name, 'name')
     try {
       await this.#transaction(async (trx) => {
         const current = await this.#files.touch(trx, accountId, fileId, name)
@@ -138,9 +139,10 @@ export class FilesService {
 
   /**
    * Deletes those of `fileIds` that are the account's and returns their ids, in request order; others are
-   * skipped. The rows go in one transaction (shares follow by foreign key, folder counts drop with them);
-   * the blobs are removed only after the commit, so a rolled-back delete never loses bytes. A blob that
-   * cannot be removed is logged and left behind: the file is gone either way.
+   * skipped. The rows go in one transaction (shares follow by foreign key, folder counts drop with them),
+   * which also records their blobs for removal; the blobs are removed after the commit, so a rolled-back
+   * delete never loses bytes, and a crash before they are removed leaves them recorded for the sweep
+   * (storage/blob-deletions.service.ts).
    */
   async deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
     const ids = [...new Set(fileIds)]
@@ -156,15 +158,11 @@ export class FilesService {
       for (const folderId of [...perFolder.keys()].sort()) {
         await this.#folders.adjustCount(trx, folderId, 'file_count', -(perFolder.get(folderId) ?? 0))
       }
+      await this.#deletions.record(trx, keys)
       return { deleted, keys }
     })
-    await Promise.all(
-      keys.map((blobKey) =>
-        this.#blobs.delete(blobKey).catch((err: unknown) => {
-          log.error({ err, blobKey }, 'could not delete the blob of a deleted file; it is orphaned')
-        }),
-      ),
-    )
+    faultPoint('files-deleted')
+    await this.#deletions.complete(keys, log)
     const deletedIds = new Set(deleted.map((file) => file.id))
     return ids.filter((id) => deletedIds.has(id))
   }

@@ -8,6 +8,7 @@ import type { BlobStore } from '../blob/blob-store.ts'
 import type { BlobApiService } from '../blob-api/blob-api.service.ts'
 import type { Transactor } from '../db/database.ts'
 import { AppError } from '../errors.ts'
+import { faultPoint } from '../fault-points.ts'
 import { blobKeyOf, previewKeyOf } from '../files/blob-keys.ts'
 import type { FilePreview, FilesRepository } from '../files/files.repository.ts'
 import type { FilesService } from '../files/files.service.ts'
@@ -16,8 +17,11 @@ import { PREVIEW_MAX_INPUT_BYTES, PREVIEW_TYPE, renderPreview } from './previews
 import { chooseContentType, detectType, PREVIEWABLE, SNIFF_BYTES } from './sniff.ts'
 import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
 
-export const LEASE_MS = 30_000
-export const SWEEP_INTERVAL_MS = 30_000
+// A dead process's work is taken over once its lease has run out and a sweep passes: within LEASE_MS +
+// SWEEP_INTERVAL_MS (25 s) in the scale-out mode. The embedded mode, where one process owns the database,
+// takes over at once at start (see `start`).
+export const LEASE_MS = 15_000
+export const SWEEP_INTERVAL_MS = 10_000
 const SWEEP_BATCH = 100
 
 export const EXPIRED_MESSAGE = 'The upload grant expired before the file was stored.'
@@ -31,6 +35,12 @@ export interface Log {
 }
 
 export interface ProcessorDeps {
+  /**
+   * Whether this process is the only one that processes uploads (the embedded mode, on SQLite): at start, no
+   * lease can then belong to a live process, so it takes back every one at once instead of waiting for them
+   * to run out.
+   */
+  soleProcessor: boolean
   transaction: Transactor
   uploads: UploadsRepository
   files: FilesRepository
@@ -42,6 +52,7 @@ export interface ProcessorDeps {
 }
 
 export class UploadProcessor {
+  readonly #soleProcessor: boolean
   readonly #transaction: Transactor
   readonly #uploads: UploadsRepository
   readonly #files: FilesRepository
@@ -56,6 +67,7 @@ export class UploadProcessor {
   #log: Log | undefined
 
   constructor(deps: ProcessorDeps) {
+    this.#soleProcessor = deps.soleProcessor
     this.#transaction = deps.transaction
     this.#uploads = deps.uploads
     this.#files = deps.files
@@ -69,7 +81,14 @@ export class UploadProcessor {
   start(log: Log): void {
     this.#log = log
     this.#stopped = false
-    void this.sweep()
+    this.#sweeping = (this.#soleProcessor ? this.#uploads.releaseLeases() : Promise.resolve())
+      .catch((error: unknown) =>
+        this.#log?.error({ err: error }, 'could not take back the leases of uploads'),
+      )
+      .then(() => this.#sweepOnce())
+      .finally(() => {
+        this.#sweeping = undefined
+      })
     this.#timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
     this.#timer.unref()
   }
@@ -190,6 +209,7 @@ export class UploadProcessor {
       if (!created) {
         await this.#createFile(intent, fileId, key, contentType)
         created = true
+        faultPoint('file-created')
       }
       // The preview and the completion together, after the file exists: a crash before this leaves the
       // intent to be resumed and finished.

@@ -147,6 +147,16 @@ export class UploadsRepository {
     return result.numUpdatedRows > 0n
   }
 
+  /** Ends every lease: for a process that knows no other can hold one (the embedded mode, at start). */
+  async releaseLeases(): Promise<void> {
+    await this.#db
+      .updateTable('upload_intents')
+      .set({ lease_until: null })
+      .where('state', '=', 'processing')
+      .where('lease_until', 'is not', null)
+      .execute()
+  }
+
   async renewLease(id: string, ms: number): Promise<void> {
     await this.#db
       .updateTable('upload_intents')

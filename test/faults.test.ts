@@ -1,0 +1,181 @@
+// The server killed (SIGKILL, as a power cut would) at chosen points, then started again, on each engine:
+// what the crash interrupted is finished at start, and nothing acknowledged is lost. Each kill point is a
+// fault point of the server (src/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
+// point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves).
+import assert from 'node:assert/strict'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { openDatabase } from '../src/db/open.ts'
+import { newAccount, newKey, type Storage } from './support/cli-helpers.ts'
+import { ENGINES, freshDatabase } from './support/harness.ts'
+import { type ServerProcess, startServer } from './support/server-process.ts'
+import { prepareUploads, uploadWithGrant, waitForUpload } from './support/uploads.ts'
+
+/** Every file under `dir`, relative to it. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort()
+}
+
+/** Waits until `check` holds, or fails after `ms`. */
+async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+for (const engine of ENGINES) {
+  describe(`the server killed at fault points [${engine}]`, () => {
+    let dataDir: string
+    let database: Awaited<ReturnType<typeof freshDatabase>>
+    let storage: Storage
+    let token: string
+    let server: ServerProcess | undefined
+    const env = (faultPoint?: string) => ({
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url ?? '',
+      // A hundred uploads by one key take more requests than the default limit allows in a minute.
+      RATE_LIMIT_MAX: '100000',
+      ...(faultPoint ? { COFFER_FAULT_POINT: faultPoint } : {}),
+    })
+    const db = () => openDatabase({ dataDir, databaseUrl: database.url, poolSize: 1 })
+
+    before(async () => {
+      dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-faults-'))
+      database = await freshDatabase(engine, dataDir)
+      storage = { dataDir, databaseUrl: database.url }
+      server = await startServer(env())
+      const account = await newAccount(storage)
+      token = (await newKey(storage, account.email, 'all')).key
+      await server.stop()
+      server = undefined
+    })
+    after(async () => {
+      await server?.stop()
+      await database?.drop()
+      await rm(dataDir, { recursive: true, force: true })
+    })
+
+    /** Uploads `count` small files through the API of `on`; resolves with their ids. */
+    async function uploadFiles(on: ServerProcess, count: number): Promise<string[]> {
+      process.env.VERCEL_BLOB_API_URL = `${on.base}/blob`
+      const grants = await prepareUploads(
+        on.base,
+        token,
+        Array.from({ length: count }, (_, i) => ({ name: `f${i}.txt`, type: 'text/plain', size: 8 })),
+      )
+      const ids: string[] = []
+      for (let i = 0; i < grants.length; i += 10) {
+        const batch = grants.slice(i, i + 10)
+        await Promise.all(
+          batch.map((grant, j) =>
+            uploadWithGrant(grant, Buffer.from(`file ${String(i + j).padStart(3, '0')}`)),
+          ),
+        )
+        for (const grant of batch) {
+          const status = await waitForUpload(grant, token)
+          assert.equal(status.status, 'complete')
+          if (status.status === 'complete') ids.push(status.result.id)
+        }
+      }
+      return ids
+    }
+
+    test('a delete of 100 files killed after its commit: the blobs are removed at the next start', async () => {
+      server = await startServer(env('files-deleted'))
+      const ids = await uploadFiles(server, 100)
+      const blobsDir = path.join(dataDir, 'blobs', 'files')
+      assert.equal((await filesUnder(blobsDir)).length, 100)
+
+      const deleting = fetch(`${server.base}/api/v1/files`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ fileIds: ids }),
+      })
+      await assert.rejects(deleting, 'the server died before it answered')
+      await new Promise((resolve) => server?.child.once('exit', resolve))
+      assert.equal(server.child.signalCode, 'SIGKILL')
+
+      // The point: the rows are gone and their blobs recorded, the blobs not yet removed.
+      const reader = db()
+      try {
+        const rows = await reader.kysely.selectFrom('files').select('id').where('id', 'in', ids).execute()
+        assert.deepEqual(rows, [])
+        const recorded = await reader.kysely.selectFrom('blob_deletions').select('key').execute()
+        assert.equal(recorded.length, 100)
+      } finally {
+        await reader.close()
+      }
+      assert.equal((await filesUnder(blobsDir)).length, 100)
+
+      server = await startServer(env())
+      await eventually(async () => (await filesUnder(blobsDir)).length === 0, 5000, 'the start-up sweep')
+      const after = db()
+      try {
+        assert.deepEqual(await after.kysely.selectFrom('blob_deletions').select('key').execute(), [])
+      } finally {
+        await after.close()
+      }
+      await server.stop()
+      server = undefined
+    })
+
+    test('processing killed after creating the file: the upload completes at the next start, once', async () => {
+      server = await startServer(env('file-created'))
+      process.env.VERCEL_BLOB_API_URL = `${server.base}/blob`
+      const [grant] = await prepareUploads(server.base, token, [
+        { name: 'once.txt', type: 'text/plain', size: 4 },
+      ])
+      assert.ok(grant)
+      await uploadWithGrant(grant, Buffer.from('once'))
+      await new Promise((resolve) => server?.child.once('exit', resolve))
+      assert.equal(server.child.signalCode, 'SIGKILL')
+
+      // The point: the file exists, the upload is still processing, under the dead process's lease.
+      const reader = db()
+      try {
+        const intent = await reader.kysely
+          .selectFrom('upload_intents')
+          .select(['state', 'file_id', 'lease_until'])
+          .where('id', '=', grant.intentId)
+          .executeTakeFirstOrThrow()
+        assert.equal(intent.state, 'processing')
+        assert.ok(Number(intent.lease_until) > Date.now(), 'the dead process still holds the lease')
+        const file = await reader.kysely
+          .selectFrom('files')
+          .select('id')
+          .where('id', '=', String(intent.file_id))
+          .executeTakeFirst()
+        assert.ok(file, 'the file was created before the kill')
+      } finally {
+        await reader.close()
+      }
+
+      server = await startServer(env())
+      const started = Date.now()
+      const status = await waitForUpload(
+        { ...grant, statusUrl: `${server.base}/api/v1/files/uploads/${grant.intentId}` },
+        token,
+        60_000,
+      )
+      const took = Date.now() - started
+      assert.equal(status.status, 'complete')
+      // SQLite: taken back at start; PostgreSQL: once the lease runs out and a sweep passes (README).
+      assert.ok(took < (engine === 'sqlite' ? 1000 : 30_000), `resumed ${took} ms after the server was up`)
+      const files = await fetch(`${server.base}/api/v1/files?limit=100`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      const names = ((await files.json()) as { data: { name: string }[] }).data.map((f) => f.name)
+      assert.equal(names.filter((name) => name === 'once.txt').length, 1)
+      await server.stop()
+      server = undefined
+    })
+  })
+}
