@@ -19,12 +19,14 @@ import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
+import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
 import { loggedRequest, requestLogger } from './http/request-logger.ts'
 import { registerResponseBatching } from './http/response-batching.ts'
 import { ErrorSchema } from './http/schemas.ts'
 import { buildSerializer } from './http/serialization.ts'
+import { parseJsonStrictly, strictQuerystring } from './http/strict-text.ts'
 import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
@@ -72,10 +74,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           },
     childLoggerFactory: requestLogger,
     trustProxy: deps.config.trustProxy,
+    serverFactory: serverWithTimeouts(deps.config.timeouts),
     bodyLimit: 1024 * 1024,
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError,
+    querystringParser: strictQuerystring,
     clientErrorHandler: clientError,
     // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
     schemaController: {
@@ -88,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
   app.removeContentTypeParser('text/plain')
+  parseJsonStrictly(app)
   // No JSON body is decompressed: a compressed one would be refused as "not JSON", which misleads. The blob
   // endpoint stores bytes as sent, and answers in its own protocol's errors.
   app.addHook('preParsing', (request, _reply, payload, done) => {

@@ -32,6 +32,15 @@ export interface Config {
    * no body, and nginx sends the bytes. Unset (the default): Coffer streams them itself.
    */
   downloadAccelRedirect: string | undefined
+  /** How long clients may take, so that slow or idle ones cannot hold connections (http/connections.ts). */
+  timeouts: {
+    /** To send a request's headers, whole. */
+    headersMs: number
+    /** Without a byte either way while a request is received or answered: a minimum rate, not a total. */
+    idleMs: number
+    /** An idle keep-alive connection between requests. */
+    keepAliveMs: number
+  }
 }
 
 export class ConfigError extends Error {}
@@ -98,6 +107,17 @@ function accelPrefix(env: Env, name: string): string | undefined {
   return raw
 }
 
+function timeouts(env: Env): Config['timeouts'] {
+  const headersMs = integer(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 3600) * 1000
+  const idleMs = integer(env, 'IDLE_TIMEOUT_SECONDS', 60, 1, 3600) * 1000
+  // Until the headers are in, only the headers timeout may end a request: it answers 408 in the envelope,
+  // where the idle timeout, firing first, could only close the connection.
+  if (headersMs >= idleMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS must be less than IDLE_TIMEOUT_SECONDS')
+  }
+  return { headersMs, idleMs, keepAliveMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000 }
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -127,5 +147,6 @@ export function loadConfig(env: Env = process.env): Config {
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
     downloadAccelRedirect: accelPrefix(env, 'DOWNLOAD_ACCEL_REDIRECT'),
+    timeouts: timeouts(env),
   }
 }

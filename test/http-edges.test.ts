@@ -62,6 +62,67 @@ describeEachEngine('text the databases cannot store', (ctx) => {
     assert.equal(ok.status, 201)
     assert.equal(ok.body.data.name, 'whole 😀 pair')
   })
+
+  test('bytes that are not UTF-8, in a query or a body, are a 400; none is stored as U+FFFD or echoed', async () => {
+    const { app } = ctx()
+    const a = await createAccount(app)
+    for (const url of [
+      '/api/v1/files?query=%FF',
+      '/api/v1/files?query=%ED%A0%80',
+      '/api/v1/files?folderId=%ED%A0%80',
+      '/api/v1/files?query=ok&query2=%C0%AF',
+    ]) {
+      const res = await call(app, 'GET', url, { token: a.token })
+      const message = assertError(res, 400, 'invalid_request')
+      if (url.includes('query2')) assert.match(message, /Unknown query parameter/)
+      else assert.match(message, /must be valid Unicode text in UTF-8/, url)
+      assert.doesNotMatch(JSON.stringify(res.body), /%ED|%FF|\uFFFD/u, url)
+    }
+    // Well-formed percent-encoding is text like any other.
+    const fine = await call(app, 'GET', `/api/v1/files?query=${encodeURIComponent('é 😀+')}`, {
+      token: a.token,
+    })
+    assert.equal(fine.status, 200)
+
+    const raw = await app.inject({
+      method: 'POST',
+      url: '/api/v1/folders',
+      headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json' },
+      payload: Buffer.concat([
+        Buffer.from('{"name":"bad '),
+        Buffer.from([0xff, 0xfe, 0xc0, 0xaf]),
+        Buffer.from('"}'),
+      ]),
+    })
+    assert.equal(raw.statusCode, 400)
+    assert.match(JSON.parse(raw.body).error.message, /not valid UTF-8/)
+    assert.deepEqual((await call(app, 'GET', '/api/v1/folders', { token: a.token })).body.data, [])
+  })
+
+  test('a name blank once trimmed is refused wherever a name enters', async () => {
+    const { app } = ctx()
+    const a = await createAccount(app)
+    const file = await createFile(ctx(), a.id)
+    for (const name of ['   ', '\t\n', '\u3000', '\u00a0\u2003']) {
+      const upload = await call(app, 'POST', '/api/v1/files', {
+        token: a.token,
+        body: {
+          files: [
+            { name: 'ok.txt', type: 'text/plain', size: 1 },
+            { name, type: 'text/plain', size: 1 },
+          ],
+        },
+      })
+      assert.match(assertError(upload, 400, 'invalid_request'), /"files\[1\]\.name" must not be blank/)
+      assert.equal(upload.body.error.field, 'files[1].name')
+      const rename = await call(app, 'PATCH', `/api/v1/files/${file.id}`, { token: a.token, body: { name } })
+      assert.match(assertError(rename, 400, 'invalid_request'), /"name" must not be blank/)
+      const folder = await call(app, 'POST', '/api/v1/folders', { token: a.token, body: { name } })
+      assert.match(assertError(folder, 400, 'invalid_request'), /"name" must not be blank/)
+    }
+    const intents = await ctx().db.kysely.selectFrom('upload_intents').select('id').execute()
+    assert.deepEqual(intents, [])
+  })
 })
 
 describeEachEngine('query values', (ctx) => {
@@ -170,6 +231,23 @@ describeEachEngine('requests refused before routing', (ctx) => {
     assert.equal(huge.body.error.code, 'headers_too_large')
     for (const { body } of [badHeader, huge]) {
       assert.deepEqual(Object.keys(body.error).sort(), ['code', 'hint', 'message'])
+    }
+
+    // HEAD is answered with the headers alone: a body would be read as the start of the next response.
+    for (const request of [
+      `HEAD /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Big: ${chars(20_000)}\r\n\r\n`,
+      'HEAD /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n',
+    ]) {
+      const socket = connect(port, '127.0.0.1')
+      await once(socket, 'connect')
+      socket.end(request)
+      let text = ''
+      socket.setEncoding('utf8')
+      for await (const chunk of socket) text += chunk
+      const [head = '', body] = text.split('\r\n\r\n')
+      assert.match(head, /^HTTP\/1\.1 4\d\d /)
+      assert.match(head, /content-length: \d+/i)
+      assert.equal(body, '', 'no body after the headers')
     }
   })
 })

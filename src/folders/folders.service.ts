@@ -3,17 +3,15 @@
 import type { Transactor } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
-import { conflict, invalid, notFound } from '../errors.ts'
+import { conflict, notFound } from '../errors.ts'
 import type { FilesRepository } from '../files/files.repository.ts'
 import { newId } from '../ids.ts'
+import { nonBlankName } from '../names.ts'
 import type { RequestsRepository } from '../requests/requests.repository.ts'
 import type { Folder, FoldersRepository } from './folders.repository.ts'
 
-function cleanName(name: string): string {
-  const trimmed = name.trim()
-  if (trimmed.length === 0) throw invalid('The folder name must not be blank.')
-  return trimmed
-}
+/** Folder names are stored trimmed. */
+const cleanName = (name: string): string => nonBlankName(name, 'name').trim()
 
 const duplicateName = (name: string) =>
   conflict(`A folder named "${name}" already exists.`, 'Choose another name; folder names ignore case.')

@@ -72,12 +72,26 @@ export function clientError(error: NodeJS.ErrnoException, socket: Duplex): void 
   const { status } = ERROR_CODES[code]
   const body = JSON.stringify(errorBody(code, message))
   if (socket.writable) {
+    // An answer to HEAD has the headers of the answer to GET and never a body, which a client would read as
+    // the start of its next response.
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n` +
+        (isHead(error as { rawPacket?: unknown }, socket) ? '' : body),
     )
   }
   socket.destroy()
+}
+
+/**
+ * Whether the request Node could not read was a HEAD: its first bytes say so when the parser kept them, and the
+ * request the parser had begun does when its headers were read (a timeout of its body).
+ */
+function isHead(error: { rawPacket?: unknown }, socket: Duplex): boolean {
+  const { rawPacket } = error
+  if (Buffer.isBuffer(rawPacket) && rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ') return true
+  const parser = (socket as Duplex & { parser?: { incoming?: { method?: string } } }).parser
+  return parser?.incoming?.method === 'HEAD'
 }
 
 declare module 'fastify' {

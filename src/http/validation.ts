@@ -191,7 +191,7 @@ export function describeValidationError(error: ErrorObject, part: string | undef
     case 'noNul':
       return `The ${subject} must not contain the character U+0000.`
     case 'wellFormed':
-      return `The ${subject} must be valid Unicode text: it holds an unpaired surrogate.`
+      return `The ${subject} must be valid Unicode text in UTF-8: it holds bytes that are not UTF-8, or an unpaired surrogate.`
     case 'format':
       return `The ${subject} must be a valid ${p.format === 'date-time' ? 'ISO 8601 date-time' : p.format}.`
     default:

@@ -12,6 +12,7 @@ import { AppError, conflict, invalid, notFound } from '../errors.ts'
 import { blobKeyOf } from '../files/blob-keys.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
+import { nonBlankName } from '../names.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import type { UploadProcessor } from './processing.ts'
 import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
@@ -127,6 +128,7 @@ export class UploadsService {
   ): Promise<Grant[]> {
     const max = this.#config.maxFileSize
     for (const [i, file] of input.files.entries()) {
+      nonBlankName(file.name, `files[${i}].name`)
       if (file.size > max) {
         throw invalid(
           `The request body "files[${i}].size" must be at most ${max}, the largest file this server accepts.`,
