@@ -100,7 +100,7 @@ for (const engine of ENGINES) {
         body: JSON.stringify({ fileIds: ids }),
       })
       await assert.rejects(deleting, 'the server died before it answered')
-      await new Promise((resolve) => server?.child.once('exit', resolve))
+      await server.exited()
       assert.equal(server.child.signalCode, 'SIGKILL')
 
       // The point: the rows are gone and their blobs recorded, the blobs not yet removed.
@@ -135,7 +135,7 @@ for (const engine of ENGINES) {
       ])
       assert.ok(grant)
       await uploadWithGrant(grant, Buffer.from('once'))
-      await new Promise((resolve) => server?.child.once('exit', resolve))
+      await server.exited()
       assert.equal(server.child.signalCode, 'SIGKILL')
 
       // The point: the file exists, the upload is still processing, under the dead process's lease.

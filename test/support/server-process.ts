@@ -14,6 +14,8 @@ export interface ServerProcess {
   stop(): Promise<void>
   /** SIGKILL: the process dies at once, in the middle of whatever it was doing. */
   kill(): Promise<void>
+  /** Resolves once the process has exited, at once if it has already: a fault point kills it by itself. */
+  exited(): Promise<void>
 }
 
 /** Starts the server with `env` on `port` (a free one if not given); resolves once /healthz answers. */
@@ -31,13 +33,19 @@ export async function startServer(env: Record<string, string>, port?: number): P
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const exit = (signal: NodeJS.Signals) => async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill(signal)
-    await exited
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    await gone
   }
-  const server = { base, port: listenOn, child, stop: exit('SIGTERM'), kill: exit('SIGKILL') }
+  const server = {
+    base,
+    port: listenOn,
+    child,
+    stop: exit('SIGTERM'),
+    kill: exit('SIGKILL'),
+    exited: () => gone,
+  }
   for (let attempt = 0; attempt < 300; attempt++) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
     try {
