@@ -11,10 +11,7 @@ async function main(): Promise<void> {
   const config = loadConfig()
   const db = openDatabase(config)
   await migrate(db)
-  // A multipart upload may rest between parts for as long as its grant lasts; only then is it abandoned.
-  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'), {
-    staleTempAgeMs: Math.max(60 * 60 * 1000, config.uploadGrantTtlSeconds * 1000),
-  })
+  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
   const app = await buildApp({ config, db, blobs })
 
   let closing = false

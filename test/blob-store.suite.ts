@@ -245,6 +245,49 @@ export function blobStoreSuite(name: string, makeStore: () => Promise<StoreUnder
       })
     })
 
+    describe('listing', () => {
+      test('list gives the blobs under a prefix with their sizes, and none that was deleted', async () => {
+        const prefix = scope()
+        await store().put(`${prefix}/a`, Buffer.from('one'))
+        await store().put(`${prefix}/b/c`, Buffer.from('three'))
+        await store().put(`${prefix}/b/d`, Buffer.alloc(0))
+        await store().put(`${prefix}/gone`, Buffer.from('x'))
+        await store().delete(`${prefix}/gone`)
+        const before = Date.now()
+        const listed = []
+        for await (const blob of store().list(`${prefix}/`)) {
+          assert.ok(blob.modifiedAt <= before + 1000 && blob.modifiedAt > before - 60_000, blob.key)
+          listed.push([blob.key, blob.size])
+        }
+        listed.sort()
+        assert.deepEqual(listed, [
+          [`${prefix}/a`, 3],
+          [`${prefix}/b/c`, 5],
+          [`${prefix}/b/d`, 0],
+        ])
+        const nested = []
+        for await (const blob of store().list(`${prefix}/b/`)) nested.push(blob.key)
+        assert.deepEqual(nested.sort(), [`${prefix}/b/c`, `${prefix}/b/d`])
+        for await (const blob of store().list(`${scope()}/`))
+          assert.fail(`nothing is under a new prefix: ${blob.key}`)
+      })
+
+      test('a multipart upload nobody finished is a leftover until removed', async () => {
+        const upload = await store().createMultipart(`${scope()}/unfinished`)
+        await store().writePart(upload, 1, randomBytes(1000), 1000)
+        const ids = async () => {
+          const found: string[] = []
+          for await (const leftover of store().leftovers()) found.push(leftover.id)
+          return found
+        }
+        const before = await ids()
+        assert.ok(before.length > 0)
+        for (const id of before) await store().removeLeftover(id)
+        assert.deepEqual(await ids(), [])
+        await assert.rejects(store().listParts(upload))
+      })
+    })
+
     describe('overwrite and concurrency', () => {
       test('an overwrite replaces the whole blob, shorter or longer', async () => {
         const key = `${scope()}/doc`

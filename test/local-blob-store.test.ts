@@ -140,21 +140,66 @@ describe('LocalBlobStore on disk', () => {
     assert.deepEqual(await filesUnder(root), [])
   })
 
-  test('open sweeps stale temporary files and keeps fresh ones', async () => {
+  test('leftovers: the temporary file of a crashed write and the directory of an upload, each with its last change', async () => {
     const root = await fresh()
-    await LocalBlobStore.open(root)
+    const store = await LocalBlobStore.open(root)
     const temp = path.join(root, '.tmp')
     await writeFile(path.join(temp, 'crashed.part'), 'half a blob')
     const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
     await utimes(path.join(temp, 'crashed.part'), twoHoursAgo, twoHoursAgo)
-    await writeFile(path.join(temp, 'in-flight.part'), 'another process is writing')
+    const upload = await store.createMultipart('a/upload')
+    await store.writePart(upload, 1, randomBytes(100), 100)
+    await store.put('a/blob', Buffer.from('a blob is not a leftover'))
 
-    await LocalBlobStore.open(root)
-    assert.deepEqual(await readdir(temp), ['in-flight.part'])
+    const found = []
+    for await (const leftover of store.leftovers()) found.push(leftover)
+    // The crashed write's file first, then the upload's directory.
+    found.sort((x, y) => Number(y.id === 'crashed.part') - Number(x.id === 'crashed.part'))
+    assert.deepEqual(
+      found.map(({ id, size }) => ({ id, size })),
+      [
+        { id: 'crashed.part', size: 11 },
+        { id: `${upload.uploadId}.mpu`, size: found[1]?.size },
+      ],
+    )
+    assert.ok((found[1]?.size ?? 0) >= 100)
+    assert.equal(Math.round(found[0]?.modifiedAt ?? 0), twoHoursAgo.getTime())
+    assert.ok((found[1]?.modifiedAt ?? 0) > Date.now() - 60_000)
 
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    await LocalBlobStore.open(root, { staleTempAgeMs: 10 })
+    await store.removeLeftover('crashed.part')
+    await store.removeLeftover(`${upload.uploadId}.mpu`)
+    await store.removeLeftover('crashed.part')
     assert.deepEqual(await readdir(temp), [])
+    await assert.rejects(store.removeLeftover('../a'), /not a leftover/)
+    assert.equal(await store.stat('a/blob').then((s) => s?.size), 24)
+  })
+
+  test('list: the blobs under a prefix, with their sizes; never temporary state', async () => {
+    const root = await fresh()
+    const store = await LocalBlobStore.open(root)
+    await store.put('files/acc_a/fil_1', Buffer.from('one'))
+    await store.put('files/acc_a/fil_2', Buffer.from('three'))
+    await store.put('files/acc_b/fil_3', Buffer.from('x'))
+    await store.put('previews/acc_a/fil_1', Buffer.from('webp'))
+    await writeFile(path.join(root, '.tmp', 'crashed.part'), 'x')
+    const keys = async (prefix: string) => {
+      const listed = []
+      for await (const blob of store.list(prefix)) listed.push(`${blob.key}:${blob.size}`)
+      return listed.sort()
+    }
+    assert.deepEqual(await keys('files/'), [
+      'files/acc_a/fil_1:3',
+      'files/acc_a/fil_2:5',
+      'files/acc_b/fil_3:1',
+    ])
+    assert.deepEqual(await keys('files/acc_a/'), ['files/acc_a/fil_1:3', 'files/acc_a/fil_2:5'])
+    assert.deepEqual(await keys(''), [
+      'files/acc_a/fil_1:3',
+      'files/acc_a/fil_2:5',
+      'files/acc_b/fil_3:1',
+      'previews/acc_a/fil_1:4',
+    ])
+    assert.deepEqual(await keys('nothing/'), [])
   })
 
   describe('multipart uploads on disk', () => {
@@ -289,7 +334,7 @@ describe('LocalBlobStore on disk', () => {
       assert.deepEqual(await uploadDirs(root), [])
     })
 
-    test('open sweeps upload directories untouched for long and keeps those in use', async () => {
+    test('an upload directory is a leftover dated by the newest thing in it', async () => {
       const root = await fresh()
       const store = await LocalBlobStore.open(root)
       const stale = await store.createMultipart('a/stale')
@@ -304,9 +349,13 @@ describe('LocalBlobStore on disk', () => {
         await lutimes(path.join(staleDir, entry), twoHoursAgo, twoHoursAgo)
       }
       await utimes(staleDir, twoHoursAgo, twoHoursAgo)
-      await LocalBlobStore.open(root)
-      assert.deepEqual(await uploadDirs(root), [`${live.uploadId}.mpu`])
+      const dated: Record<string, number> = {}
+      for await (const leftover of store.leftovers()) dated[leftover.id] = leftover.modifiedAt
+      assert.equal(Math.round(dated[`${stale.uploadId}.mpu`] ?? 0), twoHoursAgo.getTime())
+      assert.ok((dated[`${live.uploadId}.mpu`] ?? 0) > Date.now() - 60_000)
+      assert.deepEqual(await uploadDirs(root), [`${live.uploadId}.mpu`, `${stale.uploadId}.mpu`].sort())
       await store.abortMultipart(live)
+      await store.abortMultipart(stale)
     })
 
     test('a part is fsynced, with the directory entries naming it, before writePart resolves', async (t) => {

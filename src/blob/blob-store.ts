@@ -45,6 +45,21 @@ export interface BlobStore {
   stat(key: string): Promise<BlobStat | undefined>
   /** Removes the blob; removing an absent blob is not an error. */
   delete(key: string): Promise<void>
+  /**
+   * Every blob whose key starts with `prefix` (a key, or `''` for all), in no particular order, with its size
+   * and the time it was last written: what the storage reconciler compares with the database. A blob written
+   * or removed during the listing may or may not be in it.
+   */
+  list(prefix: string): AsyncIterable<ListedBlob>
+
+  // What writes leave when they never finish (a process died in the middle of a put, an upload nobody
+  // completed): the driver's own temporary state, outside every key. The storage reconciler removes what has
+  // been left alone longer than any upload could still be under way.
+
+  /** Everything unfinished writes and multipart uploads hold, with the last time each was touched. */
+  leftovers(): AsyncIterable<Leftover>
+  /** Removes a leftover by the id `leftovers` gave it; removing one that is gone is not an error. */
+  removeLeftover(id: string): Promise<void>
 
   // Multipart uploads, in the spirit of S3's (which a driver may map them to): parts of one blob are written
   // separately, in any order, concurrently and from any process sharing the store, then joined in one
@@ -91,6 +106,24 @@ export interface BlobStore {
    * still in flight fail, or leave nothing the store keeps.
    */
   abortMultipart(upload: MultipartUpload): Promise<void>
+}
+
+/** A blob as `list` gives it. */
+export interface ListedBlob {
+  key: string
+  size: number
+  /** Epoch ms of its last write. */
+  modifiedAt: number
+}
+
+/** The state of an unfinished write or multipart upload (see `leftovers`). */
+export interface Leftover {
+  /** The driver's name for it, opaque to callers. */
+  id: string
+  /** Bytes it holds. */
+  size: number
+  /** Epoch ms of the last time anything in it was written. */
+  modifiedAt: number
 }
 
 /** A multipart upload under way: the key its blob will get, and the driver's name for the upload. */

@@ -8,7 +8,7 @@
 // root itself may be a link (a data directory mounted elsewhere). This guards against a misplaced link,
 // not against someone who can already write into the root.
 import { randomBytes } from 'node:crypto'
-import { constants, type Stats } from 'node:fs'
+import { constants, type Dirent, type Stats } from 'node:fs'
 import { type FileHandle, lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
@@ -21,29 +21,19 @@ import {
   type BlobStore,
   type ByteRange,
   InvalidBlobKeyError,
+  type Leftover,
+  type ListedBlob,
   type MultipartBlob,
   type MultipartUpload,
   type PartRef,
   type WrittenPart,
 } from './blob-store.ts'
 import { errorCode, isMissing, syncDir, withHeldErrors, writeChunks } from './local-files.ts'
-import { isStaleUpload, LocalMultipart } from './local-multipart.ts'
+import { LocalMultipart, uploadDirState } from './local-multipart.ts'
 import { LocalReadStream } from './local-read-stream.ts'
 
 const TEMP_DIR = '.tmp'
 const BLOB_SUFFIX = '.blob'
-
-export interface LocalBlobStoreOptions {
-  /**
-   * Temporary files, and multipart upload directories, untouched for this long are leftovers of a crashed
-   * write or an abandoned upload and are removed by `open`. A live write touches its file with every chunk,
-   * so a process opening the store while another one writes cuts off only a transfer (or a multipart upload)
-   * that has been idle this long.
-   */
-  staleTempAgeMs?: number
-}
-
-const HOUR_MS = 60 * 60 * 1000
 
 function symlinkRefused(key: string): Error {
   return new Error(`refusing blob key ${key}: its path crosses a symbolic link below the blob root`)
@@ -62,25 +52,10 @@ export class LocalBlobStore implements BlobStore {
     })
   }
 
-  /** Creates the root if needed and removes temporary files that a crashed process left behind. */
-  static async open(root: string, options: LocalBlobStoreOptions = {}): Promise<LocalBlobStore> {
+  /** Creates the root if needed. What crashed writes left is the storage reconciler's to remove. */
+  static async open(root: string): Promise<LocalBlobStore> {
     const resolved = path.resolve(root)
-    const tempDir = path.join(resolved, TEMP_DIR)
-    await mkdir(tempDir, { recursive: true })
-    const cutoff = Date.now() - (options.staleTempAgeMs ?? HOUR_MS)
-    for (const entry of await readdir(tempDir)) {
-      const temp = path.join(tempDir, entry)
-      try {
-        const info = await lstat(temp)
-        if (info.isFile() && info.mtimeMs < cutoff) await rm(temp, { force: true })
-        if (info.isDirectory() && (await isStaleUpload(temp, cutoff))) {
-          await rm(temp, { recursive: true, force: true })
-        }
-      } catch (error) {
-        // Another process may finish or sweep the same entry meanwhile.
-        if (!isMissing(error)) throw error
-      }
-    }
+    await mkdir(path.join(resolved, TEMP_DIR), { recursive: true })
     return new LocalBlobStore(resolved)
   }
 
@@ -249,6 +224,60 @@ export class LocalBlobStore implements BlobStore {
     if (!dirsExist) return undefined
     const info = await this.#lstatBlob(key, file)
     return info?.isFile() ? key + BLOB_SUFFIX : undefined
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedBlob> {
+    if (prefix !== '') assertValidKey(prefix.replace(/\/$/, ''))
+    // The directory to walk: the prefix's whole segments; a partial last segment filters names.
+    const slash = prefix.lastIndexOf('/')
+    const dir = path.join(this.#root, prefix.slice(0, slash + 1))
+    let entries: Dirent[]
+    try {
+      const info = await lstat(dir)
+      if (!info.isDirectory()) return
+      entries = await readdir(dir, { recursive: true, withFileTypes: true })
+    } catch (error) {
+      if (isMissing(error)) return
+      throw error
+    }
+    for (const entry of entries) {
+      // Blob files only: no temporary state, and nothing reached through a link.
+      if (!entry.isFile() || !entry.name.endsWith(BLOB_SUFFIX)) continue
+      const file = path.join(entry.parentPath, entry.name)
+      const key = path.relative(this.#root, file).slice(0, -BLOB_SUFFIX.length).split(path.sep).join('/')
+      if (key.startsWith(TEMP_DIR) || !key.startsWith(prefix)) continue
+      try {
+        const info = await lstat(file)
+        yield { key, size: info.size, modifiedAt: info.mtimeMs }
+      } catch (error) {
+        // Removed while listed.
+        if (!isMissing(error)) throw error
+      }
+    }
+  }
+
+  async *leftovers(): AsyncIterable<Leftover> {
+    const tempDir = path.join(this.#root, TEMP_DIR)
+    for (const name of await readdir(tempDir)) {
+      const entry = path.join(tempDir, name)
+      try {
+        const info = await lstat(entry)
+        if (info.isFile()) yield { id: name, size: info.size, modifiedAt: info.mtimeMs }
+        else if (info.isDirectory()) {
+          const upload = await uploadDirState(entry)
+          if (upload) yield { id: name, ...upload }
+        }
+      } catch (error) {
+        // Finished or removed by another process meanwhile.
+        if (!isMissing(error)) throw error
+      }
+    }
+  }
+
+  async removeLeftover(id: string): Promise<void> {
+    // An entry of the temporary directory, by its name alone: nothing else can be reached.
+    if (!/^[A-Za-z0-9._-]+$/.test(id) || id === '.' || id === '..') throw new Error(`not a leftover: ${id}`)
+    await rm(path.join(this.#root, TEMP_DIR, id), { recursive: true, force: true })
   }
 
   async delete(key: string): Promise<void> {

@@ -446,12 +446,19 @@ function lengthError(partNumber: number, length: number | undefined, got: string
  * Whether an entry of the temporary directory is an upload directory nobody touched since `cutoff`: neither
  * it (a part or claim added) nor any file in it (bytes written).
  */
-export async function isStaleUpload(dir: string, cutoff: number): Promise<boolean> {
+/**
+ * The bytes an upload directory holds and the last time anything in it was written (a claim is a link, whose
+ * own time counts); undefined for an entry of the temporary directory that is not an upload's.
+ */
+export async function uploadDirState(dir: string): Promise<{ size: number; modifiedAt: number } | undefined> {
   const name = path.basename(dir)
-  if (!name.endsWith(LIVE_SUFFIX) && !name.endsWith(CLOSING_SUFFIX)) return false
+  if (!name.endsWith(LIVE_SUFFIX) && !name.endsWith(CLOSING_SUFFIX)) return undefined
   let newest = (await lstat(dir)).mtimeMs
+  let size = 0
   for (const entry of await readdir(dir)) {
-    newest = Math.max(newest, (await lstat(path.join(dir, entry))).mtimeMs)
+    const info = await lstat(path.join(dir, entry))
+    newest = Math.max(newest, info.mtimeMs)
+    if (info.isFile()) size += info.size
   }
-  return newest < cutoff
+  return { size, modifiedAt: newest }
 }
