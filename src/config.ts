@@ -32,6 +32,8 @@ export interface Config {
    * no body, and nginx sends the bytes. Unset (the default): Coffer streams them itself.
    */
   downloadAccelRedirect: string | undefined
+  /** How often the storage reconciler runs (storage/reconciler.ts); 0: only on demand, from the CLI. */
+  storageCheckIntervalMs: number
   /** How long clients may take, so that slow or idle ones cannot hold connections (http/connections.ts). */
   timeouts: {
     /** To send a request's headers, whole. */
@@ -148,5 +150,6 @@ export function loadConfig(env: Env = process.env): Config {
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
     downloadAccelRedirect: accelPrefix(env, 'DOWNLOAD_ACCEL_REDIRECT'),
     timeouts: timeouts(env),
+    storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,
   }
 }

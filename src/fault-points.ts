@@ -9,6 +9,8 @@ export type FaultPoint =
   | 'files-deleted'
   /** An upload's file and (for a file request) its submission are committed; the upload is not complete. */
   | 'file-created'
+  /** A folder's deletion (its files and requests moved to root) is committed; the answer is not sent. */
+  | 'folder-deleted'
 
 export function faultPoint(point: FaultPoint): void {
   if (armed === point) process.kill(process.pid, 'SIGKILL')

@@ -30,6 +30,8 @@ import { SharesRepository } from './shares/shares.repository.ts'
 import { SharesService } from './shares/shares.service.ts'
 import { BlobDeletionsRepository } from './storage/blob-deletions.repository.ts'
 import { BlobDeletionsService, type DeletionLog } from './storage/blob-deletions.service.ts'
+import { StorageReconciler } from './storage/reconciler.ts'
+import { StorageRepository } from './storage/storage.repository.ts'
 import { type Log, UploadProcessor } from './uploads/processing.ts'
 import { UploadsRepository } from './uploads/uploads.repository.ts'
 import { UploadsService } from './uploads/uploads.service.ts'
@@ -55,6 +57,8 @@ export interface Jobs {
   uploadProcessor: UploadProcessor
   /** Removes the blobs that deletions recorded and left (a crash, a failing disk). */
   blobDeletions: BlobDeletionsService
+  /** Compares the blob store with the database, and repairs what is safe to (storage/reconciler.ts). */
+  storageReconciler: StorageReconciler
 }
 
 export interface Wiring {
@@ -72,6 +76,25 @@ export interface WiringDeps {
   db: Db
   blobs: BlobStore
 }
+
+/**
+ * The storage reconciler, which compares the BlobStore with the database: a job of the server and a command
+ * of the command-line tool. A blob without a row may belong to an upload for as long as a grant lasts.
+ */
+export function wireStorage(
+  db: Db,
+  blobs: BlobStore,
+  config: Pick<Config, 'uploadGrantTtlSeconds' | 'storageCheckIntervalMs'>,
+): StorageReconciler {
+  return new StorageReconciler({
+    blobs,
+    storage: new StorageRepository(db),
+    graceMs: Math.max(HOUR_MS, config.uploadGrantTtlSeconds * 1000),
+    intervalMs: config.storageCheckIntervalMs,
+  })
+}
+
+const HOUR_MS = 60 * 60 * 1000
 
 /** Accounts and their API keys: what the command-line tool manages, and a part of `wire`. */
 export function wireAccounts(db: Db): Pick<Services, 'accounts' | 'apiKeys'> {
@@ -117,7 +140,8 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     blobApi,
     blobs,
   })
-  const jobs: Jobs = { uploadProcessor, blobDeletions }
+  const storageReconciler = wireStorage(db, blobs, config)
+  const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler }
   const uploads = new UploadsService({
     transaction,
     uploads: uploadsRepository,
@@ -168,10 +192,12 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     startJobs: (log) => {
       uploadProcessor.start(log)
       blobDeletions.start(log)
+      storageReconciler.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
       await blobDeletions.stop()
+      await storageReconciler.stop()
     },
   }
 }

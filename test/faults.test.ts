@@ -3,12 +3,13 @@
 // fault point of the server (src/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
 // point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves).
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, utimes } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { openDatabase } from '../src/db/open.ts'
-import { newAccount, newKey, type Storage } from './support/cli-helpers.ts'
+import { cli, newAccount, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
 import { type ServerProcess, startServer } from './support/server-process.ts'
 import { prepareUploads, uploadWithGrant, waitForUpload } from './support/uploads.ts'
@@ -176,6 +177,123 @@ for (const engine of ENGINES) {
       assert.equal(names.filter((name) => name === 'once.txt').length, 1)
       await server.stop()
       server = undefined
+    })
+
+    /** The API of `on`, with the test's key. */
+    async function api(on: ServerProcess, method: string, url: string, body?: unknown) {
+      const response = await fetch(`${on.base}/api/v1${url}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      return { status: response.status, body: (await response.json().catch(() => null)) as any }
+    }
+
+    test('a folder delete killed after its commit: the folder is gone, its files in root, counts exact', async () => {
+      server = await startServer(env('folder-deleted'))
+      const folder = (await api(server, 'POST', '/folders', { name: 'Doomed' })).body.data
+      const [id] = await uploadFiles(server, 1)
+      assert.equal((await api(server, 'PATCH', `/files/${id}`, { folderId: folder.id })).status, 200)
+      await assert.rejects(api(server, 'DELETE', `/folders/${folder.id}`), 'no answer came')
+      await server.exited()
+      assert.equal(server.child.signalCode, 'SIGKILL')
+      server = await startServer(env())
+      assert.equal((await api(server, 'GET', `/folders/${folder.id}`)).status, 404)
+      const file = await api(server, 'GET', `/files/${id}`)
+      assert.equal(file.body.data.folderId, null)
+      await server.stop()
+      server = undefined
+    })
+
+    test("a single PUT killed mid-transfer: its temporary file is the reconciler's once stale", async () => {
+      server = await startServer(env())
+      const size = 4 * 1024 * 1024
+      const [grant] = await prepareUploads(server.base, token, [
+        { name: 'big.bin', type: 'application/octet-stream', size },
+      ])
+      assert.ok(grant)
+      // The real client, one PUT (under 5 MiB), fed half the bytes and then nothing more; no retries.
+      process.env.VERCEL_BLOB_API_URL = `${server.base}/blob`
+      process.env.VERCEL_BLOB_RETRIES = '0'
+      const stalled = new Readable({ read() {} })
+      stalled.push(Buffer.alloc(size / 2, 1))
+      const transfer = uploadWithGrant(grant, stalled).catch(() => undefined)
+      const temp = path.join(dataDir, 'blobs', '.tmp')
+      await eventually(
+        async () => (await filesUnder(temp)).some((f) => f.endsWith('.part')),
+        5000,
+        'the temporary file',
+      )
+      await server.kill()
+      stalled.destroy()
+      await transfer
+      delete process.env.VERCEL_BLOB_RETRIES
+      const [part] = (await filesUnder(temp)).filter((f) => f.endsWith('.part'))
+      assert.ok(part, 'the kill left a temporary file')
+
+      // Recent, it may be a write under way; stale, it is removed.
+      const check = async (...args: string[]) => {
+        const run = await cli(storage, ['storage', 'check', '--json', ...args])
+        return JSON.parse(run.stdout)
+      }
+      assert.equal((await check()).activeLeftovers, 1)
+      const stale = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      await utimes(path.join(temp, part), stale, stale)
+      const repaired = await check('--repair')
+      assert.equal(repaired.staleLeftovers.removed, 1)
+      assert.deepEqual(
+        (await filesUnder(temp)).filter((f) => f.endsWith('.part')),
+        [],
+      )
+    })
+
+    test('counted share views killed mid-way: every view a client received was counted', async () => {
+      server = await startServer(env())
+      const [id] = await uploadFiles(server, 1)
+      const share = (await api(server, 'POST', '/shares', { fileId: id })).body.data
+      const page = new URL(share.publicUrl).pathname
+      let received = 0
+      const views = Array.from({ length: 2000 }, async () => {
+        const response = await fetch(`${server?.base}${page}`).catch(() => undefined)
+        if (response?.status === 200) {
+          await response.text()
+          received++
+        }
+      })
+      await eventually(async () => received >= 20, 10_000, 'twenty views')
+      await server.kill()
+      await Promise.all(views)
+      assert.ok(received < 2000, 'the server was killed while views were under way')
+      server = await startServer(env())
+      const counted = (await api(server, 'GET', `/shares/${share.id}`)).body.data.viewCount
+      assert.ok(counted >= received, `${counted} views counted, ${received} received`)
+      await server.stop()
+      server = undefined
+    })
+
+    test('after every fault: the storage check finds nothing to repair and no row without its blob', async () => {
+      const run = await cli(storage, ['storage', 'check', '--json'])
+      assert.equal(run.code, 0, run.stderr)
+      const report = JSON.parse(run.stdout)
+      assert.deepEqual(
+        [report.problems, report.orphanBlobs.count, report.orphanPreviews.count, report.staleLeftovers.count],
+        [0, 0, 0, 0],
+      )
+      // No upload is stuck: each one ended, or is within its grant.
+      const reader = db()
+      try {
+        const stuck = await reader.kysely
+          .selectFrom('upload_intents')
+          .select('id')
+          .where('state', '=', 'processing')
+          .execute()
+        assert.deepEqual(stuck, [])
+      } finally {
+        await reader.close()
+      }
     })
   })
 }

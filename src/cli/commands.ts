@@ -6,6 +6,7 @@ import type { ApiKey } from '../accounts/api-keys.repository.ts'
 import type { ApiKeysService } from '../accounts/api-keys.service.ts'
 import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../auth/scopes.ts'
 import { toIso, toIsoOrNull } from '../http/schemas.ts'
+import type { StorageReconciler, StorageReport } from '../storage/reconciler.ts'
 
 export const PROGRAM = 'npm run cli --'
 
@@ -33,6 +34,7 @@ export type Values = Record<string, string | boolean | undefined>
 export interface CliServices {
   accounts: AccountsService
   apiKeys: ApiKeysService
+  storage: StorageReconciler
 }
 
 export interface Context {
@@ -47,6 +49,8 @@ export interface Context {
 export interface Result {
   json: Record<string, unknown>
   text: string
+  /** 1 when the command ran but found something wrong (a storage check); 0 when left out. */
+  exitCode?: number
 }
 
 export interface Command {
@@ -290,4 +294,54 @@ export const COMMANDS: Command[] = [
       }
     },
   },
+  {
+    group: 'storage',
+    name: 'check',
+    summary: 'Compare the blob store with the database; --repair removes what is safe to',
+    description:
+      'Compare the blobs on disk with the rows of the database, while the server runs or not: blobs no row owns ' +
+      "and no upload claims (a file's, or a preview whose file is gone), rows whose blob is missing, and what " +
+      'unfinished writes left. Blobs and leftovers count as orphans only once older than the longest upload grant ' +
+      '(at least an hour), since an upload may still claim them. Exits 1 when a row has lost its blob.',
+    flags: {
+      repair: {
+        type: 'boolean',
+        description: 'remove orphan blobs and stale leftovers (rows without blobs are only ever reported)',
+      },
+    },
+    notes: 'The server runs the same check, repairing, at start and every STORAGE_CHECK_INTERVAL_SECONDS.',
+    async run(context) {
+      const { storage } = await context.services()
+      const report = await storage.check({ repair: context.values.repair === true })
+      return { json: { ...report }, text: storageText(report), exitCode: report.problems > 0 ? 1 : 0 }
+    },
+  },
 ]
+
+/** A storage report for people: one line per finding, with the keys it names. */
+function storageText(report: StorageReport): string {
+  const line = (label: string, found: { count: number; sample: string[] }, extra = '') =>
+    `${label}: ${found.count}${extra}${found.sample.length > 0 ? `\n  ${found.sample.join('\n  ')}` : ''}`
+  const removed = (n: number) => (report.repair ? `, ${n} removed` : ' (run with --repair to remove)')
+  return [
+    `Storage check at ${report.checkedAt}: ${report.blobs.count} blobs, ${report.blobs.bytes} bytes.`,
+    line(
+      'Blobs without a file',
+      report.orphanBlobs,
+      report.orphanBlobs.count > 0 ? removed(report.orphanBlobs.removed) : '',
+    ),
+    line(
+      'Previews without a file',
+      report.orphanPreviews,
+      report.orphanPreviews.count > 0 ? removed(report.orphanPreviews.removed) : '',
+    ),
+    `Blobs without a row yet, within the grace period (uploads under way): ${report.recentOrphans}`,
+    line('Rows whose blob is MISSING (not repairable; restore from a backup)', report.missingBlobs),
+    line(
+      'Stale leftovers of unfinished writes',
+      report.staleLeftovers,
+      report.staleLeftovers.count > 0 ? removed(report.staleLeftovers.removed) : '',
+    ),
+    `Leftovers of writes under way: ${report.activeLeftovers}`,
+  ].join('\n')
+}

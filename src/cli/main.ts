@@ -1,13 +1,16 @@
 // Entry point of `npm run cli`: manages accounts and API keys on the server's own storage (DATA_DIR or
 // DATABASE_URL), also while the server runs. With --json, stdout carries exactly one JSON object, the
 // result or the error envelope; people read stderr for errors. Exit codes: 0 done, 1 failed, 2 usage.
+
+import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { LocalBlobStore } from '../blob/local-blob-store.ts'
 import { ConfigError, loadConfig } from '../config.ts'
 import type { Db } from '../db/database.ts'
 import { migrate } from '../db/migrate.ts'
 import { openDatabase } from '../db/open.ts'
 import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
-import { wireAccounts } from '../wiring.ts'
+import { wireAccounts, wireStorage } from '../wiring.ts'
 import {
   type CliServices,
   COMMANDS,
@@ -169,9 +172,10 @@ async function openStorage(): Promise<Storage> {
     await db?.close()
     throw new AppError('unavailable', `Cannot open the ${where}: ${rootMessage(error)}`)
   }
+  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
   return {
     db,
-    services: wireAccounts(db),
+    services: { ...wireAccounts(db), storage: wireStorage(db, blobs, config) },
   }
 }
 
@@ -221,7 +225,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const result = await command.run(context)
     process.stdout.write(`${json ? JSON.stringify(result.json) : result.text}\n`)
-    return 0
+    return result.exitCode ?? 0
   } catch (error) {
     const { exitCode, ...envelope } = failure(error)
     process.stderr.write(`error: ${envelope.message}\n`)

@@ -4,6 +4,7 @@ import type { Transactor } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { conflict, notFound } from '../errors.ts'
+import { faultPoint } from '../fault-points.ts'
 import type { FilesRepository } from '../files/files.repository.ts'
 import { newId } from '../ids.ts'
 import { nonBlankName } from '../names.ts'
@@ -76,6 +77,7 @@ export class FoldersService {
       await this.#requests.moveAllToRoot(trx, folderId)
       await this.#folders.delete(trx, folderId)
     })
+    faultPoint('folder-deleted')
     return { id: folderId, deleted: true }
   }
 }

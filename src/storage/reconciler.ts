@@ -1,0 +1,187 @@
+// The storage reconciler: compares the BlobStore with the database and reports, and repairs where that is
+// safe, what does not match. Run at start, every STORAGE_CHECK_INTERVAL_SECONDS, and on demand
+// (`npm run cli -- storage check [--repair]`). It finds:
+// - blobs without rows (a file's or a preview's blob that no row owns, no upload under way claims and no
+//   deletion has recorded): removed once older than any upload that could still claim them;
+// - previews without files, the same way;
+// - rows without blobs: reported loudly, never removed (the row is what the owner sees; the bytes are lost);
+// - leftovers of unfinished writes and uploads: removed once untouched for as long.
+// It works through the BlobStore contract alone (`list`, `stat`, `leftovers`), so any driver gets it.
+import type { BlobStore } from '../blob/blob-store.ts'
+import type { StorageRepository } from './storage.repository.ts'
+
+/** The prefixes under which rows own blobs (files/blob-keys.ts). */
+const OWNED_PREFIXES = ['files/', 'previews/'] as const
+const BATCH = 500
+/** Keys named in a report at most, per finding; the counts are whole. */
+const SAMPLE = 20
+
+export interface Finding {
+  count: number
+  /** Up to SAMPLE of them. */
+  sample: string[]
+}
+
+export interface StorageReport {
+  checkedAt: string
+  repair: boolean
+  /** Blobs listed under the owned prefixes, and their bytes. */
+  blobs: { count: number; bytes: number }
+  /** Files' blobs no row owns and nothing claims, older than the grace period: removed when repairing. */
+  orphanBlobs: Finding & { removed: number }
+  /** The same of previews: previews whose file is gone. */
+  orphanPreviews: Finding & { removed: number }
+  /** Such blobs still within the grace period: an upload may yet claim them. */
+  recentOrphans: number
+  /** Rows whose blob is missing: never repaired, always reported. */
+  missingBlobs: Finding
+  /** Leftovers untouched for longer than the grace period: removed when repairing. */
+  staleLeftovers: Finding & { removed: number; bytes: number }
+  /** Leftovers touched recently: writes and uploads under way. */
+  activeLeftovers: number
+  /** Whether anything is wrong that a repair does not fix (missing blobs). */
+  problems: number
+}
+
+export interface ReconcilerLog {
+  error(details: object, message: string): void
+  info(details: object, message: string): void
+}
+
+const finding = (): Finding => ({ count: 0, sample: [] })
+
+function note(found: Finding, what: string): void {
+  found.count++
+  if (found.sample.length < SAMPLE) found.sample.push(what)
+}
+
+export class StorageReconciler {
+  readonly #blobs: BlobStore
+  readonly #storage: StorageRepository
+  readonly #graceMs: number
+  readonly #intervalMs: number
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<StorageReport | undefined> | undefined
+
+  /**
+   * `graceMs`: how long a blob without a row, or a leftover, may be part of an upload still under way (the
+   * longest grant). `intervalMs`: how often the job runs (and whether at start); 0 runs it only on demand.
+   */
+  constructor(deps: { blobs: BlobStore; storage: StorageRepository; graceMs: number; intervalMs: number }) {
+    this.#blobs = deps.blobs
+    this.#storage = deps.storage
+    this.#graceMs = deps.graceMs
+    this.#intervalMs = deps.intervalMs
+  }
+
+  /** Compares the store with the database; with `repair`, removes orphan blobs and stale leftovers. */
+  async check(options: { repair: boolean }): Promise<StorageReport> {
+    const now = Date.now()
+    const cutoff = now - this.#graceMs
+    const report: StorageReport = {
+      checkedAt: new Date(now).toISOString(),
+      repair: options.repair,
+      blobs: { count: 0, bytes: 0 },
+      orphanBlobs: { ...finding(), removed: 0 },
+      orphanPreviews: { ...finding(), removed: 0 },
+      recentOrphans: 0,
+      missingBlobs: finding(),
+      staleLeftovers: { ...finding(), removed: 0, bytes: 0 },
+      activeLeftovers: 0,
+      problems: 0,
+    }
+
+    // Blobs without rows, a batch of keys at a time.
+    for (const prefix of OWNED_PREFIXES) {
+      const orphans = prefix === 'files/' ? report.orphanBlobs : report.orphanPreviews
+      let batch: { key: string; modifiedAt: number }[] = []
+      const settle = async () => {
+        const standing = await this.#storage.standing(batch.map((blob) => blob.key))
+        for (const blob of batch) {
+          if (standing.has(blob.key)) continue
+          if (blob.modifiedAt >= cutoff) {
+            report.recentOrphans++
+            continue
+          }
+          note(orphans, blob.key)
+          if (options.repair) {
+            await this.#blobs.delete(blob.key)
+            orphans.removed++
+          }
+        }
+        batch = []
+      }
+      for await (const blob of this.#blobs.list(prefix)) {
+        report.blobs.count++
+        report.blobs.bytes += blob.size
+        batch.push(blob)
+        if (batch.length === BATCH) await settle()
+      }
+      await settle()
+    }
+
+    // Rows without blobs, walking each table by its key. A row inserted meanwhile has its blob already.
+    for (const table of ['files', 'file_previews'] as const) {
+      let after = ''
+      for (;;) {
+        const rows = await this.#storage.rowKeys(table, after, BATCH)
+        if (rows.length === 0) break
+        const stats = await Promise.all(rows.map((row) => this.#blobs.stat(row.key)))
+        for (const [i, row] of rows.entries()) {
+          if (stats[i] === undefined) note(report.missingBlobs, row.key)
+        }
+        after = (rows.at(-1) as { id: string }).id
+      }
+    }
+
+    for await (const leftover of this.#blobs.leftovers()) {
+      if (leftover.modifiedAt >= cutoff) {
+        report.activeLeftovers++
+        continue
+      }
+      note(report.staleLeftovers, leftover.id)
+      report.staleLeftovers.bytes += leftover.size
+      if (options.repair) {
+        await this.#blobs.removeLeftover(leftover.id)
+        report.staleLeftovers.removed++
+      }
+    }
+    report.problems = report.missingBlobs.count
+    return report
+  }
+
+  /** Runs a repairing check now and then every interval, logging each report; an interval of 0 runs none. */
+  start(log: ReconcilerLog): void {
+    if (this.#intervalMs === 0) return
+    const run = () => {
+      this.#running ??= this.check({ repair: true })
+        .then((report) => {
+          if (report.problems > 0) {
+            log.error(
+              { storage: report },
+              `storage check: ${report.missingBlobs.count} rows whose blob is missing (not repaired; restore them from a backup)`,
+            )
+          } else {
+            log.info({ storage: report }, 'storage check')
+          }
+          return report
+        })
+        .catch((err: unknown) => {
+          log.error({ err }, 'storage check failed')
+          return undefined
+        })
+        .finally(() => {
+          this.#running = undefined
+        })
+    }
+    run()
+    this.#timer = setInterval(run, this.#intervalMs)
+    this.#timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    this.#timer = undefined
+    await this.#running
+  }
+}
