@@ -28,6 +28,8 @@ import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
 import { SharesService } from './shares/shares.service.ts'
+import { BackupsRepository } from './storage/backups.repository.ts'
+import { BackupsService } from './storage/backups.service.ts'
 import { BlobDeletionsRepository } from './storage/blob-deletions.repository.ts'
 import { BlobDeletionsService, type DeletionLog } from './storage/blob-deletions.service.ts'
 import { StorageReconciler } from './storage/reconciler.ts'
@@ -78,20 +80,29 @@ export interface WiringDeps {
 }
 
 /**
- * The storage reconciler, which compares the BlobStore with the database: a job of the server and a command
- * of the command-line tool. A blob without a row may belong to an upload for as long as a grant lasts.
+ * The storage reconciler, which compares the BlobStore with the database (a job of the server and a command
+ * of the command-line tool; a blob without a row may belong to an upload for as long as a grant lasts), and
+ * backups (the command-line tool's).
  */
 export function wireStorage(
   db: Db,
   blobs: BlobStore,
-  config: Pick<Config, 'uploadGrantTtlSeconds' | 'storageCheckIntervalMs'>,
-): StorageReconciler {
-  return new StorageReconciler({
-    blobs,
-    storage: new StorageRepository(db),
-    graceMs: Math.max(HOUR_MS, config.uploadGrantTtlSeconds * 1000),
-    intervalMs: config.storageCheckIntervalMs,
-  })
+  config: Pick<Config, 'uploadGrantTtlSeconds' | 'storageCheckIntervalMs' | 'databaseUrl'>,
+): { storage: StorageReconciler; backups: BackupsService } {
+  return {
+    storage: new StorageReconciler({
+      blobs,
+      storage: new StorageRepository(db),
+      graceMs: Math.max(HOUR_MS, config.uploadGrantTtlSeconds * 1000),
+      intervalMs: config.storageCheckIntervalMs,
+    }),
+    backups: new BackupsService({
+      engine: db.engine,
+      databaseUrl: config.databaseUrl,
+      backups: new BackupsRepository(db),
+      blobs,
+    }),
+  }
 }
 
 const HOUR_MS = 60 * 60 * 1000
@@ -140,7 +151,7 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     blobApi,
     blobs,
   })
-  const storageReconciler = wireStorage(db, blobs, config)
+  const storageReconciler = wireStorage(db, blobs, config).storage
   const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler }
   const uploads = new UploadsService({
     transaction,

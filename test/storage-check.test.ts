@@ -9,8 +9,9 @@ import { test } from 'node:test'
 import { hashSecret } from '../src/auth/secrets.ts'
 import { blobKeyOf, previewKeyOf } from '../src/files/blob-keys.ts'
 import { newId } from '../src/ids.ts'
+import { BackupsRepository } from '../src/storage/backups.repository.ts'
 import { cli, storageOf } from './support/cli-helpers.ts'
-import { createAccount, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
+import { call, createAccount, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
 
 const TWO_HOURS_AGO = new Date(Date.now() - 2 * 60 * 60 * 1000)
 
@@ -130,5 +131,26 @@ describeEachEngine('storage check', (ctx) => {
     const clean = await cli(storageOf(c), ['storage', 'check', '--repair', '--json'])
     assert.equal(clean.code, 0, clean.stderr)
     assert.equal(JSON.parse(clean.stdout).problems, 0)
+  })
+
+  test("a backup's hold keeps the blobs of files deleted meanwhile until it ends; then the sweep removes them", async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const file = await createFile(c, a.id)
+    const holds = new BackupsRepository(c.db)
+    await holds.hold('backup-test', Date.now() + 60_000)
+    const deleted = await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token })
+    assert.equal(deleted.status, 200)
+    assert.ok(await c.blobs.stat(file.blobKey), 'the blob waits for the backup')
+    assert.equal(await c.app.jobs.blobDeletions.sweep(), 0)
+    await holds.release('backup-test')
+    // The earlier test's recorded deletion goes in the same sweep.
+    assert.ok((await c.app.jobs.blobDeletions.sweep()) >= 1)
+    assert.equal(await c.blobs.stat(file.blobKey), undefined)
+    // A hold whose backup died ends by itself.
+    const other = await createFile(c, a.id)
+    await holds.hold('backup-died', Date.now() - 1)
+    await call(c.app, 'DELETE', `/api/v1/files/${other.id}`, { token: a.token })
+    assert.equal(await c.blobs.stat(other.blobKey), undefined)
   })
 })

@@ -6,6 +6,7 @@ import type { ApiKey } from '../accounts/api-keys.repository.ts'
 import type { ApiKeysService } from '../accounts/api-keys.service.ts'
 import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../auth/scopes.ts'
 import { toIso, toIsoOrNull } from '../http/schemas.ts'
+import type { BackupManifest, BackupsService } from '../storage/backups.service.ts'
 import type { StorageReconciler, StorageReport } from '../storage/reconciler.ts'
 
 export const PROGRAM = 'npm run cli --'
@@ -35,6 +36,7 @@ export interface CliServices {
   accounts: AccountsService
   apiKeys: ApiKeysService
   storage: StorageReconciler
+  backups: BackupsService
 }
 
 export interface Context {
@@ -42,6 +44,8 @@ export interface Context {
   /** Opens the storage, bringing its schema up to date, on first use. */
   services(): Promise<CliServices>
   readPassword(): Promise<string>
+  /** Restores a backup's database into the configured, empty storage, before `services` opens it. */
+  restoreDatabase(from: string): Promise<BackupManifest>
   /** `group name`, for usage errors. */
   path: string
 }
@@ -314,6 +318,49 @@ export const COMMANDS: Command[] = [
       const { storage } = await context.services()
       const report = await storage.check({ repair: context.values.repair === true })
       return { json: { ...report }, text: storageText(report), exitCode: report.problems > 0 ? 1 : 0 }
+    },
+  },
+  {
+    group: 'backup',
+    name: 'create',
+    summary: 'Back up the database and every file into a new directory, while the server runs',
+    description:
+      'Copy the database (SQLite: an online snapshot; PostgreSQL: pg_dump, which must be installed) and the blobs ' +
+      'of every file and preview into a new or empty directory, with a manifest written last. The server may go on ' +
+      'serving: files deleted meanwhile keep their blobs until the backup has copied them.',
+    flags: {
+      to: { type: 'string', placeholder: '<dir>', required: true, description: 'where to write the backup' },
+    },
+    async run(context) {
+      const to = option(context, 'to')
+      const { backups } = await context.services()
+      const manifest = await backups.backup(to)
+      return {
+        json: { to, ...manifest },
+        text: `Backed up the ${manifest.engine} database and ${manifest.blobs} blobs (${manifest.bytes} bytes) into ${to}.`,
+      }
+    },
+  },
+  {
+    group: 'backup',
+    name: 'restore',
+    summary: 'Restore a backup into an empty DATA_DIR (and, with PostgreSQL, an empty database)',
+    description:
+      'Bring back a backup made by "backup create": its database into the configured storage, which must be empty ' +
+      '(no database in DATA_DIR; with DATABASE_URL, a database without tables; pg_restore must be installed), then ' +
+      'its blobs into DATA_DIR/blobs. Start the server on it afterwards.',
+    flags: {
+      from: { type: 'string', placeholder: '<dir>', required: true, description: 'the backup to restore' },
+    },
+    async run(context) {
+      const from = option(context, 'from')
+      const manifest = await context.restoreDatabase(from)
+      const { backups } = await context.services()
+      const { blobs } = await backups.restoreBlobs(from)
+      return {
+        json: { from, engine: manifest.engine, createdAt: manifest.createdAt, blobs },
+        text: `Restored the backup of ${manifest.createdAt}: the ${manifest.engine} database and ${blobs} blobs.`,
+      }
     },
   },
 ]

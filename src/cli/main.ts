@@ -10,6 +10,8 @@ import type { Db } from '../db/database.ts'
 import { migrate } from '../db/migrate.ts'
 import { openDatabase } from '../db/open.ts'
 import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
+import { BackupsRepository } from '../storage/backups.repository.ts'
+import { restoreDatabase } from '../storage/backups.service.ts'
 import { wireAccounts, wireStorage } from '../wiring.ts'
 import {
   type CliServices,
@@ -175,7 +177,7 @@ async function openStorage(): Promise<Storage> {
   const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
   return {
     db,
-    services: { ...wireAccounts(db), storage: wireStorage(db, blobs, config) },
+    services: { ...wireAccounts(db), ...wireStorage(db, blobs, config) },
   }
 }
 
@@ -222,6 +224,21 @@ async function main(argv: string[]): Promise<number> {
         return storage.services
       },
       readPassword: () => readPassword(process.stdin, process.stderr),
+      restoreDatabase: async (from) => {
+        const config = loadConfig()
+        const probe = config.databaseUrl ? openDatabase({ ...config, poolSize: 1 }) : undefined
+        try {
+          return await restoreDatabase({
+            from,
+            engine: config.databaseUrl ? 'postgres' : 'sqlite',
+            dataDir: config.dataDir,
+            databaseUrl: config.databaseUrl,
+            targetIsEmpty: async () => (probe ? new BackupsRepository(probe).isEmpty() : true),
+          })
+        } finally {
+          await probe?.close()
+        }
+      },
     }
     const result = await command.run(context)
     process.stdout.write(`${json ? JSON.stringify(result.json) : result.text}\n`)

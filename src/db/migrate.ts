@@ -14,6 +14,7 @@ import * as metadataNotifications from './migrations/0007_metadata_notifications
 import * as shareLinks from './migrations/0008_share_links.ts'
 import * as requestUploads from './migrations/0009_request_uploads.ts'
 import * as blobDeletions from './migrations/0010_blob_deletions.ts'
+import * as backupHolds from './migrations/0011_backup_holds.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0008_share_links': shareLinks,
   '0009_request_uploads': requestUploads,
   '0010_blob_deletions': blobDeletions,
+  '0011_backup_holds': backupHolds,
 }
 
 class Migrations implements MigrationProvider {

@@ -178,6 +178,12 @@ export interface BlobDeletionsTable {
   recorded_at: number
 }
 
+/** A backup in progress, which holds back blob removals until `until` (storage/backups.ts). */
+export interface BackupHoldsTable {
+  id: string
+  until: number
+}
+
 export interface Database {
   accounts: AccountsTable
   api_keys: ApiKeysTable
@@ -192,4 +198,5 @@ export interface Database {
   file_previews: FilePreviewsTable
   server_secrets: ServerSecretsTable
   blob_deletions: BlobDeletionsTable
+  backup_holds: BackupHoldsTable
 }

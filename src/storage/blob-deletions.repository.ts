@@ -39,11 +39,13 @@ export class BlobDeletionsRepository {
     await this.#db.deleteFrom('blob_deletions').where('key', 'in', keys).execute()
   }
 
-  async count(): Promise<number> {
+  /** Whether a backup in progress holds back blob removals (storage/backups.ts). */
+  async held(now: number): Promise<boolean> {
     const row = await this.#db
-      .selectFrom('blob_deletions')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow()
-    return Number(row.n)
+      .selectFrom('backup_holds')
+      .select('id')
+      .where('until', '>', now)
+      .executeTakeFirst()
+    return row !== undefined
   }
 }

@@ -2,6 +2,7 @@
 // removes the rows (`record`), removes them once it has committed (`complete`), and whatever a crash or a
 // failing disk left recorded is removed by the sweep, at start and every SWEEP_INTERVAL_MS. A blob stays
 // recorded until it is removed, so none is ever forgotten; removing one that is already gone is no error.
+// While a backup runs (storage/backups.ts), nothing is removed: the sweep after it does the removing.
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transaction } from '../db/database.ts'
 import type { BlobDeletionsRepository } from './blob-deletions.repository.ts'
@@ -36,6 +37,8 @@ export class BlobDeletionsService {
    * be removed is logged and stays recorded for the sweep; this never throws for it.
    */
   async complete(keys: string[], log: Pick<DeletionLog, 'error'>): Promise<number> {
+    // A backup under way may still copy these blobs for rows it has; the sweep after it removes them.
+    if (keys.length === 0 || (await this.#deletions.held(Date.now()))) return 0
     const removed: string[] = []
     await Promise.all(
       keys.map(async (key) => {
