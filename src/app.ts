@@ -77,9 +77,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     serverFactory: serverWithTimeouts(deps.config.timeouts),
     bodyLimit: 1024 * 1024,
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      maxParamLength: MAX_PARAM_LENGTH,
+      querystringParser: strictQuerystring,
+    },
     frameworkErrors: frameworkError,
-    querystringParser: strictQuerystring,
     clientErrorHandler: clientError,
     // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
     schemaController: {

@@ -22,7 +22,12 @@ import {
 
 const tags = ['public requests']
 const BASE = publicRequestApiPath(':publicId')
-const RESPONSES = { 400: ERROR_RESPONSES[400], 404: ERROR_RESPONSES[404], 429: ERROR_RESPONSES[429] }
+const RESPONSES = {
+  400: ERROR_RESPONSES[400],
+  404: ERROR_RESPONSES[404],
+  429: ERROR_RESPONSES[429],
+  default: ERROR_RESPONSES.default,
+}
 const GONE = Type.Ref('Error', {
   description: 'The request no longer accepts files: disabled or past its deadline.',
 })
