@@ -14,6 +14,9 @@ import { ENGINES, freshDatabase } from './support/harness.ts'
 import { type ServerProcess, startServer } from './support/server-process.ts'
 import { prepareUploads, uploadWithGrant, waitForUpload } from './support/uploads.ts'
 
+/** A kill point's test fails, rather than hangs the suite, when something never answers. */
+const STEP_TIMEOUT_MS = 90_000
+
 /** Every file under `dir`, relative to it. */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
@@ -89,7 +92,9 @@ for (const engine of ENGINES) {
       return ids
     }
 
-    test('a delete of 100 files killed after its commit: the blobs are removed at the next start', async () => {
+    test('a delete of 100 files killed after its commit: the blobs are removed at the next start', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
       server = await startServer(env('files-deleted'))
       const ids = await uploadFiles(server, 100)
       const blobsDir = path.join(dataDir, 'blobs', 'files')
@@ -117,10 +122,13 @@ for (const engine of ENGINES) {
       assert.equal((await filesUnder(blobsDir)).length, 100)
 
       server = await startServer(env())
-      await eventually(async () => (await filesUnder(blobsDir)).length === 0, 5000, 'the start-up sweep')
       const after = db()
       try {
-        assert.deepEqual(await after.kysely.selectFrom('blob_deletions').select('key').execute(), [])
+        // The sweep removes the blobs, then forgets them.
+        const forgotten = async () =>
+          (await after.kysely.selectFrom('blob_deletions').select('key').execute()).length === 0
+        await eventually(forgotten, 5000, 'the start-up sweep')
+        assert.deepEqual(await filesUnder(blobsDir), [])
       } finally {
         await after.close()
       }
@@ -128,7 +136,9 @@ for (const engine of ENGINES) {
       server = undefined
     })
 
-    test('processing killed after creating the file: the upload completes at the next start, once', async () => {
+    test('processing killed after creating the file: the upload completes at the next start, once', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
       server = await startServer(env('file-created'))
       process.env.VERCEL_BLOB_API_URL = `${server.base}/blob`
       const [grant] = await prepareUploads(server.base, token, [
@@ -192,7 +202,9 @@ for (const engine of ENGINES) {
       return { status: response.status, body: (await response.json().catch(() => null)) as any }
     }
 
-    test('a folder delete killed after its commit: the folder is gone, its files in root, counts exact', async () => {
+    test('a folder delete killed after its commit: the folder is gone, its files in root, counts exact', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
       server = await startServer(env('folder-deleted'))
       const folder = (await api(server, 'POST', '/folders', { name: 'Doomed' })).body.data
       const [id] = await uploadFiles(server, 1)
@@ -208,7 +220,9 @@ for (const engine of ENGINES) {
       server = undefined
     })
 
-    test("a single PUT killed mid-transfer: its temporary file is the reconciler's once stale", async () => {
+    test("a single PUT killed mid-transfer: its temporary file is the reconciler's once stale", {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
       server = await startServer(env())
       const size = 4 * 1024 * 1024
       const [grant] = await prepareUploads(server.base, token, [
@@ -250,7 +264,9 @@ for (const engine of ENGINES) {
       )
     })
 
-    test('counted share views killed mid-way: every view a client received was counted', async () => {
+    test('counted share views killed mid-way: every view a client received was counted', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
       server = await startServer(env())
       const [id] = await uploadFiles(server, 1)
       const share = (await api(server, 'POST', '/shares', { fileId: id })).body.data
@@ -274,7 +290,9 @@ for (const engine of ENGINES) {
       server = undefined
     })
 
-    test('after every fault: the storage check finds nothing to repair and no row without its blob', async () => {
+    test('after every fault: the storage check finds nothing to repair and no row without its blob', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
       const run = await cli(storage, ['storage', 'check', '--json'])
       assert.equal(run.code, 0, run.stderr)
       const report = JSON.parse(run.stdout)

@@ -2,9 +2,19 @@
 // tests that need several processes on one database, or a server killed mid-work and started again.
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
+import { after } from 'node:test'
 import { freePort } from './uploads.ts'
 
 const SERVER = path.resolve(import.meta.dirname, '../../src/server.ts')
+
+/**
+ * Every server still running. A test that fails midway must not leave one behind: its process would keep the
+ * test file's from ever ending. They are killed once the file's tests are done.
+ */
+const running = new Set<ChildProcess>()
+after(() => {
+  for (const child of running) child.kill('SIGKILL')
+})
 
 export interface ServerProcess {
   base: string
@@ -33,7 +43,13 @@ export async function startServer(env: Record<string, string>, port?: number): P
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  running.add(child)
+  const gone = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child)
+      resolve()
+    }),
+  )
   const exit = (signal: NodeJS.Signals) => async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)
     await gone
