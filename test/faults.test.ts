@@ -207,8 +207,11 @@ for (const engine of ENGINES) {
     }, async () => {
       server = await startServer(env('folder-deleted'))
       const folder = (await api(server, 'POST', '/folders', { name: 'Doomed' })).body.data
-      const [id] = await uploadFiles(server, 1)
+      const kept = (await api(server, 'POST', '/folders', { name: 'Kept' })).body.data
+      const [id, other] = await uploadFiles(server, 2)
       assert.equal((await api(server, 'PATCH', `/files/${id}`, { folderId: folder.id })).status, 200)
+      // The final test checks that this folder's count still equals its files.
+      assert.equal((await api(server, 'PATCH', `/files/${other}`, { folderId: kept.id })).status, 200)
       await assert.rejects(api(server, 'DELETE', `/folders/${folder.id}`), 'no answer came')
       await server.exited()
       assert.equal(server.child.signalCode, 'SIGKILL')
@@ -309,6 +312,32 @@ for (const engine of ENGINES) {
           .where('state', '=', 'processing')
           .execute()
         assert.deepEqual(stuck, [])
+        // Every folder's and request's count equals its rows.
+        const folders = await reader.kysely
+          .selectFrom('folders')
+          .select(['id', 'file_count'])
+          .select((eb) =>
+            eb
+              .selectFrom('files')
+              .select(eb.fn.countAll<number>().as('n'))
+              .whereRef('files.folder_id', '=', 'folders.id')
+              .as('files'),
+          )
+          .execute()
+        for (const folder of folders) assert.equal(Number(folder.file_count), Number(folder.files), folder.id)
+        const requests = await reader.kysely
+          .selectFrom('file_requests')
+          .select(['id', 'submission_count'])
+          .select((eb) =>
+            eb
+              .selectFrom('submissions')
+              .select(eb.fn.countAll<number>().as('n'))
+              .whereRef('submissions.request_id', '=', 'file_requests.id')
+              .as('submissions'),
+          )
+          .execute()
+        for (const request of requests)
+          assert.equal(Number(request.submission_count), Number(request.submissions), request.id)
       } finally {
         await reader.close()
       }
