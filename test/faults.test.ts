@@ -3,12 +3,13 @@
 // fault point of the server (src/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
 // point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves).
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, rm, utimes } from 'node:fs/promises'
+import { mkdtemp, rm, utimes } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { openDatabase } from '../src/db/open.ts'
+import { filesUnder } from './support/blob-store-helpers.ts'
 import { cli, newAccount, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
 import { type ServerProcess, startServer } from './support/server-process.ts'
@@ -16,15 +17,6 @@ import { prepareUploads, uploadWithGrant, waitForUpload } from './support/upload
 
 /** A kill point's test fails, rather than hangs the suite, when something never answers. */
 const STEP_TIMEOUT_MS = 90_000
-
-/** Every file under `dir`, relative to it. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
-    .sort()
-}
 
 /** Waits until `check` holds, or fails after `ms`. */
 async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {

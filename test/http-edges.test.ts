@@ -212,7 +212,8 @@ describeEachEngine('requests refused before routing', (ctx) => {
     const { app } = ctx()
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
     const port = Number(new URL(address).port)
-    const raw = async (request: string) => {
+    /** Sends `request` as is; the answer's head and body, as text. */
+    const rawText = async (request: string) => {
       const socket = connect(port, '127.0.0.1')
       await once(socket, 'connect')
       socket.end(request)
@@ -220,6 +221,10 @@ describeEachEngine('requests refused before routing', (ctx) => {
       socket.setEncoding('utf8')
       for await (const chunk of socket) text += chunk
       const [head = '', body = ''] = text.split('\r\n\r\n')
+      return { head, body }
+    }
+    const raw = async (request: string) => {
+      const { head, body } = await rawText(request)
       return { status: Number(head.split(' ')[1]), head, body: JSON.parse(body) }
     }
     const badHeader = await raw('GET /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n')
@@ -238,13 +243,7 @@ describeEachEngine('requests refused before routing', (ctx) => {
       `HEAD /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Big: ${chars(20_000)}\r\n\r\n`,
       'HEAD /api/v1/ HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n',
     ]) {
-      const socket = connect(port, '127.0.0.1')
-      await once(socket, 'connect')
-      socket.end(request)
-      let text = ''
-      socket.setEncoding('utf8')
-      for await (const chunk of socket) text += chunk
-      const [head = '', body] = text.split('\r\n\r\n')
+      const { head, body } = await rawText(request)
       assert.match(head, /^HTTP\/1\.1 4\d\d /)
       assert.match(head, /content-length: \d+/i)
       assert.equal(body, '', 'no body after the headers')

@@ -17,6 +17,7 @@ import {
   newContext,
   recordRequests,
   screenshot,
+  throttleUploads,
 } from './support/browser.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import { newFolder, newRequest, REQUESTS } from './support/requests-helpers.ts'
@@ -65,18 +66,6 @@ async function dropFiles(page: Page, files: DroppedFile[]): Promise<void> {
     },
     { files, bigSize: BIG_SIZE },
   )
-}
-
-/** Lets the page send at most `bytesPerSecond`, so that progress can be watched; -1 lifts the limit. */
-async function throttleUploads(page: Page, bytesPerSecond: number): Promise<void> {
-  const cdp = await page.context().newCDPSession(page)
-  await cdp.send('Network.enable')
-  await cdp.send('Network.emulateNetworkConditions', {
-    offline: false,
-    latency: 0,
-    downloadThroughput: -1,
-    uploadThroughput: bytesPerSecond,
-  })
 }
 
 const itemState = (page: Page, name: string) =>

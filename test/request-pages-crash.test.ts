@@ -7,12 +7,13 @@
 // stored, and not all of them.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import type { Browser, Page } from 'playwright-core'
-import { browserMissing, launchBrowser, newContext, screenshot } from './support/browser.ts'
+import type { Browser } from 'playwright-core'
+import { filesUnder } from './support/blob-store-helpers.ts'
+import { browserMissing, launchBrowser, newContext, screenshot, throttleUploads } from './support/browser.ts'
 import { newAccount, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
 import { type ServerProcess, startServer } from './support/server-process.ts'
@@ -25,15 +26,6 @@ function fileBytes(): Buffer {
   return bytes
 }
 
-/** Every file under `dir`, relative to it. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
-    .sort()
-}
-
 async function api(server: ServerProcess, token: string, method: string, url: string, body?: unknown) {
   const response = await fetch(`${server.base}/api/v1${url}`, {
     method,
@@ -41,17 +33,6 @@ async function api(server: ServerProcess, token: string, method: string, url: st
     body: body ? JSON.stringify(body) : undefined,
   })
   return { status: response.status, body: (await response.json()) as any }
-}
-
-async function throttle(page: Page, bytesPerSecond: number): Promise<void> {
-  const cdp = await page.context().newCDPSession(page)
-  await cdp.send('Network.enable')
-  await cdp.send('Network.emulateNetworkConditions', {
-    offline: false,
-    latency: 0,
-    downloadThroughput: -1,
-    uploadThroughput: bytesPerSecond,
-  })
 }
 
 for (const engine of ENGINES) {
@@ -101,7 +82,7 @@ for (const engine of ENGINES) {
             new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }),
           )
         }, SIZE)
-        await throttle(page, 4 * 1024 * 1024)
+        await throttleUploads(page, 4 * 1024 * 1024)
         await page.getByRole('button', { name: 'Send files' }).click()
         // The kill point: some parts stored whole (each write renamed `.slotted` once whole), not all five.
         const partsStored = async () =>
@@ -118,7 +99,7 @@ for (const engine of ENGINES) {
         assert.deepEqual(filesAtKill, [], 'no file had been assembled when the server was killed')
         await new Promise((resolve) => setTimeout(resolve, 500))
         server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url ?? '' }, server.port)
-        await throttle(page, -1)
+        await throttleUploads(page, -1)
 
         // Resumed by the client's retries, or failed: then sent again on Retry.
         const state = async () => page.locator('.file-item').getAttribute('data-state')

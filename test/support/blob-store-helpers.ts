@@ -2,6 +2,8 @@
 // keys of a test's own, whole reads, and sources that arrive in chunks or fail midway as a client's upload
 // does.
 import { randomBytes } from 'node:crypto'
+import { readdir } from 'node:fs/promises'
+import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { setImmediate as tick } from 'node:timers/promises'
 
@@ -31,4 +33,13 @@ export async function* failingAfter(head: Buffer, error: Error): AsyncGenerator<
   yield head
   await tick()
   throw error
+}
+
+/** Every file under `dir` (none if it does not exist), as paths relative to it, sorted. */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort()
 }

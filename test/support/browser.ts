@@ -113,3 +113,15 @@ export async function checkEverywhere(
     }
   }
 }
+
+/** Lets the page send at most `bytesPerSecond`, so that an upload's progress can be watched; -1 lifts it. */
+export async function throttleUploads(page: Page, bytesPerSecond: number): Promise<void> {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Network.enable')
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: bytesPerSecond,
+  })
+}
