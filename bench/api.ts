@@ -1,19 +1,5 @@
-// API read-path benchmark: one account with BENCH_FILES files (default 1,000,000) spread over 100 folders,
-// a fifth of them shared. The real server runs as a child process on SQLite and on PostgreSQL; autocannon
-// measures p50/p99 latency and throughput of the list, search and get operations over a real port, and the
-// authenticated GET /files/{id} is compared with a bare Fastify route returning the same JSON. Getting one
-// file again and again is served from Coffer's cache of file rows; a second server with the cache turned off
-// (FILE_CACHE_SIZE=0) measures the same request read from the database every time.
-//
-//   npm run bench                                 both engines, 1M files
-//   BENCH_FILES=100000 BENCH_ENGINES=sqlite npm run bench
-//
-// Seeded data is kept under .bench/ (SQLite) and in the database `coffer_bench` (PostgreSQL) and reused
-// when the count matches, so only the first run pays for seeding.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import { type Kysely, sql } from 'kysely'
@@ -25,6 +11,7 @@ import { openDatabase } from '../src/db/open.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
 import type { Database } from '../src/db/schema.ts'
 import { wireAccounts } from '../src/wiring.ts'
+import { freePort, startChild, stopChild, waitForServer } from './processes.ts'
 
 const FILES = Number(process.env.BENCH_FILES ?? 1_000_000)
 const FOLDERS = 100
@@ -38,8 +25,7 @@ const BENCH_DIR = path.resolve('.bench')
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_DATABASE = 'coffer_bench'
 
-const root = path.resolve(import.meta.dirname, '..')
-const nodeBin = process.execPath
+const _root = path.resolve(import.meta.dirname, '..')
 
 interface Scenario {
   name: string
@@ -52,17 +38,6 @@ interface Measured {
   p99: number
   rps: number
   non2xx: number
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
 }
 
 async function ensurePgDatabase(): Promise<string> {
@@ -150,36 +125,6 @@ async function seed(db: Db): Promise<void> {
   await sql`update folders set file_count = (select count(*) from files where files.folder_id = folders.id)
             where account_id = ${ACCOUNT_ID}`.execute(k)
   console.log(`  [${db.engine}] seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-}
-
-async function waitForServer(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
-    try {
-      await fetch(url)
-      return
-    } catch {
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-  throw new Error(`server at ${url} did not start`)
-}
-
-function startChild(script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(nodeBin, [script], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  return child
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
 }
 
 async function measure(name: string, url: string, headers: Record<string, string>): Promise<Measured> {

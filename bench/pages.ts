@@ -7,9 +7,8 @@
 //
 //   npm run bench:pages                      both engines, 10 s per run, 3 rounds
 //   BENCH_ENGINES=sqlite BENCH_SECONDS=5 npm run bench:pages
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, execFile } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { promisify } from 'node:util'
@@ -22,6 +21,7 @@ import { openDatabase } from '../src/db/open.ts'
 import { blobKeyOf } from '../src/files/blob-keys.ts'
 import { newId } from '../src/ids.ts'
 import { wire } from '../src/wiring.ts'
+import { freePort, startChild, stopChild, waitForServer } from './processes.ts'
 
 const run = promisify(execFile)
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
@@ -31,7 +31,7 @@ const CONNECTIONS = [8, 64]
 const BENCH_DIR = path.resolve('.bench')
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_DATABASE = 'coffer_bench_pages'
-const root = path.resolve(import.meta.dirname, '..')
+const _root = path.resolve(import.meta.dirname, '..')
 
 interface Measured {
   rps: number
@@ -39,45 +39,6 @@ interface Measured {
   p99: number
   requests: number
   errors: number
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
-
-function startChild(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [script], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
-
-async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
-    try {
-      await fetch(url)
-      return
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-  throw new Error(`${url} did not answer`)
 }
 
 /** A fresh database for the run: an empty SQLite directory, or a new PostgreSQL database. */
@@ -198,7 +159,7 @@ async function benchEngine(engine: Engine): Promise<string> {
   const barePort = await freePort()
   let bare: ChildProcess | undefined
   try {
-    await waitFor(`${base}/healthz`, coffer)
+    await waitForServer(`${base}/healthz`, coffer)
     const html = await (await fetch(`${base}${page}`)).text()
     bare = startChild('bench/bare-server.ts', {
       PORT: String(barePort),
@@ -206,7 +167,7 @@ async function benchEngine(engine: Engine): Promise<string> {
       CONTENT_TYPE: 'text/html; charset=utf-8',
     })
     const bareUrl = `http://127.0.0.1:${barePort}/`
-    await waitFor(bareUrl, bare)
+    await waitForServer(bareUrl, bare)
     if ((await (await fetch(bareUrl)).text()) !== html) throw new Error('the bare route answers other HTML')
     const before = await viewCount(env, shareId)
     let requests = 0

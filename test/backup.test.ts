@@ -117,7 +117,23 @@ for (const engine of ENGINES) {
       // A backup goes into an empty directory only, and a restore into empty storage only.
       const again = await cli(source.storage, ['backup', 'create', '--to', backupDir])
       assert.equal(again.code, 1)
-      assert.match(again.stderr, /is not empty/)
+      assert.match(again.stderr, /is not an empty directory/)
+      const onAFile = await cli(source.storage, [
+        'backup',
+        'create',
+        '--to',
+        path.join(backupDir, 'manifest.json'),
+      ])
+      assert.equal(onAFile.code, 1)
+      assert.match(onAFile.stderr, /is not an empty directory/)
+      const noBackup = await cli(target.storage, [
+        'backup',
+        'restore',
+        '--from',
+        path.join(backupDir, 'blobs'),
+      ])
+      assert.equal(noBackup.code, 1)
+      assert.match(noBackup.stderr, /holds no complete Coffer backup/)
       const intoUsed = await cli(source.storage, ['backup', 'restore', '--from', backupDir])
       assert.equal(intoUsed.code, 1)
 

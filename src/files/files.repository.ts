@@ -11,7 +11,10 @@ import { preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
 import { isShareActive } from '../shares/shares.repository.ts'
+import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
 import { nameSearch } from './name-search.ts'
+
+export type { FilePreview }
 
 export interface FileShareSummary {
   id: string
@@ -49,16 +52,6 @@ export interface NewFileRow {
   blobKey: string
   sha256: string | null
   createdAt: number
-}
-
-/** An image preview of a file, stored under `blobKey` (see blob-keys.ts). */
-export interface FilePreview {
-  fileId: string
-  blobKey: string
-  contentType: string
-  width: number
-  height: number
-  size: number
 }
 
 export interface FileListOptions {
@@ -112,11 +105,7 @@ function buildSelectFiles(db: Kysely<Database>) {
       'shares.expires_at as share_expires_at',
       'shares.view_count as share_view_count',
       'shares.download_count as share_download_count',
-      'file_previews.blob_key as preview_blob_key',
-      'file_previews.content_type as preview_content_type',
-      'file_previews.width as preview_width',
-      'file_previews.height as preview_height',
-      'file_previews.size as preview_size',
+      ...JOINED_PREVIEW_COLUMNS,
     ])
 }
 
@@ -145,16 +134,7 @@ function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
             viewCount: Number(row.share_view_count),
             downloadCount: Number(row.share_download_count),
           },
-    preview:
-      row.preview_blob_key === null
-        ? null
-        : {
-            blobKey: row.preview_blob_key,
-            contentType: row.preview_content_type as string,
-            width: Number(row.preview_width),
-            height: Number(row.preview_height),
-            size: Number(row.preview_size),
-          },
+    preview: joinedPreview(row),
   }
 }
 

@@ -5,13 +5,13 @@
 // escaping `${…}`; `!${…}` only inserts fragments made here.
 import { html } from 'ghtml'
 import { formatSize } from '../format-size.shared.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../meta/capabilities.ts'
 import { formatDate } from '../web/format.ts'
 import type { Page } from '../web/layout.ts'
 import type { PublicFileRequest } from './requests.repository.ts'
 import {
   describeAllowedTypes,
   MAX_FILES_PER_PREPARATION,
-  MULTIPART_THRESHOLD,
   SUBMISSION_LIMITS,
 } from './submission-rules.shared.ts'
 
@@ -85,7 +85,7 @@ export function requestPage(request: PublicFileRequest, settings: RequestPageSet
  data-allowed-types="${JSON.stringify(limits.allowedTypes)}"
  data-collect-email="${request.collectEmail}"
  data-email-required="${request.emailRequired}"
- data-multipart-threshold="${MULTIPART_THRESHOLD}"
+ data-multipart-threshold="${MULTIPART_THRESHOLD_BYTES}"
  data-per-preparation="${MAX_FILES_PER_PREPARATION}">
 !${field({ id: 'submitter-name', name: 'submitterName', label: 'Your name', type: 'text', max: SUBMISSION_LIMITS.name, required: false, autocomplete: 'name' })}
 !${

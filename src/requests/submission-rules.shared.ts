@@ -9,9 +9,6 @@ export const SUBMISSION_LIMITS = { name: 100, email: 254, message: 1000 } as con
 /** Files one preparation may declare. */
 export const MAX_FILES_PER_PREPARATION = 100
 
-/** Files larger than this go up in parts (the @vercel/blob client's multipart upload). */
-export const MULTIPART_THRESHOLD = 5 * 1024 * 1024
-
 // The pattern of ajv-formats' `email` format, which the Submission schema declares for submitterEmail.
 const EMAIL =
   /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i

@@ -74,6 +74,16 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     return undefined
   }
 
+  /** `openLink`, and for a protected link only with this browser's pass: a 403 page otherwise. */
+  async function openUnlockedLink(request: FastifyRequest<{ Params: LinkParams }>, reply: FastifyReply) {
+    const link = await openLink(request, reply)
+    if (link?.hasPassword && !(await hasPass(request, link, 'password'))) {
+      web.sendError(reply, 403, PASSWORD_FIRST(link))
+      return undefined
+    }
+    return link
+  }
+
   async function hasPass(request: FastifyRequest, link: PublicLink, kind: PassKind): Promise<boolean> {
     const cookies = app.parseCookie(request.headers.cookie ?? '')
     return publicShares.checkPass(link, kind, cookies[PASS_COOKIES[kind].name])
@@ -156,11 +166,8 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     config: pageConfig,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const link = await openLink(request, reply)
+      const link = await openUnlockedLink(request, reply)
       if (!link) return reply
-      if (link.hasPassword && !(await hasPass(request, link, 'password'))) {
-        return web.sendError(reply, 403, PASSWORD_FIRST(link))
-      }
       const disposition = request.query.disposition === 'inline' ? 'inline' : 'attachment'
       try {
         return await sendFileContent(request, reply, publicShares.content(link, request.log), disposition, {
@@ -191,11 +198,8 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     config: pageConfig,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const link = await openLink(request, reply)
+      const link = await openUnlockedLink(request, reply)
       if (!link) return reply
-      if (link.hasPassword && !(await hasPass(request, link, 'password'))) {
-        return web.sendError(reply, 403, PASSWORD_FIRST(link))
-      }
       const preview = publicShares.previewContent(link, request.log)
       if (!preview) return web.sendError(reply, 404)
       return sendFileContent(request, reply, preview, 'inline')

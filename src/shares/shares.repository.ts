@@ -8,6 +8,8 @@ import { idLookup } from '../db/read-path/id-lookup.ts'
 import { compileOnce, preparePages } from '../db/read-path/prepared.ts'
 import type { Database, SharesTable } from '../db/schema.ts'
 import { WriteBatch } from '../db/write-batch.ts'
+import type { ServedFile } from '../files/file-content.ts'
+import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from '../files/file-previews.repository.ts'
 
 export interface Share {
   id: string
@@ -45,16 +47,8 @@ export interface ShareSettings {
 /** What the public page of a link needs: the link, its file and the file's preview, in one read. */
 export interface PublicLinkRow {
   share: Share & { accountId: string; passwordHash: string | null }
-  file: {
-    id: string
-    name: string
-    contentType: string
-    size: number
-    sha256: string | null
-    createdAt: number
-    blobKey: string
-  }
-  preview: { blobKey: string; contentType: string; width: number; height: number; size: number } | null
+  file: ServedFile
+  preview: Omit<FilePreview, 'fileId'> | null
 }
 
 /** One visit to count: a view of the page, or a download, which a link's limit may refuse. */
@@ -223,11 +217,7 @@ export class SharesRepository {
             'files.sha256 as file_sha256',
             'files.created_at as file_created_at',
             'files.blob_key as file_blob_key',
-            'file_previews.blob_key as preview_blob_key',
-            'file_previews.content_type as preview_content_type',
-            'file_previews.width as preview_width',
-            'file_previews.height as preview_height',
-            'file_previews.size as preview_size',
+            ...JOINED_PREVIEW_COLUMNS,
           ])
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
@@ -373,16 +363,7 @@ export class SharesRepository {
         createdAt: Number(row.file_created_at),
         blobKey: row.file_blob_key,
       },
-      preview:
-        row.preview_blob_key === null
-          ? null
-          : {
-              blobKey: row.preview_blob_key,
-              contentType: row.preview_content_type as string,
-              width: Number(row.preview_width),
-              height: Number(row.preview_height),
-              size: Number(row.preview_size),
-            },
+      preview: joinedPreview(row),
     }
   }
 

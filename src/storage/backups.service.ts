@@ -77,11 +77,14 @@ async function filesUnder(dir: string): Promise<string[]> {
     .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
 }
 
+/** Whether `dir` is missing or an empty directory (a file there is neither). */
 async function isEmptyDir(dir: string): Promise<boolean> {
   try {
     return (await readdir(dir)).length === 0
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true
+    const { code } = error as NodeJS.ErrnoException
+    if (code === 'ENOENT') return true
+    if (code === 'ENOTDIR') return false
     throw error
   }
 }
@@ -125,7 +128,7 @@ export class BackupsService {
 
   /** Backs up the database and the blobs into `to`, a new or empty directory, while the server runs. */
   async backup(to: string): Promise<BackupManifest> {
-    if (!(await isEmptyDir(to))) throw invalid(`${to} is not empty; back up into a new directory.`)
+    if (!(await isEmptyDir(to))) throw invalid(`${to} is not an empty directory; back up into a new one.`)
     await mkdir(to, { recursive: true })
     const hold = `backup-${randomBytes(8).toString('hex')}`
     // Taken before the snapshot: a deletion whose rows the snapshot holds commits after it, and then finds

@@ -4,20 +4,12 @@ import assert from 'node:assert/strict'
 import { upload } from '@vercel/blob/client'
 import type { App } from '../../src/app.ts'
 import { call } from './harness.ts'
-import { MULTIPART_THRESHOLD } from './uploads.ts'
+import { type Grant, MULTIPART_THRESHOLD } from './uploads.ts'
 
 export const publicApi = (publicId: string) => `/api/v1/public/requests/${publicId}`
 
-export interface PublicGrant {
-  intentId: string
-  name: string
-  contentType: string
-  size: number
-  pathname: string
-  handleUploadUrl: string
-  clientPayload: { intentId: string; name: string; grant: string }
-  expiresAt: string
-}
+/** A grant of the public API: an API grant without its status address (status is asked for by grant). */
+export type PublicGrant = Omit<Grant, 'statusUrl'>
 
 export interface SubmittedFile {
   name: string
