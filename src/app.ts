@@ -1,18 +1,24 @@
 // Assembles the Fastify application from its parts. Used by the server, the tests and the benchmarks.
+import { randomBytes } from 'node:crypto'
 import cookie from '@fastify/cookie'
+import csrfProtection from '@fastify/csrf-protection'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { accountPagesRoutes } from './accounts/account-pages.routes.ts'
+import { csrfUserInfo } from './accounts/web-sessions.ts'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
 import {
   AggregateAnalyticsSchema,
   ShareAnalyticsSchema,
   ShareDailyAnalyticsSchema,
 } from './analytics/analytics.schemas.ts'
+import { API_KEY_PREFIX } from './auth/secrets.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
+import { ServerSecrets } from './db/server-secrets.ts'
 import { AppError } from './errors.ts'
 import { downloadAccel } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
@@ -30,6 +36,7 @@ import { parseJsonStrictly, strictQuerystring } from './http/strict-text.ts'
 import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
+import { oauthRoutes } from './oauth/oauth.routes.ts'
 import { API_BASE_PATH, BLOB_API_PATH } from './public-urls.ts'
 import { publicRequestsRoutes } from './requests/public-requests.routes.ts'
 import { PublicFileRequestSchema } from './requests/public-requests.schemas.ts'
@@ -139,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   refuseUnknownQueryParameters(app)
 
   deps.db.reportTo(app.log)
-  const { services, jobs, urls, startJobs, stopJobs } = wire(deps)
+  const { services, jobs, urls, authorizationServer, startJobs, stopJobs } = wire(deps)
   app.decorate('services', services)
   app.decorate('jobs', jobs)
   // Read by every download (files/download.ts); refuses DOWNLOAD_ACCEL_REDIRECT with a store nginx cannot serve.
@@ -151,14 +158,35 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Cookies for the pages (the passes of protected share links), parsed only by the routes that read one:
   // the API never does, and parsing on every request would cost every request.
   await app.register(cookie, { hook: false })
-
-  await registerGuard(app, {
-    authenticate: (bearer) => services.apiKeys.authenticate(bearer),
-    config: deps.config,
+  app.decorateRequest('webSession', undefined)
+  // The CSRF token of every form of the account and OAuth pages: a secret in its own cookie, and a token
+  // bound to the browser's session (`webSession`, set by those pages' pre-handler) in the form.
+  const secure = deps.config.publicUrl.startsWith('https:')
+  await app.register(csrfProtection, {
+    cookieKey: secure ? '__Host-coffer_csrf' : 'coffer_csrf',
+    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure },
+    getUserInfo: csrfUserInfo,
+    csrfOpts: {
+      hmacKey: await new ServerSecrets(deps.db).getOrCreate('csrf-hmac-key', () =>
+        randomBytes(32).toString('base64url'),
+      ),
+    },
   })
 
-  const routeDeps = { services, config: deps.config, urls, web }
+  await registerGuard(app, {
+    // API keys carry a prefix no OAuth token has.
+    authenticate: (bearer) =>
+      bearer.startsWith(API_KEY_PREFIX)
+        ? services.apiKeys.authenticate(bearer)
+        : services.accessTokens.authenticate(bearer),
+    config: deps.config,
+    resourceMetadataUrl: urls.protectedResourceMetadata,
+  })
+
+  const routeDeps = { services, config: deps.config, urls, web, authorizationServer }
   await app.register(metaRoutes, routeDeps)
+  await app.register(accountPagesRoutes, routeDeps)
+  await app.register(oauthRoutes, routeDeps)
   await app.register(sharePagesRoutes, routeDeps)
   await app.register(requestPagesRoutes, routeDeps)
   for (const routes of [

@@ -32,6 +32,8 @@ export interface Config {
    * no body, and nginx sends the bytes. Unset (the default): Coffer streams them itself.
    */
   downloadAccelRedirect: string | undefined
+  /** SIGNUP=open: anyone may create an account on the sign-up page. Closed by default. */
+  signUpOpen: boolean
   /** How often the storage reconciler runs (storage/reconciler.ts); 0: only on demand, from the CLI. */
   storageCheckIntervalMs: number
   /** How long clients may take, so that slow or idle ones cannot hold connections (http/connections.ts). */
@@ -120,6 +122,12 @@ function timeouts(env: Env): Config['timeouts'] {
   return { headersMs, idleMs, keepAliveMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000 }
 }
 
+function signUp(env: Env): boolean {
+  const raw = env.SIGNUP || 'closed'
+  if (raw !== 'open' && raw !== 'closed') throw new ConfigError(`SIGNUP must be open or closed, got "${raw}"`)
+  return raw === 'open'
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -150,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
     downloadAccelRedirect: accelPrefix(env, 'DOWNLOAD_ACCEL_REDIRECT'),
     timeouts: timeouts(env),
+    signUpOpen: signUp(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,
   }
 }

@@ -5,6 +5,8 @@
 /** The base path of the REST API. */
 export const API_BASE_PATH = '/api/v1'
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
+/** The API's protected resource metadata (RFC 9728): the well-known prefix, then the API's path. */
+export const PROTECTED_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${API_BASE_PATH}`
 
 /** Where the blob client asks for its token, and where the blob endpoint reports stored blobs. */
 export const UPLOAD_HANDSHAKE_PATH = `${API_BASE_PATH}/files/uploads/handshake`
@@ -23,6 +25,9 @@ export class PublicUrls {
   readonly openApi: string
   readonly docs: string
   readonly oauthMetadata: string
+  /** The OAuth issuer: the origin of PUBLIC_URL. */
+  readonly issuer: string
+  readonly protectedResourceMetadata: string
   readonly blobApi: string
   readonly uploadHandshake: string
   readonly uploadCallback: string
@@ -32,7 +37,9 @@ export class PublicUrls {
     this.apiBase = `${origin}${API_BASE_PATH}`
     this.openApi = `${this.apiBase}/openapi.json`
     this.docs = `${origin}/docs`
-    this.oauthMetadata = `${origin}${OAUTH_METADATA_PATH}`
+    this.issuer = new URL(origin).origin
+    this.oauthMetadata = `${this.issuer}${OAUTH_METADATA_PATH}`
+    this.protectedResourceMetadata = `${origin}${PROTECTED_RESOURCE_METADATA_PATH}`
     this.blobApi = `${origin}${BLOB_API_PATH}`
     this.uploadHandshake = `${origin}${UPLOAD_HANDSHAKE_PATH}`
     this.uploadCallback = `${origin}${UPLOAD_CALLBACK_PATH}`

@@ -6,6 +6,11 @@ import { AccountsRepository } from './accounts/accounts.repository.ts'
 import { AccountsService } from './accounts/accounts.service.ts'
 import { ApiKeysRepository } from './accounts/api-keys.repository.ts'
 import { ApiKeysService } from './accounts/api-keys.service.ts'
+import { SessionsRepository } from './accounts/sessions.repository.ts'
+import { SessionsService } from './accounts/sessions.service.ts'
+import { SetupService } from './accounts/setup.service.ts'
+import { SetupLinksRepository } from './accounts/setup-links.repository.ts'
+import { sessionCookieName } from './accounts/web-sessions.ts'
 import { AnalyticsRepository } from './analytics/analytics.repository.ts'
 import { AnalyticsService } from './analytics/analytics.service.ts'
 import type { BlobStore } from './blob/blob-store.ts'
@@ -19,6 +24,14 @@ import { FilesService } from './files/files.service.ts'
 import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
 import { HealthService } from './meta/health.service.ts'
+import { AccessTokensService } from './oauth/access-tokens.service.ts'
+import {
+  type AuthorizationServer,
+  createAuthorizationServer,
+  type ProviderPages,
+} from './oauth/authorization-server.ts'
+import { ConnectedAppsService } from './oauth/connected-apps.service.ts'
+import { OauthRecordsRepository } from './oauth/oauth-records.repository.ts'
 import { PublicUrls } from './public-urls.ts'
 import { PublicRequestsService } from './requests/public-requests.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
@@ -42,6 +55,10 @@ import type { Web } from './web/web.ts'
 export interface Services {
   accounts: AccountsService
   apiKeys: ApiKeysService
+  sessions: SessionsService
+  setup: SetupService
+  accessTokens: AccessTokensService
+  connectedApps: ConnectedAppsService
   folders: FoldersService
   files: FilesService
   shares: SharesService
@@ -61,12 +78,16 @@ export interface Jobs {
   blobDeletions: BlobDeletionsService
   /** Compares the blob store with the database, and repairs what is safe to (storage/reconciler.ts). */
   storageReconciler: StorageReconciler
+  /** Removes expired sessions, setup links and OAuth records. */
+  expiredRecords: ExpiredRecordsPurge
 }
 
 export interface Wiring {
   urls: PublicUrls
   services: Services
   jobs: Jobs
+  /** The OAuth authorization server, its pages drawn by `pages` (oauth/oauth.routes.ts). */
+  authorizationServer(pages: ProviderPages): Promise<AuthorizationServer>
   /** Starts every background job; their faults go to `log`. */
   startJobs(log: Log & DeletionLog): void
   /** Stops every background job and waits for the work under way, so nothing touches storage after it. */
@@ -107,11 +128,57 @@ export function wireStorage(
 
 const HOUR_MS = 60 * 60 * 1000
 
-/** Accounts and their API keys: what the command-line tool manages, and a part of `wire`. */
-export function wireAccounts(db: Db): Pick<Services, 'accounts' | 'apiKeys'> {
+/**
+ * Accounts, their API keys, sessions and first-run setup: what the command-line tool manages, and a part of
+ * `wire`.
+ */
+export function wireAccounts(
+  db: Db,
+): Pick<Services, 'accounts' | 'apiKeys' | 'sessions' | 'setup'> & { oauthRecords: OauthRecordsRepository } {
+  const accountsRepository = new AccountsRepository(db)
+  const keys = new ApiKeysRepository(db)
+  const sessions = new SessionsRepository(db)
+  const oauthRecords = new OauthRecordsRepository(db)
+  const accounts = new AccountsService({
+    transaction: db.transaction,
+    accounts: accountsRepository,
+    keys,
+    sessions,
+    oauth: oauthRecords,
+  })
   return {
-    accounts: new AccountsService({ accounts: new AccountsRepository(db) }),
-    apiKeys: new ApiKeysService({ keys: new ApiKeysRepository(db) }),
+    accounts,
+    apiKeys: new ApiKeysService({ keys }),
+    sessions: new SessionsService({ sessions }),
+    setup: new SetupService({ links: new SetupLinksRepository(db), accountsRepository, accounts }),
+    oauthRecords,
+  }
+}
+
+/** Every ten minutes, the rows whose time is up: sessions, setup links, OAuth codes, tokens and grants. */
+export class ExpiredRecordsPurge {
+  readonly #purge: () => Promise<unknown>
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<unknown> | undefined
+
+  constructor(purge: () => Promise<unknown>) {
+    this.#purge = purge
+  }
+
+  start(log: Log): void {
+    const run = () => {
+      this.#running = this.#purge().catch((error: unknown) =>
+        log.error({ err: error }, 'removing expired sessions and OAuth records failed'),
+      )
+    }
+    run()
+    this.#timer = setInterval(run, 10 * 60_000)
+    this.#timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#running
   }
 }
 
@@ -152,7 +219,16 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     blobs,
   })
   const storageReconciler = wireStorage(db, blobs, config).storage
-  const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler }
+  const { oauthRecords, ...accounts } = wireAccounts(db)
+  const setupLinks = new SetupLinksRepository(db)
+  const expiredRecords = new ExpiredRecordsPurge(() =>
+    Promise.all([
+      accounts.sessions.purgeExpired(),
+      oauthRecords.deleteExpired(),
+      setupLinks.deleteExpired(Date.now()),
+    ]),
+  )
+  const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }
   const uploads = new UploadsService({
     transaction,
     uploads: uploadsRepository,
@@ -164,7 +240,9 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
   })
 
   const services: Services = {
-    ...wireAccounts(db),
+    ...accounts,
+    accessTokens: new AccessTokensService({ records: oauthRecords, apiResource: urls.apiBase }),
+    connectedApps: new ConnectedAppsService({ records: oauthRecords, apiResource: urls.apiBase }),
     folders: new FoldersService({
       transaction,
       folders: foldersRepository,
@@ -200,15 +278,29 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     urls,
     services,
     jobs,
+    authorizationServer: (pages) =>
+      createAuthorizationServer({
+        issuer: urls.issuer,
+        apiResource: urls.apiBase,
+        records: oauthRecords,
+        accounts: new AccountsRepository(db),
+        sessions: accounts.sessions,
+        sessionCookie: sessionCookieName(config.publicUrl),
+        secret: (name, generate) => serverSecrets.getOrCreate(name, generate),
+        pages,
+        trustProxy: config.trustProxy,
+      }),
     startJobs: (log) => {
       uploadProcessor.start(log)
       blobDeletions.start(log)
       storageReconciler.start(log)
+      expiredRecords.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
       await blobDeletions.stop()
       await storageReconciler.stop()
+      await expiredRecords.stop()
     },
   }
 }
@@ -218,6 +310,7 @@ export interface RouteDeps {
   services: Services
   config: Config
   urls: PublicUrls
+  authorizationServer: Wiring['authorizationServer']
   /** What pages answer with: the layout, their security headers, error pages (web/web.ts). */
   web: Web
 }

@@ -256,11 +256,14 @@ describeEachEngine('bearer challenges', (ctx) => {
     const { app } = ctx()
     const missing = await call(app, 'GET', '/api/v1/files')
     assertError(missing, 401, 'unauthorized')
-    assert.equal(missing.headers['www-authenticate'], 'Bearer realm="coffer"')
-    for (const authorization of ['Bearer coffer_unknown', 'Basic abc']) {
+    // Every challenge points to the API's protected resource metadata (RFC 9728 §5.1).
+    const challenge =
+      'Bearer realm="coffer", resource_metadata="http://coffer.test/.well-known/oauth-protected-resource/api/v1"'
+    assert.equal(missing.headers['www-authenticate'], challenge)
+    for (const authorization of ['Bearer coffer_unknown', 'Bearer not-an-oauth-token', 'Basic abc']) {
       const bad = await call(app, 'GET', '/api/v1/files', { headers: { authorization } })
       assertError(bad, 401, 'unauthorized')
-      assert.equal(bad.headers['www-authenticate'], 'Bearer realm="coffer", error="invalid_token"')
+      assert.equal(bad.headers['www-authenticate'], `${challenge}, error="invalid_token"`)
     }
   })
 })

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, test } from 'node:test'
-import { buildApp } from '../src/app.ts'
-import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import type { Config } from '../src/config.ts'
-import { loadConfig } from '../src/config.ts'
-import { migrate } from '../src/db/migrate.ts'
-import { openDatabase } from '../src/db/open.ts'
 import { assertError, call, captureLogs, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
 
 // Settings away from their defaults, so that the index is seen to follow the configuration.
@@ -20,17 +14,38 @@ const ENV = {
   UPLOAD_GRANT_TTL_SECONDS: '120',
 }
 
-function expectedIndex(config: Config) {
+/** The index of a server with no account yet (the first-run setup pending) unless `setupPending` is false. */
+function expectedIndex(config: Config, setupPending = true) {
   const base = `${config.publicUrl}/api/v1`
+  const oauthMetadata = `${config.publicUrl}/.well-known/oauth-authorization-server`
   return {
     name: 'Coffer',
     version: '0.1.0',
     apiVersion: 'v1',
-    links: { self: `${base}/`, openapi: `${base}/openapi.json`, docs: `${config.publicUrl}/docs` },
-    authentication: {
-      schemes: ['bearer-api-key'],
-      apiKeys: { header: 'Authorization', scheme: 'Bearer', prefix: 'coffer_' },
+    links: {
+      self: `${base}/`,
+      openapi: `${base}/openapi.json`,
+      docs: `${config.publicUrl}/docs`,
+      oauthAuthorizationServer: oauthMetadata,
     },
+    authentication: {
+      schemes: ['bearer-api-key', 'bearer-oauth-token'],
+      apiKeys: { header: 'Authorization', scheme: 'Bearer', prefix: 'coffer_' },
+      oauth: {
+        metadata: oauthMetadata,
+        resource: base,
+        protectedResourceMetadata: `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`,
+      },
+    },
+    ...(setupPending
+      ? {
+          setup: {
+            pending: true,
+            message:
+              'No account exists yet: open the one-time setup link the server printed at start to create the first one.',
+          },
+        }
+      : {}),
     scopes: [
       { name: 'files:read', description: 'View files, their contents and metadata' },
       { name: 'files:write', description: 'Upload, rename, move and delete files' },
@@ -176,42 +191,11 @@ for (const engine of ENGINES) {
   })
 }
 
-describe('capability index with OAuth', () => {
-  test('lists the OAuth metadata and the token kind once the server serves the metadata', async (t) => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-meta-'))
-    t.after(() => rm(dataDir, { recursive: true, force: true }))
-    const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://coffer.test', LOG_LEVEL: 'silent' })
-    const db = openDatabase(config)
-    t.after(() => db.close())
-    await migrate(db)
-    const app = await buildApp({
-      config,
-      db,
-      blobs: await LocalBlobStore.open(path.join(dataDir, 'blobs')),
-      logger: false,
-    })
-    t.after(() => app.close())
-    app.get('/.well-known/oauth-authorization-server', async () => ({ issuer: config.publicUrl }))
-    await app.ready()
-
-    // `call` also checks the body against the OpenAPI document, where the OAuth parts are optional.
-    const res = await call(app, 'GET', '/api/v1/')
-    assert.equal(res.status, 200)
-    const plain = expectedIndex(config)
-    assert.deepEqual(res.body, {
-      ...plain,
-      links: {
-        ...plain.links,
-        oauthAuthorizationServer: 'http://coffer.test/.well-known/oauth-authorization-server',
-      },
-      authentication: {
-        ...plain.authentication,
-        schemes: ['bearer-api-key', 'bearer-oauth-token'],
-        oauth: {
-          metadata: 'http://coffer.test/.well-known/oauth-authorization-server',
-          resource: 'http://coffer.test/api/v1',
-        },
-      },
-    })
+describeEachEngine('capability index and the first-run setup', (ctx) => {
+  test('says setup is pending until the first account exists, then never again', async () => {
+    const { app, config } = ctx()
+    assert.deepEqual((await call(app, 'GET', '/api/v1/')).body, expectedIndex(config, true))
+    await app.services.accounts.create({ email: 'first@example.com' })
+    assert.deepEqual((await call(app, 'GET', '/api/v1/')).body, expectedIndex(config, false))
   })
 })

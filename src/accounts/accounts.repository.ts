@@ -1,6 +1,6 @@
 // Accounts' SQL. Emails are stored normalised (accounts.service.ts), so they compare exactly.
 import type { Kysely } from 'kysely'
-import type { Db } from '../db/database.ts'
+import type { Db, Executor } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
 
 export interface Account {
@@ -23,8 +23,11 @@ export class AccountsRepository {
   }
 
   /** False when the email is taken. */
-  async insert(account: Account & { passwordHash: string | null }): Promise<boolean> {
-    const inserted = await this.#db
+  async insert(
+    account: Account & { passwordHash: string | null },
+    executor: Executor = this.#db,
+  ): Promise<boolean> {
+    const inserted = await executor
       .insertInto('accounts')
       .values({
         id: account.id,
@@ -49,13 +52,42 @@ export class AccountsRepository {
   }
 
   /** The account with this (normalised) email, with its password hash, if any. */
-  async byEmail(email: string): Promise<(Account & { passwordHash: string | null }) | undefined> {
+  async byEmail(
+    email: string,
+  ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
     const row = await this.#db
       .selectFrom('accounts')
-      .select(['id', 'email', 'created_at', 'password_hash'])
+      .select(['id', 'email', 'created_at', 'password_hash', 'disabled_at'])
       .where('email', '=', email)
       .executeTakeFirst()
-    return row && { ...toAccount(row), passwordHash: row.password_hash }
+    return row && { ...toAccount(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null }
+  }
+
+  async byId(
+    id: string,
+  ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
+    const row = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at', 'password_hash', 'disabled_at'])
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return row && { ...toAccount(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null }
+  }
+
+  /** Whether any account exists: none means the first-run setup is pending. */
+  async any(executor: Executor = this.#db): Promise<boolean> {
+    const row = await executor.selectFrom('accounts').select('id').limit(1).executeTakeFirst()
+    return row !== undefined
+  }
+
+  /** Sets or clears the account's disabled time; false when there is no such account. */
+  async setDisabled(accountId: string, at: number | null): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('accounts')
+      .set({ disabled_at: at })
+      .where('id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
   }
 
   /** False when there is no such account. */

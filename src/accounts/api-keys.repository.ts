@@ -18,6 +18,7 @@ export interface ApiKey {
   createdAt: number
   lastUsedAt: number | null
   revokedAt: number | null
+  expiresAt: number | null
 }
 
 /** What authenticating needs of a key. */
@@ -25,6 +26,8 @@ export interface KeyCredential {
   /** Who the key acts for, made once per read, as every request with the key needs it. */
   principal: Principal
   revoked: boolean
+  /** Null for a key that never expires. */
+  expiresAt: number | null
   lastUsedAt: number | null
 }
 
@@ -47,6 +50,7 @@ function toApiKey(row: KeyRow): ApiKey {
     createdAt: Number(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
   }
 }
 
@@ -59,7 +63,7 @@ export class ApiKeysRepository {
     const findByHash = prepare(db, 'api_key_by_hash', 1, (hash: string) =>
       db.kysely
         .selectFrom('api_keys')
-        .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'last_used_at'])
+        .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'expires_at', 'last_used_at'])
         .where('secret_hash', '=', hash),
     )
     this.#byHash = cachedLookup(db, {
@@ -74,6 +78,7 @@ export class ApiKeysRepository {
         return {
           principal: { accountId: row.account_id, scopes: new Set(scopesOf(row)), credentialId: row.id },
           revoked: row.revoked_at !== null,
+          expiresAt: row.expires_at === null ? null : Number(row.expires_at),
           lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
         }
       },
@@ -93,6 +98,7 @@ export class ApiKeysRepository {
         created_at: key.createdAt,
         last_used_at: key.lastUsedAt,
         revoked_at: key.revokedAt,
+        expires_at: key.expiresAt,
       })
       .execute()
   }
@@ -132,6 +138,17 @@ export class ApiKeysRepository {
     await query.execute()
     // Other processes learn of it through the epoch; this one need not wait for that.
     this.#byHash.forget((key) => key.principal.credentialId === keyId)
+  }
+
+  /** Revokes every key of the account not revoked yet (the account is disabled). */
+  async revokeAllOf(accountId: string): Promise<void> {
+    await this.#db
+      .updateTable('api_keys')
+      .set({ revoked_at: Date.now() })
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .execute()
+    this.#byHash.forget((key) => key.principal.accountId === accountId)
   }
 
   async get(keyId: string, accountId?: string): Promise<ApiKey | undefined> {

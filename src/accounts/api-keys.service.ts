@@ -22,10 +22,18 @@ export class ApiKeysService {
     accountId: string
     name: string
     scopes: Scope[]
+    /** When the key stops working; undefined or null for never. */
+    expiresAt?: number | null
   }): Promise<{ key: ApiKey; secret: string }> {
     const name = input.name.trim()
-    if (name.length < 1 || name.length > 100) throw invalid('The key name must be 1 to 100 characters.')
-    if (input.scopes.length === 0) throw invalid('A key needs at least one scope.')
+    if (name.length < 1 || name.length > 100) {
+      throw invalid('The key name must be 1 to 100 characters.', undefined, 'name')
+    }
+    if (input.scopes.length === 0) throw invalid('A key needs at least one scope.', undefined, 'scopes')
+    const expiresAt = input.expiresAt ?? null
+    if (expiresAt !== null && expiresAt <= Date.now()) {
+      throw invalid('The expiry must be in the future.', undefined, 'expiresAt')
+    }
     const secret = newSecret(API_KEY_PREFIX)
     const now = Date.now()
     const key: ApiKey = {
@@ -37,6 +45,7 @@ export class ApiKeysService {
       createdAt: now,
       lastUsedAt: null,
       revokedAt: null,
+      expiresAt,
     }
     await this.#keys.insert({ ...key, secretHash: hashSecret(secret) })
     return { key, secret }
@@ -54,12 +63,12 @@ export class ApiKeysService {
     return key
   }
 
-  /** The principal a bearer secret stands for, or undefined if it is unknown or revoked. */
+  /** The principal a bearer secret stands for, or undefined if it is unknown, revoked or expired. */
   async authenticate(secret: string): Promise<Principal | undefined> {
     if (!secret.startsWith(API_KEY_PREFIX)) return undefined
     const key = await this.#keys.byHash(hashSecret(secret))
-    if (!key || key.revoked) return undefined
     const now = Date.now()
+    if (!key || key.revoked || (key.expiresAt !== null && key.expiresAt <= now)) return undefined
     if (key.lastUsedAt === null || now - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
       key.lastUsedAt = now
       await this.#keys.recordUse(key.principal.credentialId, now)

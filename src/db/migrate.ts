@@ -15,6 +15,7 @@ import * as shareLinks from './migrations/0008_share_links.ts'
 import * as requestUploads from './migrations/0009_request_uploads.ts'
 import * as blobDeletions from './migrations/0010_blob_deletions.ts'
 import * as backupHolds from './migrations/0011_backup_holds.ts'
+import * as accountsOnTheWeb from './migrations/0012_accounts_on_the_web.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0009_request_uploads': requestUploads,
   '0010_blob_deletions': blobDeletions,
   '0011_backup_holds': backupHolds,
+  '0012_accounts_on_the_web': accountsOnTheWeb,
 }
 
 class Migrations implements MigrationProvider {

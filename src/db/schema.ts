@@ -7,6 +7,8 @@ export interface AccountsTable {
   email: string
   password_hash: string | null
   created_at: number
+  /** Set by an administrator: the account signs in no more and its credentials stop working. */
+  disabled_at: number | null
 }
 
 export interface ApiKeysTable {
@@ -22,6 +24,8 @@ export interface ApiKeysTable {
   created_at: number
   last_used_at: number | null
   revoked_at: number | null
+  /** The key stops working after this time; null for never. */
+  expires_at: number | null
 }
 
 export interface FoldersTable {
@@ -184,6 +188,41 @@ export interface BackupHoldsTable {
   until: number
 }
 
+/** A signed-in browser (accounts/sessions.service.ts). */
+export interface SessionsTable {
+  id: string
+  /** SHA-256 (hex) of the cookie's secret; the secret itself is never stored. */
+  secret_hash: string
+  account_id: string
+  created_at: number
+  /** Updated at most once a minute: the idle expiry counts from it. */
+  last_seen_at: number
+  expires_at: number
+}
+
+/** The one-time link that creates the first account (accounts/setup.service.ts). */
+export interface SetupLinksTable {
+  secret_hash: string
+  created_at: number
+  expires_at: number
+}
+
+/** One of oidc-provider's records (oauth/oauth-records.repository.ts). */
+export interface OauthRecordsTable {
+  model: string
+  /** SHA-256 (hex) of the record's id, which for most models is a bearer secret. */
+  id_hash: string
+  /** The record as JSON, without its id (`jti`) or user code. */
+  payload: string
+  grant_id: string | null
+  uid_hash: string | null
+  user_code_hash: string | null
+  account_id: string | null
+  expires_at: number | null
+  consumed_at: number | null
+  last_used_at: number | null
+}
+
 export interface Database {
   accounts: AccountsTable
   api_keys: ApiKeysTable
@@ -199,4 +238,7 @@ export interface Database {
   server_secrets: ServerSecretsTable
   blob_deletions: BlobDeletionsTable
   backup_holds: BackupHoldsTable
+  sessions: SessionsTable
+  setup_links: SetupLinksTable
+  oauth_records: OauthRecordsTable
 }

@@ -35,13 +35,23 @@ export function routeSecurity(schema: unknown): SecurityRequirement[] | undefine
   return security && security.length > 0 ? security : undefined
 }
 
+/**
+ * The start of every `WWW-Authenticate` challenge: the scheme, and where the API's protected resource
+ * metadata is (RFC 9728 §5.1), from which a client finds the authorization server.
+ */
+export function bearerChallenge(resourceMetadataUrl: string): string {
+  return `Bearer realm="coffer", resource_metadata="${resourceMetadataUrl}"`
+}
+
 /** RFC 6750 §3.1: a request that sent no credential is told the scheme only, without an error code. */
-function unauthorized(request: FastifyRequest, reply: FastifyReply, message: string): AppError {
+function unauthorized(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  challenge: string,
+  message: string,
+): AppError {
   const sent = request.headers.authorization !== undefined
-  reply.header(
-    'www-authenticate',
-    sent ? 'Bearer realm="coffer", error="invalid_token"' : 'Bearer realm="coffer"',
-  )
+  reply.header('www-authenticate', sent ? `${challenge}, error="invalid_token"` : challenge)
   return new AppError('unauthorized', message)
 }
 
@@ -79,19 +89,19 @@ export function authorize(
   request: FastifyRequest,
   reply: FastifyReply,
   security: SecurityRequirement[],
+  challenge: string,
 ): void {
   const principal = request.principal
-  if (!principal) throw unauthorized(request, reply, request.credentialProblem ?? 'Authentication required.')
+  if (!principal) {
+    throw unauthorized(request, reply, challenge, request.credentialProblem ?? 'Authentication required.')
+  }
   const allowed = security.some((alternative) =>
     (alternative[BEARER_SECURITY] ?? []).every((scope) => principal.scopes.has(scope as Scope)),
   )
   if (!allowed) {
     const needed = security.map((a) => (a[BEARER_SECURITY] ?? []).join(' and ')).join(' or ')
     const firstAlternative = (security[0]?.[BEARER_SECURITY] ?? []).join(' ')
-    reply.header(
-      'www-authenticate',
-      `Bearer realm="coffer", error="insufficient_scope", scope="${firstAlternative}"`,
-    )
+    reply.header('www-authenticate', `${challenge}, error="insufficient_scope", scope="${firstAlternative}"`)
     throw new AppError('insufficient_scope', `This operation needs the scope ${needed}.`)
   }
 }

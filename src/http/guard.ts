@@ -7,6 +7,7 @@ import type { Config } from '../config.ts'
 import {
   type Authenticator,
   authorize,
+  bearerChallenge,
   decorateAuth,
   identify,
   routeSecurity,
@@ -31,8 +32,9 @@ const NOT_FOUND: RouteGuard = { security: undefined, limited: true }
 
 export async function registerGuard(
   app: FastifyInstance,
-  deps: { authenticate: Authenticator; config: Config },
+  deps: { authenticate: Authenticator; config: Config; resourceMetadataUrl: string },
 ): Promise<void> {
+  const challenge = bearerChallenge(deps.resourceMetadataUrl)
   decorateAuth(app)
   const limit = await createRateLimiter(app, deps.config)
   app.addHook('onRoute', (route) => {
@@ -43,6 +45,6 @@ export async function registerGuard(
     const { security, limited } = request.routeOptions.config?.guard ?? NOT_FOUND
     if (security) await identify(request, deps.authenticate)
     if (limited) await limit(request, reply)
-    if (security) authorize(request, reply, security)
+    if (security) authorize(request, reply, security, challenge)
   })
 }

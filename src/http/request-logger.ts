@@ -69,10 +69,10 @@ export function requestLogger(
 
 /**
  * A credential anywhere in a URL (a client that put its key in the query string, say): Coffer's own secrets
- * (`coffer_` API keys, `coffer_grant_` upload grants) and blob client tokens. Such a request is refused, but
- * its URL is still logged.
+ * (`coffer_` API keys, `coffer_grant_` upload grants, `coffer_setup_` setup links), blob client tokens, and
+ * the device flow's user code. Such a request may be refused, but its URL is still logged.
  */
-const SECRET_IN_URL = /(coffer_|vercel_blob_client_)[^&#/?\s]+/g
+const SECRET_IN_URL = /(coffer_|vercel_blob_client_|user_code=)[^&#/?\s]+/g
 
 /** What a log line says of a request: Fastify's default fields, with any secret in the URL redacted. */
 export function loggedRequest(request: FastifyRequest) {

@@ -70,12 +70,26 @@ export const CapabilityIndexSchema = Type.Object(
             {
               metadata: Url('Authorization-server metadata.'),
               resource: Url('The resource an access token must target: the API base address.'),
+              protectedResourceMetadata: Url("The API's protected resource metadata (RFC 9728)."),
             },
             Strict,
           ),
         ),
       },
       Strict,
+    ),
+    setup: Type.Optional(
+      Type.Object(
+        {
+          pending: Type.Literal(true),
+          message: Type.String(),
+        },
+        {
+          ...Strict,
+          description:
+            'Present while no account exists: the first one is made from the one-time link the server printed at start.',
+        },
+      ),
     ),
     scopes: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }, Strict), {
       description: 'Every scope a credential can carry; API keys and OAuth tokens share them.',
@@ -140,6 +154,8 @@ export interface IndexOptions {
   oauth: boolean
   /** Largest JSON request body in bytes. */
   jsonBodyBytes: number
+  /** No account exists yet. */
+  setupPending: boolean
 }
 
 export function capabilityIndex(config: Config, urls: PublicUrls, options: IndexOptions): CapabilityIndex {
@@ -158,8 +174,25 @@ export function capabilityIndex(config: Config, urls: PublicUrls, options: Index
     authentication: {
       schemes: options.oauth ? ['bearer-api-key', 'bearer-oauth-token'] : ['bearer-api-key'],
       apiKeys: { header: 'Authorization', scheme: 'Bearer', prefix: API_KEY_PREFIX },
-      ...(options.oauth ? { oauth: { metadata: oauthMetadata, resource: base } } : {}),
+      ...(options.oauth
+        ? {
+            oauth: {
+              metadata: oauthMetadata,
+              resource: base,
+              protectedResourceMetadata: urls.protectedResourceMetadata,
+            },
+          }
+        : {}),
     },
+    ...(options.setupPending
+      ? {
+          setup: {
+            pending: true as const,
+            message:
+              'No account exists yet: open the one-time setup link the server printed at start to create the first one.',
+          },
+        }
+      : {}),
     scopes: Object.entries(SCOPES).map(([name, description]) => ({ name, description })),
     limits: {
       ...bounds,

@@ -29,11 +29,16 @@ export const metaRoutes: Routes = async (app, { services, config, urls }) => {
       },
     },
     async () => {
-      index ??= capabilityIndex(config, urls, {
+      // Once an account exists, setup is never pending again: the index is then made once.
+      if (index) return index
+      const setupPending = await services.setup.pending()
+      const made = capabilityIndex(config, urls, {
         oauth: app.hasRoute({ method: 'GET', url: OAUTH_METADATA_PATH }),
         jsonBodyBytes: app.initialConfig.bodyLimit ?? 1024 * 1024,
+        setupPending,
       })
-      return index
+      if (!setupPending) index = made
+      return made
     },
   )
 

@@ -195,7 +195,11 @@ type OpenApiResponse = {
 const ERROR_REF = '#/components/schemas/Error'
 const header = (description: string, schema: object = { type: 'string' }) => ({ description, schema })
 const ERROR_HEADERS: Record<string, Record<string, ReturnType<typeof header>>> = {
-  401: { 'WWW-Authenticate': header('`Bearer realm="coffer", error="invalid_token"`') },
+  401: {
+    'WWW-Authenticate': header(
+      '`Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent)',
+    ),
+  },
   403: { 'WWW-Authenticate': header('`Bearer ... error="insufficient_scope", scope="<needed>"`') },
   429: { 'Retry-After': header('Seconds to wait before retrying.', { type: 'integer', minimum: 0 }) },
 }

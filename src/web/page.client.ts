@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 // What every page does in the browser, and nothing it needs to work: pages are complete without it.
 // - `<button data-copy="…" hidden>` copies its value to the clipboard and says so in `[data-copy-status]`
-//   (a live region), then is shown: without this module there is nothing for it to do.
+//   (a live region; `data-copy-done` gives the words), then is shown: without this module there is nothing
+//   for it to do.
 // - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC.
 // - `[data-reveal]` buttons swap in the content of the `<template>` they name (a PDF viewer, say), so a page
 //   loads it only when asked.
@@ -12,7 +13,7 @@ for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-c
   button.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(button.dataset.copy ?? '')
-      if (status) status.textContent = 'Link copied to the clipboard.'
+      if (status) status.textContent = button.dataset.copyDone ?? 'Link copied to the clipboard.'
     } catch {
       if (status) status.textContent = 'Could not copy; select the address bar and copy it from there.'
     }

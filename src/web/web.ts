@@ -78,21 +78,32 @@ const NOTICE_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="
 
 export class Web {
   readonly layout: Layout
-  readonly #headers: Record<string, string>
+  /** The headers of every page: for pages sent by something other than `send` (the OAuth server's). */
+  readonly pageHeaders: Readonly<Record<string, string>>
 
   constructor(layout: Layout, config: Config) {
     this.layout = layout
-    this.#headers = pageHeaders(config)
+    this.pageHeaders = pageHeaders(config)
   }
 
-  /** Answers with a page, its security headers replacing any set before (a download's sandbox, say). */
-  send(reply: FastifyReply, status: number, page: Page): FastifyReply {
-    return this.sendRendered(reply, status, this.layout.render(page))
+  /**
+   * Answers with a page, its security headers replacing any set before (a download's sandbox, say).
+   * `formTarget` is another origin (or scheme) the page's forms may end up at: CSP's `form-action` also
+   * governs the redirects that follow a form, such as the consent page's back to the OAuth client.
+   */
+  send(reply: FastifyReply, status: number, page: Page, options: { formTarget?: string } = {}): FastifyReply {
+    const html = this.layout.render(page)
+    if (!options.formTarget) return this.sendRendered(reply, status, html)
+    const csp = PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${options.formTarget}`)
+    return reply
+      .status(status)
+      .headers({ ...this.pageHeaders, 'content-security-policy': csp })
+      .send(html)
   }
 
   /** `send` for a page already rendered by `layout` (and kept, say, in a PageCache). */
   sendRendered(reply: FastifyReply, status: number, html: string | Buffer): FastifyReply {
-    return reply.status(status).headers(this.#headers).send(html)
+    return reply.status(status).headers(this.pageHeaders).send(html)
   }
 
   /** A notice in a card: what error pages and pages such as "link expired" show. */

@@ -1,0 +1,317 @@
+// The account pages: first-run setup, sign-in and sign-up, and the settings of a signed-in account (API keys,
+// connected applications, password). Every form carries its CSRF token; every value from a user goes through
+// ghtml's escaping `${…}`; `!${…}` only inserts fragments made here.
+import { html } from 'ghtml'
+import { SCOPES, type Scope } from '../auth/scopes.ts'
+import type { ConnectedApp } from '../oauth/connected-apps.service.ts'
+import { formatDate } from '../web/format.ts'
+import type { Page } from '../web/layout.ts'
+import type { Account } from './accounts.repository.ts'
+import { MIN_PASSWORD_LENGTH } from './accounts.service.ts'
+import type { ApiKey } from './api-keys.repository.ts'
+
+export const ACCOUNT_PATHS = {
+  home: '/account',
+  signIn: '/account/sign-in',
+  signUp: '/account/sign-up',
+  signOut: '/account/sign-out',
+  signOutEverywhere: '/account/sign-out-everywhere',
+  setup: '/account/setup',
+  keys: '/account/keys',
+  newKey: '/account/keys/new',
+  revokeKey: (id: string) => `/account/keys/${id}/revoke`,
+  apps: '/account/apps',
+  revokeApp: (grantId: string) => `/account/apps/${grantId}/revoke`,
+  password: '/account/password',
+} as const
+
+/** A form's state when it is shown again: the values typed (never a password) and what was wrong. */
+export interface FormState {
+  csrfToken: string
+  values?: Record<string, string>
+  /** Field name → message; `form` for an error of the whole form. */
+  errors?: Record<string, string>
+}
+
+function csrfInput(token: string): string {
+  return html`<input type="hidden" name="_csrf" value="${token}">`
+}
+
+function formError(state: FormState): string {
+  const message = state.errors?.form
+  return message ? html`<p class="form-error" role="alert" id="form-error">${message}</p>` : ''
+}
+
+/** A text field with its label, hint and error, marked invalid when it has one. */
+function field(
+  state: FormState,
+  options: {
+    name: string
+    label: string
+    type: 'text' | 'email' | 'password' | 'date'
+    autocomplete: string
+    hint?: string
+    required?: boolean
+    max?: number
+  },
+): string {
+  const { name, label, type, autocomplete, hint, required = true, max } = options
+  const id = `field-${name}`
+  const error = state.errors?.[name]
+  const value = type === 'password' ? '' : (state.values?.[name] ?? '')
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ')
+  return html`<div class="field">
+<label for="${id}">${label}!${required ? '' : html` <span class="optional">(optional)</span>`}</label>
+!${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ''}
+<input id="${id}" name="${name}" type="${type}" autocomplete="${autocomplete}" value="${value}"!${max ? html` maxlength="${max}"` : ''}!${required ? html` required` : ''}!${describedBy ? html` aria-describedby="${describedBy}"` : ''}!${error ? html` aria-invalid="true"` : ''}>
+!${error ? html`<p class="field-error" id="${id}-error">${error}</p>` : ''}
+</div>`
+}
+
+function passwordHint(): string {
+  return `At least ${MIN_PASSWORD_LENGTH} characters.`
+}
+
+/** A page with one narrow card: the forms of a signed-out visitor. */
+function formCard(title: string, intro: string, body: string): string {
+  return html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
+<h1 id="page-title">${title}</h1>
+<p class="muted">${intro}</p>
+!${body}
+</div></section>`
+}
+
+export function signInPage(
+  state: FormState & { returnTo: string; signUpOpen: boolean; notice?: string },
+): Page {
+  const body = html`!${state.notice ? html`<p class="inline-notice" role="status">${state.notice}</p>` : ''}
+<form method="post" action="${ACCOUNT_PATHS.signIn}" novalidate>
+!${csrfInput(state.csrfToken)}
+<input type="hidden" name="return_to" value="${state.returnTo}">
+!${formError(state)}
+!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username' })}
+!${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
+<div class="actions"><button class="button primary" type="submit">Sign in</button></div>
+</form>
+!${state.signUpOpen ? html`<p class="muted">No account yet? <a href="${ACCOUNT_PATHS.signUp}?return_to=${encodeURIComponent(state.returnTo)}">Create one</a>.</p>` : ''}`
+  return { title: 'Sign in · Coffer', main: formCard('Sign in', 'Sign in to your Coffer account.', body) }
+}
+
+function newAccountForm(state: FormState, action: string, submit: string, returnTo?: string): string {
+  return html`<form method="post" action="${action}" novalidate>
+!${csrfInput(state.csrfToken)}
+!${returnTo === undefined ? '' : html`<input type="hidden" name="return_to" value="${returnTo}">`}
+!${formError(state)}
+!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', max: 254 })}
+!${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: passwordHint() })}
+!${field(state, { name: 'confirm', label: 'Password again', type: 'password', autocomplete: 'new-password' })}
+<div class="actions"><button class="button primary" type="submit">${submit}</button></div>
+</form>`
+}
+
+/** The first-run page, behind the one-time link the server printed at start. */
+export function setupPage(state: FormState & { action: string }): Page {
+  return {
+    title: 'Set up Coffer',
+    main: formCard(
+      'Welcome to Coffer',
+      'Create the first account of this server. This link works once; later accounts come from the command line, or from the sign-up page when it is open.',
+      newAccountForm(state, state.action, 'Create account'),
+    ),
+  }
+}
+
+export function signUpPage(state: FormState & { returnTo: string }): Page {
+  return {
+    title: 'Create an account · Coffer',
+    main: formCard(
+      'Create an account',
+      'Your files stay on this server.',
+      newAccountForm(state, ACCOUNT_PATHS.signUp, 'Create account', state.returnTo),
+    ),
+  }
+}
+
+type Section = 'keys' | 'apps' | 'password'
+
+/** The settings' navigation and the account's sign-out forms, above every settings page. */
+function settingsShell(
+  account: Account,
+  csrfToken: string,
+  current: Section,
+  title: string,
+  body: string,
+): string {
+  const link = (section: Section, href: string, label: string) =>
+    html`<li><a href="${href}"!${section === current ? html` aria-current="page"` : ''}>${label}</a></li>`
+  return html`<div class="settings">
+<div class="settings-head">
+<div><p class="eyebrow">Account</p><p class="account-email">${account.email}</p></div>
+<form method="post" action="${ACCOUNT_PATHS.signOut}" class="inline-form">!${csrfInput(csrfToken)}<button class="button" type="submit">Sign out</button></form>
+</div>
+<nav class="tabs" aria-label="Account settings"><ul>
+!${link('keys', ACCOUNT_PATHS.keys, 'API keys')}
+!${link('apps', ACCOUNT_PATHS.apps, 'Connected apps')}
+!${link('password', ACCOUNT_PATHS.password, 'Password and sessions')}
+</ul></nav>
+<section class="card" aria-labelledby="page-title"><div class="card-body">
+<h1 id="page-title">${title}</h1>
+!${body}
+</div></section>
+</div>`
+}
+
+function when(ms: number | null, never: string): string {
+  if (ms === null) return html`<span class="muted">${never}</span>`
+  const iso = new Date(ms).toISOString()
+  return html`<time datetime="${iso}" data-local>${formatDate(ms)}</time>`
+}
+
+function scopeList(scopes: readonly Scope[]): string {
+  return html`<ul class="scope-tags">!${scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`
+}
+
+function keyRow(key: ApiKey, csrfToken: string, now: number): string {
+  const expired = key.expiresAt !== null && key.expiresAt <= now
+  const state = key.revokedAt !== null ? 'Revoked' : expired ? 'Expired' : undefined
+  return html`<li class="item${state ? ' is-inactive' : ''}">
+<div class="item-main">
+<p class="item-title">${key.name}!${state ? html` <span class="badge">${state}</span>` : ''}</p>
+<p class="item-meta"><code>${key.prefix}…</code></p>
+!${scopeList(key.scopes)}
+<dl class="item-dates">
+<div><dt>Created</dt><dd>!${when(key.createdAt, '')}</dd></div>
+<div><dt>Last used</dt><dd>!${when(key.lastUsedAt, 'Never')}</dd></div>
+<div><dt>Expires</dt><dd>!${when(key.expiresAt, 'Never')}</dd></div>
+</dl>
+</div>
+!${
+    state
+      ? ''
+      : html`<form method="post" action="${ACCOUNT_PATHS.revokeKey(key.id)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit" aria-label="Revoke ${key.name}">Revoke</button></form>`
+  }
+</li>`
+}
+
+/** Every scope as a checkbox with what it allows, those in `checked` ticked. */
+function scopeCheckboxes(
+  name: string,
+  scopes: readonly Scope[],
+  checked: ReadonlySet<string>,
+  error?: string,
+) {
+  return html`<fieldset class="field"!${error ? html` aria-describedby="scopes-error"` : ''}>
+<legend>Scopes</legend>
+<ul class="checks">!${scopes.map(
+    (
+      scope,
+    ) => html`<li><label class="check"><input type="checkbox" name="${name}" value="${scope}"!${checked.has(scope) ? ' checked' : ''}>
+<span><code>${scope}</code><span class="check-text">${SCOPES[scope]}</span></span></label></li>`,
+  )}</ul>
+!${error ? html`<p class="field-error" id="scopes-error">${error}</p>` : ''}
+</fieldset>`
+}
+
+export function keysPage(data: {
+  account: Account
+  csrfToken: string
+  keys: ApiKey[]
+  /** The key just made, whose secret is shown this once. */
+  created?: { key: ApiKey; secret: string }
+  form?: FormState & { scopes?: string[] }
+  notice?: string
+}): Page {
+  const { account, csrfToken, keys, created } = data
+  const form: FormState = data.form ?? { csrfToken }
+  const checked = new Set(data.form?.scopes ?? ['files:read'])
+  const now = Date.now()
+  const shown = created
+    ? html`<div class="secret-box" role="status" tabindex="-1" id="new-key">
+<h2>Your new key “${created.key.name}”</h2>
+<p>Copy it now: it will not be shown again. Anyone with it can act on your files within its scopes.</p>
+<div class="secret-row"><code class="secret" id="new-key-secret">${created.secret}</code>
+<button class="button" type="button" data-copy="${created.secret}" data-copy-done="Key copied to the clipboard." hidden>Copy key</button></div>
+<p class="toast" data-copy-status aria-live="polite"></p>
+</div>`
+    : ''
+  const list =
+    keys.length === 0
+      ? html`<p class="muted">No API keys yet.</p>`
+      : html`<ul class="items" aria-label="Your API keys">!${keys.map((k) => keyRow(k, csrfToken, now))}</ul>`
+  const body = html`!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+!${shown}
+<p class="muted">Keys let scripts and tools use the API as you. Send one as <code>Authorization: Bearer &lt;key&gt;</code>.</p>
+<h2>Your keys</h2>
+!${list}
+<h2 id="new-key-title">Create a key</h2>
+<form method="post" action="${ACCOUNT_PATHS.newKey}" novalidate aria-labelledby="new-key-title">
+!${csrfInput(csrfToken)}
+!${formError(form)}
+!${field(form, { name: 'name', label: 'Name', type: 'text', autocomplete: 'off', hint: 'What the key is for, such as "backup script".', max: 100 })}
+!${scopeCheckboxes('scopes', Object.keys(SCOPES) as Scope[], checked, form.errors?.scopes)}
+!${field(form, { name: 'expires', label: 'Expires on', type: 'date', autocomplete: 'off', hint: 'The key stops working at the start of this day (UTC). Leave empty for a key that never expires.', required: false })}
+<div class="actions"><button class="button primary" type="submit">Create key</button></div>
+</form>`
+  return {
+    title: 'API keys · Coffer',
+    main: settingsShell(account, csrfToken, 'keys', 'API keys', body),
+  }
+}
+
+export function appsPage(data: {
+  account: Account
+  csrfToken: string
+  apps: ConnectedApp[]
+  notice?: string
+}): Page {
+  const { account, csrfToken, apps } = data
+  const list =
+    apps.length === 0
+      ? html`<p class="muted">No application has access to your account.</p>`
+      : html`<ul class="items" aria-label="Connected applications">!${apps.map(
+          (app) => html`<li class="item">
+<div class="item-main">
+<p class="item-title">${app.name}</p>
+!${app.uri ? html`<p class="item-meta">${app.uri}</p>` : ''}
+!${scopeList(app.scopes)}
+<dl class="item-dates"><div><dt>Last used</dt><dd>!${when(app.lastUsedAt, 'Not yet')}</dd></div></dl>
+</div>
+<form method="post" action="${ACCOUNT_PATHS.revokeApp(app.grantId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit" aria-label="Revoke access of ${app.name}">Revoke access</button></form>
+</li>`,
+        )}</ul>`
+  const body = html`!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+<p class="muted">Applications you allowed to use your account through OAuth. Revoking one ends its access at once.</p>
+!${list}`
+  return {
+    title: 'Connected apps · Coffer',
+    main: settingsShell(account, csrfToken, 'apps', 'Connected apps', body),
+  }
+}
+
+export function passwordPage(data: {
+  account: Account
+  csrfToken: string
+  form?: FormState
+  notice?: string
+}): Page {
+  const { account, csrfToken } = data
+  const form: FormState = data.form ?? { csrfToken }
+  const body = html`!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+<h2>Change password</h2>
+<p class="muted">Changing it signs you out everywhere else.</p>
+<form method="post" action="${ACCOUNT_PATHS.password}" novalidate>
+!${csrfInput(csrfToken)}
+!${formError(form)}
+!${field(form, { name: 'current', label: 'Current password', type: 'password', autocomplete: 'current-password' })}
+!${field(form, { name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password', hint: passwordHint() })}
+!${field(form, { name: 'confirm', label: 'New password again', type: 'password', autocomplete: 'new-password' })}
+<div class="actions"><button class="button primary" type="submit">Change password</button></div>
+</form>
+<h2>Sessions</h2>
+<p class="muted">Signed in on a computer you no longer use? Sign out of every browser, this one included.</p>
+<form method="post" action="${ACCOUNT_PATHS.signOutEverywhere}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit">Sign out everywhere</button></form>`
+  return {
+    title: 'Password and sessions · Coffer',
+    main: settingsShell(account, csrfToken, 'password', 'Password and sessions', body),
+  }
+}

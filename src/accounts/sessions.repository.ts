@@ -1,0 +1,95 @@
+// Sessions' SQL: signed-in browsers, found by the SHA-256 of their cookie's secret.
+import type { Kysely } from 'kysely'
+import type { Db } from '../db/database.ts'
+import type { Database } from '../db/schema.ts'
+import type { Account } from './accounts.repository.ts'
+
+export interface StoredSession {
+  id: string
+  account: Account
+  createdAt: number
+  lastSeenAt: number
+  expiresAt: number
+  /** The account was disabled since the session began. */
+  accountDisabled: boolean
+}
+
+export class SessionsRepository {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Db) {
+    this.#db = db.kysely
+  }
+
+  async insert(session: {
+    id: string
+    secretHash: string
+    accountId: string
+    createdAt: number
+    expiresAt: number
+  }): Promise<void> {
+    await this.#db
+      .insertInto('sessions')
+      .values({
+        id: session.id,
+        secret_hash: session.secretHash,
+        account_id: session.accountId,
+        created_at: session.createdAt,
+        last_seen_at: session.createdAt,
+        expires_at: session.expiresAt,
+      })
+      .execute()
+  }
+
+  async bySecretHash(secretHash: string): Promise<StoredSession | undefined> {
+    const row = await this.#db
+      .selectFrom('sessions')
+      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+      .select([
+        'sessions.id',
+        'sessions.created_at',
+        'sessions.last_seen_at',
+        'sessions.expires_at',
+        'accounts.id as account_id',
+        'accounts.email',
+        'accounts.created_at as account_created_at',
+        'accounts.disabled_at',
+      ])
+      .where('sessions.secret_hash', '=', secretHash)
+      .executeTakeFirst()
+    return (
+      row && {
+        id: row.id,
+        account: { id: row.account_id, email: row.email, createdAt: Number(row.account_created_at) },
+        createdAt: Number(row.created_at),
+        lastSeenAt: Number(row.last_seen_at),
+        expiresAt: Number(row.expires_at),
+        accountDisabled: row.disabled_at !== null,
+      }
+    )
+  }
+
+  async touch(id: string, at: number): Promise<void> {
+    await this.#db.updateTable('sessions').set({ last_seen_at: at }).where('id', '=', id).execute()
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.#db.deleteFrom('sessions').where('id', '=', id).execute()
+  }
+
+  /** Ends the account's sessions, but for `except` when given. */
+  async deleteOfAccount(accountId: string, except?: string): Promise<void> {
+    let query = this.#db.deleteFrom('sessions').where('account_id', '=', accountId)
+    if (except) query = query.where('id', '!=', except)
+    await query.execute()
+  }
+
+  /** Removes sessions past their absolute end or idle since `idleBefore`. */
+  async deleteExpired(now: number, idleBefore: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('sessions')
+      .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleBefore)]))
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+}

@@ -1,0 +1,38 @@
+// The API's side of OAuth: the principal an access token stands for. A token counts only while it is
+// unexpired, for the API (its audience), and its grant still exists: revoking the grant (connected apps), a
+// replayed code or refresh token, or disabling the account ends it on the next request. The rate limiter keys
+// it by its grant, so refreshing a token does not reset a client's limit.
+import type { Principal } from '../auth/principal.ts'
+import { isScope, type Scope } from '../auth/scopes.ts'
+import type { OauthRecordsRepository } from './oauth-records.repository.ts'
+
+// Writing a grant's last use on every request would turn each read into a write; once a minute is enough.
+const LAST_USED_RESOLUTION_MS = 60_000
+
+export class AccessTokensService {
+  readonly #records: OauthRecordsRepository
+  readonly #resource: string
+
+  constructor(deps: { records: OauthRecordsRepository; apiResource: string }) {
+    this.#records = deps.records
+    this.#resource = deps.apiResource
+  }
+
+  async authenticate(token: string): Promise<Principal | undefined> {
+    const found = await this.#records.accessToken(token)
+    if (!found) return undefined
+    const { payload } = found
+    const audience = payload.aud
+    const audiences = Array.isArray(audience) ? audience : [audience]
+    if (audiences.length !== 1 || audiences[0] !== this.#resource) return undefined
+    if (typeof payload.accountId !== 'string' || typeof payload.grantId !== 'string') return undefined
+    const scopes = String(payload.scope ?? '')
+      .split(' ')
+      .filter((scope): scope is Scope => isScope(scope))
+    const now = Date.now()
+    if (found.grantLastUsedAt === null || now - found.grantLastUsedAt > LAST_USED_RESOLUTION_MS) {
+      await this.#records.recordGrantUse(payload.grantId, now)
+    }
+    return { accountId: payload.accountId, scopes: new Set(scopes), credentialId: `grant:${payload.grantId}` }
+  }
+}

@@ -1,0 +1,224 @@
+// The OAuth 2 authorization server: oidc-provider (certified, maintained), configured for what Coffer needs
+// and nothing more. Authorization code with PKCE S256 for every client, refresh tokens rotated on every use
+// (a replayed one revokes its grant), revocation (RFC 7009), dynamic registration of public clients (RFC 7591),
+// the device authorization grant (RFC 8628), and resource indicators (RFC 8707): every access token is for the
+// API base address, and only for it. Tokens are opaque and short-lived; the API looks them up in the database
+// (access-tokens.service.ts), so a revoked grant stops working at once. Its state lives in `oauth_records`
+// (oauth-records.repository.ts, through the adapter below). Its pages (device code, errors) are rendered in
+// Coffer's layout by the functions `pages` gives; the sign-in and consent are Coffer's own (oauth.routes.ts).
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import Provider, { type Adapter, type AdapterPayload, errors, interactionPolicy } from 'oidc-provider'
+import type { AccountsRepository } from '../accounts/accounts.repository.ts'
+import type { SessionsService } from '../accounts/sessions.service.ts'
+import { ALL_SCOPES } from '../auth/scopes.ts'
+import type { OauthPayload, OauthRecordsRepository } from './oauth-records.repository.ts'
+
+/** Where each endpoint is served; all of them under /oauth. */
+export const OAUTH_PATHS = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  revocation: '/oauth/revoke',
+  registration: '/oauth/register',
+  device_authorization: '/oauth/device/auth',
+  code_verification: '/oauth/device',
+  jwks: '/oauth/jwks',
+  interaction: '/oauth/interaction',
+} as const
+
+export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60
+
+export type AuthorizationServer = Provider
+
+/** What the provider's own pages look like: functions of the page module (oauth.routes.ts). */
+export interface ProviderPages {
+  userCodeInput(ctx: ProviderContext, xsrf: string, error: string | undefined): void
+  userCodeConfirm(ctx: ProviderContext, xsrf: string, clientName: string, userCode: string): void
+  deviceSuccess(ctx: ProviderContext, clientName: string): void
+  error(ctx: ProviderContext, out: { error: string; error_description?: string }): void
+}
+
+export type ProviderContext = Parameters<NonNullable<Provider['app']['middleware'][number]>>[0]
+
+export interface AuthorizationServerDeps {
+  /** The origin of PUBLIC_URL: the issuer. */
+  issuer: string
+  /** PUBLIC_URL + /api/v1: the one resource tokens are for. */
+  apiResource: string
+  records: OauthRecordsRepository
+  accounts: AccountsRepository
+  sessions: SessionsService
+  /** The web session cookie's name (accounts/web-sessions.ts). */
+  sessionCookie: string
+  /** Secrets kept in the database, shared by every process: cookie keys and the signing key. */
+  secret(name: string, generate: () => string): Promise<string>
+  pages: ProviderPages
+  trustProxy: boolean
+}
+
+/** One adapter per model, over the one table. */
+function adapterFor(records: OauthRecordsRepository) {
+  return (model: string): Adapter => ({
+    upsert: (id, payload, expiresIn) => records.upsert(model, id, payload as OauthPayload, expiresIn),
+    find: async (id) => (await records.find(model, id)) as AdapterPayload | undefined,
+    findByUid: async (uid) => (await records.findByUid(model, uid)) as AdapterPayload | undefined,
+    findByUserCode: async (userCode) =>
+      (await records.findByUserCode(model, userCode)) as AdapterPayload | undefined,
+    destroy: (id) => records.destroy(model, id),
+    revokeByGrantId: (grantId) => records.revokeByGrantId(model, grantId),
+    // A conditional update: of two redemptions of one code (or refresh token) at once, one succeeds and
+    // the other finds it used, which revokes the whole grant, as a replay must.
+    consume: async (id) => {
+      const { consumed, grantId } = await records.consume(model, id)
+      if (consumed) return
+      if (grantId) await records.deleteGrant(grantId)
+      throw new errors.InvalidGrant(`${model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`)
+    },
+  })
+}
+
+const FORM_XSRF = /name="xsrf" value="([^"]*)"/
+
+export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<Provider> {
+  const { apiResource } = deps
+  const cookieKey = await deps.secret('oauth-cookie-key', () => randomBytes(32).toString('base64url'))
+  // oidc-provider wants a signing key even though Coffer issues no ID token and no JWT: one RSA key, made by
+  // the first process and shared by all.
+  const jwk = JSON.parse(
+    await deps.secret('oauth-signing-key', () =>
+      JSON.stringify(
+        generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
+      ),
+    ),
+  )
+
+  // Signing in is Coffer's: the login prompt also asks again when the browser has no Coffer session for the
+  // account the provider remembers, so signing out of Coffer signs out of the authorization server too.
+  const policy = interactionPolicy.base()
+  const login = policy.get('login')
+  login?.checks.add(
+    new interactionPolicy.Check('coffer_session', 'sign in to Coffer is required', async (ctx) => {
+      const secret = ctx.cookies.get(deps.sessionCookie, { signed: false })
+      const session = await deps.sessions.resume(secret)
+      return session?.account.id === ctx.oidc.session?.accountId
+        ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+        : interactionPolicy.Check.REQUEST_PROMPT
+    }),
+  )
+
+  const provider = new Provider(deps.issuer, {
+    adapter: adapterFor(deps.records),
+    jwks: { keys: [{ ...jwk, use: 'sig', alg: 'RS256', kid: 'coffer-1' }] },
+    cookies: {
+      keys: [cookieKey],
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    routes: {
+      authorization: OAUTH_PATHS.authorization,
+      token: OAUTH_PATHS.token,
+      revocation: OAUTH_PATHS.revocation,
+      registration: OAUTH_PATHS.registration,
+      device_authorization: OAUTH_PATHS.device_authorization,
+      code_verification: OAUTH_PATHS.code_verification,
+      jwks: OAUTH_PATHS.jwks,
+    },
+    // Scopes are the API's (the resource server's, below); RFC 8414 metadata lists them.
+    discovery: { service_documentation: `${deps.issuer}/docs` },
+    // The API's scopes, also as the provider's own: a client's registration may then limit itself to some.
+    scopes: [...ALL_SCOPES],
+    responseTypes: ['code'],
+    clientAuthMethods: ['none'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    },
+    pkce: { required: () => true },
+    findAccount: async (_ctx, sub) => {
+      const account = await deps.accounts.byId(sub)
+      if (!account || account.disabled) return undefined
+      return { accountId: sub, claims: () => ({ sub }) }
+    },
+    interactions: {
+      policy,
+      url: (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}`,
+    },
+    // Every client may refresh; with the API's scopes only (no `offline_access` needed).
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    expiresWithSession: async () => false,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
+      AuthorizationCode: 60,
+      DeviceCode: 10 * 60,
+      Interaction: 60 * 60,
+      Session: 24 * 60 * 60,
+      Grant: 365 * 24 * 60 * 60,
+      RefreshToken: 30 * 24 * 60 * 60,
+      IdToken: 60 * 60,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      // A client revokes only its own tokens.
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      registration: { enabled: true, issueRegistrationAccessToken: false },
+      deviceFlow: {
+        enabled: true,
+        userCodeInputSource: async (ctx, form, _out, error) => {
+          const message = error
+            ? 'userCode' in error || error.name === 'NoCodeError'
+              ? 'That code is not right, or it expired. Check the code your device shows.'
+              : error.name === 'AbortedError'
+                ? 'The sign-in was cancelled.'
+                : 'Something went wrong. Start again from your device.'
+            : undefined
+          deps.pages.userCodeInput(ctx, FORM_XSRF.exec(form)?.[1] ?? '', message)
+        },
+        userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
+          deps.pages.userCodeConfirm(
+            ctx,
+            FORM_XSRF.exec(form)?.[1] ?? '',
+            client.clientName ?? client.clientId,
+            userCode,
+          )
+        },
+        successSource: async (ctx) => {
+          deps.pages.deviceSuccess(ctx, ctx.oidc.client?.clientName ?? 'the application')
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => apiResource,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resource) => {
+          if (resource !== apiResource) {
+            throw new errors.InvalidTarget(`the only resource is ${apiResource}`)
+          }
+          return {
+            scope: ALL_SCOPES.join(' '),
+            audience: apiResource,
+            accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+            accessTokenFormat: 'opaque',
+          }
+        },
+      },
+    },
+    renderError: async (ctx, out) => deps.pages.error(ctx, out),
+  })
+  provider.proxy = deps.trustProxy
+  // The metadata lists the scopes of the API, the one resource, rather than the library's OpenID scopes.
+  provider.use(async (ctx, next) => {
+    await next()
+    if (ctx.path === '/.well-known/openid-configuration' && ctx.status === 200) {
+      ;(ctx.body as { scopes_supported: string[] }).scopes_supported = [...ALL_SCOPES]
+    }
+  })
+  return provider
+}

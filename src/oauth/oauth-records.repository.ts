@@ -1,0 +1,251 @@
+// The authorization server's state (oidc-provider's models) in one table, `oauth_records`. A record is found
+// by model and the SHA-256 of its id: most ids are bearer secrets (codes, tokens, the device and user codes,
+// the server's own session cookie), and none is stored as given. The id (`jti`) and a device code's user
+// code are taken out of the stored JSON and put back when the record is read with them.
+import type { Kysely } from 'kysely'
+import { hashSecret } from '../auth/secrets.ts'
+import type { Db } from '../db/database.ts'
+import type { Database } from '../db/schema.ts'
+
+export type OauthPayload = Record<string, unknown> & {
+  jti?: string
+  grantId?: string
+  accountId?: string
+  uid?: string
+  userCode?: string
+  consumed?: number
+  exp?: number
+}
+
+/** Grants of an account, for its "connected applications". */
+export interface StoredGrant {
+  grantId: string
+  clientId: string
+  accountId: string
+  /** The scopes granted for the API, as the grant's payload records them. */
+  payload: OauthPayload
+  lastUsedAt: number | null
+}
+
+/** What authenticating an access token needs. */
+export interface StoredAccessToken {
+  payload: OauthPayload
+  grantLastUsedAt: number | null
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000)
+
+/**
+ * Records the library finds by another key (a session by its uid, a device code by its user code) and then
+ * saves again by their id: that id is a secret stored only as its hash, so they are handed out with a
+ * reference to their row instead, `ref:<hash of the id>`, which only these models accept.
+ */
+const REFERABLE = new Set(['Session', 'DeviceCode'])
+const REFERENCE = /^ref:([0-9a-f]{64})$/
+
+function idHashOf(model: string, id: string): string {
+  const reference = REFERABLE.has(model) ? REFERENCE.exec(id) : null
+  return reference ? (reference[1] as string) : hashSecret(id)
+}
+
+function stored(model: string, id: string, row: { payload: string; consumed_at: number | null }) {
+  const payload = JSON.parse(row.payload) as OauthPayload
+  if (model !== 'Client') payload.jti = id
+  if (row.consumed_at !== null) payload.consumed = Number(row.consumed_at)
+  return payload
+}
+
+export class OauthRecordsRepository {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Db) {
+    this.#db = db.kysely
+  }
+
+  async upsert(model: string, id: string, payload: OauthPayload, expiresInSeconds?: number): Promise<void> {
+    const { jti: _id, userCode, ...rest } = payload
+    const grantId = model === 'Grant' ? id : (payload.grantId ?? null)
+    const row = {
+      payload: JSON.stringify(rest),
+      grant_id: grantId,
+      uid_hash: payload.uid ? hashSecret(payload.uid) : null,
+      user_code_hash: userCode ? hashSecret(userCode) : null,
+      account_id: model === 'Grant' ? (payload.accountId ?? null) : null,
+      expires_at: expiresInSeconds ? Date.now() + expiresInSeconds * 1000 : null,
+    }
+    await this.#db
+      .insertInto('oauth_records')
+      .values({ model, id_hash: idHashOf(model, id), consumed_at: null, last_used_at: null, ...row })
+      .onConflict((oc) => oc.columns(['model', 'id_hash']).doUpdateSet(row))
+      .execute()
+  }
+
+  async find(model: string, id: string): Promise<OauthPayload | undefined> {
+    const row = await this.#live()
+      .select(['payload', 'consumed_at'])
+      .where('model', '=', model)
+      .where('id_hash', '=', idHashOf(model, id))
+      .executeTakeFirst()
+    return row && stored(model, id, row)
+  }
+
+  async findByUid(model: string, uid: string): Promise<OauthPayload | undefined> {
+    const row = await this.#live()
+      .select(['payload', 'consumed_at', 'id_hash'])
+      .where('model', '=', model)
+      .where('uid_hash', '=', hashSecret(uid))
+      .executeTakeFirst()
+    return row && stored(model, `ref:${row.id_hash}`, row)
+  }
+
+  async findByUserCode(model: string, userCode: string): Promise<OauthPayload | undefined> {
+    const row = await this.#live()
+      .select(['payload', 'consumed_at', 'id_hash'])
+      .where('model', '=', model)
+      .where('user_code_hash', '=', hashSecret(userCode))
+      .executeTakeFirst()
+    return row && { ...stored(model, `ref:${row.id_hash}`, row), userCode }
+  }
+
+  /**
+   * Marks a code or refresh token used, if it was not: false when it was, so that of two redemptions at
+   * once only one succeeds.
+   */
+  async consume(model: string, id: string): Promise<{ consumed: boolean; grantId: string | null }> {
+    const idHash = idHashOf(model, id)
+    const updated = await this.#db
+      .updateTable('oauth_records')
+      .set({ consumed_at: nowSeconds() })
+      .where('model', '=', model)
+      .where('id_hash', '=', idHash)
+      .where('consumed_at', 'is', null)
+      .returning('grant_id')
+      .executeTakeFirst()
+    if (updated) return { consumed: true, grantId: updated.grant_id }
+    const row = await this.#db
+      .selectFrom('oauth_records')
+      .select('grant_id')
+      .where('model', '=', model)
+      .where('id_hash', '=', idHash)
+      .executeTakeFirst()
+    return { consumed: false, grantId: row?.grant_id ?? null }
+  }
+
+  async destroy(model: string, id: string): Promise<void> {
+    await this.#db
+      .deleteFrom('oauth_records')
+      .where('model', '=', model)
+      .where('id_hash', '=', idHashOf(model, id))
+      .execute()
+  }
+
+  async revokeByGrantId(model: string, grantId: string): Promise<void> {
+    await this.#db
+      .deleteFrom('oauth_records')
+      .where('model', '=', model)
+      .where('grant_id', '=', grantId)
+      .execute()
+  }
+
+  /** Removes a grant with every code and token issued under it. */
+  async deleteGrant(grantId: string): Promise<void> {
+    await this.#db.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute()
+  }
+
+  /** Removes every grant of the account, with their codes and tokens. */
+  async deleteGrantsOf(accountId: string): Promise<void> {
+    await this.#db
+      .deleteFrom('oauth_records')
+      .where('grant_id', 'in', (eb) =>
+        eb
+          .selectFrom('oauth_records')
+          .select('grant_id')
+          .where('account_id', '=', accountId)
+          .where('model', '=', 'Grant'),
+      )
+      .execute()
+  }
+
+  /** The account's grants, most recently used first. */
+  async grantsOf(accountId: string): Promise<StoredGrant[]> {
+    const rows = await this.#live()
+      .select(['grant_id', 'payload', 'last_used_at'])
+      .where('account_id', '=', accountId)
+      .where('model', '=', 'Grant')
+      .execute()
+    return rows
+      .map((row) => {
+        const payload = JSON.parse(row.payload) as OauthPayload & { clientId: string }
+        return {
+          grantId: row.grant_id as string,
+          clientId: payload.clientId,
+          accountId,
+          payload,
+          lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+        }
+      })
+      .sort((a, b) => (b.lastUsedAt ?? 0) - (a.lastUsedAt ?? 0))
+  }
+
+  /** Clients by id, for naming them. */
+  async clients(clientIds: string[]): Promise<Map<string, OauthPayload>> {
+    if (clientIds.length === 0) return new Map()
+    const byHash = new Map(clientIds.map((id) => [hashSecret(id), id]))
+    const rows = await this.#db
+      .selectFrom('oauth_records')
+      .select(['id_hash', 'payload'])
+      .where('model', '=', 'Client')
+      .where('id_hash', 'in', [...byHash.keys()])
+      .execute()
+    return new Map(
+      rows.map((row) => [byHash.get(row.id_hash) as string, JSON.parse(row.payload) as OauthPayload]),
+    )
+  }
+
+  /**
+   * An access token whose grant still exists: revoking a grant, or a replayed code or refresh token that
+   * revoked it, ends its tokens at once, whatever their own rows say.
+   */
+  async accessToken(token: string): Promise<StoredAccessToken | undefined> {
+    const row = await this.#db
+      .selectFrom('oauth_records as t')
+      .innerJoin('oauth_records as g', (join) =>
+        join.onRef('g.grant_id', '=', 't.grant_id').on('g.model', '=', 'Grant'),
+      )
+      .select(['t.payload', 'g.last_used_at'])
+      .where('t.model', '=', 'AccessToken')
+      .where('t.id_hash', '=', hashSecret(token))
+      .where('t.expires_at', '>', Date.now())
+      .executeTakeFirst()
+    return (
+      row && {
+        payload: stored('AccessToken', token, { payload: row.payload, consumed_at: null }),
+        grantLastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+      }
+    )
+  }
+
+  async recordGrantUse(grantId: string, at: number): Promise<void> {
+    await this.#db
+      .updateTable('oauth_records')
+      .set({ last_used_at: at })
+      .where('model', '=', 'Grant')
+      .where('grant_id', '=', grantId)
+      .execute()
+  }
+
+  async deleteExpired(now = Date.now()): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('oauth_records')
+      .where('expires_at', '<=', now)
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+
+  /** Records not past their expiry. */
+  #live() {
+    return this.#db
+      .selectFrom('oauth_records')
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', Date.now())]))
+  }
+}

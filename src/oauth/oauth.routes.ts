@@ -1,0 +1,275 @@
+// The authorization server over HTTP:
+// - oidc-provider's endpoints (authorize, token, revoke, register, device), handed the raw request with its
+//   body unread, and its metadata at /.well-known/oauth-authorization-server (RFC 8414), the same document
+//   as /.well-known/openid-configuration.
+// - /oauth/interaction/{uid}: the sign-in (Coffer's own session: a browser without one goes to the sign-in
+//   page and comes back) and the consent page, where the user grants all or some of the scopes asked for.
+// - /.well-known/oauth-protected-resource/api/v1: the API's protected resource metadata (RFC 9728).
+// Dynamic registration is rate limited per client address.
+
+import formBody from '@fastify/formbody'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type Provider from 'oidc-provider'
+import { ACCOUNT_PATHS } from '../accounts/account-pages.views.ts'
+import { csrfToken, WebSessions } from '../accounts/web-sessions.ts'
+import { ALL_SCOPES, isScope, type Scope } from '../auth/scopes.ts'
+import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
+import type { Page } from '../web/layout.ts'
+import type { Routes } from '../wiring.ts'
+import { OAUTH_PATHS, type ProviderContext, type ProviderPages } from './authorization-server.ts'
+import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oauth-pages.views.ts'
+
+/** Registrations from one address: a burst of 20, then one every 3 minutes. */
+const REGISTRATIONS = { limit: 20, windowMs: 60 * 60_000 }
+
+/** The provider's endpoints, each answered by the provider itself. */
+const PROVIDER_PATHS = [
+  OAUTH_PATHS.authorization,
+  // Where the provider resumes an authorization once its interaction is finished.
+  `${OAUTH_PATHS.authorization}/*`,
+  OAUTH_PATHS.token,
+  OAUTH_PATHS.revocation,
+  OAUTH_PATHS.registration,
+  OAUTH_PATHS.device_authorization,
+  OAUTH_PATHS.code_verification,
+  `${OAUTH_PATHS.code_verification}/*`,
+  OAUTH_PATHS.jwks,
+  '/.well-known/openid-configuration',
+]
+
+const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server'
+export const PROTECTED_RESOURCE_METADATA = '/.well-known/oauth-protected-resource/api/v1'
+
+export const oauthRoutes: Routes = async (app, deps) => {
+  const { services, web, urls } = deps
+  const sessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
+  const pageHeaders = web.pageHeaders
+
+  /** A page of ours, answered through the provider's own response (its device flow pages). */
+  const render = (ctx: ProviderContext, page: Page, status = 200) => {
+    ctx.status = status
+    ctx.set(pageHeaders)
+    ctx.body = web.layout.render(page)
+  }
+  const pages: ProviderPages = {
+    userCodeInput: (ctx, xsrf, error) =>
+      render(ctx, userCodePage({ action: OAUTH_PATHS.code_verification, xsrf, error }), error ? 400 : 200),
+    userCodeConfirm: (ctx, xsrf, clientName, userCode) =>
+      render(ctx, confirmCodePage({ action: OAUTH_PATHS.code_verification, xsrf, clientName, userCode })),
+    deviceSuccess: (ctx, clientName) => render(ctx, deviceDonePage(clientName)),
+    error: (ctx, out) => {
+      const status = Math.max(ctx.status, 400)
+      render(
+        ctx,
+        {
+          title: 'This sign-in cannot go on · Coffer',
+          main: web.notice({
+            title: 'This sign-in cannot go on',
+            message: `${out.error_description ?? out.error}. Start again from the application.`,
+            status,
+          }),
+        },
+        status,
+      )
+    },
+  }
+  const provider = await deps.authorizationServer(pages)
+  const handle = provider.callback()
+  const registrations = app.rateLimitStore(REGISTRATIONS)
+
+  await app.register(async (raw: FastifyInstance) => {
+    // The provider reads its own bodies: they reach it unread.
+    raw.removeAllContentTypeParsers()
+    raw.addContentTypeParser('*', (_request, _payload, done) => done(null))
+    const pass = (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack()
+      handle(request.raw, reply.raw)
+    }
+    for (const url of PROVIDER_PATHS) {
+      raw.route({
+        method: ['GET', 'POST', 'OPTIONS'],
+        url,
+        schema: { hide: true },
+        handler: async (request, reply) => {
+          if (url === OAUTH_PATHS.registration && request.method === 'POST') {
+            const hit = await registrations.hit(`oauth-register-${addressBucket(request.ip)}`)
+            if (!hit.allowed) {
+              return reply
+                .status(429)
+                .header('retry-after', retryAfterSeconds(hit.retryAfterUs))
+                .send({ error: 'rate_limited', error_description: 'Too many registrations; retry later.' })
+            }
+          }
+          pass(request, reply)
+        },
+      })
+    }
+    raw.get(AUTHORIZATION_SERVER_METADATA, { schema: { hide: true } }, async (request, reply) => {
+      request.raw.url = '/.well-known/openid-configuration'
+      pass(request, reply)
+    })
+  })
+
+  app.get(PROTECTED_RESOURCE_METADATA, { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').send({
+      resource: urls.apiBase,
+      authorization_servers: [urls.origin],
+      scopes_supported: ALL_SCOPES,
+      bearer_methods_supported: ['header'],
+      resource_name: 'Coffer API',
+      resource_documentation: `${urls.origin}/docs`,
+    }),
+  )
+
+  // Sign-in and consent.
+
+  await app.register(async (pagesApp: FastifyInstance) => {
+    await pagesApp.register(formBody, { bodyLimit: 16 * 1024 })
+    const page = { page: true } as const
+    const open = { config: page, schema: { hide: true }, preHandler: sessions.load }
+    const posted = {
+      config: page,
+      schema: { hide: true },
+      preHandler: [sessions.load, pagesApp.csrfProtection],
+    }
+
+    /** The interaction of the request, or its error page (expired, or from another browser). */
+    async function interaction(request: FastifyRequest, reply: FastifyReply) {
+      try {
+        return await provider.interactionDetails(request.raw, reply.raw)
+      } catch {
+        web.sendError(reply, 400, EXPIRED)
+        return undefined
+      }
+    }
+
+    function finish(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      result: Parameters<Provider['interactionFinished']>[2],
+    ) {
+      reply.hijack()
+      return provider.interactionFinished(request.raw, reply.raw, result, { mergeWithLastSubmission: true })
+    }
+
+    function signInFirst(reply: FastifyReply, uid: string) {
+      const back = `${OAUTH_PATHS.interaction}/${uid}`
+      return reply.redirect(`${ACCOUNT_PATHS.signIn}?return_to=${encodeURIComponent(back)}`, 303)
+    }
+
+    /** The API scopes asked for, known ones only, in the catalogue's order. */
+    function requestedScopes(details: Awaited<ReturnType<Provider['interactionDetails']>>): Scope[] {
+      const asked = new Set(String(details.params.scope ?? '').split(' '))
+      return ALL_SCOPES.filter((scope) => asked.has(scope))
+    }
+
+    async function showConsent(
+      request: FastifyRequest<{ Params: { uid: string } }>,
+      reply: FastifyReply,
+      details: Awaited<ReturnType<Provider['interactionDetails']>>,
+      status = 200,
+      error?: string,
+    ) {
+      const client = await provider.Client.find(String(details.params.client_id))
+      if (!client) return web.sendError(reply, 400, EXPIRED)
+      // The redirect URI was checked against the client's registration before the interaction began; the
+      // device flow has none.
+      const redirect =
+        typeof details.params.redirect_uri === 'string' ? new URL(details.params.redirect_uri) : undefined
+      const redirectHost = redirect && (redirect.host || redirect.protocol)
+      const formTarget = redirect && (redirect.host ? redirect.origin : redirect.protocol)
+      const action = `${OAUTH_PATHS.interaction}/${request.params.uid}`
+      return web.send(
+        reply,
+        status,
+        consentPage({
+          csrfToken: csrfToken(request, reply),
+          email: request.webSession?.account.email ?? '',
+          client: {
+            name: client.clientName ?? client.clientId,
+            uri: typeof client.clientUri === 'string' ? client.clientUri : undefined,
+          },
+          redirectHost,
+          scopes: requestedScopes(details),
+          action: `${action}/consent`,
+          denyAction: `${action}/deny`,
+          error,
+        }),
+        { formTarget },
+      )
+    }
+
+    pagesApp.get<{ Params: { uid: string } }>(
+      `${OAUTH_PATHS.interaction}/:uid`,
+      open,
+      async (request, reply) => {
+        const details = await interaction(request, reply)
+        if (!details) return reply
+        const session = request.webSession
+        if (!session) return signInFirst(reply, request.params.uid)
+        if (details.prompt.name === 'login') {
+          return finish(request, reply, { login: { accountId: session.account.id } })
+        }
+        if (details.session?.accountId !== session.account.id) {
+          // Signed in as someone else since the request began: sign-in again, as the current account.
+          return finish(request, reply, { login: { accountId: session.account.id } })
+        }
+        return showConsent(request, reply, details)
+      },
+    )
+
+    pagesApp.post<{ Params: { uid: string }; Body: { scopes?: string | string[] } }>(
+      `${OAUTH_PATHS.interaction}/:uid/consent`,
+      posted,
+      async (request, reply) => {
+        const details = await interaction(request, reply)
+        if (!details) return reply
+        const session = request.webSession
+        if (!session || details.session?.accountId !== session.account.id) {
+          return signInFirst(reply, request.params.uid)
+        }
+        const requested = requestedScopes(details)
+        const body = request.body?.scopes
+        const ticked = new Set(body === undefined ? [] : Array.isArray(body) ? body : [body])
+        const granted = requested.filter((scope) => ticked.has(scope) && isScope(scope))
+        if (granted.length === 0) {
+          return showConsent(request, reply, details, 400, 'Allow at least one, or deny the request.')
+        }
+        const { Grant } = provider
+        const grant = details.grantId
+          ? await Grant.find(details.grantId)
+          : new Grant({ accountId: session.account.id, clientId: String(details.params.client_id) })
+        if (!grant) return web.sendError(reply, 400, EXPIRED)
+        // Granted for the API; the same names are also the provider's own scopes (so that a client's
+        // registration may name them), and are granted or refused there alike.
+        grant.addResourceScope(urls.apiBase, granted.join(' '))
+        grant.addOIDCScope(granted.join(' '))
+        const refused = requested.filter((scope) => !granted.includes(scope))
+        if (refused.length > 0) {
+          grant.rejectResourceScope(urls.apiBase, refused.join(' '))
+          grant.rejectOIDCScope(refused.join(' '))
+        }
+        const grantId = await grant.save()
+        return finish(request, reply, { consent: { grantId } })
+      },
+    )
+
+    pagesApp.post<{ Params: { uid: string } }>(
+      `${OAUTH_PATHS.interaction}/:uid/deny`,
+      posted,
+      async (request, reply) => {
+        const details = await interaction(request, reply)
+        if (!details) return reply
+        return finish(request, reply, {
+          error: 'access_denied',
+          error_description: 'The user denied the request.',
+        })
+      },
+    )
+  })
+}
+
+const EXPIRED = {
+  title: 'This sign-in request expired',
+  message: 'Go back to the application and start again.',
+}
