@@ -196,6 +196,18 @@ for (const mode of ['memory', 'redis'] as const) {
       }
     })
 
+    test('peek says what a hit would, without counting (the sign-in limits count only failures)', async () => {
+      const store = ctx.app.rateLimitStore({ limit: 3, windowMs: 60_000 })
+      const bucket = `peek-test-${randomBytes(6).toString('hex')}`
+      buckets.add(bucket)
+      for (let i = 0; i < 5; i++) assert.equal((await store.peek(bucket)).allowed, true)
+      for (let i = 0; i < 3; i++) assert.equal((await store.hit(bucket)).allowed, true)
+      const blocked = await store.peek(bucket)
+      assert.equal(blocked.allowed, false)
+      assert.ok(blocked.retryAfterUs > 0 && blocked.retryAfterUs <= 20_000_000)
+      assert.equal((await store.peek(bucket)).allowed, false)
+    })
+
     test('every response carries the limit, the exact remaining count and the reset time', async () => {
       const a = await account(ctx.app)
       const seen = []

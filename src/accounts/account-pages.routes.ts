@@ -27,8 +27,13 @@ import type { Account } from './accounts.repository.ts'
 import { normaliseEmail } from './accounts.service.ts'
 import { csrfToken, safeReturnTo, WebSessions } from './web-sessions.ts'
 
-/** Password guesses: a burst of 10, then one every 90 s, per account and per client address. */
-const SIGN_IN_ATTEMPTS = { limit: 10, windowMs: 15 * 60_000 }
+/**
+ * Failed sign-ins: a burst of 10, then one every 90 s, per account (known or not) and per client address
+ * (30, then one every 30 s). Only failures count; while either bucket is empty every attempt is refused,
+ * before any password is checked.
+ */
+const FAILED_SIGN_INS_PER_ACCOUNT = { limit: 10, windowMs: 15 * 60_000 }
+const FAILED_SIGN_INS_PER_ADDRESS = { limit: 30, windowMs: 15 * 60_000 }
 /** New accounts from one address (SIGNUP=open): a burst of 5, then one every 12 minutes. */
 const SIGN_UPS = { limit: 5, windowMs: 60 * 60_000 }
 
@@ -55,7 +60,8 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web })
   const { accounts, apiKeys, setup, connectedApps } = services
   await app.register(formBody, { bodyLimit: 16 * 1024 })
   const sessions = new WebSessions(app, services.sessions, config.publicUrl)
-  const attempts = app.rateLimitStore(SIGN_IN_ATTEMPTS)
+  const failuresByAccount = app.rateLimitStore(FAILED_SIGN_INS_PER_ACCOUNT)
+  const failuresByAddress = app.rateLimitStore(FAILED_SIGN_INS_PER_ADDRESS)
   const signUps = app.rateLimitStore(SIGN_UPS)
   const page = { page: true } as const
   const hidden = { hide: true }
@@ -117,16 +123,21 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web })
     try {
       key = normaliseEmail(email)
     } catch {}
-    // Counted before the password is checked, right or wrong, and for unknown emails as for known ones.
-    const [byAccount, byAddress] = await Promise.all([
-      attempts.hit(`sign-in:${key}`),
-      attempts.hit(`sign-in-${addressBucket(request.ip)}`),
-    ])
-    if (!byAccount.allowed || !byAddress.allowed) {
-      return again(429, tooMany(reply, Math.max(byAccount.retryAfterUs, byAddress.retryAfterUs)))
-    }
+    // The same for unknown emails as for known ones, so the answers tell nothing of who has an account.
+    const buckets = [`sign-in:${key}`, `sign-in-${addressBucket(request.ip)}`] as const
+    const refusal = (decisions: { allowed: boolean; retryAfterUs: number }[]) =>
+      decisions.every((d) => d.allowed)
+        ? undefined
+        : again(429, tooMany(reply, Math.max(...decisions.map((d) => d.retryAfterUs))))
+    const blocked = refusal(
+      await Promise.all([failuresByAccount.peek(buckets[0]), failuresByAddress.peek(buckets[1])]),
+    )
+    if (blocked) return blocked
     const account = await accounts.verifyPassword(email, text(request.body, 'password'))
-    if (!account) return again(401, 'The email or the password is not right.')
+    if (!account) {
+      await Promise.all([failuresByAccount.hit(buckets[0]), failuresByAddress.hit(buckets[1])])
+      return again(401, 'The email or the password is not right.')
+    }
     await sessions.signIn(request, reply, account)
     return reply.redirect(returnTo, 303)
   })

@@ -31,6 +31,7 @@ const WARNING_INTERVAL_MS = 60_000
 const GCRA_LUA = `
 local interval = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
+local count = ARGV[3] == '1'
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
@@ -39,13 +40,20 @@ local nextDebt = debt + interval
 if nextDebt > capacity then
   return { 0, 0, debt, nextDebt - capacity }
 end
-redis.call('SET', KEYS[1], string.format('%.0f', now + nextDebt), 'PX', math.ceil(nextDebt / 1000))
+if count then
+  redis.call('SET', KEYS[1], string.format('%.0f', now + nextDebt), 'PX', math.ceil(nextDebt / 1000))
+end
 return { 1, math.floor((capacity - nextDebt) / interval), nextDebt, 0 }
 `
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cofferRateLimit(bucket: string, intervalUs: number, capacityUs: number): Promise<number[]>
+    cofferRateLimit(
+      bucket: string,
+      intervalUs: number,
+      capacityUs: number,
+      count: '1' | '0',
+    ): Promise<number[]>
   }
 }
 
@@ -90,14 +98,18 @@ export class RedisRateLimits {
     return store
   }
 
-  /** One GCRA step in Redis; undefined when Redis cannot answer now (the caller decides locally). */
-  async step(bucket: string, gcra: Gcra): Promise<RateLimitDecision | undefined> {
+  /**
+   * One GCRA step in Redis, counted or only looked at; undefined when Redis cannot answer now (the caller
+   * decides locally).
+   */
+  async step(bucket: string, gcra: Gcra, count = true): Promise<RateLimitDecision | undefined> {
     if (this.#redis.status !== 'ready' || Date.now() < this.#pausedUntil) return undefined
     try {
       const [allowed, remaining, resetUs, retryAfterUs] = await this.#redis.cofferRateLimit(
         REDIS_KEY_PREFIX + bucket,
         gcra.intervalUs,
         gcra.capacityUs,
+        count ? '1' : '0',
       )
       return {
         allowed: allowed === 1,
@@ -148,6 +160,10 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   async hit(bucket: string): Promise<RateLimitDecision> {
     return (await this.#limits.step(bucket, this.#gcra)) ?? this.#local.hit(bucket)
+  }
+
+  async peek(bucket: string): Promise<RateLimitDecision> {
+    return (await this.#limits.step(bucket, this.#gcra, false)) ?? this.#local.peek(bucket)
   }
 
   /** Closing is the shared connection's business (RedisRateLimits.close). */

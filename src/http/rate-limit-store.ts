@@ -23,6 +23,11 @@ export interface RateLimitDecision {
 export interface RateLimitStore {
   /** Counts one request against `bucket` and says whether it may proceed. Never rejects. */
   hit(bucket: string): Promise<RateLimitDecision>
+  /**
+   * Says what `hit` would, without counting: for limits that count only failures (sign-in), which must
+   * refuse an attempt while the bucket is empty, then count it only if it fails.
+   */
+  peek(bucket: string): Promise<RateLimitDecision>
   close(): Promise<void>
 }
 
@@ -69,10 +74,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async hit(bucket: string): Promise<RateLimitDecision> {
+    return this.#step(bucket, true)
+  }
+
+  async peek(bucket: string): Promise<RateLimitDecision> {
+    return this.#step(bucket, false)
+  }
+
+  #step(bucket: string, count: boolean): RateLimitDecision {
     const now = Date.now() * 1000
     const tat = this.#tats.get(bucket) ?? now
     const { nextDebtUs, ...decision } = gcraStep(this.#gcra, Math.max(tat - now, 0))
-    if (nextDebtUs !== undefined) this.#tats.set(bucket, now + nextDebtUs)
+    if (count && nextDebtUs !== undefined) this.#tats.set(bucket, now + nextDebtUs)
     return decision
   }
 
