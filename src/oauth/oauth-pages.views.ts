@@ -41,7 +41,7 @@ export function consentPage(data: {
 
 function deviceCard(title: string, body: string): string {
   return html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
-<p class="eyebrow">Sign in a device</p>
+<p class="eyebrow">Connect a device</p>
 <h1 id="page-title">${title}</h1>
 !${body}
 </div></section>`

@@ -62,7 +62,7 @@ export class Layout {
 <main id="main">
 !${page.main}
 </main>
-<footer class="site-footer">Shared with Coffer, self-hosted file sharing.</footer>
+<footer class="site-footer">Coffer, self-hosted file sharing.</footer>
 </body>
 </html>
 `
