@@ -380,6 +380,23 @@ describeEachEngine('cli', (ctx) => {
     }
   })
 
+  test('accounts disable ends every credential of the account; enable lets it sign in again', async () => {
+    const c = ctx()
+    const { accounts, apiKeys } = c.app.services
+    const account = await newAccount(c)
+    await accounts.setPassword(account.id, 'a long password')
+    const key = await newKey(c, account.email, 'files:read')
+    assert.ok(await apiKeys.authenticate(key.key))
+    const disabled = await cliJson(c, ['accounts', 'disable', '--email', account.email])
+    assert.deepEqual(disabled, { id: account.id, email: account.email, disabled: true })
+    assert.equal(await apiKeys.authenticate(key.key), undefined)
+    assert.equal(await accounts.verifyPassword(account.email, 'a long password'), undefined)
+    const enabled = await cliJson(c, ['accounts', 'enable', '--email', account.email])
+    assert.deepEqual(enabled, { id: account.id, email: account.email, disabled: false })
+    assert.ok(await accounts.verifyPassword(account.email, 'a long password'))
+    assert.equal(await apiKeys.authenticate(key.key), undefined, 'a revoked key stays revoked')
+  })
+
   test('--help documents each command on stdout', async () => {
     const c = ctx()
     const top = await cli(c, ['--help'])
@@ -389,6 +406,8 @@ describeEachEngine('cli', (ctx) => {
       'accounts create',
       'accounts list',
       'accounts set-password',
+      'accounts disable',
+      'accounts enable',
       'keys create',
       'keys list',
       'keys revoke',

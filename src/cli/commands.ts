@@ -194,6 +194,38 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    group: 'accounts',
+    name: 'disable',
+    summary: 'Disable an account: it signs in no more, and every credential it had stops working',
+    description:
+      'Disable an account. It can no longer sign in; its web sessions end, its API keys are revoked and its OAuth grants (with their tokens) removed, so every credential it had is refused on its next request. Its files stay.',
+    flags: { email: EMAIL },
+    async run(context) {
+      const { accounts } = await context.services()
+      const account = await accounts.disable(option(context, 'email'))
+      return {
+        json: { id: account.id, email: account.email, disabled: true },
+        text: `Disabled ${account.email}: its sessions, API keys and OAuth grants were ended.`,
+      }
+    },
+  },
+  {
+    group: 'accounts',
+    name: 'enable',
+    summary: 'Let a disabled account sign in again',
+    description:
+      'Let a disabled account sign in again. The credentials ended when it was disabled stay ended: it makes new API keys, and its applications ask again.',
+    flags: { email: EMAIL },
+    async run(context) {
+      const { accounts } = await context.services()
+      const account = await accounts.enable(option(context, 'email'))
+      return {
+        json: { id: account.id, email: account.email, disabled: false },
+        text: `Enabled ${account.email}.`,
+      }
+    },
+  },
+  {
     group: 'keys',
     name: 'create',
     summary: 'Create an API key (its secret is shown once)',
