@@ -8,7 +8,14 @@ import { after, before, describe, test } from 'node:test'
 import * as oauth from 'oauth4webapi'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { ALL_SCOPES } from '../src/auth/scopes.ts'
-import { assertAccessible, browserMissing, launchBrowser, newContext, screenshot } from './support/browser.ts'
+import {
+  assertAccessible,
+  browserMissing,
+  checkEveryLook,
+  launchBrowser,
+  newContext,
+  screenshot,
+} from './support/browser.ts'
 import { ENGINES } from './support/harness.ts'
 import {
   apiStatus,
@@ -106,8 +113,7 @@ for (const engine of ENGINES) {
         await screenshot(p, 'oauth-sign-in')
         await signInIfAsked(p, email, PASSWORD)
         await p.waitForURL(/\/oauth\/interaction\//)
-        await assertAccessible(p, 'consent page')
-        await screenshot(p, 'oauth-consent')
+        await checkEveryLook(p, 'oauth-consent')
         assert.match(await p.locator('h1').innerText(), /Coffer test CLI wants to use your Coffer account/)
         await consent(p, ['files:read', 'folders:read'])
       })
@@ -209,17 +215,16 @@ for (const engine of ENGINES) {
       assert.equal(pending, 'authorization_pending')
 
       await page.goto(device.verification_uri)
-      await assertAccessible(page, 'device code page')
-      await screenshot(page, 'oauth-device-code')
+      await checkEveryLook(page, 'oauth-device-code')
       await page.getByLabel('Code').fill(device.user_code)
       await page.getByRole('button', { name: 'Continue' }).click()
       await page.getByText(device.user_code).waitFor()
-      await assertAccessible(page, 'device confirmation page')
+      await checkEveryLook(page, 'oauth-device-confirm')
       await page.getByRole('button', { name: 'Continue' }).click()
       await signInIfAsked(page, email, PASSWORD)
       await consent(page, ['files:read'])
       await page.getByRole('heading', { name: 'All set' }).waitFor()
-      await screenshot(page, 'oauth-device-done')
+      await checkEveryLook(page, 'oauth-device-done')
 
       const tokens = await oauth.processDeviceCodeResponse(
         oc.as,
@@ -260,6 +265,11 @@ for (const engine of ENGINES) {
         assert.equal(response.headers.get('location'), null)
         assert.match(await response.text(), /This sign-in cannot go on/)
       }
+
+      // A loopback redirect may come back on another port (RFC 8252 §7.3), but nowhere else.
+      const otherPort = await redirected({ redirect_uri: 'http://127.0.0.1:50123/callback' })
+      assert.equal(otherPort.status, 303)
+      assert.match(otherPort.headers.get('location') ?? '', /^\/oauth\/interaction\//)
 
       // A client registered for one scope may not ask for another.
       const narrow = await register(ctx.base, { scope: 'files:read' })

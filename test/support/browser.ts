@@ -77,6 +77,24 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file
 }
 
+/**
+ * The page as it stands, on a phone and a desktop, light and dark: each screenshotted and checked with axe.
+ * For pages reached through a flow (a consent page, say) that cannot be opened again in a fresh context.
+ */
+export async function checkEveryLook(page: Page, name: string): Promise<void> {
+  const initial = page.viewportSize()
+  for (const viewport of Object.keys(VIEWPORTS) as Viewport[]) {
+    for (const scheme of ['light', 'dark'] as Scheme[]) {
+      await page.setViewportSize(VIEWPORTS[viewport])
+      await page.emulateMedia({ colorScheme: scheme })
+      await screenshot(page, `${name}-${viewport}-${scheme}`)
+      await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
+    }
+  }
+  if (initial) await page.setViewportSize(initial)
+  await page.emulateMedia({ colorScheme: 'light' })
+}
+
 /** Every request the page made, by URL, for checking that nothing left this server. */
 export function recordRequests(context: BrowserContext): string[] {
   const urls: string[] = []

@@ -26,6 +26,8 @@ export interface ServerProcess {
   kill(): Promise<void>
   /** Resolves once the process has exited, at once if it has already: a fault point kills it by itself. */
   exited(): Promise<void>
+  /** What the process printed on stdout so far (its log lines, and the first-run setup link). */
+  stdout(): string
 }
 
 /** Starts the server with `env` on `port` (a free one if not given); resolves once /healthz answers. */
@@ -41,9 +43,13 @@ export async function startServer(env: Record<string, string>, port?: number): P
       HOST: '127.0.0.1',
       LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
   running.add(child)
+  let printed = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    if (printed.length < 1_000_000) printed += chunk
+  })
   const gone = new Promise<void>((resolve) =>
     child.once('exit', () => {
       running.delete(child)
@@ -61,6 +67,7 @@ export async function startServer(env: Record<string, string>, port?: number): P
     stop: exit('SIGTERM'),
     kill: exit('SIGKILL'),
     exited: () => gone,
+    stdout: () => printed,
   }
   for (let attempt = 0; attempt < 300; attempt++) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
