@@ -220,12 +220,11 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
   })
   const storageReconciler = wireStorage(db, blobs, config).storage
   const { oauthRecords, ...accounts } = wireAccounts(db)
-  const setupLinks = new SetupLinksRepository(db)
   const expiredRecords = new ExpiredRecordsPurge(() =>
     Promise.all([
       accounts.sessions.purgeExpired(),
+      accounts.setup.purgeExpired(),
       oauthRecords.deleteExpired(),
-      setupLinks.deleteExpired(Date.now()),
     ]),
   )
   const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }

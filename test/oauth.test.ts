@@ -235,6 +235,32 @@ for (const engine of ENGINES) {
       assert.equal(await apiStatus(ctx.base, tokens.access_token), 200)
     })
 
+    test('without a resource parameter, the token is for the API base address all the same', async () => {
+      const oc = await register(ctx.base)
+      const authorization = await authorizationUrl(oc, ['files:read'], { resource: null })
+      const back = await followInBrowser(page, authorization.url, async (p) => {
+        await signInIfAsked(p, email, PASSWORD)
+        await consent(p, ['files:read'])
+      })
+      const params = oauth.validateAuthResponse(oc.as, oc.client, back, authorization.state)
+      const tokens = await oauth.processAuthorizationCodeResponse(
+        oc.as,
+        oc.client,
+        await oauth.authorizationCodeGrantRequest(
+          oc.as,
+          oc.client,
+          oauth.None(),
+          params,
+          REDIRECT_URI,
+          authorization.verifier,
+          INSECURE,
+        ),
+      )
+      assert.equal(await apiStatus(ctx.base, tokens.access_token), 200)
+      const principal = await ctx.app.services.accessTokens.authenticate(tokens.access_token)
+      assert.deepEqual([...(principal?.scopes ?? [])], ['files:read'])
+    })
+
     test('refusals of the authorization endpoint, each with its error', async () => {
       const oc = await register(ctx.base)
       const redirected = async (extra: Record<string, string | null>) => {

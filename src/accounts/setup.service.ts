@@ -48,6 +48,10 @@ export class SetupService {
     return secret
   }
 
+  purgeExpired(now = Date.now()): Promise<void> {
+    return this.#links.deleteExpired(now)
+  }
+
   /** Whether the secret opens the setup page (no account exists, the link is known and not expired). */
   async isValid(secret: string): Promise<boolean> {
     if (!secret.startsWith(SETUP_SECRET_PREFIX) || secret.length > 128) return false

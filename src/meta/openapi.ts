@@ -72,13 +72,19 @@ downloads. The capability index, \`GET ${API_BASE_PATH}/\`, needs no credential 
 scopes, limits and upload settings; the OpenAPI document is at \`${API_BASE_PATH}/openapi.json\`.
 
 ## Authentication
-Every operation except the capability index needs \`Authorization: Bearer <credential>\`. Credentials are API keys:
-they begin with \`coffer_\`, carry a set of scopes, and are shown only once, when created. Access tokens of an
-OAuth 2.0 authorization server carry the same scopes; the capability index lists the server's metadata once this
-server offers it.
+Every operation except the capability index needs \`Authorization: Bearer <credential>\`. The credential is an
+API key or an OAuth 2.0 access token, with the same scopes:
+
+- API keys begin with \`coffer_\`, carry a set of scopes, and are shown only once, when created (on the account
+  pages, \`${urls.origin}/account/keys\`, or with the command-line tool).
+- OAuth access tokens come from this server's authorization server (metadata:
+  \`${urls.oauthMetadata}\`): authorization code with PKCE (S256), or the device flow; clients may
+  register themselves. A token must be for the resource \`${urls.apiBase}\` (RFC 8707), and is refused
+  otherwise. The API's protected resource metadata (RFC 9728) is at \`${urls.protectedResourceMetadata}\`.
 
 A missing, malformed, unknown, revoked or expired credential is a 401 \`unauthorized\` with a
-\`WWW-Authenticate: Bearer\` header. A key is refused from the first request after its revocation. A valid credential without the scope an operation needs is a 403
+\`WWW-Authenticate: Bearer\` header that points to the protected resource metadata (\`resource_metadata\`). A key or
+token is refused from the first request after its revocation, as are those of a disabled account. A valid credential without the scope an operation needs is a 403
 \`insufficient_scope\` whose message names the scope.
 
 ## Scopes
@@ -242,7 +248,7 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
             type: 'http',
             scheme: 'bearer',
             description:
-              'An API key (`coffer_...`) as `Authorization: Bearer <key>`. Each operation lists the scopes it accepts.',
+              'An API key (`coffer_...`) or an OAuth 2.0 access token for this API, as `Authorization: Bearer <credential>`. Each operation lists the scopes it accepts.',
           },
         },
       },
