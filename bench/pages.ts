@@ -21,7 +21,15 @@ import { openDatabase } from '../src/db/open.ts'
 import { blobKeyOf } from '../src/files/blob-keys.ts'
 import { newId } from '../src/ids.ts'
 import { wire } from '../src/wiring.ts'
-import { freePort, startChild, stopChild, waitForServer } from './processes.ts'
+import {
+  freePort,
+  requireWrk,
+  startChild,
+  stopChild,
+  type WrkFigures,
+  waitForServer,
+  wrk,
+} from './processes.ts'
 
 const run = promisify(execFile)
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
@@ -33,13 +41,7 @@ const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.
 const PG_DATABASE = 'coffer_bench_pages'
 const _root = path.resolve(import.meta.dirname, '..')
 
-interface Measured {
-  rps: number
-  p50: number
-  p99: number
-  requests: number
-  errors: number
-}
+type Measured = WrkFigures
 
 /** A fresh database for the run: an empty SQLite directory, or a new PostgreSQL database. */
 async function freshDatabase(engine: Engine): Promise<{ dataDir: string; databaseUrl: string | undefined }> {
@@ -98,41 +100,6 @@ async function viewCount(env: Record<string, string>, shareId: string): Promise<
     return Number(row.view_count)
   } finally {
     await db.close()
-  }
-}
-
-/** wrk's figures: requests per second, p50 and p99 in ms, completed requests, and failures of any kind. */
-async function wrk(
-  url: string,
-  connections: number,
-  seconds: number,
-  headers: string[] = [],
-): Promise<Measured> {
-  const headerArgs = headers.flatMap((header) => ['-H', header])
-  const { stdout } = await run('wrk', [
-    '-t1',
-    `-c${connections}`,
-    `-d${seconds}s`,
-    '--latency',
-    ...headerArgs,
-    url,
-  ])
-  const ms = (label: string) => {
-    const match = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout)
-    if (!match) throw new Error(`no ${label}% latency in wrk's output:\n${stdout}`)
-    const value = Number(match[1])
-    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
-  }
-  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1])
-  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout)
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0)
-  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0)
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
-    p50: ms('50'),
-    p99: ms('99'),
-    requests,
-    errors,
   }
 }
 
@@ -223,9 +190,7 @@ async function benchEngine(engine: Engine): Promise<string> {
   }
 }
 
-await run('which', ['wrk']).catch(() => {
-  throw new Error('wrk is not installed (apt-get install wrk)')
-})
+await requireWrk()
 console.log(
   `Share page benchmark: wrk, ${CONNECTIONS.join(' and ')} connections, ${DURATION} s per run, ${ROUNDS} rounds`,
 )

@@ -1,8 +1,29 @@
 // What the benchmarks share to run servers: a free port, a server script in a child process (Coffer, or the
-// bare Fastify baseline), waiting until it answers, and stopping it.
-import { type ChildProcess, spawn } from 'node:child_process'
+// bare Fastify baseline), waiting until it answers, and stopping it; and the load generator, wrk, written in
+// C: far faster than any server here, so its figures are the server's and not the client's (autocannon, in
+// Node, was: it held lists of 50 files to a seventh of what wrk measured).
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import path from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+export interface WrkFigures {
+  rps: number
+  /** Milliseconds. */
+  p50: number
+  p99: number
+  requests: number
+  errors: number
+}
+
+/** Fails with a clear message where wrk is missing. */
+export async function requireWrk(): Promise<void> {
+  await run('which', ['wrk']).catch(() => {
+    throw new Error('wrk is not installed (apt-get install wrk)')
+  })
+}
 
 const root = path.resolve(import.meta.dirname, '..')
 
@@ -46,4 +67,39 @@ export async function waitForServer(url: string, child: ChildProcess): Promise<v
     }
   }
   throw new Error(`server at ${url} did not start`)
+}
+
+/** wrk's figures: requests per second, p50 and p99 in ms, completed requests, and failures of any kind. */
+export async function wrk(
+  url: string,
+  connections: number,
+  seconds: number,
+  headers: string[] = [],
+): Promise<WrkFigures> {
+  const headerArgs = headers.flatMap((header) => ['-H', header])
+  const { stdout } = await run('wrk', [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    ...headerArgs,
+    url,
+  ])
+  const ms = (label: string) => {
+    const match = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout)
+    if (!match) throw new Error(`no ${label}% latency in wrk's output:\n${stdout}`)
+    const value = Number(match[1])
+    return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value
+  }
+  const requests = Number(/(\d+) requests in/.exec(stdout)?.[1])
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout)
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0)
+  const errors = non2xx + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+    p50: ms('50'),
+    p99: ms('99'),
+    requests,
+    errors,
+  }
 }

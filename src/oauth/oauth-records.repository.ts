@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely'
 import { hashSecret } from '../auth/secrets.ts'
 import type { Db } from '../db/database.ts'
+import { prepare } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 
 export type OauthPayload = Record<string, unknown> & {
@@ -33,6 +34,12 @@ export interface StoredAccessToken {
   grantLastUsedAt: number | null
 }
 
+interface AccessTokenRow {
+  payload: string
+  expires_at: number | null
+  last_used_at: number | null
+}
+
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 /**
@@ -57,9 +64,21 @@ function stored(model: string, id: string, row: { payload: string; consumed_at: 
 
 export class OauthRecordsRepository {
   readonly #db: Kysely<Database>
+  /** The lookup every request with an access token makes: compiled once, run through `Db.read`. */
+  readonly #accessToken: (hash: string) => Promise<AccessTokenRow[]>
 
   constructor(db: Db) {
     this.#db = db.kysely
+    this.#accessToken = prepare(db, 'oauth_access_token', 1, (hash: string) =>
+      db.kysely
+        .selectFrom('oauth_records as t')
+        .innerJoin('oauth_records as g', (join) =>
+          join.onRef('g.grant_id', '=', 't.grant_id').on('g.model', '=', 'Grant'),
+        )
+        .select(['t.payload', 't.expires_at', 'g.last_used_at'])
+        .where('t.model', '=', 'AccessToken')
+        .where('t.id_hash', '=', hash),
+    )
   }
 
   async upsert(model: string, id: string, payload: OauthPayload, expiresInSeconds?: number): Promise<void> {
@@ -207,22 +226,12 @@ export class OauthRecordsRepository {
    * revoked it, ends its tokens at once, whatever their own rows say.
    */
   async accessToken(token: string): Promise<StoredAccessToken | undefined> {
-    const row = await this.#db
-      .selectFrom('oauth_records as t')
-      .innerJoin('oauth_records as g', (join) =>
-        join.onRef('g.grant_id', '=', 't.grant_id').on('g.model', '=', 'Grant'),
-      )
-      .select(['t.payload', 'g.last_used_at'])
-      .where('t.model', '=', 'AccessToken')
-      .where('t.id_hash', '=', hashSecret(token))
-      .where('t.expires_at', '>', Date.now())
-      .executeTakeFirst()
-    return (
-      row && {
-        payload: stored('AccessToken', token, { payload: row.payload, consumed_at: null }),
-        grantLastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
-      }
-    )
+    const [row] = await this.#accessToken(hashSecret(token))
+    if (!row || row.expires_at === null || Number(row.expires_at) <= Date.now()) return undefined
+    return {
+      payload: stored('AccessToken', token, { payload: row.payload, consumed_at: null }),
+      grantLastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    }
   }
 
   async recordGrantUse(grantId: string, at: number): Promise<void> {

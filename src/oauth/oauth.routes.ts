@@ -14,6 +14,7 @@ import { ACCOUNT_PATHS } from '../accounts/account-pages.views.ts'
 import { csrfToken, WebSessions } from '../accounts/web-sessions.ts'
 import { ALL_SCOPES, isScope, type Scope } from '../auth/scopes.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
+import { OAUTH_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../public-urls.ts'
 import type { Page } from '../web/layout.ts'
 import type { Routes } from '../wiring.ts'
 import { OAUTH_PATHS, type ProviderContext, type ProviderPages } from './authorization-server.ts'
@@ -36,9 +37,6 @@ const PROVIDER_PATHS = [
   OAUTH_PATHS.jwks,
   '/.well-known/openid-configuration',
 ]
-
-const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server'
-export const PROTECTED_RESOURCE_METADATA = '/.well-known/oauth-protected-resource/api/v1'
 
 export const oauthRoutes: Routes = async (app, deps) => {
   const { services, web, urls } = deps
@@ -65,7 +63,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
           title: 'This sign-in cannot go on · Coffer',
           main: web.notice({
             title: 'This sign-in cannot go on',
-            message: `${out.error_description ?? out.error}. Start again from the application.`,
+            message: `${(out.error_description ?? out.error).replace(/\.?$/, '.')} Start again from the application.`,
             status,
           }),
         },
@@ -104,20 +102,20 @@ export const oauthRoutes: Routes = async (app, deps) => {
         },
       })
     }
-    raw.get(AUTHORIZATION_SERVER_METADATA, { schema: { hide: true } }, async (request, reply) => {
+    raw.get(OAUTH_METADATA_PATH, { schema: { hide: true } }, async (request, reply) => {
       request.raw.url = '/.well-known/openid-configuration'
       pass(request, reply)
     })
   })
 
-  app.get(PROTECTED_RESOURCE_METADATA, { schema: { hide: true } }, async (_request, reply) =>
+  app.get(PROTECTED_RESOURCE_METADATA_PATH, { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').send({
       resource: urls.apiBase,
-      authorization_servers: [urls.origin],
+      authorization_servers: [urls.issuer],
       scopes_supported: ALL_SCOPES,
       bearer_methods_supported: ['header'],
       resource_name: 'Coffer API',
-      resource_documentation: `${urls.origin}/docs`,
+      resource_documentation: urls.docs,
     }),
   )
 
@@ -235,11 +233,11 @@ export const oauthRoutes: Routes = async (app, deps) => {
         if (granted.length === 0) {
           return showConsent(request, reply, details, 400, 'Allow at least one, or deny the request.')
         }
+        // A new grant holds exactly what was ticked now: one the application held before is replaced (its
+        // tokens end with it), so that unticking a scope granted earlier takes it away.
         const { Grant } = provider
-        const grant = details.grantId
-          ? await Grant.find(details.grantId)
-          : new Grant({ accountId: session.account.id, clientId: String(details.params.client_id) })
-        if (!grant) return web.sendError(reply, 400, EXPIRED)
+        if (details.grantId) await (await Grant.find(details.grantId))?.destroy()
+        const grant = new Grant({ accountId: session.account.id, clientId: String(details.params.client_id) })
         // Granted for the API; the same names are also the provider's own scopes (so that a client's
         // registration may name them), and are granted or refused there alike.
         grant.addResourceScope(urls.apiBase, granted.join(' '))
