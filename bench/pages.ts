@@ -7,11 +7,10 @@
 //
 //   npm run bench:pages                      both engines, 10 s per run, 3 rounds
 //   BENCH_ENGINES=sqlite BENCH_SECONDS=5 npm run bench:pages
-import { type ChildProcess, execFile } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { Readable } from 'node:stream'
-import { promisify } from 'node:util'
 import pg from 'pg'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import { loadConfig } from '../src/config.ts'
@@ -31,7 +30,6 @@ import {
   wrk,
 } from './processes.ts'
 
-const run = promisify(execFile)
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
