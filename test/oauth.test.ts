@@ -261,6 +261,23 @@ for (const engine of ENGINES) {
       assert.deepEqual([...(principal?.scopes ?? [])], ['files:read'])
     })
 
+    test('denying sends the application access_denied; allowing nothing is asked again', async () => {
+      const oc = await register(ctx.base, { client_name: 'Denied app' })
+      const authorization = await authorizationUrl(oc, ['files:read', 'files:write'])
+      const back = await followInBrowser(page, authorization.url, async (p) => {
+        await signInIfAsked(p, email, PASSWORD)
+        await p.waitForURL(/\/oauth\/interaction\//)
+        for (const box of await p.locator('input[name="scopes"]').all()) await box.uncheck()
+        await p.getByRole('button', { name: 'Allow' }).click()
+        await p.getByText('Allow at least one, or deny the request.').waitFor()
+        await assertAccessible(p, 'consent page with its error')
+        await p.getByRole('button', { name: 'Deny' }).click()
+      })
+      assert.equal(back.searchParams.get('error'), 'access_denied')
+      assert.equal(back.searchParams.get('state'), authorization.state)
+      assert.equal(back.searchParams.get('code'), null)
+    })
+
     test('refusals of the authorization endpoint, each with its error', async () => {
       const oc = await register(ctx.base)
       const redirected = async (extra: Record<string, string | null>) => {
