@@ -64,7 +64,12 @@ for (const engine of ENGINES) {
         ...(database.url ? { DATABASE_URL: database.url } : {}),
       })
       try {
-        const link = /(http:\/\/\S+\/account\/setup\/coffer_setup_\S+)/.exec(server.stdout())?.[1]
+        // The link is printed once the server listens, so it may come just after /healthz first answers.
+        const printed = () => /(http:\/\/\S+\/account\/setup\/coffer_setup_\S+)/.exec(server.stdout())?.[1]
+        for (let waited = 0; !printed() && waited < 10_000; waited += 50) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        const link = printed()
         assert.ok(link, `the server printed a setup link:\n${server.stdout()}`)
         const secret = link.slice(link.lastIndexOf('/') + 1)
         assert.ok(
