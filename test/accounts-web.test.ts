@@ -133,6 +133,27 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     await app.services.accounts.enable(email)
   })
 
+  test('a form field that is not storable text is a 400, and nothing is written', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = await signIn(app, email)
+    const accountId = (await app.services.accounts.getByEmail(email)).id
+    const before = await app.services.apiKeys.list(accountId)
+    const refused = await browser.post(
+      '/account/keys/new',
+      { name: 'a\u0000b', scopes: 'files:read' },
+      '/account/keys',
+    )
+    assert.equal(refused.statusCode, 400)
+    assert.equal((await app.services.apiKeys.list(accountId)).length, before.length)
+    const nulEmail = await new Browser(app).post('/account/sign-in', {
+      email: 'a\u0000@example.com',
+      password: PASSWORD,
+    })
+    assert.equal(nulEmail.statusCode, 400)
+    assert.match(String(nulEmail.headers['content-type']), /^text\/html/)
+  })
+
   test('sign-up is closed by default', async () => {
     const response = await ctx().app.inject({ url: '/account/sign-up', headers: { accept: 'text/html' } })
     assert.equal(response.statusCode, 404)

@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isScope, type Scope } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
+import { parseFormStrictly } from '../http/strict-text.ts'
 import type { Routes } from '../wiring.ts'
 import {
   ACCOUNT_PATHS,
@@ -58,7 +59,7 @@ function fieldError(error: unknown, fields: Record<string, string> = {}): Record
 
 export const accountPagesRoutes: Routes = async (app, { services, config, web }) => {
   const { accounts, apiKeys, setup, connectedApps } = services
-  await app.register(formBody, { bodyLimit: 16 * 1024 })
+  await app.register(formBody, { bodyLimit: 16 * 1024, parser: parseFormStrictly })
   const sessions = new WebSessions(app, services.sessions, config.publicUrl)
   const failuresByAccount = app.rateLimitStore(FAILED_SIGN_INS_PER_ACCOUNT)
   const failuresByAddress = app.rateLimitStore(FAILED_SIGN_INS_PER_ADDRESS)

@@ -105,12 +105,11 @@ export class AccountsService {
    * the account exists.
    */
   async verifyPassword(email: string, password: string): Promise<Account | undefined> {
-    let found: Awaited<ReturnType<AccountsRepository['byEmail']>>
+    let normalised: string | undefined
     try {
-      found = await this.#accounts.byEmail(normaliseEmail(email))
-    } catch {
-      found = undefined
-    }
+      normalised = normaliseEmail(email)
+    } catch {}
+    const found = normalised === undefined ? undefined : await this.#accounts.byEmail(normalised)
     if (password.length > MAX_PASSWORD_LENGTH) return undefined
     const matches = await verifyPassword(password, found?.passwordHash ?? (await decoy()))
     if (!found?.passwordHash || !matches || found.disabled) return undefined

@@ -40,6 +40,24 @@ export function strictQuerystring(text: string): Record<string, string | string[
   return query
 }
 
+/**
+ * The `parser` of @fastify/formbody for the pages' forms: `strictQuerystring` (form bodies are written as query
+ * strings), refusing with a 400 any field that is not storable text (U+0000, which PostgreSQL refuses, or what
+ * is not UTF-8), as the validators refuse it in JSON bodies.
+ */
+export function parseFormStrictly(text: string): Record<string, string | string[]> {
+  const form = strictQuerystring(text)
+  for (const name in form) {
+    const values = form[name]
+    for (const value of Array.isArray(values) ? values : [values]) {
+      if (!name.isWellFormed() || !(value ?? '').isWellFormed() || `${name}${value}`.includes('\0')) {
+        throw invalid('A form field is not valid text.', 'Send the form as UTF-8 text without U+0000.')
+      }
+    }
+  }
+  return form
+}
+
 /** JSON bodies are parsed by Fastify's own parser (with its prototype-poisoning checks) once found UTF-8. */
 export function parseJsonStrictly(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error')

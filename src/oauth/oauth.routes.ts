@@ -14,6 +14,7 @@ import { ACCOUNT_PATHS } from '../accounts/account-pages.views.ts'
 import { csrfToken, WebSessions } from '../accounts/web-sessions.ts'
 import { ALL_SCOPES, isScope, type Scope } from '../auth/scopes.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
+import { parseFormStrictly } from '../http/strict-text.ts'
 import { OAUTH_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../public-urls.ts'
 import type { Page } from '../web/layout.ts'
 import type { Routes } from '../wiring.ts'
@@ -122,7 +123,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
   // Sign-in and consent.
 
   await app.register(async (pagesApp: FastifyInstance) => {
-    await pagesApp.register(formBody, { bodyLimit: 16 * 1024 })
+    await pagesApp.register(formBody, { bodyLimit: 16 * 1024, parser: parseFormStrictly })
     const page = { page: true } as const
     const open = { config: page, schema: { hide: true }, preHandler: sessions.load }
     const posted = {

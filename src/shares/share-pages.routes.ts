@@ -10,6 +10,7 @@ import formBody from '@fastify/formbody'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { sendFileContent } from '../files/download.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
+import { parseFormStrictly } from '../http/strict-text.ts'
 import { PageCache } from '../web/page-cache.ts'
 import type { Routes } from '../wiring.ts'
 import type { PassKind } from './link-passes.ts'
@@ -57,7 +58,7 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
   const { publicShares } = services
   const attempts = app.rateLimitStore(PASSWORD_ATTEMPTS)
   // The password form's body; in this plugin only, so the JSON API still refuses form bodies.
-  await app.register(formBody, { bodyLimit: 4096 })
+  await app.register(formBody, { bodyLimit: 4096, parser: parseFormStrictly })
 
   const secure = config.publicUrl.startsWith('https:')
   const pages = new PageCache()
