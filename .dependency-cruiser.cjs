@@ -109,6 +109,14 @@ module.exports = {
       to: { path: ['[.]repository[.]ts$', '^src/db/'], dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'routes-know-no-composition-root',
+      severity: 'error',
+      comment:
+        'Resources, http/ and web/ get what they need handed to them (routes.ts names its types); only the top files assemble the application, so nothing below imports them, not even for a type.',
+      from: { path: '^src/', pathNot: [TOP, '^src/cli/'] },
+      to: { path: TOP },
+    },
+    {
       name: 'no-service-of-another-resource',
       severity: 'error',
       comment:

@@ -1,7 +1,6 @@
 // Builds everything the application runs on, in dependency order: repositories over the database, the
 // services that hold the domain rules, and the background jobs. The one place that knows which part needs
 // which; app.ts hands the services to the routes and starts and stops the jobs with the server.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AccountsRepository } from './accounts/accounts.repository.ts'
 import { AccountsService } from './accounts/accounts.service.ts'
 import { ApiKeysRepository } from './accounts/api-keys.repository.ts'
@@ -37,6 +36,7 @@ import { PublicRequestsService } from './requests/public-requests.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
 import { RequestsService } from './requests/requests.service.ts'
 import { SubmissionsService } from './requests/submissions.service.ts'
+import type { Services } from './routes.ts'
 import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
@@ -50,26 +50,6 @@ import { StorageRepository } from './storage/storage.repository.ts'
 import { type Log, UploadProcessor } from './uploads/processing.ts'
 import { UploadsRepository } from './uploads/uploads.repository.ts'
 import { UploadsService } from './uploads/uploads.service.ts'
-import type { Web } from './web/web.ts'
-
-export interface Services {
-  accounts: AccountsService
-  apiKeys: ApiKeysService
-  sessions: SessionsService
-  setup: SetupService
-  accessTokens: AccessTokensService
-  connectedApps: ConnectedAppsService
-  folders: FoldersService
-  files: FilesService
-  shares: SharesService
-  publicShares: PublicSharesService
-  requests: RequestsService
-  publicRequests: PublicRequestsService
-  analytics: AnalyticsService
-  uploads: UploadsService
-  blobApi: BlobApiService
-  health: HealthService
-}
 
 /** Work that runs in the background for as long as the server does. */
 export interface Jobs {
@@ -303,16 +283,3 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     },
   }
 }
-
-/** What every resource's routes receive. */
-export interface RouteDeps {
-  services: Services
-  config: Config
-  urls: PublicUrls
-  authorizationServer: Wiring['authorizationServer']
-  /** What pages answer with: the layout, their security headers, error pages (web/web.ts). */
-  web: Web
-}
-
-/** The shape of every resource's routes module. */
-export type Routes = FastifyPluginAsyncTypebox<RouteDeps>

@@ -13,7 +13,7 @@ import { isScope, type Scope } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import { parseFormStrictly } from '../http/strict-text.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import {
   ACCOUNT_PATHS,
   appsPage,

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { invalid } from '../errors.ts'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../http/schemas.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import {
   AnalyticsQuery,
   DailyAnalyticsQuery,

@@ -3,7 +3,7 @@
 // actions. Bodies are raw bytes streamed from the socket: no parser or body limit of the API applies here; the
 // client token's declared size is the limit. Every failure is `{ error: { code, message } }` (see errors.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { RouteDeps } from '../wiring.ts'
+import type { RouteDeps } from '../routes.ts'
 import type { BlobRequest, Body, CallbackSender } from './blob-api.service.ts'
 import { BlobApiError } from './errors.ts'
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, List } from '../http/schemas.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import { DOWNLOAD_SAFETY_HEADERS, INLINE_SAFE_TYPES, sendFileContent } from './download.ts'
 import {
   DeleteFilesBody,

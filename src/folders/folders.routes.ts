@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import { FolderBody, serializeFolder } from './folders.schemas.ts'
 
 // Folder operations accept the folders:* scopes of the contract and also the files:* scopes, which the

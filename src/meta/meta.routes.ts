@@ -3,7 +3,7 @@
 import { Type } from 'typebox'
 import { AppError } from '../errors.ts'
 import { API_BASE_PATH, OAUTH_METADATA_PATH } from '../public-urls.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import { type CapabilityIndex, CapabilityIndexSchema, capabilityIndex } from './capabilities.ts'
 import { DOCS_CSP, type OpenApiDocument, renderDocsPage } from './docs-page.ts'
 

@@ -7,7 +7,7 @@ import { AppError } from '../errors.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../http/schemas.ts'
 import { publicRequestApiPath } from '../public-urls.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import {
   CancelUploadsBody,
   PreparePublicUploadsBody,

@@ -2,7 +2,7 @@
 // title, description and limits, and the form that sends the files through the request's public API
 // (public-requests.routes.ts). An unknown link is a 404 page; a request that no longer takes files (disabled,
 // or past its deadline) a 410 page that shows nothing of it.
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import { CLOSED_TEXT, requestPage } from './request-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */

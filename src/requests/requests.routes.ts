@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, extensionOperation, IdParam, List } from '../http/schemas.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import {
   CreateRequestBody,
   EMAIL_RULE,

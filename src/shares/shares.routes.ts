@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import { CreateShareBody, serializeShare, serializeShareWithFile, UpdateShareBody } from './shares.schemas.ts'
 
 const READ = requireScopes(['shares:read'])

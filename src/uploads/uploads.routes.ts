@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, IdParam } from '../http/schemas.ts'
 import { API_BASE_PATH, UPLOAD_CALLBACK_PATH, UPLOAD_HANDSHAKE_PATH } from '../public-urls.ts'
-import type { Routes } from '../wiring.ts'
+import type { Routes } from '../routes.ts'
 import {
   HandshakeBody,
   PrepareUploadBody,

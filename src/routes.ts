@@ -1,0 +1,60 @@
+// What every resource's routes module receives, and its shape. Kept apart from the composition root
+// (wiring.ts, which builds these services), so that a route file depends on the services' types alone.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { AccountsService } from './accounts/accounts.service.ts'
+import type { ApiKeysService } from './accounts/api-keys.service.ts'
+import type { SessionsService } from './accounts/sessions.service.ts'
+import type { SetupService } from './accounts/setup.service.ts'
+import type { WebSessions } from './accounts/web-sessions.ts'
+import type { AnalyticsService } from './analytics/analytics.service.ts'
+import type { BlobApiService } from './blob-api/blob-api.service.ts'
+import type { Config } from './config.ts'
+import type { FilesService } from './files/files.service.ts'
+import type { FoldersService } from './folders/folders.service.ts'
+import type { HealthService } from './meta/health.service.ts'
+import type { AccessTokensService } from './oauth/access-tokens.service.ts'
+import type { AuthorizationServer, ProviderPages } from './oauth/authorization-server.ts'
+import type { ConnectedAppsService } from './oauth/connected-apps.service.ts'
+import type { PublicUrls } from './public-urls.ts'
+import type { PublicRequestsService } from './requests/public-requests.service.ts'
+import type { RequestsService } from './requests/requests.service.ts'
+import type { PublicSharesService } from './shares/public-shares.service.ts'
+import type { SharesService } from './shares/shares.service.ts'
+import type { UploadsService } from './uploads/uploads.service.ts'
+import type { Web } from './web/web.ts'
+
+/** The services routes call: one per resource, built by wiring.ts. */
+export interface Services {
+  accounts: AccountsService
+  apiKeys: ApiKeysService
+  sessions: SessionsService
+  setup: SetupService
+  accessTokens: AccessTokensService
+  connectedApps: ConnectedAppsService
+  folders: FoldersService
+  files: FilesService
+  shares: SharesService
+  publicShares: PublicSharesService
+  requests: RequestsService
+  publicRequests: PublicRequestsService
+  analytics: AnalyticsService
+  uploads: UploadsService
+  blobApi: BlobApiService
+  health: HealthService
+}
+
+/** What every resource's routes receive. */
+export interface RouteDeps {
+  services: Services
+  config: Config
+  urls: PublicUrls
+  /** The OAuth authorization server, its pages drawn by `pages` (oauth/oauth.routes.ts). */
+  authorizationServer(pages: ProviderPages): Promise<AuthorizationServer>
+  /** What pages answer with: the layout, their security headers, error pages (web/web.ts). */
+  web: Web
+  /** The signed-in browser: its session cookie, and the pre-handler of the pages that need one. */
+  webSessions: WebSessions
+}
+
+/** The shape of every resource's routes module. */
+export type Routes = FastifyPluginAsyncTypebox<RouteDeps>
