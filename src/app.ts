@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { accountPagesRoutes } from './accounts/account-pages.routes.ts'
-import { csrfUserInfo } from './accounts/web-sessions.ts'
+import { csrfUserInfo, WebSessions } from './accounts/web-sessions.ts'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
 import {
   AggregateAnalyticsSchema,
@@ -48,12 +48,13 @@ import {
   RequestLimitsSchema,
   SubmissionSchema,
 } from './requests/requests.schemas.ts'
+import type { Services } from './routes.ts'
 import { sharePagesRoutes } from './shares/share-pages.routes.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
 import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
 import { uploadsRoutes } from './uploads/uploads.routes.ts'
 import { registerWeb } from './web/web.ts'
-import { type Jobs, type Services, wire } from './wiring.ts'
+import { type Jobs, wire } from './wiring.ts'
 
 export interface AppDeps {
   config: Config
@@ -183,7 +184,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     resourceMetadataUrl: urls.protectedResourceMetadata,
   })
 
-  const routeDeps = { services, config: deps.config, urls, web, authorizationServer }
+  const webSessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
+  const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions }
   await app.register(metaRoutes, routeDeps)
   await app.register(accountPagesRoutes, routeDeps)
   await app.register(oauthRoutes, routeDeps)

@@ -3,6 +3,8 @@
 // (its row holds the hash); it is `HttpOnly`, `SameSite=Lax`, and `Secure` with the `__Host-` prefix when
 // PUBLIC_URL is https (the prefix needs Secure, so plain-http installs use a plain name).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError } from '../errors.ts'
+import type { AppNav } from '../web/layout.ts'
 import type { Account } from './accounts.repository.ts'
 import type { Session, SessionsService } from './sessions.service.ts'
 
@@ -24,6 +26,16 @@ export const csrfUserInfo = (request: FastifyRequest): string => request.webSess
 /** A form's CSRF token, bound to the browser's current session. */
 export const csrfToken = (request: FastifyRequest, reply: FastifyReply): string =>
   reply.generateCsrf({ userInfo: csrfUserInfo(request) })
+
+/** The navigation of a page of the signed-in owner (`requireSession` ran), `current` marked. */
+export function appNav(request: FastifyRequest, reply: FastifyReply, current?: AppNav['current']): AppNav {
+  const session = request.webSession
+  if (!session) throw new Error('appNav needs a signed-in request: add requireSession to the route')
+  return { email: session.account.email, csrfToken: csrfToken(request, reply), current }
+}
+
+/** Where a signed-out browser is sent, with `return_to` naming where it wanted to go. */
+export const SIGN_IN_PATH = '/account/sign-in'
 
 /** A path on this server to go back to after signing in: never another origin, never a scheme. */
 export function safeReturnTo(value: unknown, fallback: string): string {
@@ -49,6 +61,27 @@ export class WebSessions {
   readonly load = async (request: FastifyRequest): Promise<void> => {
     request.cookies = this.#app.parseCookie(request.headers.cookie ?? '')
     request.webSession = await this.#sessions.resume(request.cookies[this.cookieName])
+  }
+
+  /**
+   * Pre-handler of the pages and calls that need a signed-in browser: resumes the session, and without one
+   * sends a page request to sign in (coming back to the page asked for; after a form, whose page the browser
+   * does not name under our Referrer-Policy, to the home page) and refuses a script's call with a 401 in the API's envelope, which the script shows as a message.
+   */
+  readonly requireSession = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply | undefined> => {
+    await this.load(request)
+    if (request.webSession) return undefined
+    if (!/\btext\/html\b/.test(request.headers.accept ?? '')) {
+      throw new AppError('unauthorized', 'You are signed out.', 'Sign in again, then retry.')
+    }
+    const query =
+      request.method === 'GET' || request.method === 'HEAD'
+        ? `?return_to=${encodeURIComponent(request.url)}`
+        : ''
+    return reply.redirect(`${SIGN_IN_PATH}${query}`, 303)
   }
 
   /** Starts a new session for the account: any session the browser had ends (no fixation). */

@@ -15,6 +15,52 @@ export interface Page {
   description?: string
   /** Browser modules the page loads besides `page.js`. */
   scripts?: AssetName[]
+  /** The navigation of a signed-in owner: set on every page of the app and the account pages. */
+  nav?: AppNav
+}
+
+/** Where the signed-in owner is, and what the account menu needs. */
+export interface AppNav {
+  email: string
+  /** The token of the sign-out form in the account menu. */
+  csrfToken: string
+  current?: 'files' | 'requests' | 'analytics' | 'account'
+}
+
+/** The app's sections, in the order of the navigation. */
+const SECTIONS = [
+  { key: 'files', href: '/', label: 'Files' },
+  { key: 'requests', href: '/requests', label: 'File requests' },
+  { key: 'analytics', href: '/analytics', label: 'Analytics' },
+] as const
+
+/** The account's pages, in its menu. */
+const ACCOUNT_LINKS = [
+  { href: '/account/keys', label: 'API keys' },
+  { href: '/account/apps', label: 'Connected apps' },
+  { href: '/account/password', label: 'Password and sessions' },
+] as const
+
+/**
+ * The header of a signed-in page: the sections, and the account's menu under its email (a disclosure that
+ * works without scripts; page.client.ts closes it on Escape or a click elsewhere).
+ */
+function appHeader(nav: AppNav): string {
+  const current = (key: string) => (nav.current === key ? html` aria-current="page"` : '')
+  return html`<header class="site-header app-header">
+<a class="brand" href="/">!${LOGO}<span>Coffer</span></a>
+<nav class="app-nav" aria-label="Main"><ul>!${SECTIONS.map(
+    (section) => html`<li><a href="${section.href}"!${current(section.key)}>${section.label}</a></li>`,
+  )}</ul></nav>
+<details class="account-menu" data-menu>
+<summary!${current('account')}><span class="avatar" aria-hidden="true">${(nav.email[0] ?? '?').toUpperCase()}</span><span class="account-name">${nav.email}</span><span class="sr-only"> (account menu)</span></summary>
+<div class="menu-panel">
+<p class="menu-email">${nav.email}</p>
+<ul>!${ACCOUNT_LINKS.map((link) => html`<li><a href="${link.href}">${link.label}</a></li>`)}</ul>
+<form method="post" action="/account/sign-out"><input type="hidden" name="_csrf" value="${nav.csrfToken}"><button class="menu-button" type="submit">Sign out</button></form>
+</div>
+</details>
+</header>`
 }
 
 /** The mark beside the name: a box with a lid, in the accent colour. Decorative, hidden from screen readers. */
@@ -56,9 +102,9 @@ export class Layout {
 !${page.head ?? ''}
 !${scripts}
 </head>
-<body>
+<body!${page.nav ? ' class="app"' : ''}>
 <a class="skip-link" href="#main">Skip to content</a>
-<header class="site-header"><span class="brand">!${LOGO}Coffer</span></header>
+!${page.nav ? appHeader(page.nav) : html`<header class="site-header"><span class="brand">!${LOGO}Coffer</span></header>`}
 <main id="main">
 !${page.main}
 </main>

@@ -6,6 +6,10 @@
 // - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC.
 // - `[data-reveal]` buttons swap in the content of the `<template>` they name (a PDF viewer, say), so a page
 //   loads it only when asked.
+// - `<details data-menu>` (the account menu) closes on Escape, giving the focus back to its summary, and on a
+//   click elsewhere.
+// - A form shown again with problems: the focus goes to the first field at fault (or the form's error), so a
+//   keyboard or screen reader user lands where there is something to fix.
 
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
   const status = document.querySelector<HTMLElement>('[data-copy-status]')
@@ -35,4 +39,23 @@ for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-r
     const container = button.closest('[data-reveal-container]') ?? button.parentElement
     container?.replaceChildren(template.content.cloneNode(true))
   })
+}
+
+for (const menu of document.querySelectorAll<HTMLDetailsElement>('details[data-menu]')) {
+  menu.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || !menu.open) return
+    menu.open = false
+    menu.querySelector('summary')?.focus()
+  })
+  document.addEventListener('click', (event) => {
+    if (menu.open && !menu.contains(event.target as Node)) menu.open = false
+  })
+}
+
+const firstProblem =
+  document.querySelector<HTMLElement>('main [aria-invalid="true"]') ??
+  document.querySelector<HTMLElement>('main #form-error')
+if (firstProblem) {
+  if (firstProblem.id === 'form-error') firstProblem.tabIndex = -1
+  firstProblem.focus()
 }
