@@ -78,6 +78,18 @@ export class FoldersRepository {
     return toPage(rows, page.limit, toFolder)
   }
 
+  /** The account's first `limit` folders by name, ignoring case (the unique index on the name serves it). */
+  async byName(accountId: string, limit: number): Promise<Folder[]> {
+    const rows = await this.#db
+      .selectFrom('folders')
+      .select(FOLDER_COLUMNS)
+      .where('account_id', '=', accountId)
+      .orderBy('name_key')
+      .limit(limit)
+      .execute()
+    return rows.map(toFolder)
+  }
+
   async get(accountId: string, folderId: string): Promise<Folder | undefined> {
     const row = await this.#db
       .selectFrom('folders')

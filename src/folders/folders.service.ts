@@ -39,6 +39,11 @@ export class FoldersService {
     return this.#folders.list(accountId, page)
   }
 
+  /** The account's first `limit` folders in alphabetical order, for a menu or a sidebar. */
+  byName(accountId: string, limit: number): Promise<Folder[]> {
+    return this.#folders.byName(accountId, limit)
+  }
+
   async get(accountId: string, folderId: string): Promise<Folder> {
     const folder = await this.#folders.get(accountId, folderId)
     if (!folder) throw notFound(`Folder ${folderId}`)

@@ -36,6 +36,7 @@ function assertFutureExpiry(expiresAt: number | null, now: number): void {
     throw invalid(
       'The request body "expiresAt" must be in the future.',
       'Send a later date-time, or null for a link that never expires.',
+      'expiresAt',
     )
   }
 }

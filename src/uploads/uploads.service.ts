@@ -198,6 +198,35 @@ export class UploadsService {
   }
 
   /**
+   * The status of several of the account's uploads at once (the web app follows its uploads this way); an
+   * upload of another account, or none, is "not found" and refuses them all.
+   */
+  async statuses(accountId: string, intentIds: string[]): Promise<UploadStatus[]> {
+    const intents = await this.#owned(accountId, intentIds)
+    return Promise.all(intents.map((intent) => this.#statusOf(intent)))
+  }
+
+  /**
+   * Cancels the account's uploads that have not stored their file yet, as `cancelByGrant` does for a file
+   * request's page: what they had received is removed; an upload already stored goes on.
+   */
+  async cancel(accountId: string, intentIds: string[]): Promise<void> {
+    for (const intent of await this.#owned(accountId, intentIds)) {
+      await this.#processor.end(intent.id, CANCELLED_MESSAGE)
+    }
+  }
+
+  /** The account's intents, in the order asked for; one that is not the account's is "not found". */
+  async #owned(accountId: string, intentIds: string[]): Promise<IntentRow[]> {
+    const found = new Map((await this.#uploads.intents(intentIds)).map((intent) => [intent.id, intent]))
+    return intentIds.map((id) => {
+      const intent = found.get(id)
+      if (!intent || intent.account_id !== accountId) throw notFound(`Upload ${id}`)
+      return intent
+    })
+  }
+
+  /**
    * The status of uploads prepared for a file request's public page, each authorized by its own grant (sent
    * in a body, never in a URL); one unknown intent or wrong grant refuses them all.
    */

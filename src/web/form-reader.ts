@@ -9,15 +9,17 @@ import type { Static, TSchema } from 'typebox'
 
 export type FormBody = Record<string, string | string[] | undefined>
 
-export type FormReading<T> =
+export type FormReading<T> = (
   | { ok: true; value: T }
   | {
       ok: false
       /** Field name → message; `form` for a problem of the form as a whole. */
       errors: Record<string, string>
-      /** What was typed, to show again. */
-      values: Record<string, string>
     }
+) & {
+  /** What was typed, as text: to show the form again (a service may still refuse what the schema let by). */
+  values: Record<string, string>
+}
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, strict: false })
 addFormats.default(ajv)
@@ -39,7 +41,7 @@ export function formReader<T extends TSchema>(schema: T): (body: unknown) => For
       if (value === '') continue
       data[name] = value
     }
-    if (validate(data)) return { ok: true, value: data as Static<T> }
+    if (validate(data)) return { ok: true, value: data as Static<T>, values }
     const errors: Record<string, string> = {}
     for (const error of validate.errors ?? []) {
       const [name, message] = describe(error, properties)

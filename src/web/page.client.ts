@@ -3,7 +3,8 @@
 // - `<button data-copy="…" hidden>` copies its value to the clipboard and says so in `[data-copy-status]`
 //   (a live region; `data-copy-done` gives the words), then is shown: without this module there is nothing
 //   for it to do.
-// - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC.
+// - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC
+//   (`data-local="date"`: the day only).
 // - `[data-reveal]` buttons swap in the content of the `<template>` they name (a PDF viewer, say), so a page
 //   loads it only when asked.
 // - `<details data-menu>` (the account menu) closes on Escape, giving the focus back to its summary, and on a
@@ -27,7 +28,10 @@ for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-c
 for (const time of document.querySelectorAll<HTMLTimeElement>('time[data-local]')) {
   const date = new Date(time.dateTime)
   if (!Number.isNaN(date.getTime())) {
-    time.textContent = date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+    time.textContent =
+      time.dataset.local === 'date'
+        ? date.toLocaleDateString(undefined, { dateStyle: 'medium' })
+        : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
   }
 }
 

@@ -1,0 +1,341 @@
+// The owner's files in the web app (views in files-app.views.ts, browser module files-app.client.ts):
+// - GET / and GET /folders/{folderId}: every file or one folder's, newest first, searched with `?query=`, paged
+//   with the API's cursors (`?cursor=`), the folders beside them.
+// - GET /files/rows?ids=…: the rows of the files the uploader just made, for it to add without a reload.
+// - POST /files/bulk: the selection form: move, delete (a confirmation first), each in one transaction.
+// - GET /files/{fileId}: the file's page; its actions: rename, move, delete (confirmed), download, preview.
+// Everything needs the session; every change is a POST with its CSRF token. Another account's id is a 404 page.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { type Static, Type } from 'typebox'
+import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
+import { AppError, invalid } from '../errors.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../meta/capabilities.ts'
+import type { Routes } from '../routes.ts'
+import { sharePanel } from '../shares/shares-app.views.ts'
+import { formReader } from '../web/form-reader.ts'
+import { acceptForms, type FormState } from '../web/forms.ts'
+import { type Notices, noticeOf, withNotice } from '../web/notices.ts'
+import { sendFileContent } from './download.ts'
+import { TEXT_PREVIEW_BYTES, viewer, viewerKindOf } from './file-viewers.views.ts'
+import {
+  confirmDeleteFilePage,
+  confirmDeletePage,
+  FILE_PATHS,
+  FOLDERS_SHOWN,
+  filePage,
+  fileRow,
+  filesPage,
+} from './files-app.views.ts'
+
+/** Files per page of the list. */
+const PAGE_SIZE = 50
+/** Files one bulk action takes: a page of the list is 50; a selection grown by "More" stays within this. */
+const MAX_SELECTION = 1000
+
+const ListQuery = Type.Object({
+  query: Type.Optional(Type.String({ maxLength: 200 })),
+  cursor: Type.Optional(Type.String({ maxLength: 128 })),
+  done: Type.Optional(Type.String({ maxLength: 40 })),
+  n: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+})
+
+const FolderParams = Type.Object({ folderId: Type.String({ minLength: 1, maxLength: 100 }) })
+const FileParams = Type.Object({ fileId: Type.String({ minLength: 1, maxLength: 100 }) })
+const FileIds = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: MAX_SELECTION })
+
+const readBulkForm = formReader(
+  Type.Object(
+    {
+      action: Type.Union([Type.Literal('move'), Type.Literal('delete'), Type.Literal('confirm-delete')]),
+      fileIds: Type.Optional(FileIds),
+      folderId: Type.Optional(Type.String({ maxLength: 100 })),
+      return_to: Type.Optional(Type.String({ maxLength: 2048 })),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+/** What a `done` code in the address says after a change; `n` counts the files it was about. */
+const NOTICES: Notices = {
+  moved: (n) => `${n} file${n === 1 ? '' : 's'} moved.`,
+  deleted: (n) => `${n} file${n === 1 ? '' : 's'} deleted.`,
+  'nothing-selected': () => 'Select at least one file first: tick the box beside it.',
+  'folder-created': () => 'Folder created. Upload files into it, or move files here from All files.',
+  'folder-renamed': () => 'Folder renamed.',
+  'folder-deleted': () => 'Folder deleted. Its files are in All files now.',
+  renamed: () => 'File renamed.',
+  'moved-one': () => 'File moved.',
+  'share-on': () => 'The share link works. Copy it below and send it to whoever should have the file.',
+  'share-saved': () => 'Share settings saved.',
+  'share-off': () => 'The share link is off: it no longer opens, until you turn it on again.',
+}
+
+const readRename = formReader(
+  Type.Object(
+    {
+      name: Type.String({
+        maxLength: 255,
+        pattern: '\\S',
+        errorMessage: 'Give the file a name of at most 255 characters.',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+const readMove = formReader(
+  Type.Object({ folderId: Type.Optional(Type.String({ maxLength: 100 })) }, { additionalProperties: false }),
+)
+
+export const filesAppRoutes: Routes = async (app, { services, config, urls, web, webSessions }) => {
+  const { files, folders, shares, analytics } = services
+  await acceptForms(app, 256 * 1024)
+  const page = { page: true } as const
+  const signedIn = { config: page, preHandler: webSessions.requireSession }
+  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const uploader = {
+    blobApiUrl: urls.blobApi,
+    maxFileSize: config.maxFileSize,
+    multipartThreshold: MULTIPART_THRESHOLD_BYTES,
+    filesPerPreparation: 100,
+  }
+
+  /** The list of every file (folderId undefined) or of a folder. */
+  async function list(
+    request: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>,
+    reply: FastifyReply,
+    folderId: string | undefined,
+  ) {
+    const accountId = sessionAccountId(request)
+    const { query: raw, cursor, done, n } = request.query
+    const query = raw?.trim() || undefined
+    const [folder, listed, byName] = await Promise.all([
+      folderId === undefined ? null : folders.get(accountId, folderId),
+      files.list(accountId, { query, folderId, cursor, limit: PAGE_SIZE }),
+      folders.byName(accountId, FOLDERS_SHOWN),
+    ])
+    const token = csrfToken(request, reply)
+    return web.send(
+      reply,
+      200,
+      filesPage(
+        {
+          nav: appNav(request, reply, 'files'),
+          csrfToken: token,
+          folder,
+          folders: byName,
+          query,
+          files: listed.items,
+          nextCursor: listed.nextCursor,
+          uploader,
+          notice: noticeOf(NOTICES, done, n),
+        },
+        request.url,
+      ),
+    )
+  }
+
+  app.get(
+    FILE_PATHS.home,
+    { ...signedIn, schema: { hide: true, querystring: ListQuery } },
+    (request, reply) => list(request, reply, undefined),
+  )
+
+  app.get(
+    '/folders/:folderId',
+    { ...signedIn, schema: { hide: true, params: FolderParams, querystring: ListQuery } },
+    (request, reply) => list(request, reply, request.params.folderId),
+  )
+
+  // The rows of files the uploader made, rendered as every row is; a script's call, so refusals are JSON.
+  app.get(
+    FILE_PATHS.rows,
+    {
+      preHandler: webSessions.requireSession,
+      schema: {
+        hide: true,
+        querystring: Type.Object({
+          ids: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100 }),
+        }),
+      },
+    },
+    async (request, reply) => {
+      const found = await files.findMany(sessionAccountId(request), request.query.ids)
+      return web.sendRendered(reply, 200, found.map(fileRow).join('\n'))
+    },
+  )
+
+  app.post(FILE_PATHS.bulk, { ...posted, schema: { hide: true } }, async (request, reply) => {
+    const form = readBulkForm(request.body)
+    if (!form.ok) throw invalid(Object.values(form.errors).join(' '))
+    const { action, fileIds = [], folderId, return_to } = form.value
+    const back = safeReturnTo(return_to, FILE_PATHS.home)
+    if (fileIds.length === 0) return reply.redirect(withNotice(back, 'nothing-selected'), 303)
+    const accountId = sessionAccountId(request)
+    switch (action) {
+      case 'move': {
+        const moved = await files.moveMany(accountId, fileIds, folderId || null)
+        return reply.redirect(withNotice(back, 'moved', moved.length), 303)
+      }
+      case 'delete': {
+        const chosen = await files.findMany(accountId, fileIds)
+        if (chosen.length === 0) return reply.redirect(withNotice(back, 'nothing-selected'), 303)
+        const token = csrfToken(request, reply)
+        return web.send(
+          reply,
+          200,
+          confirmDeletePage({
+            nav: appNav(request, reply, 'files'),
+            csrfToken: token,
+            files: chosen,
+            returnTo: back,
+          }),
+        )
+      }
+      case 'confirm-delete': {
+        const deleted = await files.deleteMany(accountId, fileIds, request.log)
+        return reply.redirect(withNotice(back, 'deleted', deleted.length), 303)
+      }
+    }
+  })
+
+  /** The file's page, with the rename form shown again when it was refused. */
+  async function showFile(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    fileId: string,
+    status: number,
+    extra: { renameForm?: FormState; notice?: string } = {},
+  ) {
+    const accountId = sessionAccountId(request)
+    const file = await files.get(accountId, fileId)
+    const kind = viewerKindOf(file)
+    const [byName, text, share, daily] = await Promise.all([
+      folders.byName(accountId, FOLDERS_SHOWN),
+      kind === 'text' ? files.textHead(accountId, fileId, TEXT_PREVIEW_BYTES, request.log) : undefined,
+      file.share ? shares.get(accountId, file.share.id) : null,
+      file.share ? analytics.daily(accountId, file.share.id, {}) : undefined,
+    ])
+    const token = csrfToken(request, reply)
+    const paths = { inline: FILE_PATHS.inline(file.id), preview: FILE_PATHS.preview(file.id) }
+    return web.send(
+      reply,
+      status,
+      filePage({
+        nav: appNav(request, reply, 'files'),
+        csrfToken: token,
+        file,
+        folders: byName,
+        viewer: viewer(file, kind, paths, text),
+        sharePanel: sharePanel({
+          fileId: file.id,
+          csrfToken: token,
+          share: share && { ...share, publicUrl: urls.sharePage(share.publicId) },
+          days: daily?.days,
+        }),
+        ...extra,
+      }),
+    )
+  }
+
+  app.get(
+    '/files/:fileId',
+    { ...signedIn, schema: { hide: true, params: FileParams, querystring: ListQuery } },
+    (request, reply) =>
+      showFile(request, reply, request.params.fileId, 200, {
+        notice: noticeOf(NOTICES, request.query.done, request.query.n),
+      }),
+  )
+
+  app.post(
+    '/files/:fileId/rename',
+    { ...posted, schema: { hide: true, params: FileParams } },
+    async (request, reply) => {
+      const { fileId } = request.params
+      const form = readRename(request.body)
+      if (!form.ok) return showFile(request, reply, fileId, 400, { renameForm: form })
+      try {
+        await files.update(sessionAccountId(request), fileId, { name: form.value.name })
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500 || error.code === 'not_found') throw error
+        return showFile(request, reply, fileId, error.status, {
+          renameForm: { values: form.values, errors: { name: error.message } },
+        })
+      }
+      return reply.redirect(withNotice(FILE_PATHS.file(fileId), 'renamed'), 303)
+    },
+  )
+
+  app.post(
+    '/files/:fileId/move',
+    { ...posted, schema: { hide: true, params: FileParams } },
+    async (request, reply) => {
+      const { fileId } = request.params
+      const form = readMove(request.body)
+      if (!form.ok) throw invalid('Choose a folder from the list.')
+      await files.update(sessionAccountId(request), fileId, { folderId: form.value.folderId || null })
+      return reply.redirect(withNotice(FILE_PATHS.file(fileId), 'moved-one'), 303)
+    },
+  )
+
+  app.get(
+    '/files/:fileId/delete',
+    { ...signedIn, schema: { hide: true, params: FileParams } },
+    async (request, reply) => {
+      const file = await files.get(sessionAccountId(request), request.params.fileId)
+      const token = csrfToken(request, reply)
+      return web.send(
+        reply,
+        200,
+        confirmDeleteFilePage({ nav: appNav(request, reply, 'files'), csrfToken: token, file }),
+      )
+    },
+  )
+
+  app.post(
+    '/files/:fileId/delete',
+    { ...posted, schema: { hide: true, params: FileParams } },
+    async (request, reply) => {
+      const file = await files.get(sessionAccountId(request), request.params.fileId)
+      await files.delete(sessionAccountId(request), file.id, request.log)
+      const back = file.folderId ? FILE_PATHS.folder(file.folderId) : FILE_PATHS.home
+      return reply.redirect(withNotice(back, 'deleted', 1), 303)
+    },
+  )
+
+  // The file's bytes and its preview, for the owner's pages: served as the API serves them (download.ts).
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/files/:fileId/download',
+    ...signedIn,
+    schema: {
+      hide: true,
+      params: FileParams,
+      querystring: Type.Object({
+        disposition: Type.Optional(Type.Union([Type.Literal('inline'), Type.Literal('attachment')])),
+      }),
+    },
+    handler: async (request, reply) => {
+      const content = await files.content(sessionAccountId(request), request.params.fileId, request.log)
+      return sendFileContent(request, reply, content, request.query.disposition ?? 'attachment')
+    },
+  })
+
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/files/:fileId/preview',
+    ...signedIn,
+    schema: { hide: true, params: FileParams },
+    handler: async (request, reply) => {
+      const content = await files.previewContent(
+        sessionAccountId(request),
+        request.params.fileId,
+        request.log,
+      )
+      // A file's preview never changes: the owner's browser keeps it rather than ask again on every list.
+      return sendFileContent(request, reply, content, 'inline', {
+        cacheControl: 'private, max-age=31536000, immutable',
+      })
+    },
+  })
+}

@@ -1,0 +1,408 @@
+// The owner's files in the web app: the home page (every file, newest first, or one folder's, or a search),
+// with the folders beside it, the uploader, and the form that acts on several files at once; the
+// confirmation of a bulk delete. Rows are rendered here only, also for the rows the uploader adds without a
+// reload (GET /files/rows). Every value from a user (names of files and folders, the search) goes through
+// ghtml's escaping `${…}`; `!${…}` only inserts fragments made here.
+import { html } from 'ghtml'
+import type { Folder } from '../folders/folders.repository.ts'
+import { describeType, formatDate, formatSize } from '../web/format.ts'
+import { csrfInput, type FormState, field, select } from '../web/forms.ts'
+import type { AppNav, Page } from '../web/layout.ts'
+import type { StoredFile } from './files.repository.ts'
+
+/** The app's addresses of files and folders. */
+export const FILE_PATHS = {
+  home: '/',
+  folder: (id: string) => `/folders/${id}`,
+  folders: '/folders',
+  renameFolder: (id: string) => `/folders/${id}/rename`,
+  deleteFolder: (id: string) => `/folders/${id}/delete`,
+  folderZip: (id: string) => `/folders/${id}/zip`,
+  file: (id: string) => `/files/${id}`,
+  download: (id: string) => `/files/${id}/download`,
+  inline: (id: string) => `/files/${id}/download?disposition=inline`,
+  preview: (id: string) => `/files/${id}/preview`,
+  rename: (id: string) => `/files/${id}/rename`,
+  move: (id: string) => `/files/${id}/move`,
+  delete: (id: string) => `/files/${id}/delete`,
+  bulk: '/files/bulk',
+  rows: '/files/rows',
+  zip: '/files/zip',
+  uploads: '/uploads',
+} as const
+
+/** How many folders the sidebar and the folder menus list, by name; the folders page lists them all. */
+export const FOLDERS_SHOWN = 200
+
+/** What the uploader needs to know (files-app.client.ts reads it from the page). */
+export interface UploaderSettings {
+  blobApiUrl: string
+  maxFileSize: number
+  multipartThreshold: number
+  filesPerPreparation: number
+}
+
+export interface FilesPageData {
+  nav: AppNav
+  csrfToken: string
+  /** The folder in view; null for every file. */
+  folder: Folder | null
+  /** The account's folders by name, at most FOLDERS_SHOWN. */
+  folders: Folder[]
+  query: string | undefined
+  files: StoredFile[]
+  nextCursor: string | null
+  uploader: UploaderSettings
+  /** A fixed sentence after a change ("3 files deleted."). */
+  notice?: string
+  /** The folder form's state when a new name was refused. */
+  folderForm?: { name: string; error: string }
+}
+
+export const ICONS = {
+  upload: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 16V5m0 0-4.5 4.5M12 5l4.5 4.5M5 19h14" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`,
+  download: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 4v11m0 0-4.5-4.5M12 15l4.5-4.5M5 19h14" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`,
+  folder: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M3.5 7.5a2 2 0 0 1 2-2h4l2 2.2h7a2 2 0 0 1 2 2v7.8a2 2 0 0 1-2 2h-13a2 2 0 0 1-2-2Z" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/></svg>`,
+  files: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M7 3.5h7l4.5 4.5v11a1.5 1.5 0 0 1-1.5 1.5H7A1.5 1.5 0 0 1 5.5 19V5A1.5 1.5 0 0 1 7 3.5Z" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/><path d="M14 3.5V8h4.5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/></svg>`,
+  search: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><circle cx="11" cy="11" r="6.5" fill="none" stroke="currentColor" stroke-width="2"/><path d="m16 16 4 4" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`,
+  link: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`,
+  plus: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 5v14M5 12h14" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`,
+} as const
+
+/** The family a type belongs to, for the colour of its icon. */
+function family(contentType: string, name: string): string {
+  const type = contentType.toLowerCase()
+  if (type.startsWith('image/')) return 'image'
+  if (type.startsWith('video/')) return 'video'
+  if (type.startsWith('audio/')) return 'audio'
+  if (type === 'application/pdf') return 'pdf'
+  if (/zip|tar|gzip|compressed|rar/.test(type) || /\.(zip|tar|gz|tgz|7z|rar)$/i.test(name)) return 'archive'
+  if (type.startsWith('text/') || type.includes('json') || type.includes('xml')) return 'text'
+  return 'other'
+}
+
+/** A small icon of a file without a preview: a sheet with its extension, tinted by family. */
+export function typeIcon(file: Pick<StoredFile, 'name' | 'contentType'>): string {
+  const match = /\.([A-Za-z0-9]{1,4})$/.exec(file.name)
+  const label = match ? (match[1] as string).toUpperCase() : ''
+  return html`<svg class="type-icon type-${family(file.contentType, file.name)}" viewBox="0 0 40 48" aria-hidden="true" focusable="false"><path class="sheet" d="M5 2h21l10 10v32a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z"/><path class="fold" d="M26 2v8a2 2 0 0 0 2 2h8"/>!${label ? html`<text x="19.5" y="36" text-anchor="middle">${label}</text>` : ''}</svg>`
+}
+
+/** The thumbnail of a file: its image preview when it has one, or its type's icon. */
+export function thumbnail(file: StoredFile): string {
+  if (file.preview) {
+    return html`<img class="thumb" src="${FILE_PATHS.preview(file.id)}" alt="" width="44" height="44" loading="lazy" decoding="async">`
+  }
+  return html`<span class="thumb">!${typeIcon(file)}</span>`
+}
+
+/** The share link's state in a few words, with its counts. */
+export function shareBadge(share: StoredFile['share']): string {
+  if (!share) return html`<span class="muted">Not shared</span>`
+  const counts = html`<span class="share-counts"><span>${share.viewCount.toLocaleString('en')} view${share.viewCount === 1 ? '' : 's'}</span> <span>${share.downloadCount.toLocaleString('en')} download${share.downloadCount === 1 ? '' : 's'}</span></span>`
+  return share.isActive
+    ? html`<span class="badge badge-on">!${ICONS.link}Shared</span> !${counts}`
+    : html`<span class="badge">Link off</span> !${counts}`
+}
+
+const dateTime = (ms: number) =>
+  html`<time datetime="${new Date(ms).toISOString()}" data-local="date">${formatDate(ms)}</time>`
+
+/** One file in a list: select box, thumbnail, name (a link to its page), size, date, folder, share. */
+export function fileRow(file: StoredFile): string {
+  const checkboxId = `select-${file.id}`
+  return html`<tr data-file-id="${file.id}">
+<td class="col-select"><input type="checkbox" name="fileIds" value="${file.id}" id="${checkboxId}" aria-label="Select ${file.name}"></td>
+<td class="col-name"><div class="file-cell">!${thumbnail(file)}<div class="file-cell-text"><a class="file-link" href="${FILE_PATHS.file(file.id)}">${file.name}</a>
+<span class="file-sub">${describeType(file.contentType)} · ${formatSize(file.size)}!${file.share?.isActive ? ' · Shared' : ''}</span></div></div></td>
+<td class="col-size">${formatSize(file.size)}</td>
+<td class="col-date">!${dateTime(file.createdAt)}</td>
+<td class="col-folder">!${file.folder ? html`<a href="${FILE_PATHS.folder(file.folder.id)}">${file.folder.name}</a>` : html`<span class="muted">—</span>`}</td>
+<td class="col-share">!${shareBadge(file.share)}</td>
+</tr>`
+}
+
+/** The folders beside the list: every file, then each folder with its count, and a form for a new one. */
+function folderSidebar(data: FilesPageData): string {
+  const current = data.folder?.id
+  const link = (href: string, label: string, count: string, selected: boolean, icon: string) =>
+    html`<li><a href="${href}"!${selected ? ' aria-current="page"' : ''}>!${icon}<span class="folder-name">${label}</span>!${count ? html`<span class="count">${count}</span>` : ''}</a></li>`
+  const form = data.folderForm
+  return html`<nav class="folder-nav" aria-labelledby="folders-title">
+<h2 id="folders-title" class="sidebar-title">Folders</h2>
+<ul>
+!${link(FILE_PATHS.home, 'All files', '', current === undefined, ICONS.files)}
+!${data.folders.map((folder) =>
+    link(
+      FILE_PATHS.folder(folder.id),
+      folder.name,
+      folder.fileCount.toLocaleString('en'),
+      folder.id === current,
+      ICONS.folder,
+    ),
+  )}
+</ul>
+!${data.folders.length >= FOLDERS_SHOWN ? html`<p class="sidebar-more"><a href="${FILE_PATHS.folders}">All folders</a></p>` : ''}
+<details class="new-folder"!${form ? ' open' : ''}>
+<summary>!${ICONS.plus}New folder</summary>
+<form method="post" action="${FILE_PATHS.folders}" novalidate>
+!${csrfInput(data.csrfToken)}
+<div class="field">
+<label for="new-folder-name">Name</label>
+<input id="new-folder-name" name="name" maxlength="100" required autocomplete="off" value="${form?.name ?? ''}"!${form ? html` aria-invalid="true" aria-describedby="new-folder-error"` : ''}>
+!${form ? html`<p class="field-error" id="new-folder-error">${form.error}</p>` : ''}
+</div>
+<button class="button small primary" type="submit">Create folder</button>
+</form>
+</details>
+</nav>`
+}
+
+/** Where the list is: every file or a folder, searched or not; with a folder's own actions. */
+function listHeading(data: FilesPageData): string {
+  const { folder, query } = data
+  const title = folder ? folder.name : 'All files'
+  const searching = query
+    ? html`<p class="list-context" role="status">Files named like “${query}”!${folder ? html` in ${folder.name}` : ''}. <a href="${folder ? FILE_PATHS.folder(folder.id) : FILE_PATHS.home}">Clear the search</a></p>`
+    : ''
+  const folderActions = folder
+    ? html`<div class="folder-actions">
+<a class="button small" href="${FILE_PATHS.folderZip(folder.id)}">!${ICONS.download}Download as zip</a>
+<a class="button small" href="${FILE_PATHS.renameFolder(folder.id)}">Rename</a>
+<a class="button small danger" href="${FILE_PATHS.deleteFolder(folder.id)}">Delete folder</a>
+</div>`
+    : ''
+  return html`<div class="list-head">
+<div><h1 id="page-title">${title}</h1>
+!${folder ? html`<p class="muted list-counts">${folder.fileCount.toLocaleString('en')} file${folder.fileCount === 1 ? '' : 's'}!${folder.requestCount > 0 ? html` · ${folder.requestCount.toLocaleString('en')} file request${folder.requestCount === 1 ? '' : 's'}` : ''}</p>` : ''}</div>
+!${folderActions}
+</div>
+!${searching}`
+}
+
+/** The search box, submitted as a GET so that results have an address. */
+function searchForm(data: FilesPageData): string {
+  const action = data.folder ? FILE_PATHS.folder(data.folder.id) : FILE_PATHS.home
+  const label = data.folder ? `Search in ${data.folder.name}` : 'Search files'
+  return html`<form class="search" method="get" action="${action}" role="search">
+<label class="sr-only" for="search">${label}</label>
+<span class="search-box">!${ICONS.search}<input id="search" type="search" name="query" value="${data.query ?? ''}" placeholder="${label}" maxlength="200" autocomplete="off"></span>
+<button class="button" type="submit">Search</button>
+</form>`
+}
+
+/** The uploader: hidden until its module runs, since sending bytes needs scripts. */
+function uploader(data: FilesPageData): string {
+  const { uploader: settings, folder } = data
+  const where = folder ? folder.name : 'All files'
+  return html`<section class="uploader" aria-label="Uploads" data-uploader hidden
+ data-blob-api="${settings.blobApiUrl}"
+ data-max-file-size="${settings.maxFileSize}"
+ data-multipart-threshold="${settings.multipartThreshold}"
+ data-per-preparation="${settings.filesPerPreparation}"
+ data-folder-id="${folder?.id ?? ''}"
+ data-csrf="${data.csrfToken}">
+<div class="upload-bar">
+<label class="button primary" for="upload-input">!${ICONS.upload}Upload files</label>
+<input id="upload-input" class="sr-only" type="file" multiple>
+<p class="muted upload-hint">or drop files anywhere on this page. They go to <strong>${where}</strong>; up to ${formatSize(settings.maxFileSize)} each.</p>
+</div>
+<ul class="upload-list" data-upload-list aria-label="Files being uploaded"></ul>
+<p class="sr-only" role="status" aria-live="polite" data-upload-announce></p>
+</section>
+<noscript><p class="inline-notice">Uploading from this page needs JavaScript. Everything else works without it.</p></noscript>
+<div class="drop-overlay" data-drop-overlay hidden><p>!${ICONS.upload}Drop to upload to ${where}</p></div>`
+}
+
+/** The bar of actions on the files selected: move, download as one zip, delete. */
+function bulkBar(data: FilesPageData): string {
+  return html`<div class="bulk-bar" data-bulk-bar>
+<p class="bulk-count" data-selected-count aria-live="polite">Select files to move, download or delete several at once.</p>
+<div class="bulk-actions">
+<label class="sr-only" for="bulk-folder">Move the selected files to</label>
+<select id="bulk-folder" name="folderId">
+<option value="">All files (no folder)</option>
+!${data.folders.map((folder) => html`<option value="${folder.id}"!${folder.id === data.folder?.id ? ' selected' : ''}>${folder.name}</option>`)}
+</select>
+<button class="button small" type="submit" name="action" value="move">Move</button>
+<button class="button small" type="submit" name="action" value="zip" formaction="${FILE_PATHS.zip}">!${ICONS.download}Download as zip</button>
+<button class="button small danger" type="submit" name="action" value="delete">Delete…</button>
+</div>
+</div>`
+}
+
+function emptyState(data: FilesPageData): string {
+  if (data.query) {
+    return html`<div class="empty"><h2>No file is named like “${data.query}”</h2><p class="muted">The search matches any part of a name, ignoring case. Try fewer letters.</p></div>`
+  }
+  if (data.folder) {
+    return html`<div class="empty"><h2>This folder is empty</h2><p class="muted">Upload files here, or move files into it from All files.</p></div>`
+  }
+  return html`<div class="empty"><h2>No files yet</h2><p class="muted">Upload your first files: choose them with Upload files, or drop them on this page. Then share them with a link, or ask others to send you files with a file request.</p></div>`
+}
+
+/** The table of files, inside the bulk form; also the target the uploader adds rows to. */
+function fileTable(data: FilesPageData, returnTo: string): string {
+  const more = data.nextCursor
+    ? html`<p class="more"><a class="button" href="${moreHref(data, data.nextCursor)}" data-more>More files</a></p>`
+    : ''
+  return html`<form method="post" action="${FILE_PATHS.bulk}" class="bulk-form" data-bulk-form novalidate>
+!${csrfInput(data.csrfToken)}
+<input type="hidden" name="return_to" value="${returnTo}">
+!${bulkBar(data)}
+<div class="table-wrap"!${data.files.length === 0 ? ' hidden' : ''} data-table-wrap>
+<table class="file-table">
+<caption class="sr-only">${data.folder ? `Files in ${data.folder.name}` : 'Your files'}, newest first</caption>
+<thead><tr>
+<th class="col-select" scope="col"><input type="checkbox" data-select-all aria-label="Select every file shown" hidden></th>
+<th class="col-name" scope="col">Name</th>
+<th class="col-size" scope="col">Size</th>
+<th class="col-date" scope="col">Added</th>
+<th class="col-folder" scope="col">Folder</th>
+<th class="col-share" scope="col">Sharing</th>
+</tr></thead>
+<tbody data-file-rows>
+!${data.files.map(fileRow)}
+</tbody>
+</table>
+</div>
+!${data.files.length === 0 ? emptyState(data) : ''}
+</form>
+!${more}`
+}
+
+function moreHref(data: FilesPageData, cursor: string): string {
+  const base = data.folder ? FILE_PATHS.folder(data.folder.id) : FILE_PATHS.home
+  const query = new URLSearchParams()
+  if (data.query) query.set('query', data.query)
+  query.set('cursor', cursor)
+  return `${base}?${query}`
+}
+
+export function filesPage(data: FilesPageData, returnTo: string): Page {
+  const title = data.query ? `Search: ${data.query}` : data.folder ? data.folder.name : 'Files'
+  const main = html`<div class="files-app" data-files-app>
+!${folderSidebar(data)}
+<section class="files-main" aria-labelledby="page-title">
+!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+!${listHeading(data)}
+<div class="files-tools">
+!${searchForm(data)}
+</div>
+!${uploader(data)}
+!${fileTable(data, returnTo)}
+</section>
+</div>`
+  return { title: `${title} · Coffer`, main, nav: data.nav, scripts: ['files-app.js'] }
+}
+
+/** The confirmation of a bulk delete: how many, which, and what goes with them. */
+export function confirmDeletePage(data: {
+  nav: AppNav
+  csrfToken: string
+  files: StoredFile[]
+  returnTo: string
+}): Page {
+  const { files } = data
+  const count = files.length
+  const shared = files.filter((file) => file.share).length
+  const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
+<h1 id="page-title">Delete ${count} file${count === 1 ? '' : 's'}?</h1>
+<p>They are deleted for good, with their bytes!${shared > 0 ? html` and the share link${shared === 1 ? '' : 's'} of ${shared} of them, which stop${shared === 1 ? 's' : ''} working at once` : ''}.</p>
+<ul class="confirm-list">!${files.slice(0, 20).map((file) => html`<li>${file.name} <span class="muted">(${formatSize(file.size)})</span></li>`)}</ul>
+!${count > 20 ? html`<p class="muted">and ${count - 20} more.</p>` : ''}
+<form method="post" action="${FILE_PATHS.bulk}">
+!${csrfInput(data.csrfToken)}
+<input type="hidden" name="return_to" value="${data.returnTo}">
+!${files.map((file) => html`<input type="hidden" name="fileIds" value="${file.id}">`)}
+<div class="actions">
+<button class="button primary danger-fill" type="submit" name="action" value="confirm-delete">Delete ${count} file${count === 1 ? '' : 's'}</button>
+<a class="button" href="${data.returnTo}">Cancel</a>
+</div>
+</form>
+</div></section>`
+  return { title: `Delete ${count} file${count === 1 ? '' : 's'}? · Coffer`, main, nav: data.nav }
+}
+
+export interface FilePageData {
+  nav: AppNav
+  csrfToken: string
+  file: StoredFile
+  folders: Folder[]
+  viewer: string
+  /** The Share panel (shares-app.views.ts). */
+  sharePanel: string
+  notice?: string
+  /** The rename form shown again with its problem. */
+  renameForm?: FormState
+}
+
+/** A file's own page: how it looks, what it is, what can be done with it, and its share link. */
+export function filePage(data: FilePageData): Page {
+  const { file } = data
+  const created = new Date(file.createdAt).toISOString()
+  const renameForm = data.renameForm ?? { values: { name: file.name } }
+  const details = html`<dl class="details">
+<div><dt>Type</dt><dd title="${file.contentType}">${describeType(file.contentType)}</dd></div>
+<div><dt>Size</dt><dd>${formatSize(file.size)}!${file.size >= 1000 ? html` <span class="muted">(${file.size.toLocaleString('en')} bytes)</span>` : ''}</dd></div>
+<div><dt>Added</dt><dd><time datetime="${created}" data-local>${formatDate(file.createdAt)}</time></dd></div>
+<div><dt>Folder</dt><dd>!${file.folder ? html`<a href="${FILE_PATHS.folder(file.folder.id)}">${file.folder.name}</a>` : 'None (All files)'}</dd></div>
+!${file.sha256 ? html`<div><dt>SHA-256</dt><dd><code class="hash">${file.sha256}</code></dd></div>` : ''}
+</dl>`
+  const actions = html`<div class="file-actions">
+<details class="action"!${data.renameForm ? ' open' : ''}><summary class="button">Rename</summary>
+<form method="post" action="${FILE_PATHS.rename(file.id)}" novalidate>
+!${csrfInput(data.csrfToken)}
+!${field(renameForm, { name: 'name', label: 'New name', maxLength: 255 })}
+<button class="button primary small" type="submit">Save name</button>
+</form></details>
+<details class="action"><summary class="button">Move</summary>
+<form method="post" action="${FILE_PATHS.move(file.id)}">
+!${csrfInput(data.csrfToken)}
+!${select(undefined, {
+    name: 'folderId',
+    label: 'Move to',
+    required: false,
+    selected: file.folderId ?? '',
+    choices: [
+      { value: '', label: 'All files (no folder)' },
+      ...data.folders.map((folder) => ({ value: folder.id, label: folder.name })),
+    ],
+  })}
+<button class="button primary small" type="submit">Move</button>
+</form></details>
+<a class="button danger" href="${FILE_PATHS.delete(file.id)}">Delete…</a>
+</div>`
+  const main = html`<div class="file-page">
+<nav class="crumbs" aria-label="Breadcrumb"><ol><li><a href="${FILE_PATHS.home}">All files</a></li>!${file.folder ? html`<li><a href="${FILE_PATHS.folder(file.folder.id)}">${file.folder.name}</a></li>` : ''}<li><span aria-current="page">${file.name}</span></li></ol></nav>
+!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+<div class="file-title">
+<h1 id="page-title">${file.name}</h1>
+<a class="button primary" href="${FILE_PATHS.download(file.id)}" download>!${ICONS.download}Download</a>
+</div>
+<div class="file-layout">
+<section class="card file-view" aria-label="Preview">!${data.viewer}</section>
+<section class="card" aria-labelledby="details-title"><div class="card-body">
+<h2 id="details-title">Details</h2>
+!${details}
+!${actions}
+</div></section>
+</div>
+!${data.sharePanel}
+</div>`
+  return { title: `${file.name} · Coffer`, main, nav: data.nav }
+}
+
+/** The confirmation of deleting one file. */
+export function confirmDeleteFilePage(data: { nav: AppNav; csrfToken: string; file: StoredFile }): Page {
+  const { file } = data
+  const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
+<h1 id="page-title">Delete “${file.name}”?</h1>
+<p>It is deleted for good, with its bytes!${file.share ? html`, and its share link stops working at once (${file.share.viewCount.toLocaleString('en')} views, ${file.share.downloadCount.toLocaleString('en')} downloads so far)` : ''}.</p>
+<form method="post" action="${FILE_PATHS.delete(file.id)}">
+!${csrfInput(data.csrfToken)}
+<div class="actions"><button class="button primary danger-fill" type="submit">Delete the file</button><a class="button" href="${FILE_PATHS.file(file.id)}">Cancel</a></div>
+</form>
+</div></section>`
+  return { title: `Delete ${file.name}? · Coffer`, main, nav: data.nav }
+}

@@ -1,0 +1,160 @@
+// The folder pages of the web app (views in folders-app.views.ts): every folder (GET /folders), a new one
+// (GET /folders/new, POST /folders), renaming (GET|POST /folders/{id}/rename) and deleting, after a
+// confirmation that says where its files and requests go (GET|POST /folders/{id}/delete). A folder's files
+// are the files page's (/folders/{id}); its zip, the zip routes'. Session only; every change a POST with its
+// CSRF token; another account's folder is a 404 page.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
+import { AppError } from '../errors.ts'
+import type { Routes } from '../routes.ts'
+import { formReader } from '../web/form-reader.ts'
+import { acceptForms, type FormState } from '../web/forms.ts'
+import { withNotice } from '../web/notices.ts'
+import type { Folder } from './folders.repository.ts'
+import {
+  deleteFolderPage,
+  FOLDER_NAME_MAX,
+  FOLDER_PATHS,
+  foldersPage,
+  newFolderPage,
+  renameFolderPage,
+} from './folders-app.views.ts'
+
+const readName = formReader(
+  Type.Object(
+    {
+      name: Type.String({
+        maxLength: FOLDER_NAME_MAX,
+        pattern: '\\S',
+        errorMessage: `Give the folder a name of at most ${FOLDER_NAME_MAX} characters.`,
+      }),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+const FolderParams = Type.Object({ folderId: Type.String({ minLength: 1, maxLength: 100 }) })
+
+/** A refusal of the service, shown beside the name; anything else is not the form's to show. */
+function nameRefused(error: unknown, name: string): FormState {
+  if (!(error instanceof AppError) || error.status >= 500) throw error
+  return { values: { name }, errors: { name: error.message } }
+}
+
+export const foldersAppRoutes: Routes = async (app, { services, web, webSessions }) => {
+  const { folders } = services
+  await acceptForms(app)
+  const page = { page: true } as const
+  const signedIn = { config: page, preHandler: webSessions.requireSession }
+  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const nav = (request: FastifyRequest, reply: FastifyReply) => appNav(request, reply, 'files')
+
+  app.get(
+    FOLDER_PATHS.list,
+    {
+      ...signedIn,
+      schema: {
+        hide: true,
+        querystring: Type.Object({ cursor: Type.Optional(Type.String({ maxLength: 128 })) }),
+      },
+    },
+    async (request, reply) => {
+      const listed = await folders.list(sessionAccountId(request), {
+        cursor: request.query.cursor,
+        limit: 50,
+      })
+      return web.send(
+        reply,
+        200,
+        foldersPage({ nav: nav(request, reply), folders: listed.items, nextCursor: listed.nextCursor }),
+      )
+    },
+  )
+
+  app.get(FOLDER_PATHS.new, { ...signedIn, schema: { hide: true } }, async (request, reply) =>
+    web.send(reply, 200, newFolderPage({ nav: nav(request, reply), csrfToken: csrfToken(request, reply) })),
+  )
+
+  app.post(FOLDER_PATHS.create, { ...posted, schema: { hide: true } }, async (request, reply) => {
+    const form = readName(request.body)
+    const again = (status: number, state: FormState) =>
+      web.send(
+        reply,
+        status,
+        newFolderPage({ nav: nav(request, reply), csrfToken: csrfToken(request, reply), form: state }),
+      )
+    if (!form.ok) return again(400, form)
+    let folder: Folder
+    try {
+      folder = await folders.create(sessionAccountId(request), form.value.name)
+    } catch (error) {
+      return again(error instanceof AppError ? error.status : 500, nameRefused(error, form.value.name))
+    }
+    return reply.redirect(withNotice(FOLDER_PATHS.view(folder.id), 'folder-created'), 303)
+  })
+
+  app.get(
+    '/folders/:folderId/rename',
+    { ...signedIn, schema: { hide: true, params: FolderParams } },
+    async (request, reply) => {
+      const folder = await folders.get(sessionAccountId(request), request.params.folderId)
+      return web.send(
+        reply,
+        200,
+        renameFolderPage({ nav: nav(request, reply), csrfToken: csrfToken(request, reply), folder }),
+      )
+    },
+  )
+
+  app.post(
+    '/folders/:folderId/rename',
+    { ...posted, schema: { hide: true, params: FolderParams } },
+    async (request, reply) => {
+      const accountId = sessionAccountId(request)
+      const { folderId } = request.params
+      const form = readName(request.body)
+      const again = async (status: number, state: FormState) =>
+        web.send(
+          reply,
+          status,
+          renameFolderPage({
+            nav: nav(request, reply),
+            csrfToken: csrfToken(request, reply),
+            folder: await folders.get(accountId, folderId),
+            form: state,
+          }),
+        )
+      if (!form.ok) return again(400, form)
+      try {
+        await folders.rename(accountId, folderId, form.value.name)
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'not_found') throw error
+        return again(error instanceof AppError ? error.status : 500, nameRefused(error, form.value.name))
+      }
+      return reply.redirect(withNotice(FOLDER_PATHS.view(folderId), 'folder-renamed'), 303)
+    },
+  )
+
+  app.get(
+    '/folders/:folderId/delete',
+    { ...signedIn, schema: { hide: true, params: FolderParams } },
+    async (request, reply) => {
+      const folder = await folders.get(sessionAccountId(request), request.params.folderId)
+      return web.send(
+        reply,
+        200,
+        deleteFolderPage({ nav: nav(request, reply), csrfToken: csrfToken(request, reply), folder }),
+      )
+    },
+  )
+
+  app.post(
+    '/folders/:folderId/delete',
+    { ...posted, schema: { hide: true, params: FolderParams } },
+    async (request, reply) => {
+      await folders.delete(sessionAccountId(request), request.params.folderId)
+      return reply.redirect(withNotice('/', 'folder-deleted'), 303)
+    },
+  )
+}

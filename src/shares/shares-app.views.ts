@@ -1,0 +1,123 @@
+// The Share panel of a file's page in the web app: a file without a link gets a button that makes one; a
+// file with one shows its full public address to copy, its state, its views and downloads (with a chart per
+// day), and the form of its settings: expiry, password, maximum downloads; and the button that turns it off or
+// on again. The routes are shares-app.routes.ts. Nothing here shows a password: only whether there is one.
+import { html } from 'ghtml'
+import { type DailyCounts, dailyChart } from '../web/chart.ts'
+import { formatDate } from '../web/format.ts'
+import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
+import type { Share } from './shares.repository.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './shares.schemas.ts'
+
+export const SHARE_PATHS = {
+  create: (fileId: string) => `/files/${fileId}/share`,
+  settings: (shareId: string) => `/shares/${shareId}/settings`,
+  disable: (shareId: string) => `/shares/${shareId}/disable`,
+} as const
+
+/** The link's state as the public page would treat it. */
+export function shareState(share: Share): { label: string; working: boolean; why?: string } {
+  if (share.isActive && share.maxDownloads !== null && share.downloadCount >= share.maxDownloads) {
+    return {
+      label: 'Download limit reached',
+      working: false,
+      why: 'It has been downloaded as many times as you allowed. Raise or remove the limit to open it again.',
+    }
+  }
+  if (share.isActive) return { label: 'Active', working: true }
+  if (share.expiresAt !== null && share.expiresAt <= Date.now()) {
+    return {
+      label: 'Expired',
+      working: false,
+      why: 'Its expiry date has passed. Set a later date, or none, to open it again.',
+    }
+  }
+  return {
+    label: 'Turned off',
+    working: false,
+    why: 'Nobody can open it until you turn it on again; its address stays the same.',
+  }
+}
+
+/** The date an expiry is shown as in the form: the UTC day it ends on. */
+export function expiryDay(expiresAt: number | null): string {
+  return expiresAt === null ? '' : new Date(expiresAt - 1).toISOString().slice(0, 10)
+}
+
+export interface SharePanelData {
+  fileId: string
+  csrfToken: string
+  share: (Share & { publicUrl: string }) | null
+  /** The link's counts per day, for the chart. */
+  days?: readonly DailyCounts[]
+  /** The settings form shown again with its problems. */
+  form?: FormState
+}
+
+const LINK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`
+
+const number = (n: number) => n.toLocaleString('en')
+
+function settingsForm(share: Share, csrfToken: string, state: FormState | undefined): string {
+  const form: FormState = state ?? {
+    values: {
+      expires: expiryDay(share.expiresAt),
+      maxDownloads: share.maxDownloads === null ? '' : String(share.maxDownloads),
+    },
+  }
+  return html`<details class="share-settings"!${state ? ' open' : ''}>
+<summary>Expiry, password and download limit</summary>
+<form method="post" action="${SHARE_PATHS.settings(share.id)}" novalidate>
+!${csrfInput(csrfToken)}
+!${formError(form)}
+!${field(form, { name: 'expires', label: 'Works until', type: 'date', required: false, hint: 'The link stops working at the end of this day (UTC). Leave empty for a link that never expires.' })}
+!${field(form, { name: 'password', label: share.hasPassword ? 'New password' : 'Password', type: 'password', autocomplete: 'new-password', required: false, maxLength: PASSWORD_LENGTH.max, hint: share.hasPassword ? 'The link asks for a password. Type a new one to change it, or leave this empty to keep it.' : `People must type it before they see anything of the file. ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters.` })}
+!${share.hasPassword ? checkbox(form, { name: 'removePassword', label: 'Remove the password', hint: 'Anyone with the link can open it again.' }) : ''}
+!${field(form, { name: 'maxDownloads', label: 'Maximum downloads', type: 'number', required: false, min: 1, max: MAX_DOWNLOADS_LIMIT, step: 1, inputMode: 'numeric', hint: `Downloads allowed in all; ${number(share.downloadCount)} so far. Leave empty for no limit.` })}
+<div class="actions"><button class="button primary" type="submit">Save settings</button></div>
+</form>
+</details>`
+}
+
+export function sharePanel(data: SharePanelData): string {
+  const { share, csrfToken } = data
+  if (!share) {
+    return html`<section class="card share-panel" aria-labelledby="share-title" id="share"><div class="card-body">
+<h2 id="share-title">Share</h2>
+<p class="muted">This file is private. A share link lets anyone who has it view and download the file, without an account; you can add a password, an expiry and a download limit, and turn it off at any time.</p>
+<form method="post" action="${SHARE_PATHS.create(data.fileId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button primary" type="submit">!${LINK_ICON}Share</button></form>
+</div></section>`
+  }
+  const state = shareState(share)
+  const toggle = share.isActive
+    ? html`<form method="post" action="${SHARE_PATHS.disable(share.id)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit">Turn the link off</button></form>`
+    : html`<form method="post" action="${SHARE_PATHS.create(data.fileId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button primary" type="submit">Turn the link on again</button></form>`
+  const limits = [
+    share.expiresAt === null
+      ? 'Never expires'
+      : html`${share.isActive ? 'Expires' : 'Expired'} <time datetime="${new Date(share.expiresAt).toISOString()}" data-local>${formatDate(share.expiresAt)}</time>`,
+    share.hasPassword ? 'Asks for a password' : 'No password',
+    share.maxDownloads === null
+      ? 'No download limit'
+      : `${number(share.downloadCount)} of ${number(share.maxDownloads)} downloads used`,
+  ]
+  return html`<section class="card share-panel" aria-labelledby="share-title" id="share"><div class="card-body">
+<div class="share-head"><h2 id="share-title">Share</h2><span class="badge!${state.working ? ' badge-on' : ''}">${state.label}</span></div>
+!${state.why ? html`<p class="muted">${state.why}</p>` : ''}
+<div class="field">
+<label for="share-url">Share link</label>
+<div class="copy-row"><input id="share-url" type="url" value="${share.publicUrl}" readonly>
+<button class="button" type="button" data-copy="${share.publicUrl}" hidden>Copy link</button>
+<a class="button" href="${share.publicUrl}" target="_blank" rel="noopener">Open</a></div>
+<p class="toast" role="status" data-copy-status></p>
+</div>
+<dl class="stats">
+<div><dt>Views</dt><dd>${number(share.viewCount)}</dd></div>
+<div><dt>Downloads</dt><dd>${number(share.downloadCount)}</dd></div>
+</dl>
+<ul class="meta" aria-label="Settings of the link">!${limits.map((item) => html`<li>!${item}</li>`)}</ul>
+!${settingsForm(share, csrfToken, data.form)}
+<div class="actions">!${toggle}</div>
+!${data.days ? html`<h3 class="chart-title">Last ${data.days.length} days</h3>!${dailyChart({ days: data.days, label: 'this link' })}` : ''}
+</div></section>`
+}
