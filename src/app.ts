@@ -28,6 +28,7 @@ import { FolderSchema } from './folders/folders.schemas.ts'
 import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
+import { registerRateLimitStores } from './http/rate-limit.ts'
 import { loggedRequest, requestLogger } from './http/request-logger.ts'
 import { registerResponseBatching } from './http/response-batching.ts'
 import { ErrorSchema } from './http/schemas.ts'
@@ -147,7 +148,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   refuseUnknownQueryParameters(app)
 
   deps.db.reportTo(app.log)
-  const { services, jobs, urls, authorizationServer, startJobs, stopJobs } = wire(deps)
+  // Opened before the services are built: those that count attempts (sign-in, share passwords) get the same
+  // stores as the request limit of the guard, shared by every process through Redis when it is configured.
+  const attempts = await registerRateLimitStores(app, deps.config)
+  const { services, jobs, urls, authorizationServer, startJobs, stopJobs } = wire({ ...deps, attempts })
   app.decorate('services', services)
   app.decorate('jobs', jobs)
   // Read by every download (files/download.ts); refuses DOWNLOAD_ACCEL_REDIRECT with a store nginx cannot serve.

@@ -2,7 +2,7 @@
 // services that hold the domain rules, and the background jobs. The one place that knows which part needs
 // which; app.ts hands the services to the routes and starts and stops the jobs with the server.
 import { AccountsRepository } from './accounts/accounts.repository.ts'
-import { AccountsService } from './accounts/accounts.service.ts'
+import { AccountsService, type AttemptCounters } from './accounts/accounts.service.ts'
 import { ApiKeysRepository } from './accounts/api-keys.repository.ts'
 import { ApiKeysService } from './accounts/api-keys.service.ts'
 import { SessionsRepository } from './accounts/sessions.repository.ts'
@@ -20,8 +20,10 @@ import type { Db } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { FilesRepository } from './files/files.repository.ts'
 import { FilesService } from './files/files.service.ts'
+import { FilesZipService } from './files/zip.service.ts'
 import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
+import { MemoryRateLimitStore } from './http/rate-limit-store.ts'
 import { HealthService } from './meta/health.service.ts'
 import { AccessTokensService } from './oauth/access-tokens.service.ts'
 import {
@@ -78,7 +80,15 @@ export interface WiringDeps {
   config: Config
   db: Db
   blobs: BlobStore
+  /**
+   * Where the services count attempts (failed sign-ins, a share link's passwords): the app passes its
+   * rate-limit stores (http/rate-limit.ts, in Redis with REDIS_URL); by default, this process's memory.
+   */
+  attempts?: AttemptCounters
 }
+
+/** Attempts counted in this process only: for the command-line tool and benchmarks, which take no sign-in. */
+const attemptsInMemory: AttemptCounters = (policy) => new MemoryRateLimitStore(policy)
 
 /**
  * The storage reconciler, which compares the BlobStore with the database (a job of the server and a command
@@ -114,6 +124,7 @@ const HOUR_MS = 60 * 60 * 1000
  */
 export function wireAccounts(
   db: Db,
+  attempts: AttemptCounters = attemptsInMemory,
 ): Pick<Services, 'accounts' | 'apiKeys' | 'sessions' | 'setup'> & { oauthRecords: OauthRecordsRepository } {
   const accountsRepository = new AccountsRepository(db)
   const keys = new ApiKeysRepository(db)
@@ -125,6 +136,7 @@ export function wireAccounts(
     keys,
     sessions,
     oauth: oauthRecords,
+    attempts,
   })
   return {
     accounts,
@@ -162,7 +174,7 @@ export class ExpiredRecordsPurge {
   }
 }
 
-export function wire({ config, db, blobs }: WiringDeps): Wiring {
+export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringDeps): Wiring {
   const urls = new PublicUrls(config.publicUrl)
   const { transaction } = db
 
@@ -199,7 +211,7 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
     blobs,
   })
   const storageReconciler = wireStorage(db, blobs, config).storage
-  const { oauthRecords, ...accounts } = wireAccounts(db)
+  const { oauthRecords, ...accounts } = wireAccounts(db, attempts)
   const expiredRecords = new ExpiredRecordsPurge(() =>
     Promise.all([
       accounts.sessions.purgeExpired(),
@@ -229,6 +241,7 @@ export function wire({ config, db, blobs }: WiringDeps): Wiring {
       requests: requestsRepository,
     }),
     files,
+    zips: new FilesZipService({ files: filesRepository, folders: foldersRepository, blobs }),
     shares: new SharesService({ shares: sharesRepository, files: filesRepository }),
     publicShares: new PublicSharesService({
       shares: sharesRepository,

@@ -90,7 +90,10 @@ for (const engine of ENGINES) {
         await page.getByLabel('Password', { exact: true }).fill(PASSWORD)
         await page.getByLabel('Password again').fill(PASSWORD)
         await page.getByRole('button', { name: 'Create account' }).click()
-        await page.waitForURL(/\/account\/keys$/)
+        // To the app's home page, signed in as the new account.
+        await page.waitForURL(`${server.base}/`)
+        await page.goto(`${server.base}/account`)
+        assert.match(page.url(), /\/account\/keys$/)
         assert.match(await page.locator('.account-email').innerText(), /first@example\.com/)
 
         // Used once: the link is gone, and so is the pending setup.
@@ -122,7 +125,7 @@ for (const engine of ENGINES) {
       test('sign in, make an API key (shown once, works), revoke it (refused next request)', async () => {
         const context = await newContext(browser)
         const page = await context.newPage()
-        await signIn(page, ctx.base, email)
+        await signIn(page, ctx.base, email, PASSWORD, '/account/keys')
         await page.waitForURL(/\/account\/keys$/)
         await page.getByLabel('Name', { exact: true }).fill('Backup script')
         await page.getByRole('checkbox', { name: /folders:read/ }).check()
@@ -156,7 +159,7 @@ for (const engine of ENGINES) {
         await context.close()
       })
 
-      test('every settings page, on a phone and a desktop, light and dark, passes axe', async () => {
+      test('every settings page, under the app header, on a phone and a desktop, light and dark, passes axe', async () => {
         for (const viewport of Object.keys(VIEWPORTS) as Viewport[]) {
           for (const scheme of ['light', 'dark'] as Scheme[]) {
             const context = await newContext(browser, viewport, scheme)
@@ -164,12 +167,48 @@ for (const engine of ENGINES) {
             await page.goto(`${ctx.base}/account/sign-in`)
             await assertAccessible(page, `sign-in (${viewport}, ${scheme})`)
             await screenshot(page, `account-sign-in-${viewport}-${scheme}`)
+            // A refused sign-in: the first field at fault has the focus.
+            await page.getByLabel('Password', { exact: true }).fill(PASSWORD)
+            await page.getByRole('button', { name: 'Sign in' }).click()
+            await page.waitForLoadState()
+            assert.equal(await page.evaluate(() => document.activeElement?.id), 'field-email')
+            assert.equal(await page.getByLabel('Email').getAttribute('aria-invalid'), 'true')
+            await assertAccessible(page, `refused sign-in (${viewport}, ${scheme})`)
+            await screenshot(page, `account-sign-in-refused-${viewport}-${scheme}`)
             await signIn(page, ctx.base, email)
             for (const name of ['keys', 'apps', 'password']) {
               await page.goto(`${ctx.base}/account/${name}`)
+              // The app's header, the account's menu marked as where the owner is, the settings' tabs.
+              const header = page.getByRole('banner')
+              for (const section of ['Files', 'File requests', 'Analytics']) {
+                assert.ok(await header.getByRole('link', { name: section, exact: true }).isVisible(), section)
+              }
+              assert.equal(await header.locator('summary').getAttribute('aria-current'), 'page')
+              const tabs = page.getByRole('navigation', { name: 'Account settings' })
+              assert.equal(await tabs.locator('[aria-current="page"]').count(), 1)
+              assert.equal(
+                await page.getByRole('main').getByRole('button', { name: 'Sign out', exact: true }).count(),
+                0,
+                'signing out is in the account menu only',
+              )
               await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
               await screenshot(page, `account-${name}-${viewport}-${scheme}`)
             }
+            // The key form refused: the fields at fault marked, the focus on the first.
+            await page.goto(`${ctx.base}/account/keys`)
+            await page.getByRole('checkbox', { name: /files:read/ }).uncheck()
+            await page.getByRole('button', { name: 'Create key' }).click()
+            await page.waitForLoadState()
+            assert.equal(await page.evaluate(() => document.activeElement?.id), 'field-name')
+            assert.match(await page.locator('#field-scopes-error').innerText(), /Choose at least one scope/)
+            assert.equal(await page.getByRole('checkbox', { checked: true }).count(), 0, 'as sent')
+            await assertAccessible(page, `refused key form (${viewport}, ${scheme})`)
+            await screenshot(page, `account-keys-refused-${viewport}-${scheme}`)
+            // The account menu opens from the header, and signs out.
+            await page.getByRole('banner').locator('summary').click()
+            await screenshot(page, `account-menu-${viewport}-${scheme}`)
+            await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+            await page.waitForURL(/\/account\/sign-in$/)
             await context.close()
           }
         }
@@ -275,8 +314,7 @@ for (const engine of ENGINES) {
         ]) {
           await page.context().clearCookies()
           await signIn(page, ctx.base, email, PASSWORD, target)
-          assert.equal(new URL(page.url()).origin, ctx.base, target)
-          assert.match(page.url(), /\/account\/keys$/, target)
+          assert.equal(page.url(), `${ctx.base}/`, `${target}: to the home page`)
         }
         await page.context().clearCookies()
         await signIn(page, ctx.base, email, PASSWORD, '/account/password')

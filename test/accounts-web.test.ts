@@ -6,69 +6,61 @@ import { test } from 'node:test'
 import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/accounts/sessions.service.ts'
 import type { App } from '../src/app.ts'
 import { captureLogs, describeEachEngine, type TestContext } from './support/harness.ts'
+import { newOwner, OWNER_PASSWORD, WebClient } from './support/web-client.ts'
 
-const PASSWORD = 'a long enough password'
+const PASSWORD = OWNER_PASSWORD
 
-/** A browser's cookie jar, reduced to what these tests need. */
-class Browser {
-  readonly cookies = new Map<string, string>()
-  readonly setCookies: string[] = []
+/** A signed-in browser of the account with `email`. */
+const signIn = (app: App, email: string, password = PASSWORD) => WebClient.signedIn(app, email, password)
 
-  readonly app: App
-
-  constructor(app: App) {
-    this.app = app
-  }
-
-  async get(url: string) {
-    return this.#send('GET', url)
-  }
-
-  /** Posts a form with the CSRF token of the page at `formPage`, as the browser would. */
-  async post(url: string, form: Record<string, string>, formPage = url) {
-    const page = await this.get(formPage)
-    const token = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1]
-    assert.ok(token, `${formPage} has a CSRF token`)
-    return this.#send('POST', url, new URLSearchParams({ ...form, _csrf: token }).toString())
-  }
-
-  async #send(method: 'GET' | 'POST', url: string, payload?: string) {
-    const response = await this.app.inject({
-      method,
-      url,
-      payload,
-      headers: {
-        cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        ...(payload ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-    })
-    for (const header of [response.headers['set-cookie'] ?? []].flat()) {
-      this.setCookies.push(header)
-      const [pair] = header.split(';')
-      const [name, value] = (pair ?? '').split('=')
-      if (!name) continue
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(header)) this.cookies.delete(name)
-      else this.cookies.set(name, value ?? '')
-    }
-    return response
-  }
-}
-
-async function signIn(app: App, email: string, password = PASSWORD) {
-  const browser = new Browser(app)
-  const response = await browser.post('/account/sign-in', { email, password })
-  assert.equal(response.statusCode, 303, response.body)
-  return browser
-}
-
-const signedIn = async (browser: Browser) => (await browser.get('/account/keys')).statusCode === 200
+const signedIn = async (browser: WebClient) => (await browser.get('/account/keys')).statusCode === 200
 
 async function newAccount(
   ctx: TestContext,
   email = `user-${Math.random().toString(36).slice(2)}@example.com`,
 ) {
-  await ctx.app.services.accounts.create({ email, password: PASSWORD })
+  await newOwner(ctx.app, email)
   return email
+}
+
+/** Asserts that the page shows `field` marked invalid, with `message` beside it. */
+function assertMarked(body: string, field: string, message: RegExp): void {
+  const input = new RegExp(`<input id="field-${field}"[^>]*>`).exec(body)?.[0]
+  assert.ok(input, `the page has the field ${field}`)
+  assert.match(input, /aria-invalid="true"/, `${field} is marked invalid`)
+  assert.match(input, new RegExp(`aria-describedby="[^"]*field-${field}-error`), `${field} names its error`)
+  const error = new RegExp(`<p class="field-error" id="field-${field}-error">([^<]*)</p>`).exec(body)?.[1]
+  assert.ok(error, `${field} has its message`)
+  assert.match(error, message)
+  const marked = [...body.matchAll(/<input id="field-([^"]+)"[^>]*aria-invalid="true"/g)].map((m) => m[1])
+  assert.deepEqual(marked, [field], 'only that field is marked')
+}
+
+/** Asserts a refused form: 400, a page, the field marked. */
+function assertRefused(
+  response: { statusCode: number; headers: Record<string, unknown>; body: string },
+  field: string,
+  message: RegExp,
+): void {
+  assert.equal(response.statusCode, 400, response.body)
+  assert.match(String(response.headers['content-type']), /^text\/html/)
+  assertMarked(response.body, field, message)
+}
+
+/** Posts a form from `address` (inject's remoteAddress), with the CSRF token of the client's page. */
+async function postFrom(client: WebClient, address: string, url: string, form: Record<string, string>) {
+  const token = await client.csrfToken(url)
+  return client.app.inject({
+    method: 'POST',
+    url,
+    remoteAddress: address,
+    payload: new URLSearchParams({ ...form, _csrf: token }).toString(),
+    headers: {
+      accept: 'text/html',
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+    },
+  })
 }
 
 describeEachEngine('account pages over HTTP', (ctx) => {
@@ -91,7 +83,7 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     const email = await newAccount(ctx())
     const idle = await signIn(app, email)
     const busy = await signIn(app, email)
-    const age = async (browser: Browser, column: 'last_seen_at' | 'expires_at', by: number) => {
+    const age = async (browser: WebClient, column: 'last_seen_at' | 'expires_at', by: number) => {
       const rows = await db.kysely.selectFrom('sessions').select(['id', column]).execute()
       const { hashSecret } = await import('../src/auth/secrets.ts')
       const hash = hashSecret(browser.cookies.get('coffer_session') as string)
@@ -128,7 +120,7 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     const browser = await signIn(app, email)
     await app.services.accounts.disable(email)
     assert.equal(await signedIn(browser), false)
-    const again = await new Browser(app).post('/account/sign-in', { email, password: PASSWORD })
+    const again = await new WebClient(app).post('/account/sign-in', { email, password: PASSWORD })
     assert.equal(again.statusCode, 401)
     await app.services.accounts.enable(email)
   })
@@ -146,12 +138,205 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     )
     assert.equal(refused.statusCode, 400)
     assert.equal((await app.services.apiKeys.list(accountId)).length, before.length)
-    const nulEmail = await new Browser(app).post('/account/sign-in', {
+    const nulEmail = await new WebClient(app).post('/account/sign-in', {
       email: 'a\u0000@example.com',
       password: PASSWORD,
     })
     assert.equal(nulEmail.statusCode, 400)
     assert.match(String(nulEmail.headers['content-type']), /^text\/html/)
+  })
+
+  test('signing in leads to the home page, or back to the page asked for; /account to the API keys', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = new WebClient(app)
+    const out = await browser.get('/account')
+    assert.equal(out.statusCode, 303)
+    assert.equal(out.headers.location, '/account/sign-in?return_to=%2Faccount')
+    const home = await browser.post('/account/sign-in', { email, password: PASSWORD })
+    assert.equal(home.statusCode, 303)
+    assert.equal(home.headers.location, '/')
+    assert.equal((await browser.get('/account')).headers.location, '/account/keys')
+    assert.equal((await browser.get('/account/sign-in')).headers.location, '/', 'already signed in')
+    const back = await new WebClient(app).post('/account/sign-in', {
+      email,
+      password: PASSWORD,
+      return_to: '/account/password',
+    })
+    assert.equal(back.headers.location, '/account/password')
+    const elsewhere = await new WebClient(app).post('/account/sign-in', {
+      email,
+      password: PASSWORD,
+      return_to: '//evil.example/',
+    })
+    assert.equal(elsewhere.headers.location, '/')
+  })
+
+  test('a bad field of the sign-in form is the page again, 400, that field marked, and counts no failure', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = new WebClient(app)
+    for (let i = 0; i < 6; i++) {
+      const missing = await browser.post('/account/sign-in', {
+        email: '',
+        password: PASSWORD,
+        return_to: '/account/apps',
+      })
+      assertRefused(missing, 'email', /^Fill this in\.$/)
+      assert.match(missing.body, /name="return_to" value="\/account\/apps"/, 'where to go is kept')
+      assert.ok(!missing.body.includes(PASSWORD), 'a password is never shown again')
+      const long = await browser.post('/account/sign-in', { email, password: 'x'.repeat(1025) })
+      assertRefused(long, 'password', /at most 1024 characters/)
+      assert.match(long.body, new RegExp(`id="field-email"[^>]*value="${email}"`), 'the email is kept')
+    }
+    const unknown = await browser.post('/account/sign-in', { email, password: PASSWORD, admin: 'yes' })
+    assert.equal(unknown.statusCode, 400)
+    assert.match(unknown.body, /id="form-error">This form has no field named &#34;admin&#34;/)
+    // Twelve refused forms counted nothing: the limit is ten failures.
+    const right = await browser.post('/account/sign-in', { email, password: PASSWORD })
+    assert.equal(right.statusCode, 303)
+  })
+
+  test('the API key form: each bad field is marked and nothing is made; a good one shows its secret once', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = await signIn(app, email)
+    const accountId = (await app.services.accounts.getByEmail(email)).id
+    const post = (form: Record<string, string | string[]>) =>
+      browser.post('/account/keys/new', form, '/account/keys')
+    const scopesMarked = (body: string, message: RegExp) => {
+      const boxes = [...body.matchAll(/<input type="checkbox" name="scopes"[^>]*>/g)].map((m) => m[0])
+      assert.equal(boxes.length, 9)
+      for (const box of boxes) assert.match(box, /aria-invalid="true" aria-describedby="field-scopes-error"/)
+      assert.match(/id="field-scopes-error">([^<]*)</.exec(body)?.[1] ?? '', message)
+    }
+
+    const none = await post({ name: 'no scopes' })
+    assert.equal(none.statusCode, 400)
+    scopesMarked(none.body, /Choose at least one scope/)
+    assert.match(none.body, /id="field-name"[^>]*value="no scopes"/, 'the name is kept')
+    assert.doesNotMatch(none.body, /name="scopes"[^>]* checked/, 'nothing ticked, as sent')
+    const unknown = await post({ name: 'k', scopes: ['files:read', 'admin:all'] })
+    assert.equal(unknown.statusCode, 400)
+    scopesMarked(unknown.body, /Choose at least one scope from the list/)
+    assert.match(unknown.body, /value="files:read" checked/, 'what was ticked stays ticked')
+    assertRefused(
+      await post({ name: 'k', scopes: 'files:read', expires: '2030-02-30' }),
+      'expires',
+      /YYYY-MM-DD/,
+    )
+    assertRefused(await post({ name: 'k', scopes: 'files:read', expires: 'soon' }), 'expires', /YYYY-MM-DD/)
+    assertRefused(await post({ name: 'k', scopes: 'files:read', expires: '2020-01-01' }), 'expires', /future/)
+    assertRefused(await post({ name: 'x'.repeat(101), scopes: 'files:read' }), 'name', /at most 100/)
+    assertRefused(await post({ name: '   ', scopes: 'files:read' }), 'name', /1 to 100 characters/)
+    assertRefused(await post({ scopes: 'files:read' }), 'name', /Fill this in/)
+    assert.deepEqual(await app.services.apiKeys.list(accountId), [], 'no key was made')
+
+    const made = await post({ name: 'backup', scopes: ['files:read', 'files:write'], expires: '2999-01-01' })
+    assert.equal(made.statusCode, 201)
+    const secret = /id="new-key-secret">([^<]+)</.exec(made.body)?.[1]
+    assert.match(secret ?? '', /^coffer_/)
+    const [key] = await app.services.apiKeys.list(accountId)
+    assert.deepEqual(key?.scopes, ['files:read', 'files:write'])
+    assert.equal(key?.expiresAt, Date.parse('2999-01-01T00:00:00Z'))
+  })
+
+  test('the password form: each bad field is marked and the password stays', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = await signIn(app, email)
+    const post = (form: Record<string, string>) => browser.post('/account/password', form)
+    const next = `${PASSWORD} and more`
+    assertRefused(
+      await post({ current: PASSWORD, password: 'short', confirm: 'short' }),
+      'password',
+      /at least 8/,
+    )
+    assertRefused(
+      await post({ current: PASSWORD, password: next, confirm: 'other' }),
+      'confirm',
+      /not the same/,
+    )
+    assertRefused(await post({ current: 'not it', password: next, confirm: next }), 'current', /not right/)
+    assertRefused(await post({ password: next, confirm: next }), 'current', /Fill this in/)
+    assert.ok(await app.services.accounts.verifyPassword(email, PASSWORD), 'the password is unchanged')
+    assert.equal(await signedIn(browser), true)
+  })
+
+  test('failed sign-ins are limited through the accounts service: per account, then per address', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = new WebClient(app)
+    for (let i = 0; i < 10; i++) {
+      const wrong = await postFrom(browser, '10.1.0.1', '/account/sign-in', { email, password: `wrong ${i}` })
+      assert.equal(wrong.statusCode, 401)
+      assert.match(wrong.body, /The email or the password is not right/)
+    }
+    const limited = await postFrom(browser, '10.1.0.1', '/account/sign-in', { email, password: PASSWORD })
+    assert.equal(limited.statusCode, 429, 'refused before the password is checked')
+    assert.ok(Number(limited.headers['retry-after']) >= 1)
+    assert.match(limited.body, /id="form-error">Too many attempts\. Try again in \d+ minutes?\./)
+    assert.doesNotMatch(String(limited.headers['set-cookie'] ?? ''), /coffer_session/)
+
+    // Thirty failures from one address, each for another email, known or not: the address is then refused
+    // for every account, and the accounts are not.
+    const other = await newAccount(ctx())
+    for (let i = 0; i < 30; i++) {
+      const wrong = await postFrom(browser, '10.2.0.1', '/account/sign-in', {
+        email: `nobody-${i}@example.com`,
+        password: 'wrong',
+      })
+      assert.equal(wrong.statusCode, 401, `failure ${i}`)
+    }
+    const fromThere = await postFrom(browser, '10.2.0.1', '/account/sign-in', {
+      email: other,
+      password: PASSWORD,
+    })
+    assert.equal(fromThere.statusCode, 429)
+    const fromElsewhere = await postFrom(new WebClient(app), '10.3.0.1', '/account/sign-in', {
+      email: other,
+      password: PASSWORD,
+    })
+    assert.equal(fromElsewhere.statusCode, 303)
+  })
+
+  test('every form of the account pages refuses a post without its CSRF token, and changes nothing', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const browser = await signIn(app, email)
+    const accountId = (await app.services.accounts.getByEmail(email)).id
+    const key = await app.services.apiKeys.create({ accountId, name: 'kept', scopes: ['files:read'] })
+    const forms: [string, Record<string, string>][] = [
+      ['/account/sign-in', { email, password: PASSWORD }],
+      ['/account/sign-out', {}],
+      ['/account/sign-out-everywhere', {}],
+      ['/account/keys/new', { name: 'forged', scopes: 'files:read' }],
+      [`/account/keys/${key.key.id}/revoke`, {}],
+      ['/account/apps/grant/revoke', {}],
+      ['/account/password', { current: PASSWORD, password: 'forged password', confirm: 'forged password' }],
+      [
+        '/account/setup/coffer_setup_x',
+        { email: 'forged@example.com', password: PASSWORD, confirm: PASSWORD },
+      ],
+    ]
+    for (const [url, form] of forms) {
+      for (const token of [{ _csrf: 'forged' }, {}] as Record<string, string>[]) {
+        const body = new URLSearchParams({ ...form, ...token }).toString()
+        const response = await browser.send('POST', url, body, {
+          accept: 'text/html',
+          'content-type': 'application/x-www-form-urlencoded',
+        })
+        assert.equal(response.statusCode, 403, `${url} ${JSON.stringify(token)}`)
+        assert.match(String(response.headers['content-type']), /^text\/html/)
+      }
+    }
+    const keys = await app.services.apiKeys.list(accountId)
+    assert.deepEqual(
+      keys.map((k) => [k.name, k.revokedAt]),
+      [['kept', null]],
+    )
+    assert.ok(await app.services.accounts.verifyPassword(email, PASSWORD))
+    assert.equal(await signedIn(browser), true, 'still signed in')
   })
 
   test('sign-up is closed by default', async () => {
@@ -170,8 +355,24 @@ describeEachEngine('first-run setup', (ctx) => {
     const unknown = await app.inject({ url: '/account/setup/coffer_setup_nope' })
     assert.equal(unknown.statusCode, 410)
 
-    const first = new Browser(app)
-    const second = new Browser(app)
+    // A bad field shows the form again, marked, and uses nothing up.
+    const tooShort = await new WebClient(app).post(`/account/setup/${secret}`, {
+      email: 'one@example.com',
+      password: 'short',
+      confirm: 'short',
+    })
+    assertRefused(tooShort, 'password', /at least 8 characters/)
+    assert.match(tooShort.body, /id="field-email"[^>]*value="one@example.com"/)
+    const badEmail = await new WebClient(app).post(`/account/setup/${secret}`, {
+      email: 'not an email',
+      password: PASSWORD,
+      confirm: PASSWORD,
+    })
+    assertRefused(badEmail, 'email', /is not a valid email address/)
+    assert.equal(await app.services.setup.pending(), true)
+
+    const first = new WebClient(app)
+    const second = new WebClient(app)
     const [a, b] = await Promise.all([
       first.post(`/account/setup/${secret}`, {
         email: 'one@example.com',
@@ -185,6 +386,7 @@ describeEachEngine('first-run setup', (ctx) => {
       }),
     ])
     assert.deepEqual([a.statusCode, b.statusCode].sort(), [303, 410])
+    assert.equal([a, b].find((r) => r.statusCode === 303)?.headers.location, '/', 'to the home page')
     assert.equal((await app.services.accounts.list()).length, 1)
     assert.equal(await app.services.setup.pending(), false)
     assert.equal(await app.services.setup.issue(), undefined, 'no link once an account exists')
@@ -197,7 +399,7 @@ describeEachEngine(
   (ctx) => {
     test('anyone may create an account; a taken email is said next to its field', async () => {
       const { app } = ctx()
-      const browser = new Browser(app)
+      const browser = new WebClient(app)
       const created = await browser.post('/account/sign-up', {
         email: 'new@example.com',
         password: PASSWORD,
@@ -205,7 +407,7 @@ describeEachEngine(
       })
       assert.equal(created.statusCode, 303)
       assert.equal(await signedIn(browser), true)
-      const taken = await new Browser(app).post('/account/sign-up', {
+      const taken = await new WebClient(app).post('/account/sign-up', {
         email: 'NEW@example.com',
         password: PASSWORD,
         confirm: PASSWORD,
@@ -215,13 +417,55 @@ describeEachEngine(
         taken.body,
         /id="field-email-error">An account with the email new@example.com already exists/,
       )
-      const mismatch = await new Browser(app).post('/account/sign-up', {
+      const mismatch = await new WebClient(app).post('/account/sign-up', {
         email: 'other@example.com',
         password: PASSWORD,
         confirm: 'something else',
       })
-      assert.equal(mismatch.statusCode, 400)
-      assert.match(mismatch.body, /The two passwords are not the same/)
+      assertRefused(mismatch, 'confirm', /The two passwords are not the same/)
+      assertRefused(
+        await new WebClient(app).post('/account/sign-up', {
+          email: 'x@',
+          password: PASSWORD,
+          confirm: PASSWORD,
+        }),
+        'email',
+        /is not a valid email address/,
+      )
+      assertRefused(
+        await new WebClient(app).post('/account/sign-up', {
+          email: 'short@example.com',
+          password: 'short',
+          confirm: 'short',
+        }),
+        'password',
+        /at least 8 characters/,
+      )
+      assert.equal((await app.services.accounts.list()).length, 1)
+    })
+
+    test('new accounts are limited per address through the accounts service', async () => {
+      const { app } = ctx()
+      const browser = new WebClient(app)
+      const signUp = (n: number, address: string) =>
+        postFrom(browser, address, '/account/sign-up', {
+          email: `many-${n}@example.com`,
+          password: PASSWORD,
+          confirm: PASSWORD,
+          return_to: '/account/apps',
+        })
+      for (let n = 0; n < 5; n++) {
+        const made = await signUp(n, '10.4.0.1')
+        assert.equal(made.statusCode, 303)
+        assert.equal(made.headers.location, '/account/apps')
+      }
+      const limited = await signUp(5, '10.4.0.1')
+      assert.equal(limited.statusCode, 429)
+      assert.ok(Number(limited.headers['retry-after']) >= 60)
+      assert.match(limited.body, /id="form-error">Too many attempts\. Try again in \d+ minutes?\./)
+      assert.match(limited.body, /id="field-email"[^>]*value="many-5@example.com"/)
+      assert.equal(await app.services.accounts.findByEmail('many-5@example.com'), undefined)
+      assert.equal((await signUp(5, '10.5.0.1')).statusCode, 303)
     })
   },
   { env: { SIGNUP: 'open' } },
@@ -233,7 +477,7 @@ describeEachEngine(
     test('with an https PUBLIC_URL the session cookie is __Host- and Secure', async () => {
       const { app } = ctx()
       await app.services.accounts.create({ email: 'tls@example.com', password: PASSWORD })
-      const browser = new Browser(app)
+      const browser = new WebClient(app)
       await browser.post('/account/sign-in', { email: 'tls@example.com', password: PASSWORD })
       const cookie = browser.setCookies.find((header) => header.startsWith('__Host-coffer_session='))
       assert.ok(cookie, browser.setCookies.join('\n'))
@@ -252,7 +496,7 @@ describeEachEngine(
     test('no password, session secret, CSRF token or setup link is logged, even at trace level', async () => {
       const { app } = ctx()
       const secret = (await app.services.setup.issue()) as string
-      const browser = new Browser(app)
+      const browser = new WebClient(app)
       await browser.post(`/account/setup/${secret}`, {
         email: 'logged@example.com',
         password: PASSWORD,

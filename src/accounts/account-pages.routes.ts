@@ -3,97 +3,126 @@
 // - /account/sign-in, /account/sign-up (SIGNUP=open only), /account/sign-out, /account/sign-out-everywhere.
 // - /account/keys (create, list, revoke API keys), /account/apps (connected OAuth applications; revoke),
 //   /account/password (change it; other sessions end).
-// Every POST checks its form's CSRF token (@fastify/csrf-protection, bound to the session); every answer is a
-// page, so a refusal is shown next to its field. After a successful POST the browser is redirected (303), so
-// a reload never sends a form twice; the one exception is a new API key, whose secret is shown once, in the
-// answer to the POST itself.
-import formBody from '@fastify/formbody'
+// Every POST checks its form's CSRF token (@fastify/csrf-protection, bound to the session), and reads its form
+// through a TypeBox schema (web/form-reader.ts): a bad field is the page again, with status 400 and the
+// field marked. Every answer is a page. After a successful POST the browser is redirected (303), so a reload
+// never sends a form twice; the one exception is a new API key, whose secret is shown once, in the answer to
+// the POST itself. Signing in and the first-run setup lead to the app's home page unless `return_to` names
+// another page of this server.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { isScope, type Scope } from '../auth/scopes.ts'
+import { type Static, Type } from 'typebox'
+import { ALL_SCOPES } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
-import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
-import { parseFormStrictly } from '../http/strict-text.ts'
+import { addressBucket } from '../http/rate-limit.ts'
 import type { Routes } from '../routes.ts'
+import { type FormReading, formReader } from '../web/form-reader.ts'
+import { acceptForms } from '../web/forms.ts'
+import type { Page } from '../web/layout.ts'
 import {
   ACCOUNT_PATHS,
   appsPage,
-  type FormState,
   keysPage,
   passwordPage,
+  type SignedOutForm,
   setupPage,
   signInPage,
   signUpPage,
 } from './account-pages.views.ts'
-import type { Account } from './accounts.repository.ts'
-import { normaliseEmail } from './accounts.service.ts'
-import { csrfToken, safeReturnTo, WebSessions } from './web-sessions.ts'
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type SignUp, type Throttled } from './accounts.service.ts'
+import { appNav, csrfToken, safeReturnTo } from './web-sessions.ts'
 
-/**
- * Failed sign-ins: a burst of 10, then one every 90 s, per account (known or not) and per client address
- * (30, then one every 30 s). Only failures count; while either bucket is empty every attempt is refused,
- * before any password is checked.
- */
-const FAILED_SIGN_INS_PER_ACCOUNT = { limit: 10, windowMs: 15 * 60_000 }
-const FAILED_SIGN_INS_PER_ADDRESS = { limit: 30, windowMs: 15 * 60_000 }
-/** New accounts from one address (SIGNUP=open): a burst of 5, then one every 12 minutes. */
-const SIGN_UPS = { limit: 5, windowMs: 60 * 60_000 }
+/** Where signing in, signing up and the first-run setup lead when no `return_to` says otherwise. */
+const HOME = '/'
 
-type Form = Record<string, string | string[] | undefined>
+const Email = Type.String({ maxLength: 254 })
+/** A password given to sign in or to prove who one is: only its length is bounded here. */
+const GivenPassword = Type.String({ maxLength: MAX_PASSWORD_LENGTH })
+/** A new password, held to the rule the accounts service applies (and applies again). */
+const NewPassword = Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH })
+/** Checked by safeReturnTo, which falls back to the home page for anything that is not a path here. */
+const ReturnTo = Type.Optional(Type.String())
 
-const text = (form: Form | undefined, name: string): string => {
-  const value = form?.[name]
-  return typeof value === 'string' ? value : ''
-}
+const readSignIn = formReader(
+  Type.Object(
+    { email: Email, password: GivenPassword, return_to: ReturnTo },
+    { additionalProperties: false },
+  ),
+)
+const NewAccountForm = Type.Object(
+  { email: Email, password: NewPassword, confirm: GivenPassword },
+  { additionalProperties: false },
+)
+const readSetup = formReader(NewAccountForm)
+const readSignUp = formReader(
+  Type.Object({ ...NewAccountForm.properties, return_to: ReturnTo }, { additionalProperties: false }),
+)
+const readNewKey = formReader(
+  Type.Object(
+    {
+      name: Type.String({ maxLength: 100 }),
+      scopes: Type.Array(Type.Enum(ALL_SCOPES), {
+        minItems: 1,
+        maxItems: ALL_SCOPES.length,
+        uniqueItems: true,
+        errorMessage: 'Choose at least one scope from the list.',
+      }),
+      expires: Type.Optional(Type.String({ format: 'date', errorMessage: 'Give the date as YYYY-MM-DD.' })),
+    },
+    { additionalProperties: false },
+  ),
+)
+const readPasswordChange = formReader(
+  Type.Object(
+    { current: GivenPassword, password: NewPassword, confirm: GivenPassword },
+    { additionalProperties: false },
+  ),
+)
 
-const list = (form: Form | undefined, name: string): string[] => {
-  const value = form?.[name]
-  return value === undefined ? [] : Array.isArray(value) ? value : [value]
-}
+const PASSWORDS_DIFFER = { confirm: 'The two passwords are not the same.' }
 
-/** The field an AppError is about, as the form names it, and its message. */
+/** The field an AppError of a service is about, as the form names it, and its message. */
 function fieldError(error: unknown, fields: Record<string, string> = {}): Record<string, string> {
   if (!(error instanceof AppError) || error.status >= 500) throw error
   const field = error.field ? (fields[error.field] ?? error.field) : 'form'
   return { [field]: error.message }
 }
 
-export const accountPagesRoutes: Routes = async (app, { services, config, web }) => {
+export const accountPagesRoutes: Routes = async (app, { services, config, web, webSessions }) => {
   const { accounts, apiKeys, setup, connectedApps } = services
-  await app.register(formBody, { bodyLimit: 16 * 1024, parser: parseFormStrictly })
-  const sessions = new WebSessions(app, services.sessions, config.publicUrl)
-  const failuresByAccount = app.rateLimitStore(FAILED_SIGN_INS_PER_ACCOUNT)
-  const failuresByAddress = app.rateLimitStore(FAILED_SIGN_INS_PER_ADDRESS)
-  const signUps = app.rateLimitStore(SIGN_UPS)
+  await acceptForms(app)
   const page = { page: true } as const
   const hidden = { hide: true }
-  const open = { config: page, schema: hidden, preHandler: sessions.load }
-  const posted = { config: page, schema: hidden, preHandler: [sessions.load, app.csrfProtection] }
+  /** Pages of a signed-out visitor (or anyone): the session is read, if there is one. */
+  const open = { config: page, schema: hidden, preHandler: webSessions.load }
+  const posted = { config: page, schema: hidden, preHandler: [webSessions.load, app.csrfProtection] }
+  /** Settings: a signed-out browser is sent to sign in, and comes back. */
+  const signedIn = { config: page, schema: hidden, preHandler: webSessions.requireSession }
+  const signedInPost = {
+    config: page,
+    schema: hidden,
+    preHandler: [webSessions.requireSession, app.csrfProtection],
+  }
 
-  /** The signed-in session, or a redirect to the sign-in page that comes back here. */
-  function signedIn(request: FastifyRequest, reply: FastifyReply) {
+  /** The session of a request that passed requireSession. */
+  const sessionOf = (request: FastifyRequest) => {
     const session = request.webSession
-    if (!session) {
-      const back = request.method === 'GET' ? request.url : ACCOUNT_PATHS.home
-      reply.redirect(`${ACCOUNT_PATHS.signIn}?return_to=${encodeURIComponent(back)}`, 303)
-    }
+    if (!session) throw new Error('a settings route without requireSession')
     return session
   }
 
-  function tooMany(reply: FastifyReply, retryAfterUs: number) {
-    const wait = retryAfterSeconds(retryAfterUs)
-    reply.header('retry-after', wait)
-    const minutes = Math.ceil(wait / 60)
+  /** A refusal for too many attempts: its Retry-After, and what the form says. */
+  function tooMany(reply: FastifyReply, refusal: Throttled): string {
+    reply.header('retry-after', refusal.retryAfterSeconds)
+    const minutes = Math.ceil(refusal.retryAfterSeconds / 60)
     return `Too many attempts. Try again in ${minutes} minute${minutes > 1 ? 's' : ''}.`
   }
 
-  app.get(ACCOUNT_PATHS.home, open, async (request, reply) =>
-    reply.redirect(request.webSession ? ACCOUNT_PATHS.keys : ACCOUNT_PATHS.signIn, 303),
-  )
+  app.get(ACCOUNT_PATHS.home, signedIn, async (_request, reply) => reply.redirect(ACCOUNT_PATHS.keys, 303))
 
   // Sign-in and sign-out.
 
   app.get<{ Querystring: { return_to?: string } }>(ACCOUNT_PATHS.signIn, open, async (request, reply) => {
-    const returnTo = safeReturnTo(request.query.return_to, ACCOUNT_PATHS.keys)
+    const returnTo = safeReturnTo(request.query.return_to, HOME)
     if (request.webSession) return reply.redirect(returnTo, 303)
     const notice = (await setup.pending())
       ? 'No account exists yet: open the setup link the server printed when it started.'
@@ -105,10 +134,10 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web })
     )
   })
 
-  app.post<{ Body: Form }>(ACCOUNT_PATHS.signIn, posted, async (request, reply) => {
-    const email = text(request.body, 'email').trim()
-    const returnTo = safeReturnTo(text(request.body, 'return_to'), ACCOUNT_PATHS.keys)
-    const again = (status: number, message: string) =>
+  app.post(ACCOUNT_PATHS.signIn, posted, async (request, reply) => {
+    const form = readSignIn(request.body)
+    const returnTo = safeReturnTo(form.ok ? form.value.return_to : form.values.return_to, HOME)
+    const again = (status: number, errors: Record<string, string>) =>
       web.send(
         reply,
         status,
@@ -116,71 +145,64 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web })
           csrfToken: csrfToken(request, reply),
           returnTo,
           signUpOpen: config.signUpOpen,
-          values: { email },
-          errors: { form: message },
+          values: form.ok ? { email: form.value.email } : form.values,
+          errors,
         }),
       )
-    let key = email.toLowerCase()
-    try {
-      key = normaliseEmail(email)
-    } catch {}
-    // The same for unknown emails as for known ones, so the answers tell nothing of who has an account.
-    const buckets = [`sign-in:${key}`, `sign-in-${addressBucket(request.ip)}`] as const
-    const refusal = (decisions: { allowed: boolean; retryAfterUs: number }[]) =>
-      decisions.every((d) => d.allowed)
-        ? undefined
-        : again(429, tooMany(reply, Math.max(...decisions.map((d) => d.retryAfterUs))))
-    const blocked = refusal(
-      await Promise.all([failuresByAccount.peek(buckets[0]), failuresByAddress.peek(buckets[1])]),
-    )
-    if (blocked) return blocked
-    const account = await accounts.verifyPassword(email, text(request.body, 'password'))
-    if (!account) {
-      await Promise.all([failuresByAccount.hit(buckets[0]), failuresByAddress.hit(buckets[1])])
-      return again(401, 'The email or the password is not right.')
+    if (!form.ok) return again(400, form.errors)
+    const { email, password } = form.value
+    const result = await accounts.signIn({ email, password, client: addressBucket(request.ip) })
+    switch (result.kind) {
+      case 'throttled':
+        return again(429, { form: tooMany(reply, result) })
+      case 'wrong':
+        // The same for unknown emails as for known ones, so the answer tells nothing of who has an account.
+        return again(401, { form: 'The email or the password is not right.' })
+      case 'ok':
+        await webSessions.signIn(request, reply, result.account)
+        return reply.redirect(returnTo, 303)
     }
-    await sessions.signIn(request, reply, account)
-    return reply.redirect(returnTo, 303)
   })
 
   app.post(ACCOUNT_PATHS.signOut, posted, async (request, reply) => {
-    await sessions.signOut(request, reply)
+    await webSessions.signOut(request, reply)
     return reply.redirect(ACCOUNT_PATHS.signIn, 303)
   })
 
-  app.post(ACCOUNT_PATHS.signOutEverywhere, posted, async (request, reply) => {
-    const session = signedIn(request, reply)
-    if (!session) return reply
-    await services.sessions.endAll(session.account.id)
-    sessions.clear(reply)
+  app.post(ACCOUNT_PATHS.signOutEverywhere, signedInPost, async (request, reply) => {
+    await services.sessions.endAll(sessionOf(request).account.id)
+    webSessions.clear(reply)
     return reply.redirect(ACCOUNT_PATHS.signIn, 303)
   })
 
   // New accounts: the first-run setup link, and the sign-up page when it is open.
 
-  /** Checks a new account's form, creates the account with `create`, and signs it in. */
-  async function newAccount(
-    request: FastifyRequest<{ Body: Form }>,
+  /**
+   * A new account's form: read, the account created by `create` and signed in, or the form shown again by
+   * `render` with what was wrong.
+   */
+  async function newAccountPost(
+    request: FastifyRequest,
     reply: FastifyReply,
-    create: (input: { email: string; password: string }) => Promise<Account>,
-    render: (state: FormState) => ReturnType<typeof setupPage>,
+    form: FormReading<Static<typeof NewAccountForm>>,
+    create: (input: { email: string; password: string }) => Promise<SignUp>,
+    render: (state: SignedOutForm) => Page,
     returnTo: string,
   ) {
-    const email = text(request.body, 'email').trim()
-    const password = text(request.body, 'password')
-    const again = (errors: Record<string, string>) =>
-      web.send(reply, 400, render({ csrfToken: csrfToken(request, reply), values: { email }, errors }))
-    if (password !== text(request.body, 'confirm')) {
-      return again({ confirm: 'The two passwords are not the same.' })
-    }
-    let account: Account
+    const again = (status: number, values: Record<string, string>, errors: Record<string, string>) =>
+      web.send(reply, status, render({ csrfToken: csrfToken(request, reply), values, errors }))
+    if (!form.ok) return again(400, form.values, form.errors)
+    const { email, password, confirm } = form.value
+    if (password !== confirm) return again(400, { email }, PASSWORDS_DIFFER)
+    let result: SignUp
     try {
-      account = await create({ email, password })
+      result = await create({ email, password })
     } catch (error) {
       if (error instanceof AppError && error.code === 'gone') return web.sendError(reply, 410, SETUP_USED)
-      return again(fieldError(error))
+      return again(400, { email }, fieldError(error))
     }
-    await sessions.signIn(request, reply, account)
+    if (result.kind === 'throttled') return again(429, { email }, { form: tooMany(reply, result) })
+    await webSessions.signIn(request, reply, result.account)
     return reply.redirect(returnTo, 303)
   }
 
@@ -189,40 +211,31 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web })
     return web.send(reply, 200, setupPage({ csrfToken: csrfToken(request, reply), action: request.url }))
   })
 
-  app.post<{ Params: { secret: string }; Body: Form }>(
-    `${ACCOUNT_PATHS.setup}/:secret`,
-    posted,
-    async (request, reply) =>
-      newAccount(
-        request,
-        reply,
-        (input) => setup.redeem(request.params.secret, input),
-        (state) => setupPage({ ...state, action: request.url }),
-        ACCOUNT_PATHS.keys,
-      ),
+  app.post<{ Params: { secret: string } }>(`${ACCOUNT_PATHS.setup}/:secret`, posted, async (request, reply) =>
+    newAccountPost(
+      request,
+      reply,
+      readSetup(request.body),
+      async (input) => ({ kind: 'created', account: await setup.redeem(request.params.secret, input) }),
+      (state) => setupPage({ ...state, action: request.url }),
+      HOME,
+    ),
   )
 
   if (config.signUpOpen) {
     app.get<{ Querystring: { return_to?: string } }>(ACCOUNT_PATHS.signUp, open, async (request, reply) => {
-      const returnTo = safeReturnTo(request.query.return_to, ACCOUNT_PATHS.keys)
+      const returnTo = safeReturnTo(request.query.return_to, HOME)
       if (request.webSession) return reply.redirect(returnTo, 303)
       return web.send(reply, 200, signUpPage({ csrfToken: csrfToken(request, reply), returnTo }))
     })
-    app.post<{ Body: Form }>(ACCOUNT_PATHS.signUp, posted, async (request, reply) => {
-      const returnTo = safeReturnTo(text(request.body, 'return_to'), ACCOUNT_PATHS.keys)
-      const byAddress = await signUps.hit(`sign-up-${addressBucket(request.ip)}`)
-      if (!byAddress.allowed) {
-        const message = tooMany(reply, byAddress.retryAfterUs)
-        return web.send(
-          reply,
-          429,
-          signUpPage({ csrfToken: csrfToken(request, reply), returnTo, errors: { form: message } }),
-        )
-      }
-      return newAccount(
+    app.post(ACCOUNT_PATHS.signUp, posted, async (request, reply) => {
+      const form = readSignUp(request.body)
+      const returnTo = safeReturnTo(form.ok ? form.value.return_to : form.values.return_to, HOME)
+      return newAccountPost(
         request,
         reply,
-        (input) => accounts.create(input),
+        form,
+        (input) => accounts.signUp({ ...input, client: addressBucket(request.ip) }),
         (state) => signUpPage({ ...state, returnTo }),
         returnTo,
       )
@@ -231,124 +244,82 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web })
 
   // Settings of a signed-in account.
 
-  app.get(ACCOUNT_PATHS.keys, open, async (request, reply) => {
-    const session = signedIn(request, reply)
-    if (!session) return reply
-    const keys = await apiKeys.list(session.account.id)
-    return web.send(
-      reply,
-      200,
-      keysPage({ account: session.account, csrfToken: csrfToken(request, reply), keys }),
-    )
+  app.get(ACCOUNT_PATHS.keys, signedIn, async (request, reply) => {
+    const keys = await apiKeys.list(sessionOf(request).account.id)
+    return web.send(reply, 200, keysPage({ nav: appNav(request, reply, 'account'), keys }))
   })
 
-  app.post<{ Body: Form }>(ACCOUNT_PATHS.newKey, posted, async (request, reply) => {
-    const session = signedIn(request, reply)
-    if (!session) return reply
-    const name = text(request.body, 'name')
-    const chosen = list(request.body, 'scopes')
-    const expires = text(request.body, 'expires')
-    const state = { values: { name, expires }, scopes: chosen }
+  app.post(ACCOUNT_PATHS.newKey, signedInPost, async (request, reply) => {
+    const accountId = sessionOf(request).account.id
     const show = async (status: number, extra: Partial<Parameters<typeof keysPage>[0]>) =>
       web.send(
         reply,
         status,
-        keysPage({
-          account: session.account,
-          csrfToken: csrfToken(request, reply),
-          keys: await apiKeys.list(session.account.id),
-          ...extra,
-        }),
+        keysPage({ nav: appNav(request, reply, 'account'), keys: await apiKeys.list(accountId), ...extra }),
       )
-    const refuse = (errors: Record<string, string>) =>
-      show(400, { form: { csrfToken: '', ...state, errors } })
-    if (!chosen.every(isScope)) return refuse({ scopes: 'Choose scopes from the list.' })
-    let expiresAt: number | null = null
-    if (expires !== '') {
-      expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? Date.parse(`${expires}T00:00:00Z`) : Number.NaN
-      if (Number.isNaN(expiresAt)) return refuse({ expires: 'Give the date as YYYY-MM-DD.' })
-    }
+    const form = readNewKey(request.body)
+    if (!form.ok) return show(400, { form })
+    const { name, scopes, expires } = form.value
     try {
       const created = await apiKeys.create({
-        accountId: session.account.id,
+        accountId,
         name,
-        scopes: chosen as Scope[],
-        expiresAt,
+        scopes,
+        // The start of the day, in UTC, as the field's hint says.
+        expiresAt: expires === undefined ? null : Date.parse(`${expires}T00:00:00Z`),
       })
       // The secret is in this answer only: it must not be kept by a cache or restored by the history.
       return show(201, { created })
     } catch (error) {
-      return refuse(fieldError(error, { expiresAt: 'expires' }))
+      const values = { name, scopes: scopes.join(', '), expires: expires ?? '' }
+      return show(400, { form: { values, errors: fieldError(error, { expiresAt: 'expires' }) } })
     }
   })
 
   app.post<{ Params: { keyId: string } }>(
     `${ACCOUNT_PATHS.keys}/:keyId/revoke`,
-    posted,
+    signedInPost,
     async (request, reply) => {
-      const session = signedIn(request, reply)
-      if (!session) return reply
-      await apiKeys.revoke(request.params.keyId, session.account.id)
+      await apiKeys.revoke(request.params.keyId, sessionOf(request).account.id)
       return reply.redirect(ACCOUNT_PATHS.keys, 303)
     },
   )
 
-  app.get(ACCOUNT_PATHS.apps, open, async (request, reply) => {
-    const session = signedIn(request, reply)
-    if (!session) return reply
-    const apps = await connectedApps.list(session.account.id)
-    return web.send(
-      reply,
-      200,
-      appsPage({ account: session.account, csrfToken: csrfToken(request, reply), apps }),
-    )
+  app.get(ACCOUNT_PATHS.apps, signedIn, async (request, reply) => {
+    const apps = await connectedApps.list(sessionOf(request).account.id)
+    return web.send(reply, 200, appsPage({ nav: appNav(request, reply, 'account'), apps }))
   })
 
   app.post<{ Params: { grantId: string } }>(
     `${ACCOUNT_PATHS.apps}/:grantId/revoke`,
-    posted,
+    signedInPost,
     async (request, reply) => {
-      const session = signedIn(request, reply)
-      if (!session) return reply
-      await connectedApps.revoke(session.account.id, request.params.grantId)
+      await connectedApps.revoke(sessionOf(request).account.id, request.params.grantId)
       return reply.redirect(ACCOUNT_PATHS.apps, 303)
     },
   )
 
-  app.get(ACCOUNT_PATHS.password, open, async (request, reply) => {
-    const session = signedIn(request, reply)
-    if (!session) return reply
-    return web.send(
-      reply,
-      200,
-      passwordPage({ account: session.account, csrfToken: csrfToken(request, reply) }),
-    )
-  })
+  app.get(ACCOUNT_PATHS.password, signedIn, async (request, reply) =>
+    web.send(reply, 200, passwordPage({ nav: appNav(request, reply, 'account') })),
+  )
 
-  app.post<{ Body: Form }>(ACCOUNT_PATHS.password, posted, async (request, reply) => {
-    const session = signedIn(request, reply)
-    if (!session) return reply
-    const next = text(request.body, 'password')
+  app.post(ACCOUNT_PATHS.password, signedInPost, async (request, reply) => {
+    const session = sessionOf(request)
     const show = (status: number, extra: Partial<Parameters<typeof passwordPage>[0]>) =>
-      web.send(
-        reply,
-        status,
-        passwordPage({ account: session.account, csrfToken: csrfToken(request, reply), ...extra }),
-      )
-    if (next !== text(request.body, 'confirm')) {
-      return show(400, {
-        form: { csrfToken: '', errors: { confirm: 'The two passwords are not the same.' } },
-      })
-    }
+      web.send(reply, status, passwordPage({ nav: appNav(request, reply, 'account'), ...extra }))
+    const form = readPasswordChange(request.body)
+    if (!form.ok) return show(400, { form })
+    const { current, password, confirm } = form.value
+    if (password !== confirm) return show(400, { form: { errors: PASSWORDS_DIFFER } })
     try {
       await accounts.changePassword({
         accountId: session.account.id,
         sessionId: session.id,
-        current: text(request.body, 'current'),
-        next,
+        current,
+        next: password,
       })
     } catch (error) {
-      return show(400, { form: { csrfToken: '', errors: fieldError(error) } })
+      return show(400, { form: { errors: fieldError(error) } })
     }
     return show(200, { notice: 'Your password was changed. Every other session was signed out.' })
   })

@@ -1,12 +1,13 @@
 // The account pages: first-run setup, sign-in and sign-up, and the settings of a signed-in account (API keys,
-// connected applications, password). Every form carries its CSRF token; every value from a user goes through
-// ghtml's escaping `${…}`; `!${…}` only inserts fragments made here.
+// connected applications, password), which carry the app's header and their own tabs below it. Fields, CSRF
+// inputs and form errors come from web/forms.ts; every value from a user goes through ghtml's escaping
+// `${…}`; `!${…}` only inserts fragments made here.
 import { html } from 'ghtml'
 import { SCOPES, type Scope } from '../auth/scopes.ts'
 import type { ConnectedApp } from '../oauth/connected-apps.service.ts'
 import { formatDate } from '../web/format.ts'
-import type { Page } from '../web/layout.ts'
-import type { Account } from './accounts.repository.ts'
+import { csrfInput, type FormState, field, formError, notice } from '../web/forms.ts'
+import type { AppNav, Page } from '../web/layout.ts'
 import { MIN_PASSWORD_LENGTH } from './accounts.service.ts'
 import type { ApiKey } from './api-keys.repository.ts'
 
@@ -25,52 +26,12 @@ export const ACCOUNT_PATHS = {
   password: '/account/password',
 } as const
 
-/** A form's state when it is shown again: the values typed (never a password) and what was wrong. */
-export interface FormState {
+/** A form of a signed-out visitor: its CSRF token, and what was typed and refused when shown again. */
+export interface SignedOutForm extends FormState {
   csrfToken: string
-  values?: Record<string, string>
-  /** Field name → message; `form` for an error of the whole form. */
-  errors?: Record<string, string>
 }
 
-function csrfInput(token: string): string {
-  return html`<input type="hidden" name="_csrf" value="${token}">`
-}
-
-function formError(state: FormState): string {
-  const message = state.errors?.form
-  return message ? html`<p class="form-error" role="alert" id="form-error">${message}</p>` : ''
-}
-
-/** A text field with its label, hint and error, marked invalid when it has one. */
-function field(
-  state: FormState,
-  options: {
-    name: string
-    label: string
-    type: 'text' | 'email' | 'password' | 'date'
-    autocomplete: string
-    hint?: string
-    required?: boolean
-    max?: number
-  },
-): string {
-  const { name, label, type, autocomplete, hint, required = true, max } = options
-  const id = `field-${name}`
-  const error = state.errors?.[name]
-  const value = type === 'password' ? '' : (state.values?.[name] ?? '')
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ')
-  return html`<div class="field">
-<label for="${id}">${label}!${required ? '' : html` <span class="optional">(optional)</span>`}</label>
-!${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ''}
-<input id="${id}" name="${name}" type="${type}" autocomplete="${autocomplete}" value="${value}"!${max ? html` maxlength="${max}"` : ''}!${required ? html` required` : ''}!${describedBy ? html` aria-describedby="${describedBy}"` : ''}!${error ? html` aria-invalid="true"` : ''}>
-!${error ? html`<p class="field-error" id="${id}-error">${error}</p>` : ''}
-</div>`
-}
-
-function passwordHint(): string {
-  return `At least ${MIN_PASSWORD_LENGTH} characters.`
-}
+const passwordHint = `At least ${MIN_PASSWORD_LENGTH} characters.`
 
 /** A page with one narrow card: the forms of a signed-out visitor. */
 function formCard(title: string, intro: string, body: string): string {
@@ -82,14 +43,14 @@ function formCard(title: string, intro: string, body: string): string {
 }
 
 export function signInPage(
-  state: FormState & { returnTo: string; signUpOpen: boolean; notice?: string },
+  state: SignedOutForm & { returnTo: string; signUpOpen: boolean; notice?: string },
 ): Page {
-  const body = html`!${state.notice ? html`<p class="inline-notice" role="status">${state.notice}</p>` : ''}
+  const body = html`!${notice(state.notice)}
 <form method="post" action="${ACCOUNT_PATHS.signIn}" novalidate>
 !${csrfInput(state.csrfToken)}
 <input type="hidden" name="return_to" value="${state.returnTo}">
 !${formError(state)}
-!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username' })}
+!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', maxLength: 254 })}
 !${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
 <div class="actions"><button class="button primary" type="submit">Sign in</button></div>
 </form>
@@ -97,20 +58,20 @@ export function signInPage(
   return { title: 'Sign in · Coffer', main: formCard('Sign in', 'Sign in to your Coffer account.', body) }
 }
 
-function newAccountForm(state: FormState, action: string, submit: string, returnTo?: string): string {
+function newAccountForm(state: SignedOutForm, action: string, submit: string, returnTo?: string): string {
   return html`<form method="post" action="${action}" novalidate>
 !${csrfInput(state.csrfToken)}
 !${returnTo === undefined ? '' : html`<input type="hidden" name="return_to" value="${returnTo}">`}
 !${formError(state)}
-!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', max: 254 })}
-!${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: passwordHint() })}
+!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', maxLength: 254 })}
+!${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: passwordHint })}
 !${field(state, { name: 'confirm', label: 'Password again', type: 'password', autocomplete: 'new-password' })}
 <div class="actions"><button class="button primary" type="submit">${submit}</button></div>
 </form>`
 }
 
 /** The first-run page, behind the one-time link the server printed at start. */
-export function setupPage(state: FormState & { action: string }): Page {
+export function setupPage(state: SignedOutForm & { action: string }): Page {
   return {
     title: 'Set up Coffer',
     main: formCard(
@@ -121,7 +82,7 @@ export function setupPage(state: FormState & { action: string }): Page {
   }
 }
 
-export function signUpPage(state: FormState & { returnTo: string }): Page {
+export function signUpPage(state: SignedOutForm & { returnTo: string }): Page {
   return {
     title: 'Create an account · Coffer',
     main: formCard(
@@ -134,21 +95,15 @@ export function signUpPage(state: FormState & { returnTo: string }): Page {
 
 type Section = 'keys' | 'apps' | 'password'
 
-/** The settings' navigation and the account's sign-out forms, above every settings page. */
-function settingsShell(
-  account: Account,
-  csrfToken: string,
-  current: Section,
-  title: string,
-  body: string,
-): string {
+/**
+ * A settings page: the app's header (with the account menu, which signs out), the account's email, the
+ * settings' tabs, then the page's card.
+ */
+function settingsPage(nav: AppNav, current: Section, title: string, body: string): Page {
   const link = (section: Section, href: string, label: string) =>
     html`<li><a href="${href}"!${section === current ? html` aria-current="page"` : ''}>${label}</a></li>`
-  return html`<div class="settings">
-<div class="settings-head">
-<div><p class="eyebrow">Account</p><p class="account-email">${account.email}</p></div>
-<form method="post" action="${ACCOUNT_PATHS.signOut}" class="inline-form">!${csrfInput(csrfToken)}<button class="button" type="submit">Sign out</button></form>
-</div>
+  const main = html`<div class="settings">
+<div class="settings-head"><div><p class="eyebrow">Account</p><p class="account-email">${nav.email}</p></div></div>
 <nav class="tabs" aria-label="Account settings"><ul>
 !${link('keys', ACCOUNT_PATHS.keys, 'API keys')}
 !${link('apps', ACCOUNT_PATHS.apps, 'Connected apps')}
@@ -159,6 +114,7 @@ function settingsShell(
 !${body}
 </div></section>
 </div>`
+  return { title: `${title} · Coffer`, main, nav }
 }
 
 function when(ms: number | null, never: string): string {
@@ -193,37 +149,37 @@ function keyRow(key: ApiKey, csrfToken: string, now: number): string {
 </li>`
 }
 
-/** Every scope as a checkbox with what it allows, those in `checked` ticked. */
-function scopeCheckboxes(
-  name: string,
-  scopes: readonly Scope[],
-  checked: ReadonlySet<string>,
-  error?: string,
-) {
-  return html`<fieldset class="field"!${error ? html` aria-describedby="scopes-error"` : ''}>
+/**
+ * Every scope as a checkbox with what it allows. Ticked: `files:read` at first; what was sent when the form
+ * is shown again (the form reader joins a list with ", ", which no scope contains). A refusal marks each box
+ * and names the message.
+ */
+function scopeCheckboxes(state: FormState): string {
+  const checked = new Set(state.values ? (state.values.scopes ?? '').split(', ') : ['files:read'])
+  const error = state.errors?.scopes
+  const invalid = error ? html` aria-invalid="true" aria-describedby="field-scopes-error"` : ''
+  return html`<fieldset class="field">
 <legend>Scopes</legend>
-<ul class="checks">!${scopes.map(
+<ul class="checks">!${(Object.keys(SCOPES) as Scope[]).map(
     (
       scope,
-    ) => html`<li><label class="check"><input type="checkbox" name="${name}" value="${scope}"!${checked.has(scope) ? ' checked' : ''}>
+    ) => html`<li><label class="check"><input type="checkbox" name="scopes" value="${scope}"!${checked.has(scope) ? ' checked' : ''}!${invalid}>
 <span><code>${scope}</code><span class="check-text">${SCOPES[scope]}</span></span></label></li>`,
   )}</ul>
-!${error ? html`<p class="field-error" id="scopes-error">${error}</p>` : ''}
+!${error ? html`<p class="field-error" id="field-scopes-error">${error}</p>` : ''}
 </fieldset>`
 }
 
 export function keysPage(data: {
-  account: Account
-  csrfToken: string
+  nav: AppNav
   keys: ApiKey[]
   /** The key just made, whose secret is shown this once. */
   created?: { key: ApiKey; secret: string }
-  form?: FormState & { scopes?: string[] }
-  notice?: string
+  /** The new key's form, shown again with what was wrong. */
+  form?: FormState
 }): Page {
-  const { account, csrfToken, keys, created } = data
-  const form: FormState = data.form ?? { csrfToken }
-  const checked = new Set(data.form?.scopes ?? ['files:read'])
+  const { nav, keys, created } = data
+  const form = data.form ?? {}
   const now = Date.now()
   const shown = created
     ? html`<div class="secret-box" role="status" tabindex="-1" id="new-key">
@@ -237,34 +193,25 @@ export function keysPage(data: {
   const list =
     keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
-      : html`<ul class="items" aria-label="Your API keys">!${keys.map((k) => keyRow(k, csrfToken, now))}</ul>`
-  const body = html`!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
-!${shown}
+      : html`<ul class="items" aria-label="Your API keys">!${keys.map((k) => keyRow(k, nav.csrfToken, now))}</ul>`
+  const body = html`!${shown}
 <p class="muted">Keys let scripts and tools use the API as you. Send one as <code>Authorization: Bearer &lt;key&gt;</code>.</p>
 <h2>Your keys</h2>
 !${list}
 <h2 id="new-key-title">Create a key</h2>
 <form method="post" action="${ACCOUNT_PATHS.newKey}" novalidate aria-labelledby="new-key-title">
-!${csrfInput(csrfToken)}
+!${csrfInput(nav.csrfToken)}
 !${formError(form)}
-!${field(form, { name: 'name', label: 'Name', type: 'text', autocomplete: 'off', hint: 'What the key is for, such as "backup script".', max: 100 })}
-!${scopeCheckboxes('scopes', Object.keys(SCOPES) as Scope[], checked, form.errors?.scopes)}
-!${field(form, { name: 'expires', label: 'Expires on', type: 'date', autocomplete: 'off', hint: 'The key stops working at the start of this day (UTC). Leave empty for a key that never expires.', required: false })}
+!${field(form, { name: 'name', label: 'Name', hint: 'What the key is for, such as "backup script".', maxLength: 100 })}
+!${scopeCheckboxes(form)}
+!${field(form, { name: 'expires', label: 'Expires on', type: 'date', hint: 'The key stops working at the start of this day (UTC). Leave empty for a key that never expires.', required: false })}
 <div class="actions"><button class="button primary" type="submit">Create key</button></div>
 </form>`
-  return {
-    title: 'API keys · Coffer',
-    main: settingsShell(account, csrfToken, 'keys', 'API keys', body),
-  }
+  return settingsPage(nav, 'keys', 'API keys', body)
 }
 
-export function appsPage(data: {
-  account: Account
-  csrfToken: string
-  apps: ConnectedApp[]
-  notice?: string
-}): Page {
-  const { account, csrfToken, apps } = data
+export function appsPage(data: { nav: AppNav; apps: ConnectedApp[] }): Page {
+  const { nav, apps } = data
   const list =
     apps.length === 0
       ? html`<p class="muted">No application has access to your account.</p>`
@@ -276,42 +223,30 @@ export function appsPage(data: {
 !${scopeList(app.scopes)}
 <dl class="item-dates"><div><dt>Last used</dt><dd>!${when(app.lastUsedAt, 'Not yet')}</dd></div></dl>
 </div>
-<form method="post" action="${ACCOUNT_PATHS.revokeApp(app.grantId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit" aria-label="Revoke access of ${app.name}">Revoke access</button></form>
+<form method="post" action="${ACCOUNT_PATHS.revokeApp(app.grantId)}" class="inline-form">!${csrfInput(nav.csrfToken)}<button class="button danger" type="submit" aria-label="Revoke access of ${app.name}">Revoke access</button></form>
 </li>`,
         )}</ul>`
-  const body = html`!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
-<p class="muted">Applications you allowed to use your account through OAuth. Revoking one ends its access at once.</p>
+  const body = html`<p class="muted">Applications you allowed to use your account through OAuth. Revoking one ends its access at once.</p>
 !${list}`
-  return {
-    title: 'Connected apps · Coffer',
-    main: settingsShell(account, csrfToken, 'apps', 'Connected apps', body),
-  }
+  return settingsPage(nav, 'apps', 'Connected apps', body)
 }
 
-export function passwordPage(data: {
-  account: Account
-  csrfToken: string
-  form?: FormState
-  notice?: string
-}): Page {
-  const { account, csrfToken } = data
-  const form: FormState = data.form ?? { csrfToken }
-  const body = html`!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+export function passwordPage(data: { nav: AppNav; form?: FormState; notice?: string }): Page {
+  const { nav } = data
+  const form = data.form ?? {}
+  const body = html`!${notice(data.notice)}
 <h2>Change password</h2>
 <p class="muted">Changing it signs you out everywhere else.</p>
 <form method="post" action="${ACCOUNT_PATHS.password}" novalidate>
-!${csrfInput(csrfToken)}
+!${csrfInput(nav.csrfToken)}
 !${formError(form)}
 !${field(form, { name: 'current', label: 'Current password', type: 'password', autocomplete: 'current-password' })}
-!${field(form, { name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password', hint: passwordHint() })}
+!${field(form, { name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password', hint: passwordHint })}
 !${field(form, { name: 'confirm', label: 'New password again', type: 'password', autocomplete: 'new-password' })}
 <div class="actions"><button class="button primary" type="submit">Change password</button></div>
 </form>
 <h2>Sessions</h2>
 <p class="muted">Signed in on a computer you no longer use? Sign out of every browser, this one included.</p>
-<form method="post" action="${ACCOUNT_PATHS.signOutEverywhere}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit">Sign out everywhere</button></form>`
-  return {
-    title: 'Password and sessions · Coffer',
-    main: settingsShell(account, csrfToken, 'password', 'Password and sessions', body),
-  }
+<form method="post" action="${ACCOUNT_PATHS.signOutEverywhere}" class="inline-form">!${csrfInput(nav.csrfToken)}<button class="button danger" type="submit">Sign out everywhere</button></form>`
+  return settingsPage(nav, 'password', 'Password and sessions', body)
 }

@@ -1,5 +1,5 @@
 // Accounts: who owns files. Created by the CLI, the first-run setup link and, when SIGNUP=open, the sign-up
-// page; signed in to with a password (scrypt).
+// page; signed in to with a password (scrypt), with failed sign-ins and new accounts limited in number.
 import { hashPassword, verifyPassword } from '../auth/secrets.ts'
 import type { Transactor } from '../db/database.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
@@ -32,8 +32,58 @@ function checkNewPassword(password: string): void {
 
 export function normaliseEmail(email: string): string {
   const trimmed = email.trim().toLowerCase()
-  if (trimmed.length > 254 || !EMAIL.test(trimmed)) throw invalid(`"${email}" is not a valid email address.`)
+  if (trimmed.length > 254 || !EMAIL.test(trimmed)) {
+    throw invalid(`"${email}" is not a valid email address.`, undefined, 'email')
+  }
   return trimmed
+}
+
+/** What a count of attempts answers: whether one more may go ahead, and if not, how long until one may. */
+export interface AttemptDecision {
+  allowed: boolean
+  /** Microseconds until one more attempt is allowed (0 when this one was). */
+  retryAfterUs: number
+}
+
+/** Attempts counted per bucket under one policy: a burst of `limit`, refilled smoothly over `windowMs`. */
+export interface AttemptCounter {
+  /** Counts one attempt and says whether it may go ahead. */
+  hit(bucket: string): Promise<AttemptDecision>
+  /** Says what `hit` would, without counting. */
+  peek(bucket: string): Promise<AttemptDecision>
+}
+
+/**
+ * Gives the counter of a policy. wiring.ts hands over the app's rate-limit stores (http/rate-limit-store.ts),
+ * so that the counts are shared by every process when the app's limits are (REDIS_URL).
+ */
+export type AttemptCounters = (policy: { limit: number; windowMs: number }) => AttemptCounter
+
+/**
+ * Failed sign-ins: a burst of 10, then one every 90 s, per account (known or not) and per client address
+ * (30, then one every 30 s). Only failures count; while either bucket is empty every attempt is refused,
+ * before any password is checked.
+ */
+const FAILED_SIGN_INS_PER_ACCOUNT = { limit: 10, windowMs: 15 * 60_000 }
+const FAILED_SIGN_INS_PER_ADDRESS = { limit: 30, windowMs: 15 * 60_000 }
+/** New accounts from one address (SIGNUP=open): a burst of 5, then one every 12 minutes. */
+const SIGN_UPS = { limit: 5, windowMs: 60 * 60_000 }
+
+/** A refusal for too many attempts, with the wait in whole seconds (at least 1). */
+export interface Throttled {
+  kind: 'throttled'
+  retryAfterSeconds: number
+}
+
+export type SignIn = { kind: 'ok'; account: Account } | { kind: 'wrong' } | Throttled
+
+export type SignUp = { kind: 'created'; account: Account } | Throttled
+
+/** The longest wait of the decisions that refuse, or undefined when every one allows. */
+function throttled(decisions: AttemptDecision[]): Throttled | undefined {
+  if (decisions.every((decision) => decision.allowed)) return undefined
+  const waitUs = Math.max(...decisions.map((decision) => decision.retryAfterUs))
+  return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(waitUs / 1_000_000)) }
 }
 
 export class AccountsService {
@@ -42,6 +92,9 @@ export class AccountsService {
   readonly #keys: ApiKeysRepository
   readonly #sessions: SessionsRepository
   readonly #oauth: OauthRecordsRepository
+  readonly #failuresByAccount: AttemptCounter
+  readonly #failuresByAddress: AttemptCounter
+  readonly #signUps: AttemptCounter
 
   constructor(deps: {
     transaction: Transactor
@@ -49,12 +102,16 @@ export class AccountsService {
     keys: ApiKeysRepository
     sessions: SessionsRepository
     oauth: OauthRecordsRepository
+    attempts: AttemptCounters
   }) {
     this.#transaction = deps.transaction
     this.#accounts = deps.accounts
     this.#keys = deps.keys
     this.#sessions = deps.sessions
     this.#oauth = deps.oauth
+    this.#failuresByAccount = deps.attempts(FAILED_SIGN_INS_PER_ACCOUNT)
+    this.#failuresByAddress = deps.attempts(FAILED_SIGN_INS_PER_ADDRESS)
+    this.#signUps = deps.attempts(SIGN_UPS)
   }
 
   /**
@@ -76,6 +133,16 @@ export class AccountsService {
     })
     if (!inserted) throw conflict(`An account with the email ${email} already exists.`, undefined, 'email')
     return account
+  }
+
+  /**
+   * A new account made by the public (SIGNUP=open), limited per client address. `client` names the address
+   * as the app's rate limits do (an IPv6 client's /64 counts as one address).
+   */
+  async signUp(input: { email: string; password: string; client: string }): Promise<SignUp> {
+    const refusal = throttled([await this.#signUps.hit(`sign-up-${input.client}`)])
+    if (refusal) return refusal
+    return { kind: 'created', account: await this.create(input) }
   }
 
   /** Whether any account exists yet (none: the first-run setup is pending). */
@@ -114,6 +181,25 @@ export class AccountsService {
     const matches = await verifyPassword(password, found?.passwordHash ?? (await decoy()))
     if (!found?.passwordHash || !matches || found.disabled) return undefined
     return { id: found.id, email: found.email, createdAt: found.createdAt }
+  }
+
+  /**
+   * A sign-in with a password, from the client address `client` (as the app's rate limits name it). Failures
+   * are counted per account and per address; while either count is exhausted every attempt is refused before
+   * any password is checked, and an unknown email is counted and answered as a wrong password is, so that
+   * the answers tell nothing of who has an account.
+   */
+  async signIn(input: { email: string; password: string; client: string }): Promise<SignIn> {
+    const byAccount = `sign-in:${input.email.trim().toLowerCase()}`
+    const byAddress = `sign-in-${input.client}`
+    const refusal = throttled(
+      await Promise.all([this.#failuresByAccount.peek(byAccount), this.#failuresByAddress.peek(byAddress)]),
+    )
+    if (refusal) return refusal
+    const account = await this.verifyPassword(input.email, input.password)
+    if (account) return { kind: 'ok', account }
+    await Promise.all([this.#failuresByAccount.hit(byAccount), this.#failuresByAddress.hit(byAddress)])
+    return { kind: 'wrong' }
   }
 
   async setPassword(accountId: string, password: string): Promise<void> {

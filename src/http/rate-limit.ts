@@ -85,24 +85,43 @@ declare module 'fastify' {
   }
 }
 
+/** The stores of every limit: one per policy, each holding its own buckets. */
+export type RateLimitStores = (policy: RateLimitPolicy) => RateLimitStore
+
 /**
- * Counts a request against its bucket, sets the rate-limit headers and refuses it (429) past the limit. Also
- * gives the app `rateLimitStore` for limits of other kinds.
+ * Opens the stores of every limit (through one Redis connection when REDIS_URL is set, in this process
+ * otherwise), gives the app `rateLimitStore`, and closes them when the app closes. Called before the services
+ * are built, so that those whose rules count attempts (sign-in, a share link's password) are handed the same
+ * stores as the request limit; `createRateLimiter` needs it to have run.
  */
-export async function createRateLimiter(app: FastifyInstance, config: Config): Promise<RateLimiter> {
+export async function registerRateLimitStores(
+  app: FastifyInstance,
+  config: Config,
+): Promise<RateLimitStores> {
   const redis = config.redisUrl ? await RedisRateLimits.open(config.redisUrl, app.log) : undefined
   const local: MemoryRateLimitStore[] = []
-  app.decorate('rateLimitStore', (policy: RateLimitPolicy): RateLimitStore => {
+  const stores: RateLimitStores = (policy) => {
     if (redis) return redis.store(policy)
     const store = new MemoryRateLimitStore(policy)
     local.push(store)
     return store
-  })
+  }
+  app.decorate('rateLimitStore', stores)
   app.addHook('onClose', async () => {
     await redis?.close()
     await Promise.all(local.map((store) => store.close()))
   })
+  return stores
+}
 
+/**
+ * Counts a request against its bucket, sets the rate-limit headers and refuses it (429) past the limit. Its
+ * store comes from `registerRateLimitStores`, which must have run.
+ */
+export async function createRateLimiter(app: FastifyInstance, config: Config): Promise<RateLimiter> {
+  if (!app.hasDecorator('rateLimitStore')) {
+    throw new Error('registerRateLimitStores must run before the rate limiter is created')
+  }
   const policy = { limit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }
   const store = app.rateLimitStore(policy)
 
