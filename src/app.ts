@@ -9,9 +9,11 @@ import { accountPagesRoutes } from './accounts/account-pages.routes.ts'
 import { csrfUserInfo, WebSessions } from './accounts/web-sessions.ts'
 import { analyticsRoutes } from './analytics/analytics.routes.ts'
 import {
+  AccountDailyAnalyticsSchema,
   AggregateAnalyticsSchema,
   ShareAnalyticsSchema,
   ShareDailyAnalyticsSchema,
+  TopSharesSchema,
 } from './analytics/analytics.schemas.ts'
 import { API_KEY_PREFIX } from './auth/secrets.ts'
 import type { BlobStore } from './blob/blob-store.ts'
@@ -130,6 +132,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ShareAnalyticsSchema,
     AggregateAnalyticsSchema,
     ShareDailyAnalyticsSchema,
+    AccountDailyAnalyticsSchema,
+    TopSharesSchema,
     FileRequestSchema,
     FileRequestWithCountSchema,
     RequestLimitsSchema,

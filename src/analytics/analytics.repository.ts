@@ -1,5 +1,8 @@
 // Share analytics' SQL: read straight from the counters the public share page increments. The aggregate is
-// one statement over the account's rows (shares and file requests are both indexed by account).
+// one statement over the account's rows (shares and file requests are both indexed by account). The account's
+// days, and its shares that the most people viewed or downloaded in a period, are read from the index of the
+// days' rows by account and day (migration 0014): what they cost grows with the rows of the period, not with
+// the shares the account has.
 import type { Kysely } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
@@ -19,6 +22,36 @@ export interface DailyCounts {
   day: number
   views: number
   downloads: number
+}
+
+/** A share's counts over a period, with its file. */
+export interface ShareInPeriod {
+  shareId: string
+  fileId: string
+  fileName: string
+  views: number
+  downloads: number
+}
+
+/** A share as a choice in a list: its file's name, and whether the link works now. */
+export interface ShareChoice {
+  shareId: string
+  fileId: string
+  fileName: string
+  isActive: boolean
+}
+
+function toChoice(
+  row: { id: string; is_active: boolean; expires_at: number | null; file_id: string; name: string },
+  now: number,
+): ShareChoice {
+  const expiresAt = row.expires_at === null ? null : Number(row.expires_at)
+  return {
+    shareId: row.id,
+    fileId: row.file_id,
+    fileName: row.name,
+    isActive: isShareActive(row.is_active, expiresAt, now),
+  }
 }
 
 export interface AggregateAnalytics {
@@ -121,5 +154,104 @@ export class AnalyticsRepository {
       views: Number(row.views),
       downloads: Number(row.downloads),
     }))
+  }
+
+  /**
+   * The account's counts per day from `fromDay` to `toDay` (inclusive), summed over its shares, for the days
+   * that have any, in order.
+   */
+  async accountDaily(accountId: string, fromDay: number, toDay: number): Promise<DailyCounts[]> {
+    const rows = await this.#db
+      .selectFrom('share_daily_counts')
+      .where('account_id', '=', accountId)
+      .where('day', '>=', fromDay)
+      .where('day', '<=', toDay)
+      .select((eb) => [
+        'day',
+        eb.fn.sum<number>('views').as('views'),
+        eb.fn.sum<number>('downloads').as('downloads'),
+      ])
+      .groupBy('day')
+      .orderBy('day')
+      .execute()
+    return rows.map((row) => ({
+      day: Number(row.day),
+      views: Number(row.views),
+      downloads: Number(row.downloads),
+    }))
+  }
+
+  /**
+   * The account's `limit` shares with the most views (or downloads) from `fromDay` to `toDay`, most first,
+   * with their counts of the period and their files; only shares with at least one. Ties go to the other
+   * count, then to the newer share.
+   */
+  async top(
+    accountId: string,
+    by: 'views' | 'downloads',
+    fromDay: number,
+    toDay: number,
+    limit: number,
+  ): Promise<ShareInPeriod[]> {
+    const other = by === 'views' ? 'downloads' : 'views'
+    const rows = await this.#db
+      .with('period', (db) =>
+        db
+          .selectFrom('share_daily_counts')
+          .where('account_id', '=', accountId)
+          .where('day', '>=', fromDay)
+          .where('day', '<=', toDay)
+          .select((eb) => [
+            'share_id',
+            eb.fn.sum<number>('views').as('views'),
+            eb.fn.sum<number>('downloads').as('downloads'),
+          ])
+          .groupBy('share_id'),
+      )
+      .selectFrom('period')
+      .innerJoin('shares', 'shares.id', 'period.share_id')
+      .innerJoin('files', 'files.id', 'shares.file_id')
+      .select(['period.share_id', 'period.views', 'period.downloads', 'files.id as file_id', 'files.name'])
+      .where(`period.${by}`, '>', 0)
+      .orderBy(`period.${by}`, 'desc')
+      .orderBy(`period.${other}`, 'desc')
+      .orderBy('period.share_id', 'desc')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({
+      shareId: row.share_id,
+      fileId: row.file_id,
+      fileName: row.name,
+      views: Number(row.views),
+      downloads: Number(row.downloads),
+    }))
+  }
+
+  /** The account's share as a choice, with its file's name; undefined when the account has no such share. */
+  async choice(accountId: string, shareId: string): Promise<ShareChoice | undefined> {
+    const row = await this.#choices(accountId).where('shares.id', '=', shareId).executeTakeFirst()
+    return row && toChoice(row, Date.now())
+  }
+
+  /**
+   * The account's `limit` newest shares with their files' names, and whether it has more: a bounded walk of
+   * the shares' order index, whatever the number of shares.
+   */
+  async choices(accountId: string, limit: number): Promise<{ choices: ShareChoice[]; more: boolean }> {
+    const now = Date.now()
+    const rows = await this.#choices(accountId)
+      .orderBy('shares.created_at', 'desc')
+      .orderBy('shares.id', 'desc')
+      .limit(limit + 1)
+      .execute()
+    return { choices: rows.slice(0, limit).map((row) => toChoice(row, now)), more: rows.length > limit }
+  }
+
+  #choices(accountId: string) {
+    return this.#db
+      .selectFrom('shares')
+      .innerJoin('files', 'files.id', 'shares.file_id')
+      .select(['shares.id', 'shares.is_active', 'shares.expires_at', 'files.id as file_id', 'files.name'])
+      .where('shares.account_id', '=', accountId)
   }
 }

@@ -8,7 +8,10 @@ import {
   DailyAnalyticsQuery,
   serializeDailySeries,
   serializeShareAnalytics,
+  serializeTopShares,
+  TopSharesQuery,
 } from './analytics.schemas.ts'
+import { DEFAULT_DAYS } from './analytics.service.ts'
 
 /** A `date` query value as the epoch ms of its UTC midnight; the schema has checked its form. */
 function dayOf(name: string, value: string | undefined): number | undefined {
@@ -52,13 +55,17 @@ state: a link whose \`expiresAt\` has passed is not active.`,
       schema: {
         tags: ['analytics'],
         operationId: 'getDailyAnalytics',
-        summary: "A share's views and downloads per day",
-        ...extensionOperation(`The views and downloads of one share link on each UTC day of a period,
-counted exactly as ShareAnalytics counts them and committed with them. A share that does not exist or belongs to another
-account is a 404; \`from\` after \`to\`, or a period longer than the bound, is a 400.`),
+        summary: 'Views and downloads per day',
+        ...extensionOperation(`The views and downloads on each UTC day of a period, counted exactly as ShareAnalytics
+counts them and committed with them: with \`shareId\`, of that share link (ShareDailyAnalytics; a share that does
+not exist or belongs to another account is a 404); without, of all the account's share links together
+(AccountDailyAnalytics, the sums of theirs). \`from\` after \`to\`, or a period longer than the bound, is a 400.`),
         security: requireScopes(['analytics:read']),
         querystring: DailyAnalyticsQuery,
-        response: { 200: Data(Type.Ref('ShareDailyAnalytics')), ...ERROR_RESPONSES },
+        response: {
+          200: Data(Type.Union([Type.Ref('ShareDailyAnalytics'), Type.Ref('AccountDailyAnalytics')])),
+          ...ERROR_RESPONSES,
+        },
       },
     },
     async (request) => {
@@ -68,6 +75,33 @@ account is a 404; \`from\` after \`to\`, or a period longer than the bound, is a
         to: dayOf('to', to),
       })
       return { data: serializeDailySeries(series) }
+    },
+  )
+
+  app.get(
+    '/analytics/top-shares',
+    {
+      schema: {
+        tags: ['analytics'],
+        operationId: 'getTopShares',
+        summary: 'The share links most viewed and most downloaded in a period',
+        ...extensionOperation(`The account's share links with the most views, and those with the most downloads, in a
+period of UTC days (by default the last ${DEFAULT_DAYS}, today included), each with its file and its counts of the
+period, read from the same daily counts as \`GET /analytics/daily\`. \`from\` after \`to\`, or a period longer
+than the bound, is a 400.`),
+        security: requireScopes(['analytics:read']),
+        querystring: TopSharesQuery,
+        response: { 200: Data(Type.Ref('TopShares')), ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => {
+      const { from, to, count } = request.query
+      const top = await analytics.top(
+        accountOf(request),
+        { from: dayOf('from', from), to: dayOf('to', to) },
+        count,
+      )
+      return { data: serializeTopShares(top) }
     },
   )
 }

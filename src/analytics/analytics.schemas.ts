@@ -1,7 +1,14 @@
 import { Type } from 'typebox'
 import { DateTime, Extension, Nullable, toIsoOrNull } from '../http/schemas.ts'
 import type { ShareAnalytics } from './analytics.repository.ts'
-import { type DailySeries, DEFAULT_DAYS, MAX_DAYS } from './analytics.service.ts'
+import {
+  type DailySeries,
+  DEFAULT_DAYS,
+  DEFAULT_TOP,
+  MAX_DAYS,
+  MAX_TOP,
+  type TopShares,
+} from './analytics.service.ts'
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description })
 
@@ -48,23 +55,26 @@ export const serializeShareAnalytics = (share: ShareAnalytics) => ({
 
 const Day = (description: string) => Type.String({ format: 'date', description })
 
+const DayCounts = Type.Object(
+  {
+    date: Day('A day of the period (UTC).'),
+    views: Count('Views of the public share page that day.'),
+    downloads: Count('Downloads through the public link that day.'),
+  },
+  { additionalProperties: false },
+)
+
+const EveryDay = Type.Array(DayCounts, {
+  description: 'Every day of the period, in order; a day without views or downloads has zeros.',
+})
+
 export const ShareDailyAnalyticsSchema = Extension(
   Type.Object(
     {
       shareId: Type.String(),
       from: Day('The first day of the period (UTC), inclusive.'),
       to: Day('The last day of the period (UTC), inclusive.'),
-      days: Type.Array(
-        Type.Object(
-          {
-            date: Day('A day of the period (UTC).'),
-            views: Count('Views of the public share page that day.'),
-            downloads: Count('Downloads through the public link that day.'),
-          },
-          { additionalProperties: false },
-        ),
-        { description: 'Every day of the period, in order; a day without views or downloads has zeros.' },
-      ),
+      days: EveryDay,
     },
     {
       $id: 'ShareDailyAnalytics',
@@ -75,16 +85,91 @@ export const ShareDailyAnalyticsSchema = Extension(
   ),
 )
 
+export const AccountDailyAnalyticsSchema = Extension(
+  Type.Object(
+    {
+      from: Day('The first day of the period (UTC), inclusive.'),
+      to: Day('The last day of the period (UTC), inclusive.'),
+      days: EveryDay,
+    },
+    {
+      $id: 'AccountDailyAnalytics',
+      additionalProperties: false,
+      description:
+        "The views and downloads of all the account's share links on each day of a period: the sums of their ShareDailyAnalytics.",
+    },
+  ),
+)
+
+const From = () =>
+  Type.Optional(Day(`The first day (UTC), inclusive. Default: ${DEFAULT_DAYS - 1} days before \`to\`.`))
+const To = () =>
+  Type.Optional(
+    Day(
+      `The last day (UTC), inclusive. Default: today, or ${DEFAULT_DAYS - 1} days after \`from\` (today at the latest). At most ${MAX_DAYS} days in all.`,
+    ),
+  )
+
 export const DailyAnalyticsQuery = Type.Object(
   {
-    shareId: Type.String({ minLength: 1, maxLength: 128, description: 'An owned share.' }),
-    from: Type.Optional(
-      Day(`The first day (UTC), inclusive. Default: ${DEFAULT_DAYS - 1} days before \`to\`.`),
+    shareId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: "An owned share; without it, the sums over all the account's shares.",
+      }),
     ),
-    to: Type.Optional(
-      Day(
-        `The last day (UTC), inclusive. Default: today, or ${DEFAULT_DAYS - 1} days after \`from\` (today at the latest). At most ${MAX_DAYS} days in all.`,
-      ),
+    from: From(),
+    to: To(),
+  },
+  { additionalProperties: false },
+)
+
+const TopShare = Type.Object(
+  {
+    shareId: Type.String(),
+    fileId: Type.String(),
+    fileName: Type.String(),
+    views: Count('Views of the public share page in the period.'),
+    downloads: Count('Downloads through the public link in the period.'),
+  },
+  { additionalProperties: false },
+)
+
+export const TopSharesSchema = Extension(
+  Type.Object(
+    {
+      from: Day('The first day of the period (UTC), inclusive.'),
+      to: Day('The last day of the period (UTC), inclusive.'),
+      mostViewed: Type.Array(TopShare, {
+        description:
+          'The share links with the most views in the period, most first (ties: more downloads, then the newer link); only links with at least one.',
+      }),
+      mostDownloaded: Type.Array(TopShare, {
+        description:
+          'The share links with the most downloads in the period, most first (ties: more views, then the newer link); only links with at least one.',
+      }),
+    },
+    {
+      $id: 'TopShares',
+      additionalProperties: false,
+      description:
+        "The account's share links most viewed and most downloaded in a period, with their files, counted as ShareDailyAnalytics counts them.",
+    },
+  ),
+)
+
+export const TopSharesQuery = Type.Object(
+  {
+    from: From(),
+    to: To(),
+    count: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_TOP,
+        default: DEFAULT_TOP,
+        description: `Links in each list at most (default ${DEFAULT_TOP}). Not a page size: the lists have no further pages.`,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -93,10 +178,19 @@ export const DailyAnalyticsQuery = Type.Object(
 /** The UTC date of a midnight, YYYY-MM-DD. */
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
-/** A daily series as ShareDailyAnalyticsSchema shows it. */
-export const serializeDailySeries = (series: DailySeries) => ({
-  shareId: series.shareId,
-  from: isoDay(series.from),
-  to: isoDay(series.to),
-  days: series.days.map((counts) => ({ ...counts, date: isoDay(counts.date) })),
+/** A daily series as ShareDailyAnalyticsSchema shows it, or AccountDailyAnalyticsSchema for all shares. */
+export const serializeDailySeries = (series: DailySeries) => {
+  const period = {
+    from: isoDay(series.from),
+    to: isoDay(series.to),
+    days: series.days.map((counts) => ({ ...counts, date: isoDay(counts.date) })),
+  }
+  return series.shareId === null ? period : { shareId: series.shareId, ...period }
+}
+
+/** The most viewed and downloaded shares as TopSharesSchema shows them. */
+export const serializeTopShares = (top: TopShares) => ({
+  ...top,
+  from: isoDay(top.from),
+  to: isoDay(top.to),
 })

@@ -16,6 +16,7 @@ import * as requestUploads from './migrations/0009_request_uploads.ts'
 import * as blobDeletions from './migrations/0010_blob_deletions.ts'
 import * as backupHolds from './migrations/0011_backup_holds.ts'
 import * as accountsOnTheWeb from './migrations/0012_accounts_on_the_web.ts'
+import * as accountDailyCounts from './migrations/0014_account_daily_counts.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0010_blob_deletions': blobDeletions,
   '0011_backup_holds': backupHolds,
   '0012_accounts_on_the_web': accountsOnTheWeb,
+  '0014_account_daily_counts': accountDailyCounts,
 }
 
 class Migrations implements MigrationProvider {
@@ -47,9 +49,12 @@ class Migrations implements MigrationProvider {
   }
 }
 
-export async function migrate(db: Db): Promise<void> {
+/** Brings the schema up to date, or up to the migration named `target` (tests of a migration's data). */
+export async function migrate(db: Db, target?: string): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider: new Migrations(db.engine) })
-  const { error, results } = await migrator.migrateToLatest()
+  const { error, results } = await (target === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(target))
   const failed = results?.find((r) => r.status === 'Error')
   if (error || failed) {
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {

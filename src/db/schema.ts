@@ -72,6 +72,8 @@ export interface SharesTable {
 /** A share's views and downloads on one UTC day. */
 export interface ShareDailyCountsTable {
   share_id: string
+  /** The share's account, copied when the day's row is made: the account's days are read by it. */
+  account_id: string
   /** Days since 1970-01-01 (UTC). */
   day: number
   views: Generated<number>

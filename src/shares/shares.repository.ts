@@ -125,13 +125,28 @@ function toShareWithFile(row: ShareWithFileRow, now: number): ShareWithFile {
 /**
  * The statements that add a link's views and downloads to its totals and to its day's counts, compiled once:
  * `granted` limited downloads were added to the total by their own statements, and count for the day only.
- * PostgreSQL does both in one statement; SQLite needs two, which the caller runs in one transaction.
+ * PostgreSQL does both in one statement; SQLite needs two, which the caller runs in one transaction. The
+ * day's row carries the link's account (the account's days are read by it), taken from the link's row as it
+ * is written: RETURNING on PostgreSQL, on SQLite a read of the row the first statement just wrote.
  */
 function countVisitStatements(db: Db) {
   const addToDay = (shareId: string, day: number, views: number, downloads: number) =>
     db.kysely
       .insertInto('share_daily_counts')
-      .values({ share_id: shareId, day, views, downloads })
+      .columns(['share_id', 'account_id', 'day', 'views', 'downloads'])
+      // SQLite reads an upsert's SELECT right only with a WHERE, which this one has.
+      .expression((eb) =>
+        eb
+          .selectFrom('shares')
+          .select([
+            'shares.id',
+            'shares.account_id',
+            eb.val(day).as('day'),
+            eb.val(views).as('views'),
+            eb.val(downloads).as('downloads'),
+          ])
+          .where('shares.id', '=', shareId),
+      )
       .onConflict((oc) =>
         oc.columns(['share_id', 'day']).doUpdateSet((eb) => ({
           views: eb('share_daily_counts.views', '+', eb.ref('excluded.views')),
@@ -151,14 +166,15 @@ function countVisitStatements(db: Db) {
       5,
       (shareId: string, day: number, views: number, downloads: number, dayDownloads: number) =>
         db.kysely
-          .with('counted', () => addToTotals(shareId, views, downloads).returning('id'))
+          .with('counted', () => addToTotals(shareId, views, downloads).returning(['id', 'account_id']))
           .insertInto('share_daily_counts')
-          .columns(['share_id', 'day', 'views', 'downloads'])
+          .columns(['share_id', 'account_id', 'day', 'views', 'downloads'])
           .expression((eb) =>
             eb
               .selectFrom('counted')
               .select([
                 'counted.id',
+                'counted.account_id',
                 sql<number>`${day}::integer`.as('day'),
                 sql<number>`${views}::bigint`.as('views'),
                 sql<number>`${dayDownloads}::bigint`.as('downloads'),
