@@ -247,6 +247,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
       shares: sharesRepository,
       blobs,
       passes: new LinkPasses(serverSecrets),
+      attempts,
     }),
     requests: new RequestsService({
       transaction,

@@ -231,6 +231,89 @@ describeEachEngine('protected share links', (ctx) => {
     )
   })
 
+  test('a bad password form is the page again, 400, the field marked, and is no guess', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const share = await protectedShare(c, a, { password: 'correct horse' })
+    for (let i = 0; i < 6; i++) {
+      for (const form of [{}, { password: '' }, { password: chars(257) }] as Record<string, string>[]) {
+        const refused = await inject(c.app, 'POST', share.page, { form, ip: '10.6.0.1' })
+        assert.equal(refused.statusCode, 400, JSON.stringify(form))
+        assert.match(String(refused.headers['content-type']), /^text\/html/)
+        assert.match(refused.body, /<input id="field-password"[^>]*aria-invalid="true"/)
+        assert.match(
+          refused.body,
+          /id="field-password-error">(Enter the password you were given\.|Use at most 256)/,
+        )
+        assert.equal(refused.headers['set-cookie'], undefined)
+        assertShowsNothing(refused.body, 'a refused form', share.fileId)
+      }
+    }
+    const unknownField = await inject(c.app, 'POST', share.page, {
+      form: { password: 'correct horse', more: 'x' },
+      ip: '10.6.0.1',
+    })
+    assert.equal(unknownField.statusCode, 400)
+    assert.match(unknownField.body, /id="form-error">This form has no field named/)
+    // Eighteen refused forms were no guesses: the limit is ten.
+    const right = await inject(c.app, 'POST', share.page, {
+      form: { password: 'correct horse' },
+      ip: '10.6.0.1',
+    })
+    assert.equal(right.statusCode, 303)
+    // A link that does not work is its own page whatever the form; a link without a password, its page.
+    assert.equal((await inject(c.app, 'POST', '/s/nosuchlink', { form: {} })).statusCode, 404)
+    const open = await protectedShare(c, a, {})
+    const unprotected = await inject(c.app, 'POST', open.page, { form: {} })
+    assert.equal(unprotected.statusCode, 303)
+    assert.equal(unprotected.headers.location, open.page)
+  })
+
+  test('the rules are those of the public-shares service: guesses and downloads through it count on the pages', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const { publicShares } = c.app.services
+    const share = await protectedShare(c, a, { password: 'correct horse', maxDownloads: 3 })
+    const publicId = share.page.split('/').pop() as string
+    for (let i = 0; i < 10; i++) {
+      const guess = await publicShares.unlock({ publicId, password: `guess ${i}`, client: 'ip:10.7.0.1' })
+      assert.equal(guess.kind, 'wrong')
+    }
+    const limited = await inject(c.app, 'POST', share.page, {
+      form: { password: 'correct horse' },
+      ip: '10.7.0.2',
+    })
+    assert.equal(limited.statusCode, 429, "the link's own limit, counted by the service")
+    const throttled = await publicShares.unlock({
+      publicId,
+      password: 'correct horse',
+      client: 'ip:10.7.0.3',
+    })
+    assert.equal(throttled.kind, 'throttled')
+    assert.ok(throttled.kind === 'throttled' && throttled.retryAfterSeconds >= 1)
+
+    const state = await publicShares.open(publicId)
+    assert.ok(state.kind === 'open')
+    const { link } = state
+    assert.deepEqual(await publicShares.admitDownload(link, { start: 4, downloadPass: undefined }), {
+      kind: 'start-from-beginning',
+    })
+    const first = await publicShares.admitDownload(link, { start: 0, downloadPass: undefined })
+    assert.ok(first.kind === 'admitted' && first.pass)
+    assert.deepEqual(await publicShares.admitDownload(link, { start: 4, downloadPass: first.pass.token }), {
+      kind: 'admitted',
+    })
+    assert.deepEqual(await counts(c, a, share.id), { views: 0, downloads: 1 })
+    await publicShares.admitDownload(link, { start: 0, downloadPass: undefined })
+    await publicShares.admitDownload(link, { start: 0, downloadPass: undefined })
+    assert.deepEqual(await publicShares.admitDownload(link, { start: 0, downloadPass: undefined }), {
+      kind: 'exhausted',
+    })
+    const page = await inject(c.app, 'GET', share.download)
+    assert.equal(page.statusCode, 410)
+    assert.deepEqual(await counts(c, a, share.id), { views: 0, downloads: 3 })
+  })
+
   test('a download limit: exact under concurrency, then 410 pages; ranges past byte 0 only with a granted download', async () => {
     const c = ctx()
     const a = await createAccount(c.app)

@@ -1,11 +1,11 @@
 // What the public share page (`/s/{publicId}`) needs: the state of the link behind a public id, its file's
-// bytes, preview and first lines, the password check and the passes that remember it, and counting views
-// and downloads. The public id is the capability: no account is involved.
+// bytes, preview and first lines, the password (its guesses limited) and the passes that remember it, and
+// counting views and downloads (the download limit). The public id is the capability: no account is involved.
 import { TextDecoder } from 'node:util'
 import { verifyPassword } from '../auth/secrets.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
 import { type FaultLog, type FileContent, fileContent, type ServedFile } from '../files/file-content.ts'
-import type { LinkPasses, PassKind } from './link-passes.ts'
+import type { LinkPasses } from './link-passes.ts'
 import type { PublicLinkRow, SharesRepository } from './shares.repository.ts'
 
 /** A link that works: what its page may show once any password has been given. */
@@ -30,6 +30,54 @@ export type LinkState =
   | { kind: 'gone'; reason: GoneReason }
   | { kind: 'open'; link: PublicLink }
 
+/** What a count of attempts answers: whether one more may go ahead, and if not, how long until one may. */
+export interface AttemptDecision {
+  allowed: boolean
+  /** Microseconds until one more attempt is allowed (0 when this one was). */
+  retryAfterUs: number
+}
+
+/**
+ * Attempts counted per bucket under one policy: wiring.ts hands over the app's rate-limit stores
+ * (http/rate-limit-store.ts), shared by every process when the app's limits are (REDIS_URL).
+ */
+export type AttemptCounters = (policy: { limit: number; windowMs: number }) => {
+  /** Counts one attempt and says whether it may go ahead. */
+  hit(bucket: string): Promise<AttemptDecision>
+}
+
+/** Password guesses: a burst of 10, then one a minute, per link and per client address. */
+const PASSWORD_ATTEMPTS = { limit: 10, windowMs: 10 * 60_000 }
+
+/** A pass for a cookie: its token and how long it lasts. */
+export interface Pass {
+  token: string
+  maxAgeSeconds: number
+}
+
+/** A link's state for a browser that holds `passwordPass`: `locked` until its password has been given. */
+export type UnlockedState = LinkState | { kind: 'locked'; link: PublicLink }
+
+/** What a password given on a link's page comes to. */
+export type Unlock =
+  | Exclude<LinkState, { kind: 'open' }>
+  /** The link asks for no password: nothing to unlock. */
+  | { kind: 'unprotected'; link: PublicLink }
+  /** The right password: the pass that lets this browser in. */
+  | { kind: 'unlocked'; link: PublicLink; pass: Pass }
+  | { kind: 'wrong' }
+  /** Too many guesses, for the link or from the address; wait this long. */
+  | { kind: 'throttled'; retryAfterSeconds: number }
+
+/** Whether a download's bytes may be sent. */
+export type DownloadAdmission =
+  /** Yes; with a pass when the download was counted on a link whose downloads are limited. */
+  | { kind: 'admitted'; pass?: Pass }
+  /** No: the link's downloads have all been taken. */
+  | { kind: 'exhausted' }
+  /** No: on a limited link, a range that skips byte 0 needs the pass of a download that was counted. */
+  | { kind: 'start-from-beginning' }
+
 /** The first bytes of a file shown as text, and whether there was more. */
 export interface TextHead {
   text: string
@@ -40,11 +88,18 @@ export class PublicSharesService {
   readonly #shares: SharesRepository
   readonly #blobs: BlobStore
   readonly #passes: LinkPasses
+  readonly #passwordAttempts: ReturnType<AttemptCounters>
 
-  constructor(deps: { shares: SharesRepository; blobs: BlobStore; passes: LinkPasses }) {
+  constructor(deps: {
+    shares: SharesRepository
+    blobs: BlobStore
+    passes: LinkPasses
+    attempts: AttemptCounters
+  }) {
     this.#shares = deps.shares
     this.#blobs = deps.blobs
     this.#passes = deps.passes
+    this.#passwordAttempts = deps.attempts(PASSWORD_ATTEMPTS)
   }
 
   /** The state of the link behind a public id. A link whose file was deleted is gone with it: unknown. */
@@ -70,6 +125,77 @@ export class PublicSharesService {
     }
   }
 
+  /**
+   * The state of the link for a browser holding `passwordPass` (its cookie's): a protected link is `locked`
+   * until that is a current pass of its password.
+   */
+  async openUnlocked(publicId: string, passwordPass: string | undefined): Promise<UnlockedState> {
+    const state = await this.open(publicId)
+    if (state.kind !== 'open' || !state.link.hasPassword) return state
+    const { link } = state
+    return (await this.#passes.verify('password', passwordPass, link.shareId, link.passwordVersion))
+      ? state
+      : { kind: 'locked', link }
+  }
+
+  /**
+   * A password given for the link behind `publicId` from the client address `client` (as the app's rate
+   * limits name it). Every guess is counted, right or wrong, per link and per address before it is checked,
+   * so a guess past either limit costs no hashing. The right one gives the pass that lets this browser in.
+   */
+  async unlock(input: { publicId: string; password: string; client: string }): Promise<Unlock> {
+    const state = await this.open(input.publicId)
+    if (state.kind !== 'open') return state
+    const { link } = state
+    if (!link.hasPassword) return { kind: 'unprotected', link }
+    const decisions = await Promise.all([
+      this.#passwordAttempts.hit(`share-password:${link.shareId}`),
+      this.#passwordAttempts.hit(`share-password-${input.client}`),
+    ])
+    if (!decisions.every((decision) => decision.allowed)) {
+      const waitUs = Math.max(...decisions.map((decision) => decision.retryAfterUs))
+      return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(waitUs / 1_000_000)) }
+    }
+    const { password } = input
+    const right =
+      password.length > 0 && password.length <= 256 && (await this.#checkPassword(link.publicId, password))
+    if (!right) return { kind: 'wrong' }
+    return {
+      kind: 'unlocked',
+      link,
+      pass: await this.#passes.issue('password', link.shareId, link.passwordVersion),
+    }
+  }
+
+  /**
+   * Whether the bytes of the link's file from `start` may be sent, for a GET that sends bytes (not HEAD, not
+   * a 304). A download that begins at byte 0 is counted, committed before this resolves; on a link whose
+   * downloads are limited it is refused once they are all taken, and otherwise gives this browser a download
+   * pass. A range that skips byte 0 of a limited link needs that pass (`downloadPass`, its cookie's): it would
+   * otherwise fetch the file without ever counting.
+   */
+  async admitDownload(
+    link: PublicLink,
+    request: { start: number; downloadPass: string | undefined },
+  ): Promise<DownloadAdmission> {
+    if (request.start === 0) {
+      if (!(await this.#countDownload(link))) return { kind: 'exhausted' }
+      if (!link.limited) return { kind: 'admitted' }
+      return {
+        kind: 'admitted',
+        pass: await this.#passes.issue('download', link.shareId, link.passwordVersion),
+      }
+    }
+    if (!link.limited) return { kind: 'admitted' }
+    const granted = await this.#passes.verify(
+      'download',
+      request.downloadPass,
+      link.shareId,
+      link.passwordVersion,
+    )
+    return granted ? { kind: 'admitted' } : { kind: 'start-from-beginning' }
+  }
+
   /** Counts a view of the page; resolves once it is committed. */
   async countView(link: PublicLink): Promise<void> {
     await this.#shares.countVisit({ shareId: link.shareId, kind: 'view', limited: false })
@@ -79,25 +205,15 @@ export class PublicSharesService {
    * Counts a download; resolves once it is committed, with false when the link's download limit had been
    * reached by then (the download must then be refused).
    */
-  countDownload(link: PublicLink): Promise<boolean> {
+  #countDownload(link: PublicLink): Promise<boolean> {
     return this.#shares.countVisit({ shareId: link.shareId, kind: 'download', limited: link.limited })
   }
 
-  /** Whether `password` is the link's. Slow on purpose (scrypt): callers limit the attempts first. */
-  async checkPassword(publicId: string, password: string): Promise<boolean> {
+  /** Whether `password` is the link's. Slow on purpose (scrypt): `unlock` limits the attempts first. */
+  async #checkPassword(publicId: string, password: string): Promise<boolean> {
     const row = await this.#shares.byPublicId(publicId)
     const hash = row?.share.passwordHash
     return hash !== null && hash !== undefined && (await verifyPassword(password, hash))
-  }
-
-  /** A pass for the link, for a cookie: proof that this browser gave its password, or was granted a download. */
-  issuePass(link: PublicLink, kind: PassKind): Promise<{ token: string; maxAgeSeconds: number }> {
-    return this.#passes.issue(kind, link.shareId, link.passwordVersion)
-  }
-
-  /** Whether `token` is a current pass of `kind` for the link. */
-  checkPass(link: PublicLink, kind: PassKind, token: string | undefined): Promise<boolean> {
-    return this.#passes.verify(kind, token, link.shareId, link.passwordVersion)
   }
 
   /** The file's bytes, to serve as a download. */

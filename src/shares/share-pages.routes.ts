@@ -5,23 +5,30 @@
 // - GET|HEAD /s/{publicId}/preview: the image preview (a WebP); counts nothing.
 // - POST /s/{publicId}: the password form of a protected link.
 // An unknown link is a 404 page; a disabled, expired or exhausted one a 410 page that shows nothing of the
-// file. A protected link shows nothing, not even the file's name, before its password has been given.
-import formBody from '@fastify/formbody'
+// file. A protected link shows nothing, not even the file's name, before its password has been given. The
+// rules (the password's guesses limited, the download limit) are PublicSharesService's; the routes keep the
+// passes it gives in cookies and answer with pages.
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import { sendFileContent } from '../files/download.ts'
-import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
-import { parseFormStrictly } from '../http/strict-text.ts'
+import { addressBucket } from '../http/rate-limit.ts'
 import type { Routes } from '../routes.ts'
+import { formReader } from '../web/form-reader.ts'
+import { acceptForms } from '../web/forms.ts'
 import { PageCache } from '../web/page-cache.ts'
 import type { PassKind } from './link-passes.ts'
-import type { LinkState, PublicLink } from './public-shares.service.ts'
+import type { LinkState, Pass, PublicLink } from './public-shares.service.ts'
 import { linkPaths, passwordPage, previewKindOf, sharePage, TEXT_PREVIEW_BYTES } from './share-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */
 const MAX_PUBLIC_ID_LENGTH = 64
 
-/** Password guesses: a burst of 10, then one a minute, per link and per client address, across processes. */
-const PASSWORD_ATTEMPTS = { limit: 10, windowMs: 10 * 60_000 }
+const readPasswordForm = formReader(
+  Type.Object(
+    { password: Type.String({ maxLength: 256, errorMessage: 'Enter the password you were given.' }) },
+    { additionalProperties: false },
+  ),
+)
 
 /** The cookie of each pass, and the path it is sent back to. */
 const PASS_COOKIES: Record<PassKind, { name: string; path: (publicId: string) => string }> = {
@@ -56,60 +63,58 @@ class RefusedDownload extends Error {
 
 export const sharePagesRoutes: Routes = async (app, { services, config, urls, web }) => {
   const { publicShares } = services
-  const attempts = app.rateLimitStore(PASSWORD_ATTEMPTS)
   // The password form's body; in this plugin only, so the JSON API still refuses form bodies.
-  await app.register(formBody, { bodyLimit: 4096, parser: parseFormStrictly })
+  await acceptForms(app, 4096)
 
   const secure = config.publicUrl.startsWith('https:')
   const pages = new PageCache()
   const pageConfig = { page: true } as const
 
-  /** The working link behind the request's public id; otherwise answers its 404 or 410 page. */
-  async function openLink(request: FastifyRequest<{ Params: LinkParams }>, reply: FastifyReply) {
-    const { publicId } = request.params
-    const state: LinkState =
-      publicId.length > MAX_PUBLIC_ID_LENGTH ? { kind: 'unknown' } : await publicShares.open(publicId)
-    if (state.kind === 'open') return state.link
-    if (state.kind === 'unknown') web.sendError(reply, 404)
-    else web.sendError(reply, 410, state.reason === 'exhausted' ? EXHAUSTED : undefined)
-    return undefined
+  /** The pass of `kind` this browser holds for links, if any. */
+  function passOf(request: FastifyRequest, kind: PassKind): string | undefined {
+    return app.parseCookie(request.headers.cookie ?? '')[PASS_COOKIES[kind].name]
   }
 
-  /** `openLink`, and for a protected link only with this browser's pass: a 403 page otherwise. */
-  async function openUnlockedLink(request: FastifyRequest<{ Params: LinkParams }>, reply: FastifyReply) {
-    const link = await openLink(request, reply)
-    if (link?.hasPassword && !(await hasPass(request, link, 'password'))) {
-      web.sendError(reply, 403, PASSWORD_FIRST(link))
-      return undefined
-    }
-    return link
-  }
-
-  async function hasPass(request: FastifyRequest, link: PublicLink, kind: PassKind): Promise<boolean> {
-    const cookies = app.parseCookie(request.headers.cookie ?? '')
-    return publicShares.checkPass(link, kind, cookies[PASS_COOKIES[kind].name])
-  }
-
-  async function givePass(reply: FastifyReply, link: PublicLink, kind: PassKind): Promise<void> {
-    const { token, maxAgeSeconds } = await publicShares.issuePass(link, kind)
-    reply.setCookie(PASS_COOKIES[kind].name, token, {
+  function givePass(reply: FastifyReply, link: PublicLink, kind: PassKind, pass: Pass): void {
+    reply.setCookie(PASS_COOKIES[kind].name, pass.token, {
       path: PASS_COOKIES[kind].path(link.publicId),
       httpOnly: true,
       sameSite: 'lax',
       secure,
-      maxAge: maxAgeSeconds,
+      maxAge: pass.maxAgeSeconds,
     })
+  }
+
+  /** The 404 or 410 page of a link that does not work. */
+  function sendGone(reply: FastifyReply, state: Exclude<LinkState, { kind: 'open' }>) {
+    if (state.kind === 'unknown') return web.sendError(reply, 404)
+    return web.sendError(reply, 410, state.reason === 'exhausted' ? EXHAUSTED : undefined)
+  }
+
+  /** The link behind the request's public id, as this browser may see it (`locked` before its password). */
+  function openFor(request: FastifyRequest<{ Params: LinkParams }>) {
+    const { publicId } = request.params
+    if (publicId.length > MAX_PUBLIC_ID_LENGTH) return { kind: 'unknown' } as const
+    return publicShares.openUnlocked(publicId, passOf(request, 'password'))
+  }
+
+  /** The working link this browser may fetch from; otherwise answers its 404, 410 or 403 page. */
+  async function openUnlockedLink(request: FastifyRequest<{ Params: LinkParams }>, reply: FastifyReply) {
+    const state = await openFor(request)
+    if (state.kind === 'open') return state.link
+    if (state.kind === 'locked') web.sendError(reply, 403, PASSWORD_FIRST(state.link))
+    else sendGone(reply, state)
+    return undefined
   }
 
   app.get<{ Params: LinkParams }>(
     '/s/:publicId',
     { config: pageConfig, schema: { hide: true } },
     async (request, reply) => {
-      const link = await openLink(request, reply)
-      if (!link) return reply
-      if (link.hasPassword && !(await hasPass(request, link, 'password'))) {
-        return web.send(reply, 200, passwordPage({}))
-      }
+      const state = await openFor(request)
+      if (state.kind === 'locked') return web.send(reply, 200, passwordPage({}))
+      if (state.kind !== 'open') return sendGone(reply, state)
+      const { link } = state
       const counting =
         request.method === 'GET' && !isPrefetch(request) ? publicShares.countView(link) : undefined
       // Everything the page shows: a file's bytes never change, but its name may.
@@ -127,36 +132,47 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     },
   )
 
-  app.post<{ Params: LinkParams; Body: { password?: unknown } }>(
+  app.post<{ Params: LinkParams }>(
     '/s/:publicId',
     { config: pageConfig, schema: { hide: true } },
     async (request, reply) => {
-      const link = await openLink(request, reply)
-      if (!link) return reply
-      const { page } = linkPaths(link.publicId)
-      if (!link.hasPassword) return reply.redirect(page, 303)
-      // Counted before the password is checked, right or wrong: a guess past the limit costs no hashing.
-      const [byLink, byAddress] = await Promise.all([
-        attempts.hit(`share-password:${link.shareId}`),
-        attempts.hit(`share-password-${addressBucket(request.ip)}`),
-      ])
-      if (!byLink.allowed || !byAddress.allowed) {
-        const wait = retryAfterSeconds(Math.max(byLink.retryAfterUs, byAddress.retryAfterUs))
-        reply.header('retry-after', wait)
-        return web.sendError(reply, 429, {
-          title: 'Too many attempts',
-          message: `Too many passwords were tried for this link. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`,
-        })
+      const { publicId } = request.params
+      if (publicId.length > MAX_PUBLIC_ID_LENGTH) return sendGone(reply, { kind: 'unknown' })
+      const form = readPasswordForm(request.body)
+      if (!form.ok) {
+        // Not a guess, so not counted: the form again, marked. A link that does not work is still its 404
+        // or 410, and one without a password its page.
+        const state = await publicShares.open(publicId)
+        if (state.kind !== 'open') return sendGone(reply, state)
+        if (!state.link.hasPassword) return reply.redirect(linkPaths(publicId).page, 303)
+        return web.send(reply, 400, passwordPage({ errors: form.errors }))
       }
-      const password = typeof request.body?.password === 'string' ? request.body.password : ''
-      const right =
-        password.length > 0 &&
-        password.length <= 256 &&
-        (await publicShares.checkPassword(link.publicId, password))
-      if (!right)
-        return web.send(reply, 403, passwordPage({ error: 'That is not the password of this link.' }))
-      await givePass(reply, link, 'password')
-      return reply.redirect(page, 303)
+      const { password } = form.value
+      const result = await publicShares.unlock({ publicId, password, client: addressBucket(request.ip) })
+      switch (result.kind) {
+        case 'unknown':
+        case 'gone':
+          return sendGone(reply, result)
+        case 'unprotected':
+          return reply.redirect(linkPaths(result.link.publicId).page, 303)
+        case 'throttled': {
+          const wait = result.retryAfterSeconds
+          reply.header('retry-after', wait)
+          return web.sendError(reply, 429, {
+            title: 'Too many attempts',
+            message: `Too many passwords were tried for this link. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}.`,
+          })
+        }
+        case 'wrong':
+          return web.send(
+            reply,
+            403,
+            passwordPage({ errors: { password: 'That is not the password of this link.' } }),
+          )
+        case 'unlocked':
+          givePass(reply, result.link, 'password', result.pass)
+          return reply.redirect(linkPaths(result.link.publicId).page, 303)
+      }
     },
   )
 
@@ -172,17 +188,20 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
       const disposition = request.query.disposition === 'inline' ? 'inline' : 'attachment'
       try {
         return await sendFileContent(request, reply, publicShares.content(link, request.log), disposition, {
+          // Only a GET that sends bytes is a download: not HEAD, not a 304.
           beforeSend: async (delivery) => {
             if (request.method !== 'GET' || delivery.kind !== 'bytes') return
-            if (delivery.start === 0) {
-              if (!(await publicShares.countDownload(link))) {
+            const admission = await publicShares.admitDownload(link, {
+              start: delivery.start,
+              downloadPass: passOf(request, 'download'),
+            })
+            switch (admission.kind) {
+              case 'exhausted':
                 throw new RefusedDownload(410, EXHAUSTED.title, EXHAUSTED.message)
-              }
-              if (link.limited) await givePass(reply, link, 'download')
-            } else if (link.limited && !(await hasPass(request, link, 'download'))) {
-              // The rest of a download this browser was granted, or nothing: ranges that skip byte 0 would
-              // otherwise fetch a limited file without ever counting.
-              throw new RefusedDownload(403, 'Start the download from the beginning', LIMITED_RANGE_MESSAGE)
+              case 'start-from-beginning':
+                throw new RefusedDownload(403, 'Start the download from the beginning', LIMITED_RANGE_MESSAGE)
+              case 'admitted':
+                if (admission.pass) givePass(reply, link, 'download', admission.pass)
             }
           },
         })

@@ -6,6 +6,7 @@ import { html } from 'ghtml'
 import { INLINE_SAFE_TYPES } from '../files/download.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import { describeType, extensionLabel, formatDate, formatSize } from '../web/format.ts'
+import { type FormState, field, formError } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import type { PublicLink, TextHead } from './public-shares.service.ts'
 
@@ -167,21 +168,15 @@ export function sharePage(
 }
 
 /** The form a protected link shows first; nothing of the file, not even its name. */
-export function passwordPage(options: { error?: string }): Page {
-  const { error } = options
+export function passwordPage(state: FormState): Page {
   const main = html`<section class="card narrow" aria-labelledby="password-title"><div class="card-body">
 <div class="notice">!${LOCK_ICON}<div>
 <h1 id="password-title">This link is protected</h1>
 <p class="muted">Enter the password you were given to see the file.</p>
 </div></div>
 <form method="post" novalidate>
-<div class="field">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256" autofocus!${
-    error ? html` aria-invalid="true" aria-describedby="password-error"` : ''
-  }>
-!${error ? html`<p class="field-error" id="password-error">${error}</p>` : ''}
-</div>
+!${formError(state)}
+!${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', maxLength: 256 })}
 <div class="actions"><button class="button primary" type="submit">Open</button></div>
 </form>
 </div></section>`
