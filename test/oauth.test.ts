@@ -270,12 +270,54 @@ for (const engine of ENGINES) {
         for (const box of await p.locator('input[name="scopes"]').all()) await box.uncheck()
         await p.getByRole('button', { name: 'Allow' }).click()
         await p.getByText('Allow at least one, or deny the request.').waitFor()
-        await assertAccessible(p, 'consent page with its error')
+        const boxes = p.locator('input[name="scopes"]')
+        assert.equal(await boxes.count(), 2)
+        for (const box of await boxes.all()) {
+          assert.equal(await box.getAttribute('aria-invalid'), 'true')
+          assert.equal(await box.isChecked(), false, 'shown again as sent')
+        }
+        assert.equal(await p.evaluate(() => document.activeElement?.getAttribute('name')), 'scopes')
+        await checkEveryLook(p, 'oauth-consent-refused')
         await p.getByRole('button', { name: 'Deny' }).click()
       })
       assert.equal(back.searchParams.get('error'), 'access_denied')
       assert.equal(back.searchParams.get('state'), authorization.state)
       assert.equal(back.searchParams.get('code'), null)
+    })
+
+    test('a consent form other than the page sends is asked again (400, the scopes marked), then works', async () => {
+      const oc = await register(ctx.base, { client_name: 'Odd form app' })
+      const authorization = await authorizationUrl(oc, ['files:read', 'files:write'])
+      const back = await followInBrowser(page, authorization.url, async (p) => {
+        await signInIfAsked(p, email, PASSWORD)
+        await p.waitForURL(/\/oauth\/interaction\//)
+        const action = (await p.locator('form').first().getAttribute('action')) as string
+        const token = await p.locator('input[name="_csrf"]').inputValue()
+        for (const scopes of ['admin:everything', 'files:read\u0085']) {
+          const refused = await p.request.post(`${ctx.base}${action}`, {
+            form: { _csrf: token, scopes },
+            maxRedirects: 0,
+          })
+          assert.equal(refused.status(), 400, scopes)
+          const body = await refused.text()
+          assert.match(body, /name="scopes" value="files:write"[^>]*aria-invalid="true"/)
+          assert.match(body, /id="field-scopes-error">Choose from the scopes listed\./)
+        }
+        const extra = await p.request.post(`${ctx.base}${action}`, {
+          form: { _csrf: token, scopes: 'files:read', grant: 'everything' },
+          maxRedirects: 0,
+        })
+        assert.equal(extra.status(), 400)
+        assert.match(await extra.text(), /id="form-error">This form has no field named/)
+        const forged = await p.request.post(`${ctx.base}${action}`, {
+          form: { _csrf: 'forged', scopes: 'files:read' },
+          maxRedirects: 0,
+        })
+        assert.equal(forged.status(), 403)
+        await consent(p, ['files:read'])
+      })
+      const tokens = await exchange(oc, authorization, back)
+      assert.equal(tokens.scope, 'files:read')
     })
 
     test('refusals of the authorization endpoint, each with its error', async () => {

@@ -1,9 +1,33 @@
 // The authorization server's pages: the consent page (which application, which scopes, in plain words, each
 // one a checkbox so a subset can be granted), and the device flow's pages (enter the code, confirm, done).
-// Values from clients (their names and addresses) go through ghtml's escaping `${…}`.
+// Values from clients (their names and addresses) go through ghtml's escaping `${…}`. The device flow's
+// forms are oidc-provider's own (its `xsrf` field and `user_code`), drawn here and read by the library.
 import { html } from 'ghtml'
 import { SCOPES, type Scope } from '../auth/scopes.ts'
+import { csrfInput, type FormState, formError } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
+
+/**
+ * The scopes asked for, each a checkbox: all ticked at first, those sent when shown again (the form reader
+ * joins a list with ", ", which no scope contains). A refusal marks each box and names the message.
+ */
+function scopeChecks(scopes: Scope[], form: FormState): string {
+  const sent = form.values
+  const ticked = (scope: Scope) => (sent ? (sent.scopes ?? '').split(', ').includes(scope) : true)
+  const error = form.errors?.scopes
+  const invalid = error ? html` aria-invalid="true" aria-describedby="field-scopes-error"` : ''
+  return html`<fieldset class="field">
+<legend>It asks to</legend>
+<ul class="checks">!${scopes.map(
+    (
+      scope,
+    ) => html`<li><label class="check"><input type="checkbox" name="scopes" value="${scope}"!${ticked(scope) ? ' checked' : ''}!${invalid}>
+<span><span class="check-title">${SCOPES[scope]}</span><code>${scope}</code></span></label></li>`,
+  )}</ul>
+!${error ? html`<p class="field-error" id="field-scopes-error">${error}</p>` : ''}
+<p class="hint">Untick what you do not want to allow. You can revoke access at any time under Account, Connected apps.</p>
+</fieldset>`
+}
 
 export function consentPage(data: {
   csrfToken: string
@@ -14,7 +38,8 @@ export function consentPage(data: {
   scopes: Scope[]
   action: string
   denyAction: string
-  error?: string
+  /** The form shown again, with what was wrong. */
+  form?: FormState
 }): Page {
   const { client } = data
   const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
@@ -22,16 +47,9 @@ export function consentPage(data: {
 <h1 id="page-title">${client.name} wants to use your Coffer account</h1>
 <p class="muted">Signed in as <strong>${data.email}</strong>. !${client.uri ? html`The application’s site: <span class="break">${client.uri}</span>. ` : ''}!${data.redirectHost ? html`After you answer, you go back to <strong class="break">${data.redirectHost}</strong>.` : ''}</p>
 <form method="post" action="${data.action}" novalidate>
-<input type="hidden" name="_csrf" value="${data.csrfToken}">
-!${data.error ? html`<p class="form-error" role="alert">${data.error}</p>` : ''}
-<fieldset class="field">
-<legend>It asks to</legend>
-<ul class="checks">!${data.scopes.map(
-    (scope) => html`<li><label class="check"><input type="checkbox" name="scopes" value="${scope}" checked>
-<span><span class="check-title">${SCOPES[scope]}</span><code>${scope}</code></span></label></li>`,
-  )}</ul>
-<p class="hint">Untick what you do not want to allow. You can revoke access at any time under Account, Connected apps.</p>
-</fieldset>
+!${csrfInput(data.csrfToken)}
+!${formError(data.form ?? {})}
+!${scopeChecks(data.scopes, data.form ?? {})}
 <div class="actions"><button class="button primary" type="submit">Allow</button>
 <button class="button" type="submit" formaction="${data.denyAction}">Deny</button></div>
 </form>

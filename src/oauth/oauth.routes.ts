@@ -3,26 +3,43 @@
 //   body unread, and its metadata at /.well-known/oauth-authorization-server (RFC 8414), the same document
 //   as /.well-known/openid-configuration.
 // - /oauth/interaction/{uid}: the sign-in (Coffer's own session: a browser without one goes to the sign-in
-//   page and comes back) and the consent page, where the user grants all or some of the scopes asked for.
+//   page and comes back) and the consent page, where the user grants all or some of the scopes asked for;
+//   its form is read through a TypeBox schema, like every page's.
 // - /.well-known/oauth-protected-resource/api/v1: the API's protected resource metadata (RFC 9728).
 // Dynamic registration is rate limited per client address.
 
-import formBody from '@fastify/formbody'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type Provider from 'oidc-provider'
-import { ACCOUNT_PATHS } from '../accounts/account-pages.views.ts'
-import { csrfToken, WebSessions } from '../accounts/web-sessions.ts'
-import { ALL_SCOPES, isScope, type Scope } from '../auth/scopes.ts'
+import { Type } from 'typebox'
+import { csrfToken, SIGN_IN_PATH } from '../accounts/web-sessions.ts'
+import { ALL_SCOPES, type Scope } from '../auth/scopes.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
-import { parseFormStrictly } from '../http/strict-text.ts'
 import { OAUTH_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
+import { formReader } from '../web/form-reader.ts'
+import { acceptForms, type FormState } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import { OAUTH_PATHS, type ProviderContext, type ProviderPages } from './authorization-server.ts'
 import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oauth-pages.views.ts'
 
 /** Registrations from one address: a burst of 20, then one every 3 minutes. */
 const REGISTRATIONS = { limit: 20, windowMs: 60 * 60_000 }
+
+/** The consent form: the scopes ticked (none ticked sends none, which is asked again). */
+const readConsent = formReader(
+  Type.Object(
+    {
+      scopes: Type.Optional(
+        Type.Array(Type.Enum(ALL_SCOPES), {
+          maxItems: ALL_SCOPES.length,
+          uniqueItems: true,
+          errorMessage: 'Choose from the scopes listed.',
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+)
 
 /** The provider's endpoints, each answered by the provider itself. */
 const PROVIDER_PATHS = [
@@ -40,8 +57,7 @@ const PROVIDER_PATHS = [
 ]
 
 export const oauthRoutes: Routes = async (app, deps) => {
-  const { services, web, urls } = deps
-  const sessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
+  const { web, urls, webSessions } = deps
   const pageHeaders = web.pageHeaders
 
   /** A page of ours, answered through the provider's own response (its device flow pages). */
@@ -123,13 +139,14 @@ export const oauthRoutes: Routes = async (app, deps) => {
   // Sign-in and consent.
 
   await app.register(async (pagesApp: FastifyInstance) => {
-    await pagesApp.register(formBody, { bodyLimit: 16 * 1024, parser: parseFormStrictly })
+    await acceptForms(pagesApp)
     const page = { page: true } as const
-    const open = { config: page, schema: { hide: true }, preHandler: sessions.load }
+    // A signed-out browser is sent to sign in, and comes back to the interaction.
+    const signedIn = { config: page, schema: { hide: true }, preHandler: webSessions.requireSession }
     const posted = {
       config: page,
       schema: { hide: true },
-      preHandler: [sessions.load, pagesApp.csrfProtection],
+      preHandler: [webSessions.requireSession, pagesApp.csrfProtection],
     }
 
     /** The interaction of the request, or its error page (expired, or from another browser). */
@@ -151,9 +168,10 @@ export const oauthRoutes: Routes = async (app, deps) => {
       return provider.interactionFinished(request.raw, reply.raw, result, { mergeWithLastSubmission: true })
     }
 
+    /** Signed in as someone else since the consent page was shown: sign in again, then back here. */
     function signInFirst(reply: FastifyReply, uid: string) {
       const back = `${OAUTH_PATHS.interaction}/${uid}`
-      return reply.redirect(`${ACCOUNT_PATHS.signIn}?return_to=${encodeURIComponent(back)}`, 303)
+      return reply.redirect(`${SIGN_IN_PATH}?return_to=${encodeURIComponent(back)}`, 303)
     }
 
     /** The API scopes asked for, known ones only, in the catalogue's order. */
@@ -167,7 +185,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
       reply: FastifyReply,
       details: Awaited<ReturnType<Provider['interactionDetails']>>,
       status = 200,
-      error?: string,
+      form: FormState = {},
     ) {
       const client = await provider.Client.find(String(details.params.client_id))
       if (!client) return web.sendError(reply, 400, EXPIRED)
@@ -192,7 +210,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
           scopes: requestedScopes(details),
           action: `${action}/consent`,
           denyAction: `${action}/deny`,
-          error,
+          form,
         }),
         { formTarget },
       )
@@ -200,12 +218,12 @@ export const oauthRoutes: Routes = async (app, deps) => {
 
     pagesApp.get<{ Params: { uid: string } }>(
       `${OAUTH_PATHS.interaction}/:uid`,
-      open,
+      signedIn,
       async (request, reply) => {
         const details = await interaction(request, reply)
         if (!details) return reply
         const session = request.webSession
-        if (!session) return signInFirst(reply, request.params.uid)
+        if (!session) throw new Error('requireSession let a signed-out browser through')
         if (details.prompt.name === 'login') {
           return finish(request, reply, { login: { accountId: session.account.id } })
         }
@@ -217,7 +235,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
       },
     )
 
-    pagesApp.post<{ Params: { uid: string }; Body: { scopes?: string | string[] } }>(
+    pagesApp.post<{ Params: { uid: string } }>(
       `${OAUTH_PATHS.interaction}/:uid/consent`,
       posted,
       async (request, reply) => {
@@ -227,12 +245,16 @@ export const oauthRoutes: Routes = async (app, deps) => {
         if (!session || details.session?.accountId !== session.account.id) {
           return signInFirst(reply, request.params.uid)
         }
+        const form = readConsent(request.body)
+        if (!form.ok) return showConsent(request, reply, details, 400, form)
         const requested = requestedScopes(details)
-        const body = request.body?.scopes
-        const ticked = new Set(body === undefined ? [] : Array.isArray(body) ? body : [body])
-        const granted = requested.filter((scope) => ticked.has(scope) && isScope(scope))
+        const ticked = new Set(form.value.scopes ?? [])
+        const granted = requested.filter((scope) => ticked.has(scope))
         if (granted.length === 0) {
-          return showConsent(request, reply, details, 400, 'Allow at least one, or deny the request.')
+          return showConsent(request, reply, details, 400, {
+            values: { scopes: '' },
+            errors: { scopes: 'Allow at least one, or deny the request.' },
+          })
         }
         // A new grant holds exactly what was ticked now: one the application held before is replaced (its
         // tokens end with it), so that unticking a scope granted earlier takes it away.
