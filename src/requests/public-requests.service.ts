@@ -30,12 +30,29 @@ export type RequestState =
   | { kind: 'closed'; reason: ClosedReason; request: PublicFileRequest }
   | { kind: 'open'; request: PublicFileRequest }
 
+/** What `closedReason` reads of a request: the public page's and the owner's requests both have it. */
+type RequestFields = Pick<PublicFileRequest, 'isActive' | 'limits'>
+
 /** Whether a request takes files now, and if not, why. */
-export function closedReason(request: PublicFileRequest, now = Date.now()): ClosedReason | undefined {
+export function closedReason(request: RequestFields, now = Date.now()): ClosedReason | undefined {
   if (!request.isActive) return 'disabled'
   const { deadlineAt } = request.limits
   if (deadlineAt !== null && deadlineAt <= now) return 'deadline'
   return undefined
+}
+
+/**
+ * A request's state as its owner sees it: closed as `closedReason` says, or `full` once it has received
+ * every file its `maxFiles` accepts (its public page still opens, and refuses more files when they are sent).
+ */
+export function ownerStatus(
+  request: RequestFields & Pick<PublicFileRequest, 'submissionCount'>,
+  now = Date.now(),
+): ClosedReason | 'full' | 'open' {
+  const reason = closedReason(request, now)
+  if (reason) return reason
+  const { maxFiles } = request.limits
+  return maxFiles !== null && request.submissionCount >= maxFiles ? 'full' : 'open'
 }
 
 const closed = (reason: ClosedReason) =>

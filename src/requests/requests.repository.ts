@@ -50,6 +50,11 @@ export interface Submission {
   file: FileSummary
 }
 
+/** A submission as its owner's page shows it: with whether its file still exists (it may have been deleted). */
+export interface SubmissionWithFile extends Submission {
+  fileExists: boolean
+}
+
 /** What the public request page needs: the owner and folder receive the uploaded file. */
 export interface PublicFileRequest {
   id: string
@@ -197,6 +202,9 @@ const SUBMISSION_COLUMNS = [
 
 type SubmissionRow = Pick<Database['submissions'], (typeof SUBMISSION_COLUMNS)[number]>
 
+/** SUBMISSION_COLUMNS, named by their table: the owner's list joins the files, which have columns of those names. */
+const JOINED_SUBMISSION_COLUMNS = SUBMISSION_COLUMNS.map((column) => `submissions.${column}` as const)
+
 function toSubmission(row: SubmissionRow): Submission {
   return {
     id: row.id,
@@ -218,6 +226,7 @@ export class RequestsRepository {
   readonly #listPage
   readonly #listInFolderPage
   readonly #submissionsPage
+  readonly #submissionsWithFilesPage
 
   constructor(db: Db) {
     this.#db = db.kysely
@@ -237,6 +246,19 @@ export class RequestsRepository {
         .selectFrom('submissions')
         .select(SUBMISSION_COLUMNS)
         .where('submissions.request_id', '=', requestId),
+    )
+    // The submission's file by its primary key, in the same statement: a page of submissions is one query.
+    this.#submissionsWithFilesPage = preparePages(
+      db,
+      'submissions_with_files',
+      'submissions',
+      1,
+      (requestId: string) =>
+        db.kysely
+          .selectFrom('submissions')
+          .leftJoin('files', 'files.id', 'submissions.file_id')
+          .select([...JOINED_SUBMISSION_COLUMNS, 'files.id as existing_file_id'])
+          .where('submissions.request_id', '=', requestId),
     )
   }
 
@@ -325,9 +347,29 @@ export class RequestsRepository {
     return toPage(rows, page.limit, toSubmission)
   }
 
-  /** Sets the limits of the account's request; false when the account has no such request. */
-  async setLimits(accountId: string, requestId: string, limits: RequestLimits): Promise<boolean> {
-    const result = await this.#db
+  /** A page of the request's submissions, each with whether its file still exists. */
+  async listSubmissionsWithFiles(
+    requestId: string,
+    page: { cursor?: string; limit: number },
+  ): Promise<Page<SubmissionWithFile>> {
+    const rows = await this.#submissionsWithFilesPage([requestId], page.cursor, page.limit)
+    return toPage(rows, page.limit, (row) => ({
+      ...toSubmission(row),
+      fileExists: row.existing_file_id !== null,
+    }))
+  }
+
+  /**
+   * Sets the limits of the account's request, in the caller's transaction if given; false when the account
+   * has no such request.
+   */
+  async setLimits(
+    accountId: string,
+    requestId: string,
+    limits: RequestLimits,
+    trx?: Transaction,
+  ): Promise<boolean> {
+    const result = await (trx ?? this.#db)
       .updateTable('file_requests')
       .set({ ...limitsToColumns(limits), updated_at: Date.now() })
       .where('id', '=', requestId)

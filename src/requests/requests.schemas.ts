@@ -20,12 +20,14 @@ export const EMAIL_RULE =
   '`collectEmail` to false also stores `emailRequired` as false; setting `emailRequired: true` on a request ' +
   'that does not collect email (without `collectEmail: true` in the same body) is a 409.'
 
-const Title = Type.String({
+/** A request's title, in the API's bodies and the owner's forms. */
+export const Title = Type.String({
   minLength: 3,
   maxLength: 100,
   description: 'Shown on the public request page. Leading and trailing spaces are removed.',
 })
-const Description = Type.String({ maxLength: 500, description: 'Shown on the public request page.' })
+/** A request's description, in the API's bodies and the owner's forms. */
+export const Description = Type.String({ maxLength: 500, description: 'Shown on the public request page.' })
 const RequestFolderId = Nullable(
   FolderIdValue('An owned folder that receives the submitted files; null means root.'),
 )
@@ -145,6 +147,9 @@ export const ListRequestsQuery = Type.Object(
 
 export const SubmissionsQuery = Type.Object(PageQuery(25), { additionalProperties: false })
 
+/** The largest `maxFiles` a request may have. */
+export const MAX_FILES_BOUND = 1_000_000
+
 const LIMITS_DESCRIPTION =
   "What the request's public page accepts, beyond the server's own bounds. null (or, for `allowedTypes`, an empty list) means no limit of that kind."
 
@@ -155,7 +160,7 @@ export const RequestLimitsSchema = Extension(
       maxFiles: Nullable(
         Type.Integer({
           minimum: 1,
-          maximum: 1_000_000,
+          maximum: MAX_FILES_BOUND,
           description:
             'Files accepted in all: submissions received and uploads under way together. A preparation that would go past it is a 409.',
         }),
@@ -186,7 +191,7 @@ export const RequestLimitsSchema = Extension(
 export const PutRequestLimitsBody = Type.Object(
   {
     deadline: Type.Optional(Nullable(DateTime('Must be in the future.'))),
-    maxFiles: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
+    maxFiles: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: MAX_FILES_BOUND }))),
     maxFileSize: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
     allowedTypes: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: ALLOWED_TYPES_LIMITS.length }), {

@@ -1,11 +1,11 @@
 // File requests: public pages that collect files from outside submitters (public-requests.service.ts), and
 // the submissions they receive. A request's folder must be the account's, and the folder's request count
 // moves with every request that enters or leaves it, in the same transaction.
-import type { Transactor } from '../db/database.ts'
+import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
-import { conflict, invalid, notFound } from '../errors.ts'
-import type { FoldersRepository } from '../folders/folders.repository.ts'
+import { AppError, conflict, invalid, notFound } from '../errors.ts'
+import type { Folder, FoldersRepository } from '../folders/folders.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
 import type {
   FileRequest,
@@ -13,6 +13,7 @@ import type {
   RequestLimits,
   RequestsRepository,
   Submission,
+  SubmissionWithFile,
 } from './requests.repository.ts'
 import { normalizeAllowedType } from './submission-rules.shared.ts'
 
@@ -22,6 +23,8 @@ export interface NewFileRequest {
   collectEmail?: boolean
   emailRequired?: boolean
   folderId?: string | null
+  /** Limits set with the request, in the same transaction (the owner's pages); none when absent. */
+  limits?: LimitsInput
 }
 
 /** A request's new limits; a property left out is no limit of that kind. */
@@ -40,12 +43,32 @@ export interface FileRequestPatch {
   emailRequired?: boolean
   isActive?: boolean
   folderId?: string | null
+  /** Replaces every limit, in the same transaction as the rest of the patch (the owner's pages). */
+  limits?: LimitsInput
+}
+
+/** What the owner's page of a request shows: the request, a page of its submissions, the folders to move to. */
+export interface RequestDetails {
+  request: FileRequest
+  submissions: Page<SubmissionWithFile>
+  /** The account's first folders by name, plus the request's own folder when it is not among them. */
+  folders: FolderChoices
+}
+
+/** Folders to choose from in a form: the first ones by name; `more` when the account has others. */
+export interface FolderChoices {
+  folders: Folder[]
+  more: boolean
 }
 
 function cleanTitle(title: string): string {
   const trimmed = title.trim()
   if (trimmed.length < 3) {
-    throw invalid('The request body "title" must be at least 3 characters long, not counting outer spaces.')
+    throw invalid(
+      'The request body "title" must be at least 3 characters long, not counting outer spaces.',
+      undefined,
+      'title',
+    )
   }
   return trimmed
 }
@@ -57,6 +80,10 @@ const contradictoryEmail = () =>
   )
 
 const requestNotFound = (requestId: string) => notFound(`File request ${requestId}`)
+
+/** A folder named in a body that the account does not have: named as the field, so a form can mark it. */
+const folderNotFound = (folderId: string | null | undefined) =>
+  new AppError('not_found', `Folder ${folderId} not found.`, undefined, 'folderId')
 
 export class RequestsService {
   readonly #transaction: Transactor
@@ -92,17 +119,60 @@ export class RequestsService {
     return request
   }
 
-  /** Creates an active request; the folder, if any, must be owned and its request count moves with it. */
+  /**
+   * What the owner's page of a request shows: the request (another account's is "not found"), a page of its
+   * submissions with whether each file still exists, and the folders it may move to (`folderLimit` by name).
+   */
+  async details(
+    accountId: string,
+    requestId: string,
+    options: { cursor?: string; limit: number; folderLimit: number },
+  ): Promise<RequestDetails> {
+    const request = await this.get(accountId, requestId)
+    const [submissions, folders] = await Promise.all([
+      this.#requests.listSubmissionsWithFiles(requestId, options),
+      this.folderChoices(accountId, options.folderLimit, request.folder),
+    ])
+    return { request, submissions, folders }
+  }
+
+  /** The account's request and the folders it may move to (`folderLimit` by name): its edit form. */
+  async forEditing(
+    accountId: string,
+    requestId: string,
+    folderLimit: number,
+  ): Promise<{ request: FileRequest; folders: FolderChoices }> {
+    const request = await this.get(accountId, requestId)
+    return { request, folders: await this.folderChoices(accountId, folderLimit, request.folder) }
+  }
+
+  /**
+   * The account's first `limit` folders by name, for a form's choice of folder, and whether there are more;
+   * `current` (a request's folder) is always among them.
+   */
+  async folderChoices(accountId: string, limit: number, current?: Folder | null): Promise<FolderChoices> {
+    const folders = await this.#folders.byName(accountId, limit + 1)
+    const more = folders.length > limit
+    const shown = folders.slice(0, limit)
+    if (current && !shown.some((folder) => folder.id === current.id)) shown.unshift(current)
+    return { folders: shown, more }
+  }
+
+  /**
+   * Creates an active request, with its limits if given, in one transaction; the folder, if any, must be
+   * owned and its request count moves with it.
+   */
   async create(accountId: string, input: NewFileRequest): Promise<FileRequest> {
     const title = cleanTitle(input.title)
     const collectEmail = input.collectEmail ?? true
     if (!collectEmail && input.emailRequired === true) throw contradictoryEmail()
+    const limits = input.limits === undefined ? undefined : this.#checkLimits(input.limits)
     const folderId = input.folderId ?? null
     const now = Date.now()
     const id = newId('req', now)
     try {
       return await this.#transaction(async (trx) => {
-        if (folderId !== null) await this.#folders.assertOwned(accountId, folderId, trx)
+        if (folderId !== null) await this.#assertFolder(accountId, folderId, trx)
         await this.#requests.insert(trx, {
           id,
           accountId,
@@ -114,22 +184,25 @@ export class RequestsService {
           emailRequired: collectEmail && (input.emailRequired ?? true),
           createdAt: now,
         })
+        if (limits) await this.#requests.setLimits(accountId, id, limits, trx)
         await this.#folders.adjustCount(trx, folderId, 'request_count', 1)
         return (await this.#requests.get(accountId, id, trx)) as FileRequest
       })
     } catch (error) {
-      if (isForeignKeyViolation(error)) throw notFound(`Folder ${folderId}`)
+      if (isForeignKeyViolation(error)) throw folderNotFound(folderId)
       throw error
     }
   }
 
   /**
-   * Applies a patch. Moving between folders adjusts both folders' request counts in the same transaction.
-   * See EMAIL_RULE (requests.schemas.ts) for how `collectEmail` and `emailRequired` constrain each other.
+   * Applies a patch, and its limits if given, in one transaction. Moving between folders adjusts both
+   * folders' request counts in the same transaction. See EMAIL_RULE (requests.schemas.ts) for how
+   * `collectEmail` and `emailRequired` constrain each other.
    */
   async update(accountId: string, requestId: string, patch: FileRequestPatch): Promise<FileRequest> {
     if (patch.collectEmail === false && patch.emailRequired === true) throw contradictoryEmail()
     const title = patch.title === undefined ? undefined : cleanTitle(patch.title)
+    const limits = patch.limits === undefined ? undefined : this.#checkLimits(patch.limits)
     try {
       return await this.#transaction(async (trx) => {
         // Taken first, so the folder and email settings read here stay current until this transaction
@@ -151,16 +224,17 @@ export class RequestsService {
           )
         }
         if (patch.folderId !== undefined && patch.folderId !== current.folderId) {
-          if (patch.folderId !== null) await this.#folders.assertOwned(accountId, patch.folderId, trx)
+          if (patch.folderId !== null) await this.#assertFolder(accountId, patch.folderId, trx)
           changes.folder_id = patch.folderId
           await this.#folders.adjustCount(trx, current.folderId, 'request_count', -1)
           await this.#folders.adjustCount(trx, patch.folderId, 'request_count', 1)
         }
         await this.#requests.update(trx, requestId, changes)
+        if (limits) await this.#requests.setLimits(accountId, requestId, limits, trx)
         return (await this.#requests.get(accountId, requestId, trx)) as FileRequest
       })
     } catch (error) {
-      if (isForeignKeyViolation(error)) throw notFound(`Folder ${patch.folderId}`)
+      if (isForeignKeyViolation(error)) throw folderNotFound(patch.folderId)
       throw error
     }
   }
@@ -170,6 +244,13 @@ export class RequestsService {
    * server's, and a list of accepted types each an extension or a MIME type (stored in lower case, once each).
    */
   async setLimits(accountId: string, requestId: string, input: LimitsInput): Promise<RequestLimits> {
+    const limits = this.#checkLimits(input)
+    if (!(await this.#requests.setLimits(accountId, requestId, limits))) throw requestNotFound(requestId)
+    return limits
+  }
+
+  /** The limits as stored, or the first reason they cannot be (see `setLimits`). */
+  #checkLimits(input: LimitsInput): RequestLimits {
     const deadlineAt = input.deadlineAt ?? null
     if (deadlineAt !== null && deadlineAt <= Date.now()) {
       throw invalid('The request body "deadline" must be in the future.', undefined, 'deadline')
@@ -194,9 +275,17 @@ export class RequestsService {
       }
       if (!allowedTypes.includes(normalized)) allowedTypes.push(normalized)
     }
-    const limits: RequestLimits = { deadlineAt, maxFiles: input.maxFiles ?? null, maxFileSize, allowedTypes }
-    if (!(await this.#requests.setLimits(accountId, requestId, limits))) throw requestNotFound(requestId)
-    return limits
+    return { deadlineAt, maxFiles: input.maxFiles ?? null, maxFileSize, allowedTypes }
+  }
+
+  /** The account's folder, in the caller's transaction; another's or none is "not found" for `folderId`. */
+  async #assertFolder(accountId: string, folderId: string, trx: Transaction): Promise<void> {
+    try {
+      await this.#folders.assertOwned(accountId, folderId, trx)
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'not_found') throw folderNotFound(folderId)
+      throw error
+    }
   }
 
   /** Submissions of the account's request, newest first; each keeps its file's summary as submitted. */
