@@ -51,6 +51,7 @@ import {
   RequestLimitsSchema,
   SubmissionSchema,
 } from './requests/requests.schemas.ts'
+import { requestsAppRoutes } from './requests/requests-app.routes.ts'
 import type { Services } from './routes.ts'
 import { sharePagesRoutes } from './shares/share-pages.routes.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
@@ -199,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(oauthRoutes, routeDeps)
   await app.register(sharePagesRoutes, routeDeps)
   await app.register(requestPagesRoutes, routeDeps)
+  await app.register(requestsAppRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
     uploadsRoutes,

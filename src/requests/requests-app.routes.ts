@@ -1,0 +1,403 @@
+// The owner's file requests in the web app (views in requests-app.views.ts):
+// - GET /requests: the account's requests, newest first, paged with the API's cursors (`?cursor=`).
+// - GET /requests/new, POST /requests: the form of a new request, with its limits, made in one transaction.
+// - GET /requests/{id}: its page: public link, limits, actions, and its submissions, paged.
+// - GET /requests/{id}/edit, POST /requests/{id}: everything of it, limits included, changed in one transaction.
+// - POST /requests/{id}/disable, /enable, /move.
+// Everything needs the session; every change is a POST with its CSRF token, answered with a 303 to the
+// request's page and a fixed `done` code; another account's id is a 404 page (the service's not_found). The
+// rules are RequestsService's, the same the API's routes call.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { type Static, Type } from 'typebox'
+import { appNav, csrfToken } from '../accounts/web-sessions.ts'
+import { AppError } from '../errors.ts'
+import type { Routes } from '../routes.ts'
+import { formReader } from '../web/form-reader.ts'
+import { formatSize } from '../web/format.ts'
+import { acceptForms, type FormState } from '../web/forms.ts'
+import { Description, MAX_FILES_BOUND, Title } from './requests.schemas.ts'
+import type { LimitsInput } from './requests.service.ts'
+import {
+  EMAIL_CHOICES,
+  type EmailChoice,
+  formValuesOf,
+  REQUEST_PATHS,
+  requestDetailsPage,
+  requestFormPage,
+  requestsListPage,
+  utcDay,
+} from './requests-app.views.ts'
+import { ALLOWED_TYPES_LIMITS } from './submission-rules.shared.ts'
+
+/** Requests per page of the list, and submissions per page of a request. */
+const PAGE_SIZE = 25
+/**
+ * Folders a form offers at most, by name. An account may have any number; a select of thousands helps no
+ * one, so past this the hint says how the list is cut.
+ */
+const FOLDER_LIMIT = 200
+
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) })
+
+/** The sentence each `done` code stands for; the address carries only the code, never text. */
+const NOTICES = {
+  created: 'File request created. Copy its public link and send it to the people who should send you files.',
+  saved: 'Changes saved.',
+  disabled: 'File request disabled: its public page no longer accepts files.',
+  enabled: 'File request enabled.',
+  moved: 'File request moved.',
+} as const
+
+const PageQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ maxLength: 128 })),
+  done: Type.Optional(Type.Union(Object.keys(NOTICES).map((code) => Type.Literal(code)))),
+})
+
+const emailChoice = Type.Union(
+  EMAIL_CHOICES.map((choice) => Type.Literal(choice.value)),
+  { errorMessage: 'Choose one of the options.' },
+)
+
+/** The form of a new or changed request; its bounds are the API's (requests.schemas.ts). */
+const RequestFormSchema = Type.Object(
+  {
+    title: Title,
+    description: Type.Optional(Description),
+    folderId: Type.Optional(Type.String({ maxLength: 100 })),
+    email: emailChoice,
+    deadline: Type.Optional(
+      Type.String({ format: 'date', errorMessage: 'Enter a day as the date picker gives it: 2027-03-31.' }),
+    ),
+    // The exact deadline the form opened with, kept while its day is not changed (see `deadlineOf`).
+    deadlineKept: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })),
+    maxFiles: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_FILES_BOUND })),
+    maxFileSize: Type.Optional(
+      Type.Number({
+        minimum: 0.001,
+        maximum: 1e12,
+        errorMessage: 'Enter a size in megabytes, such as 25 or 2.5.',
+      }),
+    ),
+    allowedTypes: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+)
+const readRequestForm = formReader(RequestFormSchema)
+type RequestForm = Static<typeof RequestFormSchema>
+
+const readMoveForm = formReader(
+  Type.Object({ folderId: Type.Optional(Type.String({ maxLength: 100 })) }, { additionalProperties: false }),
+)
+
+const EMAIL_SETTINGS: Record<EmailChoice, { collectEmail: boolean; emailRequired: boolean }> = {
+  required: { collectEmail: true, emailRequired: true },
+  optional: { collectEmail: true, emailRequired: false },
+  off: { collectEmail: false, emailRequired: false },
+}
+
+/** The end of a UTC day given as "2027-03-31": the deadline a date on the form stands for. */
+const endOfUtcDay = (day: string) => Date.parse(`${day}T23:59:59.999Z`)
+
+/**
+ * The deadline the form asks for: the end of the chosen day (UTC), or the exact deadline the form was opened
+ * with while its day was left as it was (one set through the API at 14:30 stays at 14:30).
+ */
+function deadlineOf(form: RequestForm): number | null {
+  if (form.deadline === undefined) return null
+  const kept = form.deadlineKept === undefined ? Number.NaN : Date.parse(form.deadlineKept)
+  if (!Number.isNaN(kept) && utcDay(kept) === form.deadline) return kept
+  return endOfUtcDay(form.deadline)
+}
+
+/** The allowed types as typed: entries separated by commas or spaces. */
+const typesOf = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter((entry) => entry !== '')
+
+/** What the service is given from a valid form, or the problems the service does not see. */
+function inputOf(form: RequestForm):
+  | { errors: Record<string, string> }
+  | {
+      fields: { title: string; description: string | null; folderId: string | null }
+      email: { collectEmail: boolean; emailRequired: boolean }
+      limits: LimitsInput
+    } {
+  const allowedTypes = typesOf(form.allowedTypes)
+  if (allowedTypes.length > ALLOWED_TYPES_LIMITS.entries) {
+    return { errors: { allowedTypes: `List at most ${ALLOWED_TYPES_LIMITS.entries} types.` } }
+  }
+  return {
+    fields: {
+      title: form.title,
+      description: form.description ?? null,
+      folderId: form.folderId ?? null,
+    },
+    email: EMAIL_SETTINGS[form.email],
+    limits: {
+      deadlineAt: deadlineOf(form),
+      maxFiles: form.maxFiles ?? null,
+      // The form's megabytes are decimal, as the sizes the pages show.
+      maxFileSize:
+        form.maxFileSize === undefined ? null : Math.max(1, Math.round(form.maxFileSize * 1_000_000)),
+      allowedTypes,
+    },
+  }
+}
+
+/**
+ * A refusal of the service, said beside the field it names in words for the person at the form (the API's
+ * messages name its body's properties). A not_found without a field (the request itself, another account's
+ * included) and faults go on to the error pages.
+ */
+function problemOf(
+  error: unknown,
+  context: { allowedTypes?: string[]; serverMaxFileSize: number },
+): { status: number; errors: Record<string, string> } {
+  if (!(error instanceof AppError) || error.status >= 500) throw error
+  if (error.field === undefined && error.code === 'not_found') throw error
+  const field = error.field ?? 'form'
+  const entry = /^allowedTypes\[(\d+)\]$/.exec(field)
+  let message: string = error.message
+  let name = field
+  if (entry) {
+    name = 'allowedTypes'
+    const typed = context.allowedTypes?.[Number(entry[1])] ?? ''
+    message = `“${typed}” is neither an extension such as .pdf nor a media type such as image/*.`
+  } else if (field === 'deadline') {
+    message = 'Choose a day that has not ended yet (days end at midnight UTC), or leave it empty.'
+  } else if (field === 'maxFileSize') {
+    // Rounded down, so that the number said is one the server takes.
+    const megabytes = Math.floor(context.serverMaxFileSize / 100_000) / 10
+    message = `Enter at most ${megabytes.toLocaleString('en')} MB (${formatSize(context.serverMaxFileSize)}), the largest file this server accepts.`
+  } else if (field === 'title') {
+    message = 'Use at least 3 characters, not counting spaces at either end.'
+  } else if (field === 'folderId') {
+    message = 'This folder no longer exists. Choose another.'
+  }
+  return { status: error.status, errors: { [name]: message } }
+}
+
+/** The account of a request that passed `requireSession`. */
+function accountOf(request: FastifyRequest): string {
+  const session = request.webSession
+  if (!session) throw new Error('a page of the app needs requireSession')
+  return session.account.id
+}
+
+export const requestsAppRoutes: Routes = async (app, { services, config, urls, web, webSessions }) => {
+  const { requests } = services
+  await acceptForms(app)
+  const page = { page: true } as const
+  const signedIn = { config: page, preHandler: webSessions.requireSession }
+  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const serverMaxFileSize = config.maxFileSize
+  const linkOf = (request: { publicId: string }) => urls.requestPage(request.publicId)
+
+  function common(request: FastifyRequest, reply: FastifyReply, done?: keyof typeof NOTICES) {
+    return {
+      nav: appNav(request, reply, 'requests'),
+      csrfToken: csrfToken(request, reply),
+      notice: done === undefined ? undefined : NOTICES[done],
+    }
+  }
+
+  app.get(
+    REQUEST_PATHS.list,
+    { ...signedIn, schema: { hide: true, querystring: PageQuery } },
+    async (request, reply) => {
+      const { cursor, done } = request.query
+      const listed = await requests.list(accountOf(request), { cursor, limit: PAGE_SIZE })
+      return web.send(
+        reply,
+        200,
+        requestsListPage({
+          ...common(request, reply, done),
+          requests: listed.items,
+          nextCursor: listed.nextCursor,
+          later: cursor !== undefined,
+          linkOf,
+          now: Date.now(),
+        }),
+      )
+    },
+  )
+
+  /** The form of a new request, shown again with its problems when `state` has them. */
+  async function newForm(request: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
+    const folders = await requests.folderChoices(accountOf(request), FOLDER_LIMIT)
+    return web.send(
+      reply,
+      status,
+      requestFormPage({
+        ...common(request, reply),
+        state,
+        folders,
+        serverMaxFileSize,
+        folderLimit: FOLDER_LIMIT,
+      }),
+    )
+  }
+
+  app.get(REQUEST_PATHS.new, { ...signedIn, schema: { hide: true } }, (request, reply) =>
+    newForm(request, reply, 200),
+  )
+
+  app.post(REQUEST_PATHS.create, { ...posted, schema: { hide: true } }, async (request, reply) => {
+    const form = readRequestForm(request.body)
+    if (!form.ok) return newForm(request, reply, 400, form)
+    const input = inputOf(form.value)
+    if ('errors' in input) {
+      return newForm(request, reply, 400, { values: valuesOf(request.body), errors: input.errors })
+    }
+    try {
+      const created = await requests.create(accountOf(request), {
+        ...input.fields,
+        description: input.fields.description ?? undefined,
+        ...input.email,
+        limits: input.limits,
+      })
+      return reply.redirect(`${REQUEST_PATHS.page(created.id)}?done=created`, 303)
+    } catch (error) {
+      const problem = problemOf(error, { allowedTypes: input.limits.allowedTypes, serverMaxFileSize })
+      return newForm(request, reply, problem.status, {
+        values: valuesOf(request.body),
+        errors: problem.errors,
+      })
+    }
+  })
+
+  /** A request's page; `moveState` shows the move form again with its problem. */
+  async function detailsPage(
+    request: FastifyRequest<{ Params: { id: string } }>,
+    reply: FastifyReply,
+    options: { status: number; cursor?: string; done?: keyof typeof NOTICES; moveState?: FormState },
+  ) {
+    const details = await requests.details(accountOf(request), request.params.id, {
+      cursor: options.cursor,
+      limit: PAGE_SIZE,
+      folderLimit: FOLDER_LIMIT,
+    })
+    return web.send(
+      reply,
+      options.status,
+      requestDetailsPage({
+        ...common(request, reply, options.done),
+        request: details.request,
+        publicUrl: linkOf(details.request),
+        submissions: details.submissions.items,
+        nextCursor: details.submissions.nextCursor,
+        later: options.cursor !== undefined,
+        folders: details.folders,
+        folderLimit: FOLDER_LIMIT,
+        moveState: options.moveState,
+        serverMaxFileSize,
+        now: Date.now(),
+      }),
+    )
+  }
+
+  app.get(
+    '/requests/:id',
+    { ...signedIn, schema: { hide: true, params: IdParams, querystring: PageQuery } },
+    (request, reply) =>
+      detailsPage(request, reply, { status: 200, cursor: request.query.cursor, done: request.query.done }),
+  )
+
+  /** The edit form of a request, as it is or as typed with its problems. */
+  async function editForm(
+    request: FastifyRequest<{ Params: { id: string } }>,
+    reply: FastifyReply,
+    status: number,
+    state?: FormState,
+  ) {
+    const editing = await requests.forEditing(accountOf(request), request.params.id, FOLDER_LIMIT)
+    return web.send(
+      reply,
+      status,
+      requestFormPage({
+        ...common(request, reply),
+        state: state ?? { values: formValuesOf(editing.request) },
+        folders: editing.folders,
+        request: editing.request,
+        serverMaxFileSize,
+        folderLimit: FOLDER_LIMIT,
+      }),
+    )
+  }
+
+  app.get('/requests/:id/edit', { ...signedIn, schema: { hide: true, params: IdParams } }, (request, reply) =>
+    editForm(request, reply, 200),
+  )
+
+  app.post(
+    '/requests/:id',
+    { ...posted, schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      const form = readRequestForm(request.body)
+      if (!form.ok) return editForm(request, reply, 400, form)
+      const input = inputOf(form.value)
+      if ('errors' in input) {
+        return editForm(request, reply, 400, { values: valuesOf(request.body), errors: input.errors })
+      }
+      try {
+        await requests.update(accountOf(request), request.params.id, {
+          ...input.fields,
+          ...input.email,
+          limits: input.limits,
+        })
+      } catch (error) {
+        const problem = problemOf(error, { allowedTypes: input.limits.allowedTypes, serverMaxFileSize })
+        return editForm(request, reply, problem.status, {
+          values: valuesOf(request.body),
+          errors: problem.errors,
+        })
+      }
+      return reply.redirect(`${REQUEST_PATHS.page(request.params.id)}?done=saved`, 303)
+    },
+  )
+
+  for (const [action, isActive] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
+    app.post(
+      `/requests/:id/${action}`,
+      { ...posted, schema: { hide: true, params: IdParams } },
+      async (request, reply) => {
+        await requests.update(accountOf(request), request.params.id, { isActive })
+        return reply.redirect(`${REQUEST_PATHS.page(request.params.id)}?done=${action}d`, 303)
+      },
+    )
+  }
+
+  app.post(
+    '/requests/:id/move',
+    { ...posted, schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      const form = readMoveForm(request.body)
+      if (!form.ok) return detailsPage(request, reply, { status: 400, moveState: form })
+      try {
+        await requests.update(accountOf(request), request.params.id, {
+          folderId: form.value.folderId ?? null,
+        })
+      } catch (error) {
+        const problem = problemOf(error, { serverMaxFileSize })
+        return detailsPage(request, reply, {
+          status: problem.status,
+          moveState: { values: valuesOf(request.body), errors: problem.errors },
+        })
+      }
+      return reply.redirect(`${REQUEST_PATHS.page(request.params.id)}?done=moved`, 303)
+    },
+  )
+}
+
+/** What was typed, to show again: the form's fields as text (the CSRF token aside). */
+function valuesOf(body: unknown): Record<string, string> {
+  const values: Record<string, string> = {}
+  if (typeof body !== 'object' || body === null) return values
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (name === '_csrf') continue
+    if (typeof value === 'string') values[name] = value
+    else if (Array.isArray(value)) values[name] = value.join(', ')
+  }
+  return values
+}
