@@ -27,6 +27,13 @@ export const csrfUserInfo = (request: FastifyRequest): string => request.webSess
 export const csrfToken = (request: FastifyRequest, reply: FastifyReply): string =>
   reply.generateCsrf({ userInfo: csrfUserInfo(request) })
 
+/** The account of a request that passed `requireSession`. */
+export function sessionAccountId(request: FastifyRequest): string {
+  const session = request.webSession
+  if (!session) throw new Error('sessionAccountId needs a signed-in request: add requireSession to the route')
+  return session.account.id
+}
+
 /** The navigation of a page of the signed-in owner (`requireSession` ran), `current` marked. */
 export function appNav(request: FastifyRequest, reply: FastifyReply, current?: AppNav['current']): AppNav {
   const session = request.webSession

@@ -239,6 +239,11 @@ export interface SendOptions {
    * before the bytes go out and a refused download sends none.
    */
   beforeSend?(delivery: Delivery): Promise<void>
+  /**
+   * Replaces the safety headers' `private, no-cache` for bytes that can never change under their address (a
+   * preview in the owner's pages): the browser then keeps them without asking again.
+   */
+  cacheControl?: string
 }
 
 /**
@@ -256,6 +261,7 @@ export async function sendFileContent(
   const etag = entityTag(file)
   reply.headers({
     ...DOWNLOAD_SAFETY_HEADERS,
+    ...(options.cacheControl ? { 'cache-control': options.cacheControl } : {}),
     etag,
     'last-modified': httpDate(file.createdAt),
     'accept-ranges': 'bytes',

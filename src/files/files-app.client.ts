@@ -405,9 +405,9 @@ function setUpUploads(section: HTMLElement): void {
   }
 
   async function showNewRows(done: { item: Item; fileId: string }[]): Promise<void> {
-    const query = new URLSearchParams(done.map(({ fileId }) => ['ids', fileId]))
+    const ids = done.map(({ fileId }) => fileId).join(',')
     try {
-      const response = await fetch(`/files/rows?${query}`, { credentials: 'same-origin' })
+      const response = await fetch(`/files/rows?ids=${ids}`, { credentials: 'same-origin' })
       if (response.ok && rows) {
         const template = document.createElement('template')
         template.innerHTML = await response.text()

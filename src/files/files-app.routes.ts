@@ -91,8 +91,8 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
   const { files, folders, shares, analytics } = services
   await acceptForms(app, 256 * 1024)
   const page = { page: true } as const
-  const signedIn = { config: page, preHandler: webSessions.requireSession }
-  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const signedIn = { config: page, preValidation: webSessions.requireSession }
+  const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const uploader = {
     blobApiUrl: urls.blobApi,
     maxFileSize: config.maxFileSize,
@@ -147,20 +147,19 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
     (request, reply) => list(request, reply, request.params.folderId),
   )
 
-  // The rows of files the uploader made, rendered as every row is; a script's call, so refusals are JSON.
+  // The rows of files the uploader made (`?ids=a,b`), rendered as every row is; a script's call, so refusals
+  // are JSON.
   app.get(
     FILE_PATHS.rows,
     {
-      preHandler: webSessions.requireSession,
+      preValidation: webSessions.requireSession,
       schema: {
         hide: true,
-        querystring: Type.Object({
-          ids: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100 }),
-        }),
+        querystring: Type.Object({ ids: Type.String({ pattern: '^[A-Za-z0-9_]{1,100}(,[A-Za-z0-9_]{1,100}){0,99}$' }) }),
       },
     },
     async (request, reply) => {
-      const found = await files.findMany(sessionAccountId(request), request.query.ids)
+      const found = await files.findMany(sessionAccountId(request), request.query.ids.split(','))
       return web.sendRendered(reply, 200, found.map(fileRow).join('\n'))
     },
   )

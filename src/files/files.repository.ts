@@ -277,6 +277,29 @@ export class FilesRepository {
     await trx.updateTable('files').set({ folder_id: folderId }).where('id', '=', fileId).execute()
   }
 
+  /**
+   * `touch` for several of the account's files at once: locks their rows (PostgreSQL) and answers the folder
+   * each is in; ids that are not the account's are left out.
+   */
+  async touchMany(
+    trx: Transaction,
+    accountId: string,
+    fileIds: string[],
+  ): Promise<{ id: string; folderId: string | null }[]> {
+    const rows = await trx
+      .updateTable('files')
+      .set({ updated_at: Date.now() })
+      .where('account_id', '=', accountId)
+      .where('id', 'in', fileIds)
+      .returning(['id', 'folder_id'])
+      .execute()
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+  }
+
+  async moveMany(trx: Transaction, fileIds: string[], folderId: string | null): Promise<void> {
+    await trx.updateTable('files').set({ folder_id: folderId }).where('id', 'in', fileIds).execute()
+  }
+
   /** Moves every file of the folder to root (the folder is being deleted). */
   async moveAllToRoot(trx: Transaction, folderId: string): Promise<void> {
     await trx.updateTable('files').set({ folder_id: null }).where('folder_id', '=', folderId).execute()

@@ -13,6 +13,7 @@ import { nonBlankName } from '../names.ts'
 import type { BlobDeletionsService } from '../storage/blob-deletions.service.ts'
 import { type FaultLog, type FileContent, fileContent } from './file-content.ts'
 import type { FileListOptions, FilesRepository, StoredFile } from './files.repository.ts'
+import { readTextHead, type TextHead } from './text-head.ts'
 
 export interface NewFile {
   accountId: string
@@ -130,6 +131,47 @@ export class FilesService {
     return this.get(accountId, fileId)
   }
 
+  /**
+   * Moves those of `fileIds` that are the account's into the folder (null: root), in one transaction with
+   * every folder's count, and returns their ids in request order; others are skipped, as `deleteMany` skips
+   * them. A folder that is absent or another account's is "not found" and moves nothing.
+   */
+  async moveMany(accountId: string, fileIds: string[], folderId: string | null): Promise<string[]> {
+    const ids = [...new Set(fileIds)]
+    if (ids.length === 0) return []
+    try {
+      const found = await this.#transaction(async (trx) => {
+        if (folderId !== null) await this.#folders.assertOwned(accountId, folderId, trx)
+        const current = await this.#files.touchMany(trx, accountId, ids)
+        const moving = current.filter((file) => file.folderId !== folderId)
+        if (moving.length === 0) return current
+        await this.#files.moveMany(
+          trx,
+          moving.map((file) => file.id),
+          folderId,
+        )
+        const deltas = new Map<string | null, number>([[folderId, moving.length]])
+        for (const file of moving) deltas.set(file.folderId, (deltas.get(file.folderId) ?? 0) - 1)
+        // A fixed order, as in `update`, so that concurrent writers never lock the same folders crosswise.
+        for (const target of [...deltas.keys()].sort((x, y) => ((x ?? '') < (y ?? '') ? -1 : 1))) {
+          await this.#folders.adjustCount(trx, target, 'file_count', deltas.get(target) ?? 0)
+        }
+        return current
+      })
+      const moved = new Set(found.map((file) => file.id))
+      return ids.filter((id) => moved.has(id))
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw notFound(`Folder ${folderId}`)
+      throw error
+    }
+  }
+
+  /** Those of `fileIds` that are the account's, in request order; others are left out. */
+  async findMany(accountId: string, fileIds: string[]): Promise<StoredFile[]> {
+    const files = await Promise.all([...new Set(fileIds)].map((id) => this.#files.byId(accountId, id)))
+    return files.filter((file) => file !== undefined)
+  }
+
   /** Deletes one file with its share and blobs; see `deleteMany`. */
   async delete(accountId: string, fileId: string, log: FaultLog): Promise<{ id: string }> {
     const deleted = await this.deleteMany(accountId, [fileId], log)
@@ -170,6 +212,16 @@ export class FilesService {
   /** The account's file and a way to stream its bytes (file-content.ts). */
   async content(accountId: string, fileId: string, log: FaultLog): Promise<FileContent> {
     return fileContent(this.#blobs, await this.get(accountId, fileId), log)
+  }
+
+  /** The first `maxBytes` of the account's file as text, for its page; undefined when they are not text. */
+  async textHead(
+    accountId: string,
+    fileId: string,
+    maxBytes: number,
+    log: FaultLog,
+  ): Promise<TextHead | undefined> {
+    return readTextHead(await this.content(accountId, fileId, log), maxBytes)
   }
 
   /** The WebP preview of the account's image file; "not found" when it has none. */

@@ -46,8 +46,8 @@ export const foldersAppRoutes: Routes = async (app, { services, web, webSessions
   const { folders } = services
   await acceptForms(app)
   const page = { page: true } as const
-  const signedIn = { config: page, preHandler: webSessions.requireSession }
-  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const signedIn = { config: page, preValidation: webSessions.requireSession }
+  const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const nav = (request: FastifyRequest, reply: FastifyReply) => appNav(request, reply, 'files')
 
   app.get(

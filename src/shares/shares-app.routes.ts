@@ -76,8 +76,8 @@ export const sharesAppRoutes: Routes = async (app, { services, urls, web, webSes
   const { shares } = services
   await acceptForms(app)
   const page = { page: true } as const
-  const signedIn = { config: page, preHandler: webSessions.requireSession }
-  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const signedIn = { config: page, preValidation: webSessions.requireSession }
+  const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
 
   /** The settings on a page of their own, with the form's problems. */
   async function settingsPage(

@@ -15,7 +15,7 @@ const IntentIds = Type.Object(
 
 export const uploadsAppRoutes: Routes = async (app, { services, webSessions }) => {
   const { uploads } = services
-  const posted = { preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const posted = { preValidation: [webSessions.requireSession, app.csrfProtection] }
 
   app.post(
     '/uploads',
