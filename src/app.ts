@@ -15,6 +15,7 @@ import {
   ShareDailyAnalyticsSchema,
   TopSharesSchema,
 } from './analytics/analytics.schemas.ts'
+import { analyticsAppRoutes } from './analytics/analytics-app.routes.ts'
 import { API_KEY_PREFIX } from './auth/secrets.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
@@ -200,6 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(oauthRoutes, routeDeps)
   await app.register(sharePagesRoutes, routeDeps)
   await app.register(requestPagesRoutes, routeDeps)
+  await app.register(analyticsAppRoutes, routeDeps)
   await app.register(requestsAppRoutes, routeDeps)
   for (const routes of [
     filesRoutes,

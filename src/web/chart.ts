@@ -138,7 +138,9 @@ function chartSvg(days: readonly DailyCounts[], label: string): string {
     // The band behind a day, highlighted on hover, carries the day's numbers as a tooltip for a mouse.
     return html`<g class="chart-day"><title>${FULL_DAY.format(day.date)}: ${plural(day.views, 'view', 'views')}, ${plural(day.downloads, 'download', 'downloads')}</title><rect class="chart-band" x="${pct(left)}" y="0" width="${pct(slot)}" height="${PLOT_HEIGHT}"/>!${views}!${downloads}</g>!${date}`
   })
-  return html`<svg class="chart-svg" role="img" aria-label="${summary(days, label)}" focusable="false" xmlns="http://www.w3.org/2000/svg">!${grid}!${bars}</svg>`
+  // Many days to a narrow chart make hairline bars: an outline of their own colour thickens them a little.
+  const dense = days.length > 45 ? ' chart-dense' : ''
+  return html`<svg class="chart-svg!${dense}" role="img" aria-label="${summary(days, label)}" focusable="false" xmlns="http://www.w3.org/2000/svg">!${grid}!${bars}</svg>`
 }
 
 /** The numbers of the chart as a table, a row per day and their totals. */
@@ -150,8 +152,10 @@ export function dailyTable(options: DailyChartOptions): string {
     downloads += day.downloads
     return html`<tr><th scope="row"><time datetime="${isoDay(day.date)}">${WEEKDAY.format(day.date)}, ${FULL_DAY.format(day.date)}</time></th><td>${NUMBER.format(day.views)}</td><td>${NUMBER.format(day.downloads)}</td></tr>`
   })
-  return html`<div class="table-scroll"><table class="data-table">
-<caption>Views and downloads per day: ${options.label}</caption>
+  const caption = `Views and downloads per day: ${options.label}`
+  // A region of its own that takes the focus, so that a keyboard can scroll it (it scrolls past 24rem).
+  return html`<div class="table-scroll" role="region" aria-label="${caption}" tabindex="0"><table class="data-table">
+<caption>${caption}</caption>
 <thead><tr><th scope="col">Date (UTC)</th><th scope="col">Views</th><th scope="col">Downloads</th></tr></thead>
 <tbody>!${rows}</tbody>
 <tfoot><tr><th scope="row">Total</th><td>${NUMBER.format(views)}</td><td>${NUMBER.format(downloads)}</td></tr></tfoot>
