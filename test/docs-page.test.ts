@@ -1,13 +1,34 @@
 /// <reference lib="dom" />
 // The page is checked in a real browser; the callbacks passed to `evaluate` run there, hence the DOM types.
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { chromium } from 'playwright-core'
-import { operationId, renderDocsPage, tagId } from '../src/meta/docs-page.ts'
+import type { Page } from 'playwright-core'
+import { docsPage, operationId, tagId } from '../src/meta/docs-page.ts'
+import { PAGE_CSP } from '../src/web/web.ts'
+import {
+  assertAccessible,
+  browserMissing,
+  launchBrowser,
+  newContext,
+  recordRequests,
+  type Scheme,
+  VIEWPORTS,
+  type Viewport,
+} from './support/browser.ts'
 import { startApp } from './support/harness.ts'
 
-const CHROMIUM = '/usr/bin/chromium'
+const SCREENSHOTS = path.resolve(import.meta.dirname, '../.cache/screenshots')
+
+/**
+ * What the window shows, as .cache/screenshots/<name>.png: the whole page is far too long for one picture
+ * (support/browser.ts's `screenshot` takes the whole page).
+ */
+async function windowShot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) })
+}
 
 type Started = Awaited<ReturnType<typeof startApp>>
 
@@ -20,23 +41,43 @@ describe('API reference page', () => {
     await c.stop()
   })
 
-  test('is served as HTML with a strict CSP, nosniff, and nothing external or executable', async () => {
+  test('is a page of the common layout: its headers, the one stylesheet, no script or style of its own, rendered once', async () => {
     const res = await c.app.inject('/docs')
     assert.equal(res.statusCode, 200)
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8')
     assert.equal(res.headers['x-content-type-options'], 'nosniff')
-    const csp = String(res.headers['content-security-policy'])
-    assert.match(csp, /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; img-src data:;/)
-    assert.match(csp, /frame-ancestors 'none'/)
-    assert.doesNotMatch(res.body, /<script|\bsrc=|@import|url\(/i)
-    assert.deepEqual(res.body.match(/<link [^>]*>/g)?.length, 1, 'only the inline icon')
-    assert.match(res.body, /<link rel="icon" href="data:/)
-    assert.equal((await c.app.inject('/docs')).body, res.body, 'rendered once, served the same')
+    assert.equal(res.headers['content-security-policy'], PAGE_CSP)
+    assert.equal(res.headers['referrer-policy'], 'no-referrer')
+    assert.doesNotMatch(res.body, /<style|\sstyle=|@import|url\(/i, 'no inline CSS')
+    // The layout's own page module, and nothing else: no inline script, no script of this page.
+    const scripts = res.body.match(/<script\b[^>]*>/g) ?? []
+    assert.deepEqual(
+      scripts.map((tag) => /src="\/assets\/page-[\w-]+\.js"/.test(tag) && /type="module"/.test(tag)),
+      [true],
+    )
+    assert.doesNotMatch(res.body, /<script\b[^>]*>[^<]/, 'no inline script')
+    const links = res.body.match(/<link [^>]*>/g) ?? []
+    assert.deepEqual(
+      links.map((link) => /rel="(icon|stylesheet)"/.exec(link)?.[1]),
+      ['icon', 'stylesheet'],
+    )
+    assert.match(res.body, /<link rel="stylesheet" href="\/assets\/styles-[\w-]+\.css">/)
+    assert.match(res.body, /<a class="skip-link" href="#main">/, 'the layout')
+    // Rendered once: served again as it was without the document being read again.
+    const swagger = c.app.swagger
+    ;(c.app as any).swagger = () => {
+      throw new Error('the page was rendered again')
+    }
+    try {
+      assert.equal((await c.app.inject('/docs')).body, res.body)
+    } finally {
+      ;(c.app as any).swagger = swagger
+    }
   })
 
   test('escapes every text of the document: no HTML or script from descriptions', () => {
     const evil = '<img src=x onerror=alert(1)>'
-    const html = renderDocsPage({
+    const { title, main: html } = docsPage({
       info: {
         title: `T${evil}`,
         version: '1"><script>alert(1)</script>',
@@ -74,34 +115,25 @@ describe('API reference page', () => {
       },
     })
     assert.doesNotMatch(html, /<img|<script|href="javascript/i)
-    assert.match(html, /&lt;img src=x onerror=alert\(1\)&gt;/)
-    assert.match(html, /<a href="https:\/\/example.org\/a&quot;b">ok<\/a>/, 'safe links stay links, escaped')
+    assert.match(html, /&#60;img src&#61;x onerror&#61;alert\(1\)&#62;/)
+    assert.equal(title, `T${evil} reference`, 'the layout escapes the title')
+    assert.match(html, /<a href="https:\/\/example.org\/a&#34;b">ok<\/a>/, 'safe links stay links, escaped')
     assert.match(html, /\[click\]\(javascript:alert\(1\)\)/, 'unsafe links stay text')
     assert.doesNotMatch(html, /href="\/\//, 'no protocol-relative links')
   })
 
-  test('renders in a real browser: headings, scopes, parameters, anchors, no errors, nothing external', async (t) => {
-    if (!existsSync(CHROMIUM)) {
-      t.skip('Chromium not installed: apt-get install chromium')
-      return
-    }
+  test('renders in a real browser: headings, scopes, parameters, anchors, no errors, nothing external', {
+    skip: browserMissing,
+  }, async (t) => {
     await c.app.listen({ port: 0, host: '127.0.0.1' })
     const address = c.app.server.address()
     assert.ok(address && typeof address === 'object')
     const origin = `http://127.0.0.1:${address.port}`
     const doc = c.app.swagger() as any
 
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-      ],
-    })
+    const browser = await launchBrowser()
     t.after(() => browser.close())
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    const page = await (await newContext(browser, 'desktop', 'light')).newPage()
     const problems: string[] = []
     const requests: string[] = []
     page.on('console', (message) => {
@@ -115,8 +147,8 @@ describe('API reference page', () => {
     assert.equal(await page.title(), 'Coffer API reference')
     assert.equal(await page.locator('h1').textContent(), 'Coffer API reference')
 
-    // The stylesheet is allowed by the CSP hash: the sidebar is laid out as designed.
-    assert.equal(await page.locator('nav').evaluate((nav) => getComputedStyle(nav).position), 'fixed')
+    // The one stylesheet is applied: the contents stay beside the reference as it scrolls.
+    assert.equal(await page.locator('.docs-nav').evaluate((nav) => getComputedStyle(nav).position), 'sticky')
 
     // One section per tag that has operations, in the declared order.
     const used = new Set(
@@ -142,7 +174,7 @@ describe('API reference page', () => {
       assert.ok(await page.getByRole('heading', { name: heading, exact: true }).isVisible(), heading)
     }
     assert.ok(
-      await page.locator('#errors + p + table td code', { hasText: 'insufficient_scope' }).isVisible(),
+      await page.locator('#errors + p + .docs-scroll td code', { hasText: 'insufficient_scope' }).isVisible(),
     )
 
     // An operation shows its endpoint, both scope alternatives and its parameters with their bounds.
@@ -189,16 +221,29 @@ describe('API reference page', () => {
     await page.locator(`nav a[href="#${tagId('folders')}"]`).click()
     await page.waitForFunction((id) => location.hash === `#${id}`, tagId('folders'))
 
-    await page.goto(`${origin}/docs`, { waitUntil: 'load' })
-    await page.screenshot({ path: '/tmp/docs.png' })
-    await page.locator(`#${operationId('get', '/folders')}`).scrollIntoViewIfNeeded()
-    await page.screenshot({ path: '/tmp/docs-operation.png' })
-    await page.setViewportSize({ width: 420, height: 900 })
-    await page.screenshot({ path: '/tmp/docs-narrow.png' })
-
     assert.deepEqual(problems, [], 'no console errors or warnings')
     const foreign = requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'))
     assert.deepEqual(foreign, [], 'no request leaves the server')
     assert.ok(requests.includes(`${origin}/docs`))
+
+    // Every look, on a phone and a desktop, light and dark: the top and an operation screenshotted, the
+    // whole page checked with axe, nothing fetched from elsewhere.
+    for (const viewport of Object.keys(VIEWPORTS) as Viewport[]) {
+      for (const scheme of ['light', 'dark'] as Scheme[]) {
+        const context = await newContext(browser, viewport, scheme)
+        const seen = recordRequests(context)
+        const look = await context.newPage()
+        await look.goto(`${origin}/docs`, { waitUntil: 'load' })
+        await windowShot(look, `docs-${viewport}-${scheme}`)
+        await assertAccessible(look, `the API reference (${viewport}, ${scheme})`)
+        await look.goto(`${origin}/docs#${operationId('get', '/files')}`, { waitUntil: 'load' })
+        await windowShot(look, `docs-operation-${viewport}-${scheme}`)
+        assert.deepEqual(
+          seen.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')),
+          [],
+        )
+        await context.close()
+      }
+    }
   })
 })

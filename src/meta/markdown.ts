@@ -1,37 +1,28 @@
 // The small subset of Markdown the API descriptions use: headings, paragraphs, pipe tables, lists, fenced
-// code, and inline code, bold and links. Every piece of text is escaped before any markup is added, so no
-// description can inject HTML; raw HTML in the source shows up as text.
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c)
-}
+// code, and inline code, bold and links. Every piece of text goes through ghtml's escaping `${…}` before any
+// markup is added, so no description can inject HTML; raw HTML in the source shows up as text. Only what
+// escaping cannot know is here: which links are safe, and the `**bold**` marks, found in text already escaped
+// (escaping leaves asterisks as they are).
+import { html } from 'ghtml'
 
 /** Only same-document, same-origin and http(s) targets become links; anything else (javascript:...) stays text. */
 const SAFE_HREF = /^(https?:\/\/|\/(?!\/)|#)[^\s]*$/
 
 function inlineText(text: string): string {
-  let html = ''
+  let out = ''
   let rest = text
   const link = /\[([^\]]+)\]\(([^)\s]+)\)/
   for (let match = link.exec(rest); match; match = link.exec(rest)) {
-    html += emphasis(rest.slice(0, match.index))
+    out += emphasis(rest.slice(0, match.index))
     const [whole, label = '', href = ''] = match
-    html += SAFE_HREF.test(href) ? `<a href="${escapeHtml(href)}">${emphasis(label)}</a>` : emphasis(whole)
+    out += SAFE_HREF.test(href) ? html`<a href="${href}">!${emphasis(label)}</a>` : emphasis(whole)
     rest = rest.slice(match.index + whole.length)
   }
-  return html + emphasis(rest)
+  return out + emphasis(rest)
 }
 
 function emphasis(text: string): string {
-  return escapeHtml(text).replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+  return html`${text}`.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
 }
 
 /** Inline markup of one line or paragraph: code spans first, so nothing inside them is interpreted. */
@@ -40,7 +31,7 @@ export function renderInline(text: string): string {
     .split(/(`[^`]+`)/)
     .map((part) =>
       part.length > 2 && part.startsWith('`') && part.endsWith('`')
-        ? `<code>${escapeHtml(part.slice(1, -1))}</code>`
+        ? html`<code>${part.slice(1, -1)}</code>`
         : inlineText(part),
     )
     .join('')
@@ -119,22 +110,23 @@ export function renderMarkdown(
       for (let n = 2; used.has(id); n++) id = `${options.idPrefix}${slug(text)}-${n}`
       used.add(id)
       headings.push({ level, text, id })
-      out.push(`<h${level} id="${escapeHtml(id)}">${renderInline(text)}</h${level}>`)
+      out.push(html`<h${level} id="${id}">!${renderInline(text)}</h${level}>`)
       i++
     } else if (FENCE.test(line)) {
       const code: string[] = []
       for (i++; i < lines.length && !FENCE.test(lines[i] ?? ''); i++) code.push(lines[i] ?? '')
       i++
-      out.push(`<pre><code>${escapeHtml(code.join('\n'))}</code></pre>`)
+      out.push(html`<pre><code>${code.join('\n')}</code></pre>`)
     } else if (line.trim().startsWith('|') && next !== undefined && TABLE_SEPARATOR.test(next)) {
       const head = cells(line)
       const rows: string[][] = []
       for (i += 2; i < lines.length && (lines[i] ?? '').trim().startsWith('|'); i++)
         rows.push(cells(lines[i] ?? ''))
       out.push(
-        `<table><thead><tr>${head.map((c) => `<th>${renderInline(c)}</th>`).join('')}</tr></thead><tbody>${rows
-          .map((r) => `<tr>${head.map((_, j) => `<td>${renderInline(r[j] ?? '')}</td>`).join('')}</tr>`)
-          .join('')}</tbody></table>`,
+        html`<div class="docs-scroll"><table><thead><tr>!${head.map((c) => html`<th>!${renderInline(c)}</th>`)}</tr></thead><tbody>!${rows.map(
+          (r) =>
+            html`<tr>!${head.map((label, j) => html`<td data-label="${label.replace(/[\u0060*]/g, '')}">!${renderInline(r[j] ?? '')}</td>`)}</tr>`,
+        )}</tbody></table></div>`,
       )
     } else if (BULLET.test(line) || NUMBERED.test(line)) {
       const pattern = BULLET.test(line) ? BULLET : NUMBERED
@@ -149,7 +141,7 @@ export function renderMarkdown(
         i++
       }
       const tag = pattern === BULLET ? 'ul' : 'ol'
-      out.push(`<${tag}>${items.map((item) => `<li>${renderInline(item)}</li>`).join('')}</${tag}>`)
+      out.push(html`<${tag}>!${items.map((item) => html`<li>!${renderInline(item)}</li>`)}</${tag}>`)
     } else {
       const paragraph: string[] = []
       while (
@@ -160,7 +152,7 @@ export function renderMarkdown(
         paragraph.push((lines[i] ?? '').trim())
         i++
       }
-      out.push(`<p>${renderInline(paragraph.join(' '))}</p>`)
+      out.push(html`<p>!${renderInline(paragraph.join(' '))}</p>`)
     }
   }
   return { html: out.join('\n'), headings }

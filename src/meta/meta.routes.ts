@@ -5,14 +5,14 @@ import { AppError } from '../errors.ts'
 import { API_BASE_PATH, OAUTH_METADATA_PATH } from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
 import { type CapabilityIndex, CapabilityIndexSchema, capabilityIndex } from './capabilities.ts'
-import { DOCS_CSP, type OpenApiDocument, renderDocsPage } from './docs-page.ts'
+import { docsPage, type OpenApiDocument } from './docs-page.ts'
 
 const NO_STORE = 'no-store'
 
-export const metaRoutes: Routes = async (app, { services, config, urls }) => {
+export const metaRoutes: Routes = async (app, { services, config, urls, web }) => {
   // Both depend on every route of the app, so they are built on first use, once all are registered.
   let index: CapabilityIndex | undefined
-  let docsPage: string | undefined
+  let docs: string | undefined
 
   app.get(
     `${API_BASE_PATH}/`,
@@ -46,14 +46,10 @@ export const metaRoutes: Routes = async (app, { services, config, urls }) => {
     reply.type('application/json; charset=utf-8').send(app.swagger()),
   )
 
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => {
-    docsPage ??= renderDocsPage(app.swagger() as unknown as OpenApiDocument)
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('content-security-policy', DOCS_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .send(docsPage)
+  // A page like any other (its failures pages too), rendered in the layout once and then served as it is.
+  app.get('/docs', { config: { page: true }, schema: { hide: true } }, async (_request, reply) => {
+    docs ??= web.layout.render(docsPage(app.swagger() as unknown as OpenApiDocument))
+    return web.sendRendered(reply, 200, docs)
   })
 
   // Liveness: the process answers. It checks no dependency, so a database outage does not get every
