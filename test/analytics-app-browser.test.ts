@@ -291,7 +291,10 @@ for (const engine of ENGINES) {
         assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Nothing here')
         assert.doesNotMatch(await page.content(), /Their secret plans/)
         assert.equal(await page.locator('.app-nav [aria-current="page"]').textContent(), 'Analytics')
-        assert.equal(await page.getByRole('link', { name: 'See all shares' }).getAttribute('href'), '/analytics')
+        assert.equal(
+          await page.getByRole('link', { name: 'See all shares' }).getAttribute('href'),
+          '/analytics',
+        )
         await checkEveryLook(page, 'analytics-404')
         assert.equal((await page.goto(`${ctx.base}/analytics?days=14`))?.status(), 400)
       } finally {
