@@ -26,6 +26,7 @@ import { AppError } from './errors.ts'
 import { downloadAccel } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
+import { zipRoutes } from './files/zip.routes.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
 import { serverWithTimeouts } from './http/connections.ts'
@@ -203,6 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(requestPagesRoutes, routeDeps)
   await app.register(analyticsAppRoutes, routeDeps)
   await app.register(requestsAppRoutes, routeDeps)
+  await app.register(zipRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
     uploadsRoutes,

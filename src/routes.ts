@@ -10,6 +10,7 @@ import type { AnalyticsService } from './analytics/analytics.service.ts'
 import type { BlobApiService } from './blob-api/blob-api.service.ts'
 import type { Config } from './config.ts'
 import type { FilesService } from './files/files.service.ts'
+import type { FilesZipService } from './files/zip.service.ts'
 import type { FoldersService } from './folders/folders.service.ts'
 import type { HealthService } from './meta/health.service.ts'
 import type { AccessTokensService } from './oauth/access-tokens.service.ts'
@@ -33,6 +34,8 @@ export interface Services {
   connectedApps: ConnectedAppsService
   folders: FoldersService
   files: FilesService
+  /** Several files, or a folder, as one zip. */
+  zips: FilesZipService
   shares: SharesService
   publicShares: PublicSharesService
   requests: RequestsService

@@ -80,17 +80,21 @@ export class LocalReadStream extends Readable {
 
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
     const socketLike = destination instanceof ServerResponse || destination instanceof Socket
-    // Only a stream nobody has read from yet, and only a pipe that ends its destination, as Fastify's is.
-    if (!socketLike || options?.end === false || this.#pumping || this.readableFlowing !== null) {
+    // Only a stream nobody has read from yet. A pipe that leaves its destination open (`end: false`) is one
+    // blob of several sent in one response: a zip (files/zip-stream.ts) writes its entries so.
+    if (!socketLike || this.#pumping || this.readableFlowing !== null) {
       return super.pipe(destination, options)
     }
     destination.emit('pipe', this)
-    this.#pumping = this.#pump(destination)
+    this.#pumping = this.#pump(destination, options?.end !== false)
     return destination
   }
 
-  /** Reads into two buffers in turn, each again only once its last write has left; then ends `destination`. */
-  async #pump(destination: ServerResponse | Socket): Promise<void> {
+  /**
+   * Reads into two buffers in turn, each again only once its last write has left; then ends `destination`
+   * if `end`.
+   */
+  async #pump(destination: ServerResponse | Socket, end: boolean): Promise<void> {
     const stopped = new Promise<'stopped'>((resolve) => {
       this.#stop = () => resolve('stopped')
     })
@@ -120,7 +124,7 @@ export class LocalReadStream extends Readable {
       const failed = results.find(Boolean)
       if (failed) throw failed
       // Ended as `pipe` ends its destination: the stream's 'end' first, then the destination's.
-      this.once('end', () => destination.end())
+      if (end) this.once('end', () => destination.end())
       this.push(null)
       this.resume()
     } catch (error) {

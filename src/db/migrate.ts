@@ -16,6 +16,7 @@ import * as requestUploads from './migrations/0009_request_uploads.ts'
 import * as blobDeletions from './migrations/0010_blob_deletions.ts'
 import * as backupHolds from './migrations/0011_backup_holds.ts'
 import * as accountsOnTheWeb from './migrations/0012_accounts_on_the_web.ts'
+import * as fileCrc32 from './migrations/0013_file_crc32.ts'
 import * as accountDailyCounts from './migrations/0014_account_daily_counts.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0010_blob_deletions': blobDeletions,
   '0011_backup_holds': backupHolds,
   '0012_accounts_on_the_web': accountsOnTheWeb,
+  '0013_file_crc32': fileCrc32,
   '0014_account_daily_counts': accountDailyCounts,
 }
 

@@ -48,6 +48,8 @@ export interface FilesTable {
   size: number
   blob_key: string
   sha256: string | null
+  /** CRC-32 of the bytes (unsigned), stored by upload processing for zips; null for files made before it. */
+  crc32: number | null
   created_at: number
   updated_at: number
 }

@@ -63,6 +63,44 @@ export interface FileListOptions {
   limit: number
 }
 
+/** What a zip (zip.service.ts) needs of a file: where its bytes are, their size and CRC-32, its name and date. */
+export interface ZipFileRow {
+  id: string
+  name: string
+  size: number
+  blobKey: string
+  /** Null for files made before upload processing stored it. */
+  crc32: number | null
+  createdAt: number
+}
+
+const ZIP_COLUMNS = [
+  'files.id',
+  'files.name',
+  'files.size',
+  'files.blob_key',
+  'files.crc32',
+  'files.created_at',
+] as const
+
+function toZipFileRow(row: {
+  id: string
+  name: string
+  size: number
+  blob_key: string
+  crc32: number | null
+  created_at: number
+}): ZipFileRow {
+  return {
+    id: row.id,
+    name: row.name,
+    size: Number(row.size),
+    blobKey: row.blob_key,
+    crc32: row.crc32 === null ? null : Number(row.crc32),
+    createdAt: Number(row.created_at),
+  }
+}
+
 /** File rows remembered per process by default (FILE_CACHE_SIZE): about a kilobyte each. */
 const DEFAULT_CACHE_SIZE = 10_000
 /** However quiet the epoch, a cached file is read again after this long (see epoch-cache.ts). */
@@ -144,6 +182,7 @@ export class FilesRepository {
   readonly #listPage
   readonly #listInFolderPage
   readonly #search: ReturnType<typeof nameSearch>
+  readonly #zipFolderPage
 
   /** `cacheSize`: the files kept in memory; 0 reads every one from the database. */
   constructor(db: Db, options: { cacheSize?: number } = {}) {
@@ -170,6 +209,19 @@ export class FilesRepository {
       (accountId: string, folderId: string) => inAccount(accountId).where('files.folder_id', '=', folderId),
     )
     this.#search = nameSearch(db)
+    // The folder's order index (folder_id, account_id, created_at, id), as the folder's list walks it.
+    this.#zipFolderPage = preparePages(
+      db,
+      'files_zip_folder',
+      'files',
+      2,
+      (accountId: string, folderId: string) =>
+        db.kysely
+          .selectFrom('files')
+          .select(ZIP_COLUMNS)
+          .where('files.account_id', '=', accountId)
+          .where('files.folder_id', '=', folderId),
+    )
   }
 
   /** The account's file; undefined when there is none or it is another account's. */
@@ -331,5 +383,33 @@ export class FilesRepository {
       .returning(['id', 'folder_id'])
       .execute()
     return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+  }
+
+  /** Those of `fileIds` that are the account's, for a zip, in the order asked (others left out); by primary key. */
+  async zipRows(accountId: string, fileIds: string[]): Promise<ZipFileRow[]> {
+    if (fileIds.length === 0) return []
+    const rows = await this.#db
+      .selectFrom('files')
+      .select(ZIP_COLUMNS)
+      .where('files.account_id', '=', accountId)
+      .where('files.id', 'in', fileIds)
+      .execute()
+    const byId = new Map(rows.map((row) => [row.id, toZipFileRow(row)]))
+    return fileIds.flatMap((id) => byId.get(id) ?? [])
+  }
+
+  /** A page of the folder's files for a zip, newest first, as the folder's list orders them. */
+  async zipRowsInFolder(
+    accountId: string,
+    folderId: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<Page<ZipFileRow>> {
+    return toPage(await this.#zipFolderPage([accountId, folderId], cursor, limit), limit, toZipFileRow)
+  }
+
+  /** Records the CRC-32 of a file's bytes (upload processing computes it once). */
+  async setCrc32(trx: Transaction, fileId: string, crc32: number): Promise<void> {
+    await trx.updateTable('files').set({ crc32 }).where('id', '=', fileId).execute()
   }
 }
