@@ -38,9 +38,16 @@ export async function freePort(): Promise<number> {
   })
 }
 
-/** Runs `script` (relative to the repository) with this Node and `env` added to the environment. */
-export function startChild(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [script], {
+/**
+ * Runs `script` (relative to the repository) with this Node and `env` added to the environment; `nodeArgs`
+ * go to Node itself (`--cpu-prof`).
+ */
+export function startChild(
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, script], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
