@@ -1,6 +1,7 @@
 // Sessions' SQL: signed-in browsers, found by the SHA-256 of their cookie's secret.
 import type { Kysely } from 'kysely'
 import type { Db } from '../db/database.ts'
+import { prepare } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import type { Account } from './accounts.repository.ts'
 
@@ -16,9 +17,27 @@ export interface StoredSession {
 
 export class SessionsRepository {
   readonly #db: Kysely<Database>
+  readonly #bySecretHash
 
   constructor(db: Db) {
     this.#db = db.kysely
+    // Every signed-in page view looks its session up: compiled once, read outside any transaction (Db.read).
+    this.#bySecretHash = prepare(db, 'session_by_secret_hash', 1, (secretHash: string) =>
+      db.kysely
+        .selectFrom('sessions')
+        .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+        .select([
+          'sessions.id',
+          'sessions.created_at',
+          'sessions.last_seen_at',
+          'sessions.expires_at',
+          'accounts.id as account_id',
+          'accounts.email',
+          'accounts.created_at as account_created_at',
+          'accounts.disabled_at',
+        ])
+        .where('sessions.secret_hash', '=', secretHash),
+    )
   }
 
   async insert(session: {
@@ -42,21 +61,7 @@ export class SessionsRepository {
   }
 
   async bySecretHash(secretHash: string): Promise<StoredSession | undefined> {
-    const row = await this.#db
-      .selectFrom('sessions')
-      .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
-      .select([
-        'sessions.id',
-        'sessions.created_at',
-        'sessions.last_seen_at',
-        'sessions.expires_at',
-        'accounts.id as account_id',
-        'accounts.email',
-        'accounts.created_at as account_created_at',
-        'accounts.disabled_at',
-      ])
-      .where('sessions.secret_hash', '=', secretHash)
-      .executeTakeFirst()
+    const [row] = await this.#bySecretHash(secretHash)
     return (
       row && {
         id: row.id,

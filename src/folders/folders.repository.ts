@@ -1,9 +1,9 @@
 // Folders' SQL: the rows, their file and request counters, and the columns a file or request row joins from
 // its folder. The counters are moved atomically in SQL, in the transaction of the change they count.
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
-import { preparePages } from '../db/read-path/prepared.ts'
+import { PreparedShapes, prepare, preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { notFound } from '../errors.ts'
 
@@ -65,9 +65,22 @@ export type FolderCounter = 'file_count' | 'request_count'
 export class FoldersRepository {
   readonly #db: Kysely<Database>
   readonly #listPage
+  readonly #byName: PreparedShapes
+  readonly #get
 
   constructor(db: Db) {
     this.#db = db.kysely
+    // The menu of folders and a folder's own row are read on every view of the files app: compiled once, read
+    // outside any transaction (Db.read), the menu's size a constant of its statement (PostgreSQL keeps a plan
+    // only for a constant LIMIT).
+    this.#byName = new PreparedShapes(db)
+    this.#get = prepare(db, 'folder_by_id', 2, (accountId: string, folderId: string) =>
+      db.kysely
+        .selectFrom('folders')
+        .select(FOLDER_COLUMNS)
+        .where('id', '=', folderId)
+        .where('account_id', '=', accountId),
+    )
     this.#listPage = preparePages(db, 'folders_list', 'folders', 1, (accountId: string) =>
       db.kysely.selectFrom('folders').select(FOLDER_COLUMNS).where('folders.account_id', '=', accountId),
     )
@@ -78,25 +91,24 @@ export class FoldersRepository {
     return toPage(rows, page.limit, toFolder)
   }
 
-  /** The account's first `limit` folders by name, ignoring case (the unique index on the name serves it). */
+  /**
+   * The account's first `limit` folders by name, ignoring case (the unique index on the name serves it).
+   * `limit` is a constant of the caller's: each is a statement of its own.
+   */
   async byName(accountId: string, limit: number): Promise<Folder[]> {
-    const rows = await this.#db
-      .selectFrom('folders')
-      .select(FOLDER_COLUMNS)
-      .where('account_id', '=', accountId)
-      .orderBy('name_key')
-      .limit(limit)
-      .execute()
+    const rows = await this.#byName.read<FolderRow>(`folders_by_name_${limit}`, [accountId], (account) =>
+      this.#db
+        .selectFrom('folders')
+        .select(FOLDER_COLUMNS)
+        .where('account_id', '=', account as string)
+        .orderBy('name_key')
+        .limit(sql.lit(limit)),
+    )
     return rows.map(toFolder)
   }
 
   async get(accountId: string, folderId: string): Promise<Folder | undefined> {
-    const row = await this.#db
-      .selectFrom('folders')
-      .select(FOLDER_COLUMNS)
-      .where('id', '=', folderId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst()
+    const [row] = await this.#get(accountId, folderId)
     return row && toFolder(row)
   }
 
