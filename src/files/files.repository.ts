@@ -6,7 +6,7 @@ import type { Kysely, SelectQueryBuilder } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
-import { idLookup } from '../db/read-path/id-lookup.ts'
+import { idLookup, idsLookup } from '../db/read-path/id-lookup.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
@@ -189,7 +189,9 @@ export class FilesRepository {
     this.#db = db.kysely
     // Only the account's own files are found: the lookup is by id alone (so PostgreSQL can batch it), and
     // a caller keeps its row only if its account owns it.
-    const lookUp = idLookup(db, 'files_by_ids', (ids) => selectFiles(db.kysely).where('files.id', 'in', ids))
+    const byIds = (ids: string[]) => selectFiles(db.kysely).where('files.id', 'in', ids)
+    const lookUp = idLookup(db, 'files_by_ids', byIds)
+    const lookUpList = idsLookup(db, 'files_by_id_list', byIds)
     this.#byId = cachedLookup(db, {
       watched: 'files_folders_shares',
       maxEntries: options.cacheSize ?? DEFAULT_CACHE_SIZE,
@@ -197,6 +199,10 @@ export class FilesRepository {
       read: async (fileId, accountId) => {
         const row = await lookUp(fileId)
         return row?.account_id === accountId ? row : undefined
+      },
+      readMany: async (fileIds, accountId) => {
+        const rows = await lookUpList(fileIds)
+        return new Map(rows.filter((row) => row.account_id === accountId).map((row) => [row.id, row]))
       },
     })
     const inAccount = (accountId: string) => selectFiles(db.kysely).where('files.account_id', '=', accountId)
@@ -230,19 +236,21 @@ export class FilesRepository {
     return row && toStoredFile(row)
   }
 
+  /** Those of `fileIds` that are the account's, in their order; others are left out. Read together. */
+  async byIds(accountId: string, fileIds: string[]): Promise<StoredFile[]> {
+    const rows = await this.#byId.getMany(fileIds, accountId)
+    const now = Date.now()
+    return rows.flatMap((row) => (row ? [toStoredFile(row, now)] : []))
+  }
+
   /** The account's files, newest first, optionally in one folder and matching a name search. */
   async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
     const { query, folderId, cursor, limit } = options
     if (query !== undefined) {
       const page = await this.#search({ accountId, query, folderId, cursor, limit })
       // A file deleted since the search is left out; the cursor still comes from the search, so the walk goes
-      // on past it.
-      const rows = await Promise.all(page.items.map((id) => this.#byId.get(id, accountId)))
-      const now = Date.now()
-      return {
-        items: rows.flatMap((row) => (row ? [toStoredFile(row, now)] : [])),
-        nextCursor: page.nextCursor,
-      }
+      // on past it. Those not in memory are read together: one statement for the page, whatever its size.
+      return { items: await this.byIds(accountId, page.items), nextCursor: page.nextCursor }
     }
     const rows = await (folderId === undefined
       ? this.#listPage([accountId], cursor, limit)

@@ -168,8 +168,7 @@ export class FilesService {
 
   /** Those of `fileIds` that are the account's, in request order; others are left out. */
   async findMany(accountId: string, fileIds: string[]): Promise<StoredFile[]> {
-    const files = await Promise.all([...new Set(fileIds)].map((id) => this.#files.byId(accountId, id)))
-    return files.filter((file) => file !== undefined)
+    return this.#files.byIds(accountId, [...new Set(fileIds)])
   }
 
   /** Deletes one file with its share and blobs; see `deleteMany`. */

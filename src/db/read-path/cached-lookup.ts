@@ -16,23 +16,46 @@ export interface CachedLookupOptions<Row> {
   maxAgeMs: number
   /** Reads the row of `key` (within `scope`, for scoped rows); undefined when there is none. */
   read(key: string, scope: string | undefined): Promise<Row | undefined>
+  /**
+   * Reads the rows of several keys at once (within `scope`), keyed by their key; a key without a row is
+   * absent. Without it, `getMany` reads each key on its own.
+   */
+  readMany?(keys: string[], scope: string | undefined): Promise<Map<string, Row>>
 }
 
 export interface CachedLookup<Row> {
   /** The row of `key` within `scope` (an account id, for rows watched per account). */
   get(key: string, scope?: string): Promise<Row | undefined>
+  /** The rows of `keys` within `scope`, in their order: those not in memory read together (`readMany`). */
+  getMany(keys: string[], scope?: string): Promise<(Row | undefined)[]>
   /** Drops this process's entries that pass `test`; other processes learn of the change through the epoch. */
   forget(test: (row: Row) => boolean): void
 }
 
 export function cachedLookup<Row>(db: Db, options: CachedLookupOptions<Row>): CachedLookup<Row> {
   const { watched, read } = options
-  if (options.maxEntries === 0) return { get: read, forget: () => {} }
+  const readMany = async (keys: string[], scope: string | undefined) => {
+    if (options.readMany) return options.readMany(keys, scope)
+    const rows = await Promise.all(keys.map((key) => read(key, scope)))
+    return new Map(keys.flatMap((key, i) => (rows[i] === undefined ? [] : [[key, rows[i] as Row]])))
+  }
+  if (options.maxEntries === 0) {
+    return {
+      get: read,
+      getMany: async (keys, scope) => {
+        const rows = await readMany(keys, scope)
+        return keys.map((key) => rows.get(key))
+      },
+      forget: () => {},
+    }
+  }
   const cache = new EpochCache<Row>({ maxEntries: options.maxEntries, maxAgeMs: options.maxAgeMs })
+  // Keyed by the scope too: asking for another scope's row can neither find nor disturb its entry.
+  const entryKeyOf = (key: string, scope: string | undefined) =>
+    scope === undefined ? key : `${scope}/${key}`
   return {
     async get(key, scope) {
-      // Keyed by the scope too: asking for another scope's row can neither find nor disturb its entry.
-      const entryKey = scope === undefined ? key : `${scope}/${key}`
+      const entryKey = entryKeyOf(key, scope)
       const epoch = db.changeEpoch(watched, scope)
       const now = Date.now()
       const cached = cache.get(entryKey, epoch, now)
@@ -40,6 +63,20 @@ export function cachedLookup<Row>(db: Db, options: CachedLookupOptions<Row>): Ca
       const row = await read(key, scope)
       if (row !== undefined) cache.set(entryKey, row, epoch, now)
       return row
+    },
+    async getMany(keys, scope) {
+      const epoch = db.changeEpoch(watched, scope)
+      const now = Date.now()
+      const found = keys.map((key) => cache.get(entryKeyOf(key, scope), epoch, now))
+      const missing = keys.filter((_, i) => found[i] === undefined)
+      if (missing.length === 0) return found
+      const rows = await readMany(missing, scope)
+      return keys.map((key, i) => {
+        if (found[i] !== undefined) return found[i]
+        const row = rows.get(key)
+        if (row !== undefined) cache.set(entryKeyOf(key, scope), row, epoch, now)
+        return row
+      })
     },
     forget: (test) => cache.deleteWhere(test),
   }
