@@ -26,9 +26,11 @@ import { AppError } from './errors.ts'
 import { downloadAccel } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
+import { filesAppRoutes } from './files/files-app.routes.ts'
 import { zipRoutes } from './files/zip.routes.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
+import { foldersAppRoutes } from './folders/folders-app.routes.ts'
 import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
@@ -58,7 +60,9 @@ import type { Services } from './routes.ts'
 import { sharePagesRoutes } from './shares/share-pages.routes.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
 import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
+import { sharesAppRoutes } from './shares/shares-app.routes.ts'
 import { uploadsRoutes } from './uploads/uploads.routes.ts'
+import { uploadsAppRoutes } from './uploads/uploads-app.routes.ts'
 import { registerWeb } from './web/web.ts'
 import { type Jobs, wire } from './wiring.ts'
 
@@ -147,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   const web = await registerWeb(app, deps.config)
   registerErrorHandling(app, {
-    sendError: (reply, status) => web.sendError(reply, status),
+    sendError: (reply, status, code) => web.sendError(reply, status, code && web.errorText(code)),
     // Everything outside the API and the blob endpoint is for people.
     isPagePath: (path) => !path.startsWith(API_BASE_PATH) && !path.startsWith(BLOB_API_PATH),
   })
@@ -204,7 +208,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(requestPagesRoutes, routeDeps)
   await app.register(analyticsAppRoutes, routeDeps)
   await app.register(requestsAppRoutes, routeDeps)
+  await app.register(filesAppRoutes, routeDeps)
   await app.register(zipRoutes, routeDeps)
+  await app.register(uploadsAppRoutes, routeDeps)
+  await app.register(foldersAppRoutes, routeDeps)
+  await app.register(sharesAppRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
     uploadsRoutes,

@@ -9,6 +9,10 @@ export const ERROR_CODES = {
     hint: 'Send a valid API key or OAuth access token as "Authorization: Bearer <credential>".',
   },
   insufficient_scope: { status: 403, hint: 'Use a credential that carries the scope named in the message.' },
+  form_expired: {
+    status: 403,
+    hint: 'Reload the page, which gives the form a new token, then send it again.',
+  },
   not_found: { status: 404, hint: 'Check the ID or path; resources of other accounts are never visible.' },
   conflict: { status: 409, hint: 'Reload the resource and retry with a change that fits its current state.' },
   request_timeout: { status: 408, hint: 'Send the whole request promptly, then retry.' },

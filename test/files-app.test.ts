@@ -205,6 +205,7 @@ describeEachEngine('the files app over HTTP', (ctx) => {
         })
         assert.equal(res.statusCode, 403, `${path} with ${token ?? 'no token'}`)
         assert.match(res.headers['content-type'] as string, /^text\/html/)
+        assert.match(textOf(res.body), /This form has expired .* reload the page/)
       }
     }
     for (const path of ['/uploads', '/uploads/status', '/uploads/cancel']) {
@@ -212,7 +213,7 @@ describeEachEngine('the files app over HTTP', (ctx) => {
         'content-type': 'application/json',
       })
       assert.equal(res.statusCode, 403, path)
-      assert.equal(JSON.parse(res.body).error.code !== undefined, true)
+      assert.equal(JSON.parse(res.body).error.code, 'form_expired')
     }
     const after = await api(ctx().app, o, 'GET', `/files/${file.id}`)
     assert.equal(after.body.data.name, 'keep.txt')

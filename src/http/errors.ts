@@ -34,6 +34,10 @@ function fastifyClientError(error: FastifyError, request: FastifyRequest): [Erro
       ]
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return ['unsupported_media_type', 'The request body must be application/json.']
+    // A page's form (or the app's script) sent no CSRF token, or one of another session, or an older one.
+    case 'FST_CSRF_MISSING_SECRET':
+    case 'FST_CSRF_INVALID_TOKEN':
+      return ['form_expired', 'The form’s security token is missing or out of date.']
     default:
       return undefined
   }
@@ -103,7 +107,8 @@ declare module 'fastify' {
 
 /** How failures of pages are answered; the web foundation provides it (web/web.ts). */
 export interface ErrorPages {
-  sendError(reply: FastifyReply, status: number): FastifyReply
+  /** The error page of `status`; `code`, of the catalogue, where a page says more than its status does. */
+  sendError(reply: FastifyReply, status: number, code?: ErrorCode): FastifyReply
   /** Whether an unknown path is one a person would have opened: it then gets a 404 page. */
   isPagePath(path: string): boolean
 }
@@ -116,7 +121,7 @@ function acceptsHtml(request: FastifyRequest): boolean {
 export function registerErrorHandling(app: FastifyInstance, pages?: ErrorPages): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const [status, body] = errorResponse(error, request)
-    if (pages && request.routeOptions.config?.page) return pages.sendError(reply, status)
+    if (pages && request.routeOptions.config?.page) return pages.sendError(reply, status, body.error.code)
     return reply.status(status).send(body)
   })
 

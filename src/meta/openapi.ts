@@ -17,6 +17,8 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.',
   insufficient_scope:
     'The credential is valid but lacks the scope the operation needs; the message names it.',
+  form_expired:
+    'Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.',
   not_found:
     'The resource does not exist or belongs to another account (never distinguished), or no route matches.',
   conflict:

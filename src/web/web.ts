@@ -73,6 +73,15 @@ const ERROR_TEXTS: Record<number, ErrorText> = {
   },
 }
 
+/** What an error page says for a code of the catalogue whose status alone would say too little. */
+const CODE_TEXTS: Record<string, ErrorText> = {
+  form_expired: {
+    title: 'This form has expired',
+    message:
+      'It was opened in a session that has since ended, or too long ago. Go back, reload the page, and send it again.',
+  },
+}
+
 /** The icon of a notice: a circle with an exclamation mark. Decorative. */
 const NOTICE_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><circle cx="12" cy="12" r="10" fill="none" stroke="currentColor" stroke-width="1.8"/><path d="M12 7v6" stroke="currentColor" stroke-width="2" stroke-linecap="round"/><circle cx="12" cy="16.5" r="1.2" fill="currentColor"/></svg>`
 
@@ -114,6 +123,11 @@ export class Web {
 <p class="muted">${options.message}</p>
 !${options.extra ?? ''}
 </div></div></section>`
+  }
+
+  /** The words of an error page for a code of the error catalogue, when it has words of its own. */
+  errorText(code: string): Partial<ErrorText> | undefined {
+    return CODE_TEXTS[code]
   }
 
   /** An error page for `status`, which says nothing of what was asked for. */
