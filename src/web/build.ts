@@ -26,6 +26,7 @@ const ENTRIES: Record<string, string> = {
   'styles.css': 'src/web/styles.css',
   'page.js': 'src/web/page.client.ts',
   'request-page.js': 'src/requests/request-page.client.ts',
+  'files-app.js': 'src/files/files-app.client.ts',
 }
 
 export type AssetName = keyof typeof ENTRIES
