@@ -3,7 +3,7 @@
 // page and the public page of a share link show files alike; each passes the addresses its bytes and preview
 // are served at. Every text from a user (the name, a text file's contents) goes through ghtml's escaping.
 import { html } from 'ghtml'
-import { formatSize } from '../web/format.ts'
+import { extensionLabel, formatSize } from '../web/format.ts'
 import { INLINE_SAFE_TYPES } from './download.ts'
 import type { FilePreview } from './files.repository.ts'
 import type { TextHead } from './text-head.ts'
@@ -65,12 +65,6 @@ export function viewerKindOf(file: ViewedFile): ViewerKind {
   const extension = name.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name
   if (SOURCE_EXTENSIONS.has(extension)) return 'text'
   return 'icon'
-}
-
-/** The extension of a file name, upper-cased for an icon's label: "ZIP"; empty when there is none. */
-function extensionLabel(name: string): string {
-  const match = /\.([A-Za-z0-9]{1,5})$/.exec(name)
-  return match ? (match[1] as string).toUpperCase() : ''
 }
 
 /** A sheet of paper with the file's extension on it, for files without a preview. */

@@ -8,7 +8,7 @@
 // 1 (bench/app.ts; docs/architecture.md, "Performance").
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
-import { describeType, formatDate, formatSize } from '../web/format.ts'
+import { describeType, extensionLabel, formatDate, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import type { StoredFile } from './files.repository.ts'
@@ -86,8 +86,8 @@ function family(contentType: string, name: string): string {
 
 /** A small icon of a file without a preview: a sheet with its extension, tinted by family. */
 export function typeIcon(file: Pick<StoredFile, 'name' | 'contentType'>): string {
-  const match = /\.([A-Za-z0-9]{1,4})$/.exec(file.name)
-  const label = match ? (match[1] as string).toUpperCase() : ''
+  // The small sheet has room for four letters.
+  const label = extensionLabel(file.name).slice(0, 4)
   return html`<svg class="type-icon type-${family(file.contentType, file.name)}" viewBox="0 0 40 48" aria-hidden="true" focusable="false"><path class="sheet" d="M5 2h21l10 10v32a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z"/><path class="fold" d="M26 2v8a2 2 0 0 0 2 2h8"/>!${label ? html`<text x="19.5" y="36" text-anchor="middle">${label}</text>` : ''}</svg>`
 }
 

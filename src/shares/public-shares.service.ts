@@ -1,10 +1,10 @@
 // What the public share page (`/s/{publicId}`) needs: the state of the link behind a public id, its file's
 // bytes, preview and first lines, the password (its guesses limited) and the passes that remember it, and
 // counting views and downloads (the download limit). The public id is the capability: no account is involved.
-import { TextDecoder } from 'node:util'
 import { verifyPassword } from '../auth/secrets.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
 import { type FaultLog, type FileContent, fileContent, type ServedFile } from '../files/file-content.ts'
+import { readTextHead, type TextHead } from '../files/text-head.ts'
 import type { LinkPasses } from './link-passes.ts'
 import type { PublicLinkRow, SharesRepository } from './shares.repository.ts'
 
@@ -77,12 +77,6 @@ export type DownloadAdmission =
   | { kind: 'exhausted' }
   /** No: on a limited link, a range that skips byte 0 needs the pass of a download that was counted. */
   | { kind: 'start-from-beginning' }
-
-/** The first bytes of a file shown as text, and whether there was more. */
-export interface TextHead {
-  text: string
-  truncated: boolean
-}
 
 export class PublicSharesService {
   readonly #shares: SharesRepository
@@ -238,38 +232,12 @@ export class PublicSharesService {
     return fileContent(this.#blobs, served, log)
   }
 
-  /**
-   * The first `maxBytes` of the file decoded as UTF-8, for a text preview; undefined when they do not look
-   * like text (a NUL byte, or many undecodable sequences). A character cut at the end is left out.
-   */
-  async textHead(link: PublicLink, maxBytes: number, log: FaultLog): Promise<TextHead | undefined> {
-    const { file } = link
-    if (file.size === 0) return { text: '', truncated: false }
-    const end = Math.min(file.size, maxBytes) - 1
-    const stream = await this.content(link, log).open({ start: 0, end })
-    const chunks: Buffer[] = []
-    for await (const chunk of stream) chunks.push(chunk as Buffer)
-    const bytes = Buffer.concat(chunks)
-    if (bytes.includes(0)) return undefined
-    const text = new TextDecoder('utf-8', { fatal: false }).decode(withoutCutCharacter(bytes))
-    const undecodable = text.split('\uFFFD').length - 1
-    if (undecodable > text.length / 100 + 1) return undefined
-    return { text, truncated: file.size > maxBytes }
+  /** The first `maxBytes` of the file as text, for a text preview; undefined when they are not text. */
+  textHead(link: PublicLink, maxBytes: number, log: FaultLog): Promise<TextHead | undefined> {
+    return readTextHead(this.content(link, log), maxBytes)
   }
 }
 
 function expiredOrDisabled(share: { expiresAt: number | null }): GoneReason {
   return share.expiresAt !== null && share.expiresAt <= Date.now() ? 'expired' : 'disabled'
-}
-
-/** The bytes without a UTF-8 sequence cut short at their end. */
-function withoutCutCharacter(bytes: Buffer): Buffer {
-  // A sequence is at most 4 bytes: look back at most 3 for its lead byte.
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const byte = bytes[bytes.length - back] as number
-    if ((byte & 0xc0) === 0x80) continue // a continuation byte: keep looking for the lead
-    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
-    return length > back ? bytes.subarray(0, bytes.length - back) : bytes
-  }
-  return bytes
 }

@@ -11,6 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { sendFileContent } from '../files/download.ts'
+import { TEXT_PREVIEW_BYTES, viewerKindOf } from '../files/file-viewers.views.ts'
 import { addressBucket } from '../http/rate-limit.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
@@ -18,7 +19,7 @@ import { acceptForms } from '../web/forms.ts'
 import { PageCache } from '../web/page-cache.ts'
 import type { PassKind } from './link-passes.ts'
 import type { LinkState, Pass, PublicLink } from './public-shares.service.ts'
-import { linkPaths, passwordPage, previewKindOf, sharePage, TEXT_PREVIEW_BYTES } from './share-pages.views.ts'
+import { linkPaths, passwordPage, sharePage } from './share-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */
 const MAX_PUBLIC_ID_LENGTH = 64
@@ -121,7 +122,7 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
       const key = `${link.shareId}\n${link.file.name}\n${link.preview ? 'preview' : ''}`
       let html = pages.get(key)
       if (!html) {
-        const kind = previewKindOf(link)
+        const kind = viewerKindOf({ ...link.file, preview: link.preview })
         const text =
           kind === 'text' ? await publicShares.textHead(link, TEXT_PREVIEW_BYTES, request.log) : undefined
         html = pages.set(key, web.layout.render(sharePage(link, { urls, text, kind })))
