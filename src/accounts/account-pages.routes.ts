@@ -93,14 +93,14 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
   const page = { page: true } as const
   const hidden = { hide: true }
   /** Pages of a signed-out visitor (or anyone): the session is read, if there is one. */
-  const open = { config: page, schema: hidden, preHandler: webSessions.load }
-  const posted = { config: page, schema: hidden, preHandler: [webSessions.load, app.csrfProtection] }
+  const open = { config: page, schema: hidden, preValidation: webSessions.load }
+  const posted = { config: page, schema: hidden, preValidation: [webSessions.load, app.csrfProtection] }
   /** Settings: a signed-out browser is sent to sign in, and comes back. */
-  const signedIn = { config: page, schema: hidden, preHandler: webSessions.requireSession }
+  const signedIn = { config: page, schema: hidden, preValidation: webSessions.requireSession }
   const signedInPost = {
     config: page,
     schema: hidden,
-    preHandler: [webSessions.requireSession, app.csrfProtection],
+    preValidation: [webSessions.requireSession, app.csrfProtection],
   }
 
   /** The session of a request that passed requireSession. */

@@ -1,5 +1,5 @@
 // The signed-in browser of the account and OAuth pages: the session cookie, read once per request by the
-// `load` pre-handler, and set or cleared at sign-in and sign-out. The cookie holds the session's secret
+// `load` hook, and set or cleared at sign-in and sign-out. The cookie holds the session's secret
 // (its row holds the hash); it is `HttpOnly`, `SameSite=Lax`, and `Secure` with the `__Host-` prefix when
 // PUBLIC_URL is https (the prefix needs Secure, so plain-http installs use a plain name).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -64,14 +64,15 @@ export class WebSessions {
     this.cookieName = sessionCookieName(publicUrl)
   }
 
-  /** Pre-handler: parses the cookies (the app parses none by default) and resumes the session. */
+  /** A route hook: parses the cookies (the app parses none by default) and resumes the session. */
   readonly load = async (request: FastifyRequest): Promise<void> => {
     request.cookies = this.#app.parseCookie(request.headers.cookie ?? '')
     request.webSession = await this.#sessions.resume(request.cookies[this.cookieName])
   }
 
   /**
-   * Pre-handler of the pages and calls that need a signed-in browser: resumes the session, and without one
+   * The hook of the pages and calls that need a signed-in browser, run as `preValidation` so that a signed-out
+   * request learns that first, before any of its parameters are judged: resumes the session, and without one
    * sends a page request to sign in (coming back to the page asked for; after a form, whose page the browser
    * does not name under our Referrer-Policy, to the home page) and refuses a script's call with a 401 in the API's envelope, which the script shows as a message.
    */

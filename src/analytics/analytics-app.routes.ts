@@ -39,7 +39,7 @@ export const analyticsAppRoutes: Routes = async (app, { services, web, webSessio
     {
       config: { page: true },
       schema: { hide: true, querystring: PageQuery },
-      preHandler: webSessions.requireSession,
+      preValidation: webSessions.requireSession,
     },
     async (request, reply) => {
       const { days, share } = request.query

@@ -155,7 +155,9 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
       preValidation: webSessions.requireSession,
       schema: {
         hide: true,
-        querystring: Type.Object({ ids: Type.String({ pattern: '^[A-Za-z0-9_]{1,100}(,[A-Za-z0-9_]{1,100}){0,99}$' }) }),
+        querystring: Type.Object({
+          ids: Type.String({ pattern: '^[A-Za-z0-9_]{1,100}(,[A-Za-z0-9_]{1,100}){0,99}$' }),
+        }),
       },
     },
     async (request, reply) => {

@@ -58,7 +58,7 @@ export const zipRoutes: Routes = async (app, { services, web, webSessions }) => 
     {
       config: page,
       schema: { hide: true },
-      preHandler: [webSessions.requireSession, app.csrfProtection],
+      preValidation: [webSessions.requireSession, app.csrfProtection],
     },
     async (request, reply) => {
       const form = readSelection(request.body)
@@ -86,7 +86,7 @@ export const zipRoutes: Routes = async (app, { services, web, webSessions }) => 
         hide: true,
         params: Type.Object({ folderId: Type.String({ minLength: 1, maxLength: 100 }) }),
       },
-      preHandler: webSessions.requireSession,
+      preValidation: webSessions.requireSession,
     },
     async (request, reply) => {
       const archive = await zips.ofFolder(sessionAccountId(request), request.params.folderId, request.log)

@@ -142,11 +142,11 @@ export const oauthRoutes: Routes = async (app, deps) => {
     await acceptForms(pagesApp)
     const page = { page: true } as const
     // A signed-out browser is sent to sign in, and comes back to the interaction.
-    const signedIn = { config: page, schema: { hide: true }, preHandler: webSessions.requireSession }
+    const signedIn = { config: page, schema: { hide: true }, preValidation: webSessions.requireSession }
     const posted = {
       config: page,
       schema: { hide: true },
-      preHandler: [webSessions.requireSession, pagesApp.csrfProtection],
+      preValidation: [webSessions.requireSession, pagesApp.csrfProtection],
     }
 
     /** The interaction of the request, or its error page (expired, or from another browser). */

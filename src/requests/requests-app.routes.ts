@@ -186,8 +186,8 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
   const { requests } = services
   await acceptForms(app)
   const page = { page: true } as const
-  const signedIn = { config: page, preHandler: webSessions.requireSession }
-  const posted = { config: page, preHandler: [webSessions.requireSession, app.csrfProtection] }
+  const signedIn = { config: page, preValidation: webSessions.requireSession }
+  const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const serverMaxFileSize = config.maxFileSize
   const linkOf = (request: { publicId: string }) => urls.requestPage(request.publicId)
 
