@@ -289,7 +289,7 @@ for (const engine of ENGINES) {
         // A folder from the sidebar; two files moved into it from the selection.
         await page.goto(`${c.base}/`)
         await page.locator('.new-folder summary').click()
-        await page.getByLabel('Name').fill('Finance')
+        await page.getByLabel('Name', { exact: true }).fill('Finance')
         await page.getByRole('button', { name: 'Create folder' }).click()
         await page.waitForURL(/\/folders\/fld_\w+\?done=folder-created$/)
         const folderUrl = page.url().replace(/\?.*$/, '')
@@ -351,7 +351,7 @@ for (const engine of ENGINES) {
         await page.goto(folderUrl)
         await page.getByRole('link', { name: 'Rename' }).click()
         await page.waitForURL(/\/rename$/)
-        await page.getByLabel('Name').fill('Finance & <b>tax</b>')
+        await page.getByLabel('Name', { exact: true }).fill('Finance & <b>tax</b>')
         await looks(page, `files-${engine}-folder-rename`)
         await page.getByRole('button', { name: 'Rename' }).click()
         await page.waitForURL(/done=folder-renamed/)
