@@ -70,7 +70,7 @@ async function dropFiles(page: Page, files: Dropped[], keepOverlay = false): Pro
 }
 
 const uploadState = (page: Page, name: string) =>
-  page.locator('.upload-item', { hasText: name }).getAttribute('data-state')
+  page.locator('.file-item', { hasText: name }).getAttribute('data-state')
 
 const rowNames = (page: Page) => page.locator('tbody[data-file-rows] a.file-link').allInnerTexts()
 
@@ -159,7 +159,7 @@ for (const engine of ENGINES) {
           { name: 'lake.png', mimeType: 'image/png', buffer: png },
           { name: 'big.bin', mimeType: 'application/octet-stream', buffer: big },
         ])
-        await page.locator('.upload-item[data-state="done"]').nth(2).waitFor({ timeout: 60_000 })
+        await page.locator('.file-item[data-state="done"]').nth(2).waitFor({ timeout: 60_000 })
         await page.locator('tbody tr').nth(2).waitFor()
         assert.deepEqual((await rowNames(page)).sort(), ['big.bin', 'lake.png', 'notes.txt'])
         await page.locator('tbody img.thumb').waitFor()
@@ -176,7 +176,7 @@ for (const engine of ENGINES) {
         ])
         assert.equal(await page.locator('[data-drop-overlay]').isVisible(), false)
         await page
-          .locator('.upload-item', { hasText: 'dropped.txt' })
+          .locator('.file-item', { hasText: 'dropped.txt' })
           .locator('xpath=self::*[@data-state="done"]')
           .waitFor({ timeout: 30_000 })
         await page.locator('tbody tr', { hasText: 'dropped.txt' }).waitFor()
@@ -222,8 +222,8 @@ for (const engine of ENGINES) {
             buffer: Buffer.alloc(MAX_FILE_SIZE + 1),
           },
         ])
-        await page.locator('.upload-item[data-state="refused"]').waitFor()
-        assert.match(await page.locator('.upload-item').innerText(), /larger than 16\.8 MB/)
+        await page.locator('.file-item[data-state="refused"]').waitFor()
+        assert.match(await page.locator('.file-item').innerText(), /larger than 16\.8 MB/)
         assert.equal(requests.filter((url) => url.endsWith('/uploads')).length, 0, 'nothing was prepared')
         await page.getByRole('button', { name: 'Dismiss too-big.bin' }).click()
 
@@ -233,18 +233,18 @@ for (const engine of ENGINES) {
         ])
         await page.waitForFunction(() => {
           const bar = document.querySelector<HTMLProgressElement>(
-            '.upload-item[data-state="uploading"] progress',
+            '.file-item[data-state="uploading"] progress',
           )
           return bar !== null && bar.value >= 5
         })
-        assert.match(await page.locator('.upload-status').innerText(), /\d+ % · .* of 3\.1 MB · .*\/s/)
+        assert.match(await page.locator('.file-status').innerText(), /\d+ % · .* of 3\.1 MB · .*\/s/)
         await screenshot(page, `files-${engine}-uploading-desktop`)
         await assertAccessible(page, 'an upload under way')
         await page.getByRole('button', { name: 'Cancel the upload of slow.bin' }).click()
         assert.equal(await uploadState(page, 'slow.bin'), 'cancelled')
         await throttleUploads(page, -1)
         await page.getByRole('button', { name: 'Send again slow.bin' }).click()
-        await page.locator('.upload-item[data-state="done"]').waitFor({ timeout: 30_000 })
+        await page.locator('.file-item[data-state="done"]').waitFor({ timeout: 30_000 })
         const files = (await api(o.token, 'GET', '/files')).body.data as { id: string; name: string }[]
         assert.deepEqual(
           files.map((f) => f.name),

@@ -8,13 +8,16 @@
 //   three at a time, each with its progress, speed, Cancel and Retry. Once stored, the uploads are followed
 //   through POST /uploads/status; a file that is complete is added to the list as the server renders its row
 //   (GET /files/rows), so names stay text and rows look alike, without a reload.
-import { upload } from '@vercel/blob/client'
 import { formatSize } from '../format-size.shared.ts'
-
-declare global {
-  /** Read by @vercel/blob as `process.env.VERCEL_BLOB_API_URL` (web/build.ts defines it so). */
-  var COFFER_BLOB_API_URL: string | undefined
-}
+import {
+  failureText,
+  type Grant,
+  sendBytes,
+  showProgress,
+  showState,
+  type UploadRow,
+  uploadRow,
+} from '../uploads/upload-items.client.ts'
 
 /** Files sent at once; the others wait their turn. */
 const CONCURRENT_UPLOADS = 3
@@ -31,25 +34,12 @@ type State =
   | 'failed'
   | 'cancelled'
 
-interface Grant {
-  intentId: string
-  contentType: string
-  size: number
-  pathname: string
-  handleUploadUrl: string
-  clientPayload: { intentId: string; name: string; grant: string }
-}
-
-interface Item {
+interface Item extends UploadRow {
   file: File
   state: State
   grant?: Grant
   controller?: AbortController
   startedAt: number
-  element: HTMLLIElement
-  progress: HTMLProgressElement
-  status: HTMLElement
-  button: HTMLButtonElement
 }
 
 interface ApiError {
@@ -175,26 +165,7 @@ function setUpUploads(section: HTMLElement): void {
   }
 
   function newItem(file: File): Item {
-    const element = document.createElement('li')
-    element.className = 'upload-item'
-    const row = document.createElement('div')
-    row.className = 'upload-row'
-    const name = document.createElement('span')
-    name.className = 'upload-name'
-    name.textContent = file.name
-    const button = document.createElement('button')
-    button.type = 'button'
-    button.className = 'button small'
-    row.append(name, button)
-    const progress = document.createElement('progress')
-    progress.max = 100
-    progress.value = 0
-    progress.setAttribute('aria-label', `Upload of ${file.name}`)
-    const status = document.createElement('p')
-    status.className = 'upload-status'
-    element.append(row, progress, status)
-    const item: Item = { file, state: 'preparing', startedAt: 0, element, progress, status, button }
-    button.addEventListener('click', () => act(item))
+    const item: Item = { file, state: 'preparing', startedAt: 0, ...uploadRow(file, () => act(item)) }
     setState(item, 'preparing', 'Preparing…')
     return item
   }
@@ -219,6 +190,7 @@ function setUpUploads(section: HTMLElement): void {
     }
   }
 
+  /** Each state's button: its label, and the action its accessible name starts with. */
   const LABELS: Partial<Record<State, [string, string]>> = {
     waiting: ['Cancel', 'Cancel the upload of'],
     uploading: ['Cancel', 'Cancel the upload of'],
@@ -230,16 +202,7 @@ function setUpUploads(section: HTMLElement): void {
 
   function setState(item: Item, state: State, message: string): void {
     item.state = state
-    item.element.dataset.state = state
-    item.status.textContent = message
-    const label = LABELS[state]
-    item.button.hidden = !label
-    if (label) {
-      item.button.textContent = label[0]
-      item.button.setAttribute('aria-label', `${label[1]} ${item.file.name}`)
-    }
-    item.progress.hidden = state === 'refused'
-    if (state === 'processing' || state === 'done') item.progress.value = 100
+    showState(item, item.file, state, message, LABELS[state])
   }
 
   /** A call of the session's upload endpoints, with the CSRF token; refusals come back as the envelope. */
@@ -309,14 +272,12 @@ function setUpUploads(section: HTMLElement): void {
     item.startedAt = performance.now()
     setState(item, 'uploading', 'Starting…')
     try {
-      await upload(grant.pathname, item.file, {
-        access: 'private',
-        contentType: grant.contentType,
-        handleUploadUrl: grant.handleUploadUrl,
-        clientPayload: JSON.stringify(grant.clientPayload),
-        multipart: grant.size > multipartThreshold,
-        abortSignal: item.controller.signal,
-        onUploadProgress: ({ loaded, total }) => showProgress(item, loaded, total),
+      await sendBytes(grant, item.file, {
+        multipartThreshold,
+        signal: item.controller.signal,
+        onProgress: (loaded, total) => {
+          if (item.state === 'uploading') showProgress(item, loaded, total, item.startedAt)
+        },
       })
       setState(item, 'processing', 'Checking the file…')
       follow()
@@ -325,34 +286,6 @@ function setUpUploads(section: HTMLElement): void {
     } finally {
       pump()
     }
-  }
-
-  function showProgress(item: Item, loaded: number, total: number): void {
-    if (item.state !== 'uploading') return
-    const percent = total > 0 ? Math.floor((loaded / total) * 100) : 0
-    item.progress.value = percent
-    const seconds = (performance.now() - item.startedAt) / 1000
-    const speed = seconds > 0.2 && loaded > 0 ? loaded / seconds : 0
-    const left = speed > 0 ? Math.ceil((total - loaded) / speed) : undefined
-    item.status.textContent = [
-      `${percent} %`,
-      `${formatSize(loaded)} of ${formatSize(total)}`,
-      speed ? `${formatSize(speed)}/s` : '',
-      left !== undefined && left > 2
-        ? `about ${left < 90 ? `${left} s` : `${Math.round(left / 60)} min`} left`
-        : '',
-    ]
-      .filter(Boolean)
-      .join(' · ')
-  }
-
-  function failureText(error: unknown): string {
-    const message = error instanceof Error ? error.message : ''
-    if (/network|fetch|connect/i.test(message))
-      return 'The connection was lost. Retry to send this file again.'
-    return message
-      ? `Not sent: ${message.replace(/^Vercel Blob: /, '')}`
-      : 'Not sent. Retry to send it again.'
   }
 
   async function cancel(item: Item): Promise<void> {

@@ -210,7 +210,7 @@ function uploader(data: FilesPageData): string {
 <input id="upload-input" class="sr-only" type="file" multiple>
 <p class="muted upload-hint">or drop files anywhere on this page. They go to <strong>${where}</strong>; up to ${formatSize(settings.maxFileSize)} each.</p>
 </div>
-<ul class="upload-list" data-upload-list aria-label="Files being uploaded"></ul>
+<ul class="file-list" data-upload-list aria-label="Files being uploaded"></ul>
 <p class="sr-only" role="status" aria-live="polite" data-upload-announce></p>
 </section>
 <noscript><p class="inline-notice">Uploading from this page needs JavaScript. Everything else works without it.</p></noscript>

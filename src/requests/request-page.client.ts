@@ -6,19 +6,22 @@
 // retried by the library), three at a time, each with its progress, speed and a Cancel button. Once stored,
 // the uploads are followed through the status call, authorized by their grants in the body; a file that fails
 // says why and can be sent again alone. A summary ends it.
-import { upload } from '@vercel/blob/client'
 import { formatSize } from '../format-size.shared.ts'
+import {
+  failureText,
+  type Grant,
+  sendBytes,
+  showProgress,
+  showState,
+  type UploadRow,
+  uploadRow,
+} from '../uploads/upload-items.client.ts'
 import {
   checkSubmitter,
   describeAllowedTypes,
   isAcceptedType,
   type SubmitterFields,
 } from './submission-rules.shared.ts'
-
-declare global {
-  /** Read by @vercel/blob as `process.env.VERCEL_BLOB_API_URL` (web/build.ts defines it so). */
-  var COFFER_BLOB_API_URL: string | undefined
-}
 
 /** Files sent at once; the others wait their turn. */
 const CONCURRENT_UPLOADS = 3
@@ -35,28 +38,14 @@ type ItemState =
   | 'failed'
   | 'cancelled'
 
-interface Grant {
-  intentId: string
-  contentType: string
-  size: number
-  pathname: string
-  handleUploadUrl: string
-  clientPayload: { intentId: string; name: string; grant: string }
-}
-
-interface Item {
+interface Item extends UploadRow {
   file: File
   state: ItemState
   grant?: Grant
   controller?: AbortController
   message: string
-  /** Bytes sent and when, for the speed shown. */
-  sent: number
+  /** When its bytes began to go, for the speed shown. */
   startedAt: number
-  element: HTMLLIElement
-  progress: HTMLProgressElement
-  status: HTMLElement
-  button: HTMLButtonElement
 }
 
 interface ApiError {
@@ -145,36 +134,13 @@ function setUp(form: HTMLFormElement): void {
   }
 
   function newItem(file: File): Item {
-    const element = document.createElement('li')
-    element.className = 'file-item'
-    const row = document.createElement('div')
-    row.className = 'file-row'
-    const name = document.createElement('span')
-    name.className = 'file-name'
-    name.textContent = file.name
-    const button = document.createElement('button')
-    button.type = 'button'
-    button.className = 'button small'
-    row.append(name, button)
-    const progress = document.createElement('progress')
-    progress.max = 100
-    progress.value = 0
-    progress.setAttribute('aria-label', `Upload of ${file.name}`)
-    const status = document.createElement('p')
-    status.className = 'file-status'
-    element.append(row, progress, status)
     const item: Item = {
       file,
       state: 'chosen',
       message: '',
-      sent: 0,
       startedAt: 0,
-      element,
-      progress,
-      status,
-      button,
+      ...uploadRow(file, () => act(item)),
     }
-    button.addEventListener('click', () => act(item))
     return item
   }
 
@@ -200,28 +166,20 @@ function setUp(form: HTMLFormElement): void {
     }
   }
 
+  /** Each state's button: its label, and the action its accessible name starts with. */
+  const LABELS: Partial<Record<ItemState, [string, string]>> = {
+    chosen: ['Remove', 'Remove'],
+    refused: ['Remove', 'Remove'],
+    waiting: ['Cancel', 'Cancel the upload of'],
+    uploading: ['Cancel', 'Cancel the upload of'],
+    failed: ['Retry', 'Send again'],
+    cancelled: ['Retry', 'Send again'],
+  }
+
   function setState(item: Item, state: ItemState, message: string): void {
     item.state = state
     item.message = message
-    item.element.dataset.state = state
-    item.status.textContent = message
-    const name = item.file.name
-    const labels: Partial<Record<ItemState, [string, string]>> = {
-      chosen: ['Remove', `Remove ${name}`],
-      refused: ['Remove', `Remove ${name}`],
-      waiting: ['Cancel', `Cancel the upload of ${name}`],
-      uploading: ['Cancel', `Cancel the upload of ${name}`],
-      failed: ['Retry', `Send ${name} again`],
-      cancelled: ['Retry', `Send ${name} again`],
-    }
-    const label = labels[state]
-    item.button.hidden = !label
-    if (label) {
-      item.button.textContent = label[0]
-      item.button.setAttribute('aria-label', label[1])
-    }
-    item.progress.hidden = state === 'chosen' || state === 'refused'
-    if (state === 'processing' || state === 'done') item.progress.value = 100
+    showState(item, item.file, state, message, LABELS[state])
   }
 
   function updateSendButton(): void {
@@ -318,18 +276,15 @@ function setUp(form: HTMLFormElement): void {
   async function transfer(item: Item): Promise<void> {
     const grant = item.grant as Grant
     item.controller = new AbortController()
-    item.sent = 0
     item.startedAt = performance.now()
     setState(item, 'uploading', 'Starting…')
     try {
-      await upload(grant.pathname, item.file, {
-        access: 'private',
-        contentType: grant.contentType,
-        handleUploadUrl: grant.handleUploadUrl,
-        clientPayload: JSON.stringify(grant.clientPayload),
-        multipart: grant.size > multipartThreshold,
-        abortSignal: item.controller.signal,
-        onUploadProgress: ({ loaded, total }) => showProgress(item, loaded, total),
+      await sendBytes(grant, item.file, {
+        multipartThreshold,
+        signal: item.controller.signal,
+        onProgress: (loaded, total) => {
+          if (item.state === 'uploading') showProgress(item, loaded, total, item.startedAt)
+        },
       })
       setState(item, 'processing', 'Checking the file…')
       followStatus()
@@ -339,27 +294,6 @@ function setUp(form: HTMLFormElement): void {
     } finally {
       pump()
     }
-  }
-
-  function showProgress(item: Item, loaded: number, total: number): void {
-    if (item.state !== 'uploading') return
-    const percent = total > 0 ? Math.floor((loaded / total) * 100) : 0
-    item.progress.value = percent
-    item.sent = loaded
-    const seconds = (performance.now() - item.startedAt) / 1000
-    const speed = seconds > 0.2 ? `${formatSize(loaded / seconds)}/s` : ''
-    item.status.textContent = [`${percent} %`, `${formatSize(loaded)} of ${formatSize(total)}`, speed]
-      .filter(Boolean)
-      .join(' · ')
-  }
-
-  function failureText(error: unknown): string {
-    const message = error instanceof Error ? error.message : ''
-    if (/network|fetch|connect/i.test(message))
-      return 'The connection was lost. Retry to send this file again.'
-    return message
-      ? `Not sent: ${message.replace(/^Vercel Blob: /, '')}`
-      : 'Not sent. Retry to send it again.'
   }
 
   async function cancel(item: Item): Promise<void> {
