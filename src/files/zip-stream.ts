@@ -27,6 +27,7 @@
 import { Readable, type Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import { crc32 } from 'node:zlib'
+import { PipeBuffers } from '../blob/local-read-stream.ts'
 
 /** One file of the archive, its bytes opened only when the writer gets to it (or a little before). */
 export interface ZipEntry {
@@ -68,6 +69,12 @@ const TIMESTAMP_EXTRA_LENGTH = 9
 
 /** Entries opened ahead of the one being sent, so that opening a blob overlaps sending the previous one. */
 const OPEN_AHEAD = 2
+/**
+ * Bytes the response may hold unsent before the writer waits for it to drain. More than the blobs' two shared
+ * buffers (2 MiB), so that a header written between two blobs does not wait for the last one's bytes to leave:
+ * the next blob is read meanwhile, as the chunks of one download are.
+ */
+const BACKLOG = 4 * 1024 * 1024
 
 interface EntryLayout {
   name: Buffer
@@ -350,16 +357,24 @@ export class ZipStream extends Readable {
     this.#started = true
     const target = destination as unknown as Writable
     destination.emit('pipe', this)
+    // The blobs' buffers, shared from one to the next (blob/local-read-stream.ts).
+    const buffers = new PipeBuffers()
     const sink: Sink = {
       write: (chunk) => this.#writeTo(target, chunk),
-      pipeFrom: (source) => this.#pipeTo(source, target),
+      pipeFrom: (source) => this.#pipeTo(source, target, buffers),
     }
-    this.#run(sink).then(() => {
-      // Ended as `pipe` ends its destination: the stream's 'end' first, then the destination's.
-      if (options?.end !== false) this.once('end', () => target.end())
-      this.push(null)
-      this.resume()
-    }, this.#fail)
+    this.#run(sink)
+      .then(async () => {
+        const failed = await Promise.race([buffers.settled(), this.#aborted])
+        if (failed) throw failed
+      })
+      .then(() => {
+        if (this.destroyed) return
+        // Ended as `pipe` ends its destination: the stream's 'end' first, then the destination's.
+        if (options?.end !== false) this.once('end', () => target.end())
+        this.push(null)
+        this.resume()
+      }, this.#fail)
     return destination
   }
 
@@ -401,18 +416,20 @@ export class ZipStream extends Readable {
 
   async #writeTo(target: Writable, chunk: Buffer): Promise<void> {
     if (this.destroyed || target.destroyed) throw new Stopped()
-    if (target.write(chunk)) return
+    if (target.write(chunk) || target.writableLength <= BACKLOG) return
     await Promise.race([waitForDrain(target), this.#aborted])
     if (this.destroyed) throw new Stopped()
   }
 
   /**
    * The blob's bytes into the destination, by the blob stream's own `pipe` (for a local blob into a socket or
-   * response, its two-buffer path), not ending the destination.
+   * response, its two-buffer path, the buffers shared with the blobs before and after it), not ending the
+   * destination.
    */
-  async #pipeTo(source: Readable, target: Writable): Promise<void> {
+  async #pipeTo(source: Readable, target: Writable, buffers: PipeBuffers): Promise<void> {
     const done = finished(source, { writable: false })
-    source.pipe(target, { end: false })
+    const options = { end: false, buffers }
+    source.pipe(target, options)
     await Promise.race([done, this.#aborted])
     if (this.destroyed) throw new Stopped()
   }
