@@ -67,8 +67,14 @@ const ZIP64_EXTRA = 0x0001
 const EXTENDED_TIMESTAMP = 0x5455
 const TIMESTAMP_EXTRA_LENGTH = 9
 
-/** Entries opened ahead of the one being sent, so that opening a blob overlaps sending the previous one. */
-const OPEN_AHEAD = 2
+/**
+ * Entries opened ahead of the one being sent, so that opening a blob overlaps sending the previous one. Opening a
+ * local blob and closing it again takes five filesystem calls (the store's checks of the directories, open, stat,
+ * close), each a trip through libuv's thread pool: about 0.25 ms of CPU per blob one at a time on the development
+ * machine, 0.2 ms with four under way (where threads wake less), 0.03 ms as synchronous calls. With 1,000 blobs of
+ * 1 MiB, that is most of what a zip costs beyond one download of the same bytes.
+ */
+const OPEN_AHEAD = 4
 /**
  * Bytes the response may hold unsent before the writer waits for it to drain. More than the blobs' two shared
  * buffers (2 MiB), so that a header written between two blobs does not wait for the last one's bytes to leave:
