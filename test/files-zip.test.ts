@@ -331,7 +331,12 @@ for (const engine of ENGINES) {
       // buffer read again before the socket took its bytes would send another blob's bytes.
       const o = await owner(c)
       // More than the socket's buffers hold, so that writes wait in the process for a reader that is slow.
-      const contents = [randomBytes(9 * MiB + 5), randomBytes(1), randomBytes(7 * MiB), randomBytes(5 * MiB + 1)]
+      const contents = [
+        randomBytes(9 * MiB + 5),
+        randomBytes(1),
+        randomBytes(7 * MiB),
+        randomBytes(5 * MiB + 1),
+      ]
       const files = []
       for (const [i, content] of contents.entries()) {
         const file = await createFile(c, o.id, { name: `part ${i}.bin`, content })
