@@ -365,6 +365,34 @@ for (const engine of ENGINES) {
       )
     })
 
+    test('a client that goes away in the middle leaves no blob open', async () => {
+      const o = await owner(c)
+      const files = []
+      for (let i = 0; i < 6; i++) {
+        files.push(await createFile(c, o.id, { name: `f${i}.bin`, content: randomBytes(4 * MiB) }))
+      }
+      const openFiles = async () => (await readdir('/proc/self/fd')).length
+      const before = await openFiles()
+      const token = await o.web.csrfToken(FORM_PAGE)
+      const abort = new AbortController()
+      const response = await fetch(`${c.base}/files/zip`, {
+        method: 'POST',
+        headers: { ...cookieHeader(o.web), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams([...files.map((file) => ['fileIds', file.id]), ['_csrf', token]]),
+        signal: abort.signal,
+      })
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+      await reader.read()
+      abort.abort()
+      await reader.read().catch(() => undefined)
+      // The blobs opened ahead and the one being sent are closed once the server sees the socket close.
+      const deadline = Date.now() + 5000
+      while ((await openFiles()) > before && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      assert.ok((await openFiles()) <= before, `${await openFiles()} descriptors open, ${before} before`)
+    })
+
     test("another account's files and folder answer 404 pages", async () => {
       const o = await owner(c)
       const other = await owner(c)
