@@ -6,7 +6,7 @@
 // page and state is screenshotted on a phone and a desktop, light and dark, and checked with axe-core.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import {
   assertAccessible,
   browserMissing,
