@@ -12,6 +12,7 @@ import {
   open,
   readdir,
   readFile,
+  rename,
   rm,
   stat,
   symlink,
@@ -419,6 +420,19 @@ describe('LocalBlobStore on disk', () => {
       await assert.rejects(() => store.put('linked/sub/dir/new', Buffer.from('x')), refused)
       assert.deepEqual(await filesUnder(outside), ['secret.blob'])
       assert.deepEqual(await readdir(outside), ['secret.blob'])
+    })
+
+    test('a directory that reads trusted, then replaced by a link, is refused again within a second; writes never trust', async () => {
+      await store.put('swap/blob', Buffer.from('mine'))
+      assert.equal((await readAll(await store.get('swap/blob'))).toString(), 'mine')
+      await rename(path.join(root, 'swap'), path.join(root, 'swap-old'))
+      await mkdir(path.join(outside, 'swapped'))
+      await writeFile(path.join(outside, 'swapped/blob.blob'), 'secret')
+      await symlink(path.join(outside, 'swapped'), path.join(root, 'swap'))
+      await assert.rejects(() => store.put('swap/other', Buffer.from('x')), refused)
+      await new Promise((resolve) => setTimeout(resolve, 1100))
+      await assert.rejects(() => store.get('swap/blob'), refused)
+      assert.deepEqual(await readdir(path.join(outside, 'swapped')), ['blob.blob'])
     })
 
     test('keys beside the links work normally', async () => {

@@ -35,6 +35,17 @@ import { LocalReadStream } from './local-read-stream.ts'
 const TEMP_DIR = '.tmp'
 const BLOB_SUFFIX = '.blob'
 
+/**
+ * How long a read trusts a directory it found to be a real one (not a link). Each check is a trip through
+ * libuv's thread pool, and a blob read makes two of them (`files/`, `files/<account>/`) before its own open:
+ * for a zip of a thousand small files they were a third of the CPU it spent per file. A link misplaced after a
+ * check is still refused within a second, which is what the check is for (see the top of this file). Writes
+ * and deletes always check: they must not create or remove anything through a link.
+ */
+const VERIFIED_DIR_MS = 1000
+/** Directories remembered at most; the oldest are forgotten first. */
+const VERIFIED_DIRS_MAX = 4096
+
 function symlinkRefused(key: string): Error {
   return new Error(`refusing blob key ${key}: its path crosses a symbolic link below the blob root`)
 }
@@ -42,6 +53,8 @@ function symlinkRefused(key: string): Error {
 export class LocalBlobStore implements BlobStore {
   readonly #root: string
   readonly #multipart: LocalMultipart
+  /** Directory → when its check stops being trusted by reads (VERIFIED_DIR_MS). */
+  readonly #verifiedDirs = new Map<string, number>()
 
   private constructor(root: string) {
     this.#root = root
@@ -63,15 +76,20 @@ export class LocalBlobStore implements BlobStore {
    * The blob file of `key`, after checking each directory on the way from the root. `dirsExist` is false
    * when one of them is missing (so the blob is absent); a symbolic link among them is refused.
    */
-  async #locate(key: string): Promise<{ file: string; dirsExist: boolean }> {
+  async #locate(
+    key: string,
+    options: { forRead?: boolean } = {},
+  ): Promise<{ file: string; dirsExist: boolean }> {
     assertValidKey(key)
     const file = path.join(this.#root, key + BLOB_SUFFIX)
     // Unreachable while assertValidKey holds; it keeps a future loosening of the key rules from opening an
     // escape out of the root.
     if (!file.startsWith(this.#root + path.sep)) throw new InvalidBlobKeyError(key)
+    const now = options.forRead ? performance.now() : 0
     let dir = this.#root
     for (const segment of key.split('/').slice(0, -1)) {
       dir = path.join(dir, segment)
+      if (options.forRead && (this.#verifiedDirs.get(dir) ?? 0) > now) continue
       let info: Stats
       try {
         info = await lstat(dir)
@@ -81,8 +99,17 @@ export class LocalBlobStore implements BlobStore {
       }
       if (info.isSymbolicLink()) throw symlinkRefused(key)
       if (!info.isDirectory()) return { file, dirsExist: false }
+      if (options.forRead) this.#trustDir(dir, now)
     }
     return { file, dirsExist: true }
+  }
+
+  #trustDir(dir: string, now: number): void {
+    this.#verifiedDirs.delete(dir)
+    if (this.#verifiedDirs.size >= VERIFIED_DIRS_MAX) {
+      this.#verifiedDirs.delete(this.#verifiedDirs.keys().next().value as string)
+    }
+    this.#verifiedDirs.set(dir, now + VERIFIED_DIR_MS)
   }
 
   /** lstat of the blob file itself, undefined when absent; a link in its place is refused. */
@@ -182,7 +209,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
-    const { file, dirsExist } = await this.#locate(key)
+    const { file, dirsExist } = await this.#locate(key, { forRead: true })
     if (!dirsExist) throw new BlobNotFoundError(key)
     let handle: FileHandle
     try {
