@@ -3,6 +3,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
+import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
 import { PreparedShapes, prepare, preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { notFound } from '../errors.ts'
@@ -62,18 +63,40 @@ export function joinedFolder(row: JoinedFolderRow): Folder | null {
 
 export type FolderCounter = 'file_count' | 'request_count'
 
+/** Menus of folders remembered per process: those of recently active accounts (up to 200 folders each). */
+const MENU_CACHE_SIZE = 1_000
+/** However quiet the epoch, a menu is read again after this long (see epoch-cache.ts). */
+const MENU_CACHE_MAX_AGE_MS = 60_000
+
 export class FoldersRepository {
   readonly #db: Kysely<Database>
   readonly #listPage
-  readonly #byName: PreparedShapes
+  readonly #menus: CachedLookup<Folder[]>
   readonly #get
 
   constructor(db: Db) {
     this.#db = db.kysely
     // The menu of folders and a folder's own row are read on every view of the files app: compiled once, read
     // outside any transaction (Db.read), the menu's size a constant of its statement (PostgreSQL keeps a plan
-    // only for a constant LIMIT).
-    this.#byName = new PreparedShapes(db)
+    // only for a constant LIMIT). The menu is kept in memory while none of the account's files, folders and
+    // shares has changed (its counts change with them): on PostgreSQL it saves a page view a round trip.
+    const byName = new PreparedShapes(db)
+    this.#menus = cachedLookup(db, {
+      watched: 'files_folders_shares',
+      maxEntries: MENU_CACHE_SIZE,
+      maxAgeMs: MENU_CACHE_MAX_AGE_MS,
+      read: async (limit, accountId) => {
+        const rows = await byName.read<FolderRow>(`folders_by_name_${limit}`, [accountId], (account) =>
+          db.kysely
+            .selectFrom('folders')
+            .select(FOLDER_COLUMNS)
+            .where('account_id', '=', account as string)
+            .orderBy('name_key')
+            .limit(sql.lit(Number(limit))),
+        )
+        return rows.map(toFolder)
+      },
+    })
     this.#get = prepare(db, 'folder_by_id', 2, (accountId: string, folderId: string) =>
       db.kysely
         .selectFrom('folders')
@@ -96,15 +119,8 @@ export class FoldersRepository {
    * `limit` is a constant of the caller's: each is a statement of its own.
    */
   async byName(accountId: string, limit: number): Promise<Folder[]> {
-    const rows = await this.#byName.read<FolderRow>(`folders_by_name_${limit}`, [accountId], (account) =>
-      this.#db
-        .selectFrom('folders')
-        .select(FOLDER_COLUMNS)
-        .where('account_id', '=', account as string)
-        .orderBy('name_key')
-        .limit(sql.lit(limit)),
-    )
-    return rows.map(toFolder)
+    // A copy: the cached menu is shared by every caller.
+    return [...((await this.#menus.get(String(limit), accountId)) ?? [])]
   }
 
   async get(accountId: string, folderId: string): Promise<Folder | undefined> {
