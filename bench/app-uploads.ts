@@ -153,12 +153,18 @@ async function fromPage(page: Page, server: Server, file: string): Promise<Timin
   const start = performance.now()
   await page.setInputFiles('[data-uploader] input[type="file"]', file)
   await item
-    .and(page.locator('[data-state="processing"], [data-state="done"], [data-state="failed"], [data-state="refused"]'))
+    .and(
+      page.locator(
+        '[data-state="processing"], [data-state="done"], [data-state="failed"], [data-state="refused"]',
+      ),
+    )
     .waitFor({
       timeout: TIMEOUT_MS,
     })
   const transfer = performance.now() - start
-  await item.and(page.locator('[data-state="done"], [data-state="failed"], [data-state="refused"]')).waitFor({ timeout: TIMEOUT_MS })
+  await item
+    .and(page.locator('[data-state="done"], [data-state="failed"], [data-state="refused"]'))
+    .waitFor({ timeout: TIMEOUT_MS })
   const complete = performance.now() - start
   const cpuAfter = cpuNow(server, 'chromium')
   if ((await item.getAttribute('data-state')) !== 'done')
