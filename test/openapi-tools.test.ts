@@ -53,6 +53,7 @@ const OPERATION_IDS = {
   'post /public/requests/{publicId}/uploads/cancel': 'cancelPublicUploads',
   'get /analytics': 'getAnalytics',
   'get /analytics/daily': 'getDailyAnalytics',
+  'get /analytics/top-shares': 'getTopShares',
 }
 
 /** The project's own compiler settings, for code that lives outside the project. */
