@@ -299,6 +299,12 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     const unknown = await o.web.post('/folders', { name: 'ok', extra: 'field' }, '/folders/new')
     assert.equal(unknown.statusCode, 400)
 
+    await o.web.post('/folders', { name: 'Archive' }, '/folders/new')
+    const taken = await o.web.post(`/folders/${folderId}/rename`, { name: 'archive' })
+    assert.equal(taken.statusCode, 409)
+    assert.match(taken.body, /aria-invalid="true"/)
+    assert.match(textOf(taken.body), /A folder named "archive" already exists\./)
+
     const renamed = await o.web.post(`/folders/${folderId}/rename`, { name: 'Work <b>2026</b>' })
     assert.equal(renamed.statusCode, 303)
     const view = await o.web.get(`/folders/${folderId}`)

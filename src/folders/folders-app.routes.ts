@@ -36,10 +36,13 @@ const readName = formReader(
 
 const FolderParams = Type.Object({ folderId: Type.String({ minLength: 1, maxLength: 100 }) })
 
-/** A refusal of the service, shown beside the name; anything else is not the form's to show. */
-function nameRefused(error: unknown, name: string): FormState {
-  if (!(error instanceof AppError) || error.status >= 500) throw error
-  return { values: { name }, errors: { name: error.message } }
+/**
+ * A refusal of the service (a name taken, say), shown beside the name with its status; anything else, a folder
+ * that is gone included, is not the form's to show.
+ */
+function nameRefused(error: unknown, name: string): [number, FormState] {
+  if (!(error instanceof AppError) || error.status >= 500 || error.code === 'not_found') throw error
+  return [error.status, { values: { name }, errors: { name: error.message } }]
 }
 
 export const foldersAppRoutes: Routes = async (app, { services, web, webSessions }) => {
@@ -89,7 +92,7 @@ export const foldersAppRoutes: Routes = async (app, { services, web, webSessions
     try {
       folder = await folders.create(sessionAccountId(request), form.value.name)
     } catch (error) {
-      return again(error instanceof AppError ? error.status : 500, nameRefused(error, form.value.name))
+      return again(...nameRefused(error, form.value.name))
     }
     return reply.redirect(withNotice(FOLDER_PATHS.view(folder.id), 'folder-created'), 303)
   })
@@ -129,8 +132,7 @@ export const foldersAppRoutes: Routes = async (app, { services, web, webSessions
       try {
         await folders.rename(accountId, folderId, form.value.name)
       } catch (error) {
-        if (error instanceof AppError && error.code === 'not_found') throw error
-        return again(error instanceof AppError ? error.status : 500, nameRefused(error, form.value.name))
+        return again(...nameRefused(error, form.value.name))
       }
       return reply.redirect(withNotice(FOLDER_PATHS.view(folderId), 'folder-renamed'), 303)
     },
