@@ -8,7 +8,7 @@
 // 1 (bench/app.ts; docs/architecture.md, "Performance").
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
-import { describeType, extensionLabel, formatDate, formatSize } from '../web/format.ts'
+import { describeType, extensionLabel, formatCount, formatDate, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import type { StoredFile } from './files.repository.ts'
@@ -115,7 +115,7 @@ export function thumbnail(file: StoredFile): string {
 /** The share link's state in a few words, with its counts. */
 export function shareBadge(share: StoredFile['share']): string {
   if (!share) return html`<span class="muted">Not shared</span>`
-  const counts = html`<span class="share-counts"><span>${share.viewCount.toLocaleString('en')} view${share.viewCount === 1 ? '' : 's'}</span> <span>${share.downloadCount.toLocaleString('en')} download${share.downloadCount === 1 ? '' : 's'}</span></span>`
+  const counts = html`<span class="share-counts"><span>${formatCount(share.viewCount)} view${share.viewCount === 1 ? '' : 's'}</span> <span>${formatCount(share.downloadCount)} download${share.downloadCount === 1 ? '' : 's'}</span></span>`
   return share.isActive
     ? html`<span class="badge badge-on">!${repeatedIcon('link')}Shared</span> !${counts}`
     : html`<span class="badge">Link off</span> !${counts}`
@@ -152,7 +152,7 @@ function folderSidebar(data: FilesPageData): string {
     link(
       FILE_PATHS.folder(folder.id),
       folder.name,
-      folder.fileCount.toLocaleString('en'),
+      formatCount(folder.fileCount),
       folder.id === current,
       repeatedIcon('folder'),
     ),
@@ -190,7 +190,7 @@ function listHeading(data: FilesPageData): string {
     : ''
   return html`<div class="list-head">
 <div><h1 id="page-title">${title}</h1>
-!${folder ? html`<p class="muted list-counts">${folder.fileCount.toLocaleString('en')} file${folder.fileCount === 1 ? '' : 's'}!${folder.requestCount > 0 ? html` · ${folder.requestCount.toLocaleString('en')} file request${folder.requestCount === 1 ? '' : 's'}` : ''}</p>` : ''}</div>
+!${folder ? html`<p class="muted list-counts">${formatCount(folder.fileCount)} file${folder.fileCount === 1 ? '' : 's'}!${folder.requestCount > 0 ? html` · ${formatCount(folder.requestCount)} file request${folder.requestCount === 1 ? '' : 's'}` : ''}</p>` : ''}</div>
 !${folderActions}
 </div>
 !${searching}`
@@ -360,7 +360,7 @@ export function filePage(data: FilePageData): Page {
   const renameForm = data.renameForm ?? { values: { name: file.name } }
   const details = html`<dl class="details">
 <div><dt>Type</dt><dd title="${file.contentType}">${describeType(file.contentType)}</dd></div>
-<div><dt>Size</dt><dd>${formatSize(file.size)}!${file.size >= 1000 ? html` <span class="muted">(${file.size.toLocaleString('en')} bytes)</span>` : ''}</dd></div>
+<div><dt>Size</dt><dd>${formatSize(file.size)}!${file.size >= 1000 ? html` <span class="muted">(${formatCount(file.size)} bytes)</span>` : ''}</dd></div>
 <div><dt>Added</dt><dd><time datetime="${created}" data-local>${formatDate(file.createdAt)}</time></dd></div>
 <div><dt>Folder</dt><dd>!${file.folder ? html`<a href="${FILE_PATHS.folder(file.folder.id)}">${file.folder.name}</a>` : 'None (All files)'}</dd></div>
 !${file.sha256 ? html`<div><dt>SHA-256</dt><dd><code class="hash">${file.sha256}</code></dd></div>` : ''}
@@ -414,7 +414,7 @@ export function confirmDeleteFilePage(data: { nav: AppNav; csrfToken: string; fi
   const { file } = data
   const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
 <h1 id="page-title">Delete &#8220;${file.name}&#8221;?</h1>
-<p>It is deleted for good, with its bytes!${file.share ? html`, and its share link stops working at once (${file.share.viewCount.toLocaleString('en')} views, ${file.share.downloadCount.toLocaleString('en')} downloads so far)` : ''}.</p>
+<p>It is deleted for good, with its bytes!${file.share ? html`, and its share link stops working at once (${formatCount(file.share.viewCount)} views, ${formatCount(file.share.downloadCount)} downloads so far)` : ''}.</p>
 <form method="post" action="${FILE_PATHS.delete(file.id)}">
 !${csrfInput(data.csrfToken)}
 <div class="actions"><button class="button primary danger-fill" type="submit">Delete the file</button><a class="button" href="${FILE_PATHS.file(file.id)}">Cancel</a></div>

@@ -2,6 +2,7 @@
 // deletion that says where its files and requests go. A folder's files are shown by the files page
 // (/folders/{id}, files-app.views.ts). Names are text: they go through ghtml's escaping `${…}`.
 import { html } from 'ghtml'
+import { formatCount } from '../web/format.ts'
 import { csrfInput, type FormState, field, formError } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import type { Folder } from './folders.repository.ts'
@@ -18,7 +19,7 @@ export const FOLDER_PATHS = {
 /** The longest folder name (the API's bound). */
 export const FOLDER_NAME_MAX = 80
 
-const count = (n: number, one: string, many: string) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`
+const count = (n: number, one: string, many: string) => `${formatCount(n)} ${n === 1 ? one : many}`
 
 function card(title: string, body: string): string {
   return html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">

@@ -13,7 +13,7 @@ import { appNav, csrfToken } from '../accounts/web-sessions.ts'
 import { AppError } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
-import { formatSize } from '../web/format.ts'
+import { formatCount, formatSize } from '../web/format.ts'
 import { acceptForms, type FormState } from '../web/forms.ts'
 import { Description, MAX_FILES_BOUND, Title } from './requests.schemas.ts'
 import type { LimitsInput } from './requests.service.ts'
@@ -166,7 +166,7 @@ function problemOf(
   } else if (field === 'maxFileSize') {
     // Rounded down, so that the number said is one the server takes.
     const megabytes = Math.floor(context.serverMaxFileSize / 100_000) / 10
-    message = `Enter at most ${megabytes.toLocaleString('en')} MB (${formatSize(context.serverMaxFileSize)}), the largest file this server accepts.`
+    message = `Enter at most ${formatCount(megabytes)} MB (${formatSize(context.serverMaxFileSize)}), the largest file this server accepts.`
   } else if (field === 'title') {
     message = 'Use at least 3 characters, not counting spaces at either end.'
   } else if (field === 'folderId') {

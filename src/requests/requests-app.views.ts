@@ -4,7 +4,7 @@
 // `!${…}` only inserts fragments made here. The routes are requests-app.routes.ts.
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
-import { describeType, formatDate, formatSize } from '../web/format.ts'
+import { describeType, formatCount, formatDate, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, formError, notice, select, textArea } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import { ownerStatus } from './public-requests.service.ts'
@@ -49,8 +49,7 @@ function when(ms: number): string {
   return html`<time datetime="${new Date(ms).toISOString()}" data-local>${formatDate(ms)}</time>`
 }
 
-const plural = (n: number, one: string, many = `${one}s`) =>
-  `${n.toLocaleString('en')} ${n === 1 ? one : many}`
+const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`
 
 /** The state badge of a request, and what its page says about it. */
 function status(request: FileRequest, now: number) {
@@ -145,7 +144,7 @@ function listItem(request: FileRequest, linkOf: LinkOf, now: number): string {
 </ul>
 !${publicLink(linkOf(request), request.title)}
 </div>
-<p class="req-count"><span class="req-count-number">${count.toLocaleString('en')}</span> <span class="req-count-label">${count === 1 ? 'submission' : 'submissions'}</span></p>
+<p class="req-count"><span class="req-count-number">${formatCount(count)}</span> <span class="req-count-label">${count === 1 ? 'submission' : 'submissions'}</span></p>
 </li>`
 }
 
@@ -317,8 +316,8 @@ function stats(request: FileRequest, view: RequestView): string {
   const { deadlineAt, maxFiles } = request.limits
   const count = request.submissionCount
   return html`<dl class="req-stats">
-!${stat('Submissions', html`${count.toLocaleString('en')}`)}
-!${stat('Files accepted', maxFiles === null ? 'No limit' : html`${count.toLocaleString('en')} of ${maxFiles.toLocaleString('en')}`)}
+!${stat('Submissions', html`${formatCount(count)}`)}
+!${stat('Files accepted', maxFiles === null ? 'No limit' : html`${formatCount(count)} of ${formatCount(maxFiles)}`)}
 !${stat('Deadline', deadlineAt === null ? 'None' : when(deadlineAt), deadlineAt !== null && deadlineAt <= view.now ? 'passed' : '')}
 !${stat('Largest file', request.limits.maxFileSize === null ? html`${formatSize(view.serverMaxFileSize)}` : html`${formatSize(request.limits.maxFileSize)}`, request.limits.maxFileSize === null ? 'server limit' : '')}
 </dl>`
@@ -398,7 +397,7 @@ function submissionsSection(view: RequestView): string {
         : html`<div class="req-none"><p class="muted req-none-text">No files yet. Send the public link to the people who should send you files: what they send appears here, and in !${request.folder ? html`the folder <strong>${request.folder.name}</strong>` : 'your files'}.</p></div>`
       : html`<ul class="items req-subs">!${submissions.map(submissionItem)}</ul>`
   return html`<section class="card" id="submissions" aria-labelledby="submissions-title"><div class="card-body">
-<h2 id="submissions-title">Submissions <span class="badge">${count.toLocaleString('en')}</span></h2>
+<h2 id="submissions-title">Submissions <span class="badge">${formatCount(count)}</span></h2>
 !${body}
 !${view.nextCursor ? html`<div class="req-more"><a class="button" href="${REQUEST_PATHS.page(request.id)}?cursor=${view.nextCursor}#submissions">More submissions</a></div>` : ''}
 </div></section>`

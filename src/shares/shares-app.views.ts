@@ -4,7 +4,7 @@
 // on again. The routes are shares-app.routes.ts. Nothing here shows a password: only whether there is one.
 import { html } from 'ghtml'
 import { type DailyCounts, dailyChart } from '../web/chart.ts'
-import { formatDate } from '../web/format.ts'
+import { formatCount, formatDate } from '../web/format.ts'
 import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
 import type { Share } from './shares.repository.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './shares.schemas.ts'
@@ -56,8 +56,6 @@ export interface SharePanelData {
 
 const LINK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`
 
-const number = (n: number) => n.toLocaleString('en')
-
 function settingsForm(share: Share, csrfToken: string, state: FormState | undefined): string {
   const form: FormState = state ?? {
     values: {
@@ -73,7 +71,7 @@ function settingsForm(share: Share, csrfToken: string, state: FormState | undefi
 !${field(form, { name: 'expires', label: 'Works until', type: 'date', required: false, hint: 'The link stops working at the end of this day (UTC). Leave empty for a link that never expires.' })}
 !${field(form, { name: 'password', label: share.hasPassword ? 'New password' : 'Password', type: 'password', autocomplete: 'new-password', required: false, maxLength: PASSWORD_LENGTH.max, hint: share.hasPassword ? 'The link asks for a password. Type a new one to change it, or leave this empty to keep it.' : `People must type it before they see anything of the file. ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters.` })}
 !${share.hasPassword ? checkbox(form, { name: 'removePassword', label: 'Remove the password', hint: 'Anyone with the link can open it again.' }) : ''}
-!${field(form, { name: 'maxDownloads', label: 'Maximum downloads', type: 'number', required: false, min: 1, max: MAX_DOWNLOADS_LIMIT, step: 1, inputMode: 'numeric', hint: `Downloads allowed in all; ${number(share.downloadCount)} so far. Leave empty for no limit.` })}
+!${field(form, { name: 'maxDownloads', label: 'Maximum downloads', type: 'number', required: false, min: 1, max: MAX_DOWNLOADS_LIMIT, step: 1, inputMode: 'numeric', hint: `Downloads allowed in all; ${formatCount(share.downloadCount)} so far. Leave empty for no limit.` })}
 <div class="actions"><button class="button primary" type="submit">Save settings</button></div>
 </form>
 </details>`
@@ -99,7 +97,7 @@ export function sharePanel(data: SharePanelData): string {
     share.hasPassword ? 'Asks for a password' : 'No password',
     share.maxDownloads === null
       ? 'No download limit'
-      : `${number(share.downloadCount)} of ${number(share.maxDownloads)} downloads used`,
+      : `${formatCount(share.downloadCount)} of ${formatCount(share.maxDownloads)} downloads used`,
   ]
   return html`<section class="card share-panel" aria-labelledby="share-title" id="share"><div class="card-body">
 <div class="share-head"><h2 id="share-title">Share</h2><span class="badge!${state.working ? ' badge-on' : ''}">${state.label}</span></div>
@@ -112,8 +110,8 @@ export function sharePanel(data: SharePanelData): string {
 <p class="toast" role="status" data-copy-status></p>
 </div>
 <dl class="stats">
-<div><dt>Views</dt><dd>${number(share.viewCount)}</dd></div>
-<div><dt>Downloads</dt><dd>${number(share.downloadCount)}</dd></div>
+<div><dt>Views</dt><dd>${formatCount(share.viewCount)}</dd></div>
+<div><dt>Downloads</dt><dd>${formatCount(share.downloadCount)}</dd></div>
 </dl>
 <ul class="meta" aria-label="Settings of the link">!${limits.map((item) => html`<li>!${item}</li>`)}</ul>
 !${settingsForm(share, csrfToken, data.form)}
