@@ -13,6 +13,7 @@
 // once first, so the page cache serves them and no disk is measured. curl's CPU time is recorded, to show it is
 // not the limit. Coffer runs as `npm start` does, in a process of its own, on SQLite (or DATABASE_URL).
 //   npm run bench:zip -- [--runs 7] [--files 1000] [--file-mib 1] [--big-gib 10]
+//   BENCH_PROFILE=1 npm run bench:zip   also writes the server's CPU profile under .bench/profiles/zip/
 import { spawn, spawnSync } from 'node:child_process'
 import { createReadStream, existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises'
@@ -277,13 +278,19 @@ try {
   )
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  server = startChild('src/server.ts', {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: base,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-  })
+  server = startChild(
+    'src/server.ts',
+    {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: base,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    },
+    process.env.BENCH_PROFILE === '1'
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(import.meta.dirname, '../.bench/profiles/zip')}`]
+      : [],
+  )
   await waitForServer(`${base}/healthz`, server)
   const pid = server.pid as number
   const { cookie, csrf } = await signIn(base, seeded.email)
