@@ -25,7 +25,6 @@
 // can be computed before it is written (`zipLength`), so a response can carry Content-Length.
 
 import { Readable, type Writable } from 'node:stream'
-import { finished } from 'node:stream/promises'
 import { crc32 } from 'node:zlib'
 import { PipeBuffers } from '../blob/local-read-stream.ts'
 
@@ -433,7 +432,7 @@ export class ZipStream extends Readable {
    * destination.
    */
   async #pipeTo(source: Readable, target: Writable, buffers: PipeBuffers): Promise<void> {
-    const done = finished(source, { writable: false })
+    const done = ended(source)
     const options = { end: false, buffers }
     source.pipe(target, options)
     await Promise.race([done, this.#aborted])
@@ -491,6 +490,29 @@ export class ZipStream extends Readable {
     for (const piece of directory.all()) await sink.write(piece)
     await sink.write(endRecords(count, offset, directory.length))
   }
+}
+
+/**
+ * Resolves once the blob's last byte has been read ('end'), without waiting for its file to close as
+ * `finished` would ('close' comes after a trip through the thread pool, which every blob of a zip would wait
+ * for before the next one starts); rejects if it fails or closes before its end.
+ */
+function ended(source: Readable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      source.off('end', onEnd)
+      source.off('error', settle)
+      source.off('close', onClose)
+      if (error) reject(error)
+      else resolve()
+    }
+    const onEnd = () => settle()
+    const onClose = () => settle(new Error('the blob stream closed before its end'))
+    if (source.readableEnded) return resolve()
+    source.on('end', onEnd)
+    source.on('error', settle)
+    source.on('close', onClose)
+  })
 }
 
 function waitForDrain(target: Writable): Promise<void> {
