@@ -327,14 +327,20 @@ for (const engine of ENGINES) {
     })
 
     test('a slow client over a real socket gets the exact bytes of blobs that share their buffers', async () => {
-      // Each blob's bytes go from two buffers, shared from one blob to the next, straight into the socket; a
-      // buffer read again before the socket took its bytes would send another blob's bytes.
+      // Each blob's bytes go from two buffers, shared from one blob to the next, straight into the socket, and
+      // each blob's first read starts while the last one's bytes are written; a buffer read again before the
+      // socket took its bytes would send another blob's bytes.
       const o = await owner(c)
-      // More than the socket's buffers hold, so that writes wait in the process for a reader that is slow.
+      // More than the socket's buffers hold, so that writes wait in the process for a reader that is slow; blobs
+      // of one read (up to 1 MiB) after one another, each read ahead into the buffer the last one did not use.
       const contents = [
         randomBytes(9 * MiB + 5),
         randomBytes(1),
         randomBytes(7 * MiB),
+        randomBytes(700_000),
+        randomBytes(MiB),
+        randomBytes(MiB - 1),
+        randomBytes(123_456),
         randomBytes(5 * MiB + 1),
       ]
       const files = []

@@ -26,7 +26,7 @@
 
 import { Readable, type Writable } from 'node:stream'
 import { crc32 } from 'node:zlib'
-import { PipeBuffers } from '../blob/local-read-stream.ts'
+import { PipeBuffers, readAhead } from '../blob/local-read-stream.ts'
 
 /** One file of the archive, its bytes opened only when the writer gets to it (or a little before). */
 export interface ZipEntry {
@@ -287,8 +287,19 @@ class ByteList {
 interface Sink {
   /** Resolves once more may be written. */
   write(chunk: Buffer): Promise<void>
-  /** Sends the blob's bytes; resolves once they are all handed on. */
-  pipeFrom(source: Readable): Promise<void>
+  /**
+   * Sends the blob's bytes; resolves once they are all handed on. `following` names the blob piped after it,
+   * if already open, whose first read may start while this one's last bytes are written.
+   */
+  pipeFrom(source: Readable, following: () => Readable | undefined): Promise<void>
+}
+
+type Opened = { entry: ZipEntry; source: Readable } | { error: unknown } | undefined
+
+/** An entry whose blob is opening; `opened` is set once it has. */
+interface Opening {
+  result: Promise<Opened>
+  opened?: Opened
 }
 
 class Stopped extends Error {}
@@ -304,7 +315,7 @@ class Stopped extends Error {}
 export class ZipStream extends Readable {
   readonly #entries: AsyncIterator<ZipEntry>
   /** Entries taken from `entries`, their blobs opening; settled ones are held as results, never rejected promises. */
-  readonly #ahead: Promise<{ entry: ZipEntry; source: Readable } | { error: unknown } | undefined>[] = []
+  readonly #ahead: Opening[] = []
   /** Every blob opened and not yet finished: destroyed with the archive. */
   readonly #open = new Set<Readable>()
   #exhausted = false
@@ -326,18 +337,22 @@ export class ZipStream extends Readable {
   /** Opens the first entries; rejects with the first one's failure, before anything is sent. */
   async ready(): Promise<void> {
     this.#fill()
-    const first = await this.#ahead[0]
+    const first = await this.#ahead[0]?.result
     if (first && 'error' in first) throw first.error
   }
 
   #fill(): void {
     while (!this.#exhausted && !this.destroyed && this.#ahead.length < OPEN_AHEAD + 1) {
-      this.#ahead.push(this.#openNext())
+      const opening: Opening = { result: this.#openNext() }
+      void opening.result.then((opened) => {
+        opening.opened = opened
+      })
+      this.#ahead.push(opening)
     }
   }
 
   /** The next entry with its blob open; `undefined` after the last. Never rejects: a failure is a result. */
-  async #openNext(): Promise<{ entry: ZipEntry; source: Readable } | { error: unknown } | undefined> {
+  async #openNext(): Promise<Opened> {
     try {
       const next = await this.#entries.next()
       if (next.done) {
@@ -366,7 +381,7 @@ export class ZipStream extends Readable {
     const buffers = new PipeBuffers()
     const sink: Sink = {
       write: (chunk) => this.#writeTo(target, chunk),
-      pipeFrom: (source) => this.#pipeTo(source, target, buffers),
+      pipeFrom: (source, following) => this.#pipeTo(source, target, buffers, following),
     }
     this.#run(sink)
       .then(async () => {
@@ -431,12 +446,31 @@ export class ZipStream extends Readable {
    * response, its two-buffer path, the buffers shared with the blobs before and after it), not ending the
    * destination.
    */
-  async #pipeTo(source: Readable, target: Writable, buffers: PipeBuffers): Promise<void> {
+  async #pipeTo(
+    source: Readable,
+    target: Writable,
+    buffers: PipeBuffers,
+    following: () => Readable | undefined,
+  ): Promise<void> {
     const done = ended(source)
+    buffers.afterLastRead = () => {
+      const next = following()
+      if (next) readAhead(next, buffers)
+    }
     const options = { end: false, buffers }
     source.pipe(target, options)
-    await Promise.race([done, this.#aborted])
+    try {
+      await Promise.race([done, this.#aborted])
+    } finally {
+      buffers.afterLastRead = undefined
+    }
     if (this.destroyed) throw new Stopped()
+  }
+
+  /** The next entry's blob, if it is open and will be piped (its CRC-32 known), for a read ahead. */
+  #followingPiped(): Readable | undefined {
+    const opened = this.#ahead[0]?.opened
+    return opened && 'source' in opened && opened.entry.crc32 !== null ? opened.source : undefined
   }
 
   async #run(sink: Sink): Promise<void> {
@@ -445,7 +479,7 @@ export class ZipStream extends Readable {
     let count = 0
     for (;;) {
       this.#fill()
-      const next = await this.#ahead.shift()
+      const next = await this.#ahead.shift()?.result
       if (next === undefined) break
       if ('error' in next) throw next.error
       this.#fill()
@@ -461,7 +495,7 @@ export class ZipStream extends Readable {
       await sink.write(header)
       let crc = entry.crc32
       if (crc !== null) {
-        await sink.pipeFrom(source)
+        await sink.pipeFrom(source, () => this.#followingPiped())
       } else {
         crc = 0
         let passed = 0
