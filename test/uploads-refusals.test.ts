@@ -13,7 +13,7 @@ import {
   BlobFileTooLargeError,
   BlobPathnameMismatchError,
 } from '@vercel/blob'
-import { put } from '@vercel/blob/client'
+import { createMultipartUploader, put } from '@vercel/blob/client'
 import { signCallback, signClientToken } from '../src/blob-api/client-token.ts'
 import { SigningKeyring } from '../src/blob-api/signing-keys.ts'
 import { ServerSecrets } from '../src/db/server-secrets.ts'
@@ -400,6 +400,77 @@ for (const engine of ENGINES) {
           assert.ok(body.error.message.length > 0)
         }
         assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
+      })
+
+      test('the blob endpoint takes its parameters strictly: one pathname, part numbers in digits, a list of parts', async () => {
+        const blob = `${app().base}/blob`
+        const [small] = await prepare([{ name: 'once.txt', type: 'text/plain', size: 5 }])
+        assert.ok(small)
+        const smallToken = await handshakeToken(small)
+        const twice = new URLSearchParams([
+          ['pathname', small.pathname],
+          ['pathname', small.pathname],
+        ])
+        const refusal = async (res: Response, what: string) => {
+          const body = (await res.json()) as { error: { code: string; message: string } }
+          assert.equal(res.status, 400, `${what}: ${JSON.stringify(body)}`)
+          assert.equal(body.error.code, 'bad_request', what)
+          return body.error.message
+        }
+        const repeated = await fetch(`${blob}/?${twice}`, {
+          method: 'PUT',
+          body: 'hello',
+          headers: { authorization: `Bearer ${smallToken}`, 'x-vercel-blob-access': 'private' },
+        })
+        assert.match(await refusal(repeated, 'a repeated pathname'), /"pathname" must be given once/)
+        assert.deepEqual(await stagedKeys(app(), small.intentId), [])
+
+        const content = randomBytes(MULTIPART_THRESHOLD + 10)
+        const [big] = await prepare([
+          { name: 'parts.bin', type: 'application/octet-stream', size: content.length },
+        ])
+        assert.ok(big)
+        const token = await handshakeToken(big)
+        const mpu = await createMultipartUploader(big.pathname, {
+          access: 'private',
+          token,
+          contentType: big.contentType,
+        })
+        const action = (name: string, more: Record<string, string>) => ({
+          authorization: `Bearer ${token}`,
+          'x-vercel-blob-access': 'private',
+          'x-mpu-action': name,
+          'x-mpu-upload-id': mpu.uploadId,
+          'x-mpu-key': encodeURIComponent(mpu.key),
+          ...more,
+        })
+        const query = new URLSearchParams({ pathname: big.pathname })
+        for (const number of ['1e0', '0x1', '1.0', '+1', '01', '0', '10001']) {
+          const res = await fetch(`${blob}/mpu?${query}`, {
+            method: 'POST',
+            body: 'x',
+            headers: action('upload', { 'x-mpu-part-number': number }),
+          })
+          assert.match(await refusal(res, `part number ${number}`), /"x-mpu-part-number" must be an integer/)
+        }
+        const empty = await fetch(`${blob}/mpu?${query}`, {
+          method: 'POST',
+          body: '[]',
+          headers: { ...action('complete', {}), 'content-type': 'application/json' },
+        })
+        assert.match(
+          await refusal(empty, 'an empty list of parts'),
+          /list of parts is empty, but the upload declared 5242890 bytes/,
+        )
+
+        // None of it harmed the upload: its parts still go in, and it completes with the bytes.
+        const parts = [
+          await mpu.uploadPart(1, content.subarray(0, MULTIPART_THRESHOLD)),
+          await mpu.uploadPart(2, content.subarray(MULTIPART_THRESHOLD)),
+        ]
+        await mpu.complete(parts)
+        const status = await waitForUpload(big, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
       })
 
       test('a forged completion callback is refused and moves nothing', async () => {

@@ -26,7 +26,7 @@ function blobRequest(request: FastifyRequest, carriesBlob: boolean): BlobRequest
   const query = new URLSearchParams(request.url.split('?')[1] ?? '')
   return {
     authorization: header(request, 'authorization'),
-    pathname: query.get('pathname') ?? undefined,
+    pathnames: query.getAll('pathname'),
     access: header(request, 'x-vercel-blob-access'),
     contentType: header(request, 'x-content-type'),
     length: carriesBlob ? lengthOf(request) : undefined,

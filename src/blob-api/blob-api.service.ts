@@ -28,8 +28,8 @@ import type { SigningKeyring } from './signing-keys.ts'
 /** What the client sends besides the body, read from the request by the route. */
 export interface BlobRequest {
   authorization: string | undefined
-  /** `pathname` of the query string, URLSearchParams-decoded. */
-  pathname: string | undefined
+  /** Every `pathname` of the query string, URLSearchParams-decoded: exactly one is accepted. */
+  pathnames: string[]
   access: string | undefined
   /** `x-content-type`: the contentType passed to upload(). */
   contentType: string | undefined
@@ -142,13 +142,17 @@ export class BlobApiService {
     }
     // The library recognises exactly this message as an expired token.
     if (Date.now() > token.validUntil) throw new BlobApiError('client_token_expired', 'Token expired')
-    if (request.pathname === undefined) {
+    const [pathname, ...more] = request.pathnames
+    if (pathname === undefined) {
       throw new BlobApiError('bad_request', 'The query parameter "pathname" is required.')
     }
-    if (request.pathname !== token.pathname) {
+    if (more.length > 0) {
+      throw new BlobApiError('bad_request', 'The query parameter "pathname" must be given once.')
+    }
+    if (pathname !== token.pathname) {
       throw new BlobApiError(
         'client_token_pathname_mismatch',
-        `"pathname" "${request.pathname}" does not match the token payload`,
+        `"pathname" "${pathname}" does not match the token payload`,
       )
     }
     if (request.access !== 'private') {
@@ -203,8 +207,11 @@ export class BlobApiService {
     body: Body,
   ): Promise<{ etag: string }> {
     const { upload } = await this.#openUpload(ticket, headers)
-    const partNumber = Number(headers.partNumber)
-    if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PARTS) {
+    // Digits only: Number() would also take " 1", "1e0" and "0x1" as part 1.
+    const partNumber = /^[1-9][0-9]{0,4}$/.test(headers.partNumber ?? '')
+      ? Number(headers.partNumber)
+      : Number.NaN
+    if (!(partNumber >= 1 && partNumber <= MAX_PARTS)) {
       throw new BlobApiError('bad_request', `"x-mpu-part-number" must be an integer from 1 to ${MAX_PARTS}.`)
     }
     const { token } = ticket
@@ -254,6 +261,13 @@ export class BlobApiService {
       throw new BlobApiError(
         'bad_request',
         `The body must be a JSON array of at most ${MAX_PARTS} { partNumber, etag } objects.`,
+      )
+    }
+    // A file has at least one byte (the API's rule), so an upload always has parts to list.
+    if (listed.length === 0) {
+      throw new BlobApiError(
+        'bad_request',
+        `The list of parts is empty, but the upload declared ${ticket.token.maximumSizeInBytes} bytes.`,
       )
     }
     const ordered = [...listed].sort((a, b) => a.partNumber - b.partNumber)
