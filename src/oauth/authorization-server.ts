@@ -78,6 +78,22 @@ function adapterFor(records: OauthRecordsRepository) {
 
 const FORM_XSRF = /name="xsrf" value="([^"]*)"/
 
+const SESSION_TTL_SECONDS = 24 * 60 * 60
+
+/**
+ * After an error on the device pages, oidc-provider (9.13) shows the code form again with a new xsrf secret in
+ * its session, after its session middleware has already passed over a session it had just made and nobody had
+ * touched: that session, touched now but never saved, then fails its `persist` (a 500 and a stack trace, for a
+ * browser without the provider's session cookie). It is saved here, with its cookie, as that middleware saves
+ * a new session, so that the form shown again works.
+ */
+async function keepNewSession(ctx: ProviderContext, cookie: Record<string, unknown>): Promise<void> {
+  const session = ctx.oidc.session
+  if (!session || typeof session.exp === 'number') return
+  ctx.oidc.cookies.set(ctx.oidc.provider.cookieName('session'), session.id, cookie)
+  await session.save(SESSION_TTL_SECONDS)
+}
+
 export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<Provider> {
   const { apiResource } = deps
   const cookieKey = await deps.secret('oauth-cookie-key', () => randomBytes(32).toString('base64url'))
@@ -105,14 +121,14 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     }),
   )
 
+  // Secure when PUBLIC_URL is https, as Coffer's own cookies are, whether or not the request came through a
+  // trusted proxy that said so.
+  const secure = new URL(deps.issuer).protocol === 'https:'
+  const cookie = { signed: true, httpOnly: true, sameSite: 'lax', secure } as const
   const provider = new Provider(deps.issuer, {
     adapter: adapterFor(deps.records),
     jwks: { keys: [{ ...jwk, use: 'sig', alg: 'RS256', kid: 'coffer-1' }] },
-    cookies: {
-      keys: [cookieKey],
-      long: { signed: true, httpOnly: true, sameSite: 'lax' },
-      short: { signed: true, httpOnly: true, sameSite: 'lax' },
-    },
+    cookies: { keys: [cookieKey], long: cookie, short: cookie },
     routes: {
       authorization: OAUTH_PATHS.authorization,
       token: OAUTH_PATHS.token,
@@ -152,7 +168,7 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       AuthorizationCode: 60,
       DeviceCode: 10 * 60,
       Interaction: 60 * 60,
-      Session: 24 * 60 * 60,
+      Session: SESSION_TTL_SECONDS,
       Grant: 365 * 24 * 60 * 60,
       RefreshToken: 30 * 24 * 60 * 60,
       IdToken: 60 * 60,
@@ -171,13 +187,17 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       registration: { enabled: true, issueRegistrationAccessToken: false },
       deviceFlow: {
         enabled: true,
-        userCodeInputSource: async (ctx, form, _out, error) => {
+        userCodeInputSource: async (ctx, form, out, error) => {
+          if (error) await keepNewSession(ctx, cookie)
           const message = error
             ? 'userCode' in error || error.name === 'NoCodeError'
               ? 'That code is not right, or it expired. Check the code your device shows.'
               : error.name === 'AbortedError'
                 ? 'The sign-in was cancelled.'
-                : 'Something went wrong. Start again from your device.'
+                : // The form's xsrf was not that of this browser's session (none, or another).
+                  out?.error === 'invalid_request' && /xsrf|form details/.test(out.error_description ?? '')
+                  ? 'This form has expired. Enter the code your device shows again.'
+                  : 'Something went wrong. Start again from your device.'
             : undefined
           deps.pages.userCodeInput(ctx, FORM_XSRF.exec(form)?.[1] ?? '', message)
         },
@@ -213,6 +233,14 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
   })
   provider.proxy = deps.trustProxy
+  // Koa refuses to set a Secure cookie on a request it does not see as https (one that did not come through a
+  // trusted proxy saying so); PUBLIC_URL says every request is, as far as the provider should know.
+  if (secure) {
+    provider.use(async (ctx, next) => {
+      Object.defineProperty(ctx.request, 'secure', { value: true })
+      await next()
+    })
+  }
   // The metadata lists the scopes of the API, the one resource, rather than the library's OpenID scopes.
   provider.use(async (ctx, next) => {
     await next()

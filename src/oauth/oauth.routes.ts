@@ -89,6 +89,19 @@ export const oauthRoutes: Routes = async (app, deps) => {
     },
   }
   const provider = await deps.authorizationServer(pages)
+  // Every error of the provider goes to the JSON log, by its route (a path may hold an interaction's uid): its
+  // server errors, which it answers with an error page, and anything that escapes it, which Koa would print to
+  // stderr, stack and all. Listening to 'error' before `callback()` replaces Koa's printing.
+  const logError = (error: unknown, ctx: unknown) =>
+    app.log.error(
+      { err: error, route: (ctx as { oidc?: { route?: string } } | undefined)?.oidc?.route },
+      'the authorization server failed',
+    )
+  provider.on('server_error', (ctx, error) => logError(error, ctx))
+  // Koa's own event, which the provider's typings leave out.
+  ;(provider as unknown as NodeJS.EventEmitter).on('error', (error: unknown, ctx: unknown) =>
+    logError(error, ctx),
+  )
   const handle = provider.callback()
   const registrations = app.rateLimitStore(REGISTRATIONS)
 

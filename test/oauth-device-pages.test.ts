@@ -1,0 +1,123 @@
+// The device pages of the authorization server met without its session cookie, as a browser that opens them
+// first (or a scanner) does, and its cookies when PUBLIC_URL is https but no proxy said so (issue 23, items 3
+// and 4). Every answer is a page with a 4xx and the page's headers, never a 500 or a stack trace on stderr;
+// any error of the server reaches the JSON log.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { PAGE_CSP } from '../src/web/web.ts'
+import { captureLogs, ENGINES, startApp } from './support/harness.ts'
+
+type Started = Awaited<ReturnType<typeof startApp>>
+
+/** What reaches stderr while `run` runs: Koa prints an error there when nobody listens for it. */
+async function stderrOf(run: () => Promise<void>): Promise<string> {
+  const printed: string[] = []
+  const original = console.error
+  console.error = (...args: unknown[]) => {
+    printed.push(args.map(String).join(' '))
+  }
+  try {
+    await run()
+  } finally {
+    console.error = original
+  }
+  return printed.join('\n')
+}
+
+const textOf = (html: string) => html.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ')
+
+for (const engine of ENGINES) {
+  describe(`the device pages without a session [${engine}]`, () => {
+    const logs = captureLogs()
+    let c: Started
+    before(async () => {
+      c = await startApp(engine, { logger: logs.logger })
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    test('POST /oauth/device and every /oauth/device/{…} answer a 4xx page, never a 500', async () => {
+      const requests = [
+        { method: 'POST', url: '/oauth/device', payload: 'user_code=ABCD-EFGH' },
+        { method: 'POST', url: '/oauth/device', payload: 'xsrf=forged&user_code=ABCD-EFGH' },
+        { method: 'GET', url: '/oauth/device/auth' },
+        { method: 'HEAD', url: '/oauth/device/auth' },
+        { method: 'GET', url: '/oauth/device/callback' },
+        { method: 'GET', url: '/oauth/device/abc' },
+      ] as const
+      const printed = await stderrOf(async () => {
+        for (const request of requests) {
+          const what = `${request.method} ${request.url}`
+          const res = await c.app.inject({
+            ...request,
+            headers: 'payload' in request ? { 'content-type': 'application/x-www-form-urlencoded' } : {},
+          })
+          assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${what}: ${res.statusCode}`)
+          assert.equal(res.headers['content-type'], 'text/html; charset=utf-8', what)
+          assert.equal(res.headers['content-security-policy'], PAGE_CSP, what)
+          assert.equal(res.headers['x-content-type-options'], 'nosniff', what)
+          if (request.method === 'HEAD') continue
+          // The code form again, which works: its xsrf is kept in a session the answer's cookie names.
+          assert.match(res.body, /name="xsrf" value="[^"]+"/, what)
+          assert.ok(
+            [res.headers['set-cookie']].flat().some((cookie) => cookie?.startsWith('_session=')),
+            `${what}: the session of the form's xsrf`,
+          )
+        }
+      })
+      assert.equal(printed, '', 'nothing printed outside the JSON log')
+      assert.deepEqual(
+        logs.lines().filter((line) => line.level >= 50),
+        [],
+        'no server error was logged',
+      )
+    })
+
+    test('a form sent without its session is shown again, saying it expired; the form it shows works', async () => {
+      const first = await c.app.inject({
+        method: 'POST',
+        url: '/oauth/device',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'xsrf=forged&user_code=ABCD-EFGH',
+      })
+      assert.equal(first.statusCode, 400)
+      assert.match(textOf(first.body), /This form has expired\. Enter the code your device shows again\./)
+      // Sent again with the session and xsrf it gave, the form is read: the code is unknown, and says so.
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(first.body)?.[1] as string
+      const cookies = [first.headers['set-cookie']]
+        .flat()
+        .map((cookie) => cookie?.split(';')[0])
+        .join('; ')
+      const again = await c.app.inject({
+        method: 'POST',
+        url: '/oauth/device',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies },
+        payload: new URLSearchParams({ xsrf, user_code: 'ABCD-EFGH' }).toString(),
+      })
+      assert.equal(again.statusCode, 400)
+      assert.match(textOf(again.body), /That code is not right, or it expired\./)
+    })
+  })
+
+  describe(`the authorization server's cookies behind https [${engine}]`, () => {
+    let c: Started
+    before(async () => {
+      c = await startApp(engine, { env: { PUBLIC_URL: 'https://files.example.org' } })
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    test('with an https PUBLIC_URL its cookies are Secure, though no proxy said the request was https', async () => {
+      const res = await c.app.inject({ method: 'GET', url: '/oauth/device' })
+      assert.equal(res.statusCode, 200)
+      const cookies = [res.headers['set-cookie']].flat().filter((cookie) => cookie !== undefined)
+      assert.ok(
+        cookies.some((cookie) => cookie.startsWith('_session=')),
+        cookies.join('\n'),
+      )
+      for (const cookie of cookies) assert.match(cookie, /; secure/i, cookie)
+    })
+  })
+}
