@@ -31,6 +31,7 @@ import { zipRoutes } from './files/zip.routes.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
 import { foldersAppRoutes } from './folders/folders-app.routes.ts'
+import { registerBaselineHeaders } from './http/baseline-headers.ts'
 import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
@@ -156,6 +157,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     isPagePath: (path) => !path.startsWith(API_BASE_PATH) && !path.startsWith(BLOB_API_PATH),
   })
   registerResponseBatching(app)
+  registerBaselineHeaders(app)
   refuseUnknownQueryParameters(app)
 
   deps.db.reportTo(app.log)

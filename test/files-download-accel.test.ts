@@ -37,6 +37,7 @@ const COMPARED = [
   'cache-control',
   'x-content-type-options',
   'content-security-policy',
+  'x-frame-options',
   'www-authenticate',
   'ratelimit-limit',
 ]
@@ -213,6 +214,7 @@ for (const engine of ENGINES) {
           'cache-control': 'private, no-cache',
           'x-content-type-options': 'nosniff',
           'content-security-policy': CSP,
+          'x-frame-options': 'SAMEORIGIN',
           'www-authenticate': null,
           'ratelimit-limit': '600',
         })

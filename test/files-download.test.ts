@@ -19,6 +19,7 @@ const CSP = "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sa
 const SAFETY = {
   'x-content-type-options': 'nosniff',
   'content-security-policy': CSP,
+  'x-frame-options': 'SAMEORIGIN',
   'cache-control': 'private, no-cache',
 }
 

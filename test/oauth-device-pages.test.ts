@@ -1,8 +1,9 @@
 // The device pages of the authorization server met without its session cookie, as a browser that opens them
-// first (or a scanner) does, and its cookies when PUBLIC_URL is https but no proxy said so (issue 23, items 3
-// and 4). Every answer is a page with a 4xx and the page's headers, never a 500 or a stack trace on stderr;
+// first (or a scanner) does, its cookies when PUBLIC_URL is https but no proxy said so, and the headers of
+// every answer, the provider's included (issue 23, items 3, 4 and 12). Every answer is a page with a 4xx and the page's headers, never a 500 or a stack trace on stderr;
 // any error of the server reaches the JSON log.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { PAGE_CSP } from '../src/web/web.ts'
 import { captureLogs, ENGINES, startApp } from './support/harness.ts'
@@ -97,6 +98,58 @@ for (const engine of ENGINES) {
       })
       assert.equal(again.statusCode, 400)
       assert.match(textOf(again.body), /That code is not right, or it expired\./)
+    })
+  })
+
+  describe(`the headers of every answer [${engine}]`, () => {
+    let c: Started
+    before(async () => {
+      c = await startApp(engine)
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    test("the device flow's form that submits itself has the pages' headers, its script allowed by its hash", async () => {
+      const res = await c.app.inject({ method: 'GET', url: '/oauth/device?user_code=ABCD-EFGH' })
+      assert.equal(res.statusCode, 200)
+      assert.equal(res.headers['x-content-type-options'], 'nosniff')
+      assert.equal(res.headers['x-frame-options'], 'DENY')
+      assert.equal(res.headers['referrer-policy'], 'no-referrer')
+      const csp = String(res.headers['content-security-policy'])
+      assert.match(csp, /default-src 'none'/)
+      assert.match(csp, /frame-ancestors 'none'/)
+      assert.match(csp, /form-action 'self'/)
+      const script = /<script>([\s\S]*?)<\/script>/.exec(res.body)?.[1] as string
+      const digest = createHash('sha256').update(script).digest('base64')
+      assert.match(csp, new RegExp(`script-src 'self' 'sha256-${digest.replace(/[+/=]/g, '\\$&')}'`))
+    })
+
+    test('JSON, errors, health checks and the provider answer with nosniff, no framing and a CSP of none', async () => {
+      for (const [method, url] of [
+        ['GET', '/api/v1/'],
+        ['GET', '/api/v1/files'],
+        ['GET', '/api/v1/nope'],
+        ['GET', '/healthz'],
+        ['GET', '/readyz'],
+        ['PUT', '/blob/'],
+        ['GET', '/assets/nope.js'],
+        ['GET', '/.well-known/oauth-authorization-server'],
+        ['POST', '/oauth/token'],
+      ] as const) {
+        const res = await c.app.inject({ method, url })
+        const what = `${method} ${url} (${res.statusCode})`
+        assert.equal(res.headers['x-content-type-options'], 'nosniff', what)
+        assert.equal(res.headers['x-frame-options'], 'DENY', what)
+        assert.match(
+          String(res.headers['content-security-policy']),
+          /^default-src 'none';.*frame-ancestors 'none'/,
+          what,
+        )
+      }
+      // A page keeps its own policy.
+      const page = await c.app.inject({ method: 'GET', url: '/account/sign-in' })
+      assert.equal(page.headers['content-security-policy'], PAGE_CSP)
     })
   })
 

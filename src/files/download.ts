@@ -21,6 +21,8 @@ export type Disposition = 'attachment' | 'inline'
 export const DOWNLOAD_SAFETY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'content-security-policy': "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sandbox",
+  // Framed only by Coffer's own pages (a PDF's viewer), never by another site.
+  'x-frame-options': 'SAMEORIGIN',
   // Private: the bytes belong to one account. no-cache: revalidate (a cheap 304) on every use, so a deleted
   // file or a revoked credential stops working at once.
   'cache-control': 'private, no-cache',

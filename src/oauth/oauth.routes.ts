@@ -97,6 +97,14 @@ export const oauthRoutes: Routes = async (app, deps) => {
       { err: error, route: (ctx as { oidc?: { route?: string } } | undefined)?.oidc?.route },
       'the authorization server failed',
     )
+  // The pages' security headers on every answer of the provider, set first: its own pages (the device flow's
+  // form that submits itself) and its JSON get them, and the hash of that form's inline script is added to
+  // this CSP by the provider itself. Our pages (`render`) set them again.
+  const { 'content-type': _html, ...securityHeaders } = pageHeaders
+  provider.use(async (ctx, next) => {
+    ctx.set(securityHeaders)
+    await next()
+  })
   provider.on('server_error', (ctx, error) => logError(error, ctx))
   // Koa's own event, which the provider's typings leave out.
   ;(provider as unknown as NodeJS.EventEmitter).on('error', (error: unknown, ctx: unknown) =>
