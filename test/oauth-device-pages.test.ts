@@ -101,6 +101,75 @@ for (const engine of ENGINES) {
     })
   })
 
+  describe(`codes entered on the device page [${engine}]`, () => {
+    let c: Started
+    before(async () => {
+      c = await startApp(engine)
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    /** The code form with its session: its xsrf and the cookies to send it with. */
+    async function codeForm(remoteAddress: string) {
+      const res = await c.app.inject({ method: 'GET', url: '/oauth/device', remoteAddress })
+      return formOf(res)
+    }
+    function formOf(res: { body: string; headers: Record<string, unknown> }, cookies = '') {
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(res.body)?.[1] as string
+      const set = [res.headers['set-cookie']]
+        .flat()
+        .filter((cookie): cookie is string => typeof cookie === 'string')
+        .map((cookie) => cookie.split(';')[0])
+      return { xsrf, cookies: set.length > 0 ? set.join('; ') : cookies }
+    }
+    const enter = (form: { xsrf: string; cookies: string }, remoteAddress: string, code = 'BCDF-GHJK') =>
+      c.app.inject({
+        method: 'POST',
+        url: '/oauth/device',
+        remoteAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.cookies },
+        payload: new URLSearchParams({ xsrf: form.xsrf, user_code: code }).toString(),
+      })
+
+    test('each code entered gives the form a new xsrf: the last one no longer works', async () => {
+      const form = await codeForm('10.1.0.1')
+      const wrong = await enter(form, '10.1.0.1')
+      assert.equal(wrong.statusCode, 400)
+      assert.match(textOf(wrong.body), /That code is not right, or it expired\./)
+      const next = formOf(wrong, form.cookies)
+      assert.notEqual(next.xsrf, form.xsrf)
+      const replayed = await enter(form, '10.1.0.1')
+      assert.match(textOf(replayed.body), /This form has expired\./)
+      assert.match(
+        textOf((await enter(formOf(replayed, form.cookies), '10.1.0.1')).body),
+        /That code is not right/,
+      )
+    })
+
+    test('codes are limited per address and per session: 10, then a 429 page that says when', async () => {
+      // One address, a new session each time: the address's limit.
+      for (let i = 0; i < 10; i++) {
+        const res = await enter(await codeForm('10.2.0.1'), '10.2.0.1')
+        assert.equal(res.statusCode, 400, `code ${i + 1}`)
+      }
+      const limited = await enter(await codeForm('10.2.0.1'), '10.2.0.1')
+      assert.equal(limited.statusCode, 429)
+      assert.ok(Number(limited.headers['retry-after']) >= 1)
+      assert.match(textOf(limited.body), /Too many codes were entered here\. Try again in \d+ minutes?/)
+      assert.equal((await enter(await codeForm('10.2.0.2'), '10.2.0.2')).statusCode, 400, 'another address')
+
+      // One session, a new address each time: the session's limit.
+      let form = await codeForm('10.3.0.1')
+      for (let i = 0; i < 10; i++) {
+        const res = await enter(form, `10.3.${i}.1`)
+        assert.equal(res.statusCode, 400, `code ${i + 1}`)
+        form = formOf(res, form.cookies)
+      }
+      assert.equal((await enter(form, '10.3.99.1')).statusCode, 429)
+    })
+  })
+
   describe(`the headers of every answer [${engine}]`, () => {
     let c: Started
     before(async () => {

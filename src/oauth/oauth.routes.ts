@@ -13,6 +13,7 @@ import type Provider from 'oidc-provider'
 import { Type } from 'typebox'
 import { csrfToken, SIGN_IN_PATH } from '../accounts/web-sessions.ts'
 import { ALL_SCOPES, type Scope } from '../auth/scopes.ts'
+import { hashSecret } from '../auth/secrets.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import { OAUTH_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
@@ -24,6 +25,14 @@ import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oa
 
 /** Registrations from one address: a burst of 20, then one every 3 minutes. */
 const REGISTRATIONS = { limit: 20, windowMs: 60 * 60_000 }
+
+/**
+ * Codes entered on the device page, right or wrong, per client address and per browser session of the
+ * provider: a burst of 10, then one every 90 s. A person types a code or two; at that rate a guesser gets
+ * about a thousand tries a day from an address, against the 25,600,000,000 codes of oidc-provider's
+ * alphabet, each alive 10 minutes.
+ */
+const DEVICE_CODE_ATTEMPTS = { limit: 10, windowMs: 15 * 60_000 }
 
 /** The consent form: the scopes ticked (none ticked sends none, which is asked again). */
 const readConsent = formReader(
@@ -112,6 +121,24 @@ export const oauthRoutes: Routes = async (app, deps) => {
   )
   const handle = provider.callback()
   const registrations = app.rateLimitStore(REGISTRATIONS)
+  const deviceCodeAttempts = app.rateLimitStore(DEVICE_CODE_ATTEMPTS)
+  const sessionCookieName = provider.cookieName('session')
+
+  /** Counts a code entered on the device page; false (and the page said) once either limit is reached. */
+  async function admitDeviceCode(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const session = app.parseCookie(request.headers.cookie ?? '')[sessionCookieName]
+    const buckets = [`device-code-${addressBucket(request.ip)}`]
+    if (session) buckets.push(`device-code-session-${hashSecret(session)}`)
+    const decisions = await Promise.all(buckets.map((bucket) => deviceCodeAttempts.hit(bucket)))
+    if (decisions.every((decision) => decision.allowed)) return true
+    const wait = retryAfterSeconds(Math.max(...decisions.map((decision) => decision.retryAfterUs)))
+    reply.header('retry-after', wait)
+    web.sendError(reply, 429, {
+      title: 'Too many codes tried',
+      message: `Too many codes were entered here. Try again in ${Math.ceil(wait / 60)} minute${wait > 60 ? 's' : ''}, with the code your device shows.`,
+    })
+    return false
+  }
 
   await app.register(async (raw: FastifyInstance) => {
     // The provider reads its own bodies: they reach it unread.
@@ -135,6 +162,9 @@ export const oauthRoutes: Routes = async (app, deps) => {
                 .header('retry-after', retryAfterSeconds(hit.retryAfterUs))
                 .send({ error: 'rate_limited', error_description: 'Too many registrations; retry later.' })
             }
+          }
+          if (url === OAUTH_PATHS.code_verification && request.method === 'POST') {
+            if (!(await admitDeviceCode(request, reply))) return reply
           }
           pass(request, reply)
         },
