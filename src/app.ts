@@ -38,6 +38,7 @@ import { registerGuard } from './http/guard.ts'
 import { registerRateLimitStores } from './http/rate-limit.ts'
 import { loggedRequest, requestLogger } from './http/request-logger.ts'
 import { registerResponseBatching } from './http/response-batching.ts'
+import { registerSameOriginCheck } from './http/same-origin.ts'
 import { ErrorSchema } from './http/schemas.ts'
 import { buildSerializer } from './http/serialization.ts'
 import { parseJsonStrictly, strictQuerystring } from './http/strict-text.ts'
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   })
   registerResponseBatching(app)
   registerBaselineHeaders(app)
+  registerSameOriginCheck(app, deps.config.publicUrl)
   refuseUnknownQueryParameters(app)
 
   deps.db.reportTo(app.log)

@@ -13,6 +13,10 @@ export const ERROR_CODES = {
     status: 403,
     hint: 'Reload the page, which gives the form a new token, then send it again.',
   },
+  cross_site_request: {
+    status: 403,
+    hint: 'Send it from a page of this server, not from a page of another site.',
+  },
   not_found: { status: 404, hint: 'Check the ID or path; resources of other accounts are never visible.' },
   conflict: { status: 409, hint: 'Reload the resource and retry with a change that fits its current state.' },
   request_timeout: { status: 408, hint: 'Send the whole request promptly, then retry.' },

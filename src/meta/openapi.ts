@@ -19,6 +19,8 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
     'The credential is valid but lacks the scope the operation needs; the message names it.',
   form_expired:
     'Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.',
+  cross_site_request:
+    'Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.',
   not_found:
     'The resource does not exist or belongs to another account (never distinguished), or no route matches.',
   conflict:

@@ -75,6 +75,11 @@ const ERROR_TEXTS: Record<number, ErrorText> = {
 
 /** What an error page says for a code of the catalogue whose status alone would say too little. */
 const CODE_TEXTS: Record<string, ErrorText> = {
+  cross_site_request: {
+    title: 'This form came from another site',
+    message:
+      'Coffer takes forms only from its own pages. Open the page on this server and send the form from there.',
+  },
   form_expired: {
     title: 'This form has expired',
     message:
