@@ -39,6 +39,7 @@ import { RequestsRepository } from './requests/requests.repository.ts'
 import { RequestsService } from './requests/requests.service.ts'
 import { SubmissionsService } from './requests/submissions.service.ts'
 import type { Services } from './routes.ts'
+import { DownloadPassesRepository } from './shares/download-passes.repository.ts'
 import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
@@ -147,7 +148,10 @@ export function wireAccounts(
   }
 }
 
-/** Every ten minutes, the rows whose time is up: sessions, setup links, OAuth codes, tokens and grants. */
+/**
+ * Every ten minutes, the rows whose time is up: sessions, setup links, OAuth codes, tokens and grants, the byte
+ * budgets of download passes.
+ */
 export class ExpiredRecordsPurge {
   readonly #purge: () => Promise<unknown>
   #timer: NodeJS.Timeout | undefined
@@ -186,6 +190,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
   const analyticsRepository = new AnalyticsRepository(db)
   const uploadsRepository = new UploadsRepository(db)
   const serverSecrets = new ServerSecrets(db)
+  const downloadPasses = new DownloadPassesRepository(db)
   const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
 
   // Services: the domain rules.
@@ -217,6 +222,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
       accounts.sessions.purgeExpired(),
       accounts.setup.purgeExpired(),
       oauthRecords.deleteExpired(),
+      downloadPasses.deleteExpired(),
     ]),
   )
   const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }
@@ -247,6 +253,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
       shares: sharesRepository,
       blobs,
       passes: new LinkPasses(serverSecrets),
+      downloadPasses,
       attempts,
     }),
     requests: new RequestsService({

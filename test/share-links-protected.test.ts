@@ -2,7 +2,8 @@
 // before it shows anything, with a pass (a signed, HttpOnly, path-scoped cookie) for the browser that gave
 // it and limited guesses; and a download limit that holds exactly, and that ranges cannot step around.
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import { after, before, describe, test } from 'node:test'
 import type { App } from '../src/app.ts'
 import { PAGE_CSP } from '../src/web/web.ts'
 import {
@@ -12,9 +13,11 @@ import {
   createAccount,
   createFile,
   describeEachEngine,
+  ENGINES,
   type TestAccount,
   type TestContext,
 } from './support/harness.ts'
+import { type ListeningContext, startListening } from './support/uploads.ts'
 
 const NAME = 'Board minutes 2026.txt'
 const CONTENT = 'the minutes of the board'
@@ -295,20 +298,30 @@ describeEachEngine('protected share links', (ctx) => {
     const state = await publicShares.open(publicId)
     assert.ok(state.kind === 'open')
     const { link } = state
-    assert.deepEqual(await publicShares.admitDownload(link, { start: 4, downloadPass: undefined }), {
-      kind: 'start-from-beginning',
-    })
-    const first = await publicShares.admitDownload(link, { start: 0, downloadPass: undefined })
+    const size = Buffer.byteLength(CONTENT)
+    const ask = (start: number, downloadPass?: string, length = size - start) =>
+      publicShares.admitDownload(link, { start, length, downloadPass })
+    assert.deepEqual(await ask(4), { kind: 'start-from-beginning' })
+    const first = await ask(0, undefined, 1)
     assert.ok(first.kind === 'admitted' && first.pass)
-    assert.deepEqual(await publicShares.admitDownload(link, { start: 4, downloadPass: first.pass.token }), {
-      kind: 'admitted',
-    })
+    assert.equal(first.length, 1)
+    // The pass holds the rest of the file: given once, then no more.
+    const rest = await ask(4, first.pass.token)
+    assert.ok(rest.kind === 'admitted')
+    assert.equal(rest.length, size - 4)
+    const more = await ask(1, first.pass.token)
+    assert.ok(more.kind === 'admitted')
+    assert.equal(more.length, 3, 'what the pass had left')
+    assert.deepEqual(await ask(1, first.pass.token), { kind: 'start-from-beginning' })
+    // Bytes given back (a client that went away) may be asked for again.
+    await rest.unsent?.(10)
+    const again = await ask(1, first.pass.token)
+    assert.ok(again.kind === 'admitted')
+    assert.equal(again.length, 10)
     assert.deepEqual(await counts(c, a, share.id), { views: 0, downloads: 1 })
-    await publicShares.admitDownload(link, { start: 0, downloadPass: undefined })
-    await publicShares.admitDownload(link, { start: 0, downloadPass: undefined })
-    assert.deepEqual(await publicShares.admitDownload(link, { start: 0, downloadPass: undefined }), {
-      kind: 'exhausted',
-    })
+    await ask(0)
+    await ask(0)
+    assert.deepEqual(await ask(0), { kind: 'exhausted' })
     const page = await inject(c.app, 'GET', share.download)
     assert.equal(page.statusCode, 410)
     assert.deepEqual(await counts(c, a, share.id), { views: 0, downloads: 3 })
@@ -348,4 +361,105 @@ describeEachEngine('protected share links', (ctx) => {
     // HEAD sends no bytes and is always answered.
     assert.equal((await inject(c.app, 'HEAD', share.download)).statusCode, 200)
   })
+
+  test('a download pass covers the bytes of one download: a range of the first byte does not open the file to every range', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const share = await protectedShare(c, a, { maxDownloads: 3 })
+    const size = Buffer.byteLength(CONTENT)
+    const first = await inject(c.app, 'GET', share.download, { headers: { range: 'bytes=0-0' } })
+    assert.equal(first.statusCode, 206)
+    const cookie = passCookie(first.headers['set-cookie'], share.download)
+    // The rest of the file, once; then every further range is refused, from any address.
+    const rest = await inject(c.app, 'GET', share.download, { headers: { range: 'bytes=1-' }, cookie })
+    assert.equal(rest.statusCode, 206)
+    assert.equal(rest.body, CONTENT.slice(1))
+    for (let i = 0; i < 20; i++) {
+      const again = await inject(c.app, 'GET', share.download, {
+        headers: { range: 'bytes=1-' },
+        cookie,
+        ip: `10.9.0.${i + 1}`,
+      })
+      assert.equal(again.statusCode, 403, `range ${i + 1} after the whole file`)
+    }
+    assert.deepEqual(await counts(c, a, share.id), { views: 0, downloads: 1 })
+
+    // A player seeking within one download: ranges go on while the pass has bytes, the last one cut to what
+    // is left (a 206 that says so), and the sum of their bytes is the file's size.
+    const second = await inject(c.app, 'GET', share.download, { headers: { range: 'bytes=0-9' } })
+    const seeking = passCookie(second.headers['set-cookie'], share.download)
+    let received = 10
+    const seeks = ['bytes=20-', 'bytes=5-9', 'bytes=10-']
+    for (const range of seeks) {
+      const answer = await inject(c.app, 'GET', share.download, { headers: { range }, cookie: seeking })
+      assert.equal(answer.statusCode, 206, range)
+      const [from, to] = (/^bytes (\d+)-(\d+)\/\d+$/.exec(String(answer.headers['content-range'])) ?? [])
+        .slice(1)
+        .map(Number)
+      assert.equal(answer.body, CONTENT.slice(from, (to as number) + 1), range)
+      received += answer.body.length
+    }
+    assert.equal(received, size, 'the pass gave the bytes of one download, no more')
+    const past = await inject(c.app, 'GET', share.download, {
+      headers: { range: 'bytes=15-' },
+      cookie: seeking,
+    })
+    assert.equal(past.statusCode, 403)
+    const over = await inject(c.app, 'GET', share.download, {
+      headers: { range: 'bytes=0-' },
+      cookie: seeking,
+    })
+    assert.equal(over.statusCode, 206, 'from byte 0 is a new download, counted')
+    assert.equal(over.body, CONTENT)
+    assert.deepEqual(await counts(c, a, share.id), { views: 0, downloads: 3 })
+  })
 })
+
+for (const engine of ENGINES) {
+  describe(`a download pass over a real socket [${engine}]`, () => {
+    let c: ListeningContext
+    before(async () => {
+      c = await startListening(engine)
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    test('a client that goes away in the middle of a range gets back the bytes it did not take', async () => {
+      const a = await createAccount(c.app)
+      const content = randomBytes(32 * 1024 * 1024)
+      const file = await createFile(c, a.id, { name: 'film.bin', content })
+      const made = await call(c.app, 'POST', '/api/v1/shares', {
+        token: a.token,
+        body: { fileId: file.id, maxDownloads: 1 },
+      })
+      const download = `${c.base}${new URL(made.body.data.publicUrl).pathname}/download`
+      const first = await fetch(download, { headers: { range: 'bytes=0-0' } })
+      assert.equal(first.status, 206)
+      await first.arrayBuffer()
+      const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string
+      // The player reads a little of the rest and seeks away: it closes the connection.
+      const controller = new AbortController()
+      const seeking = await fetch(download, {
+        headers: { range: 'bytes=1-', cookie },
+        signal: controller.signal,
+      })
+      assert.equal(seeking.status, 206)
+      const reader = (seeking.body as ReadableStream<Uint8Array>).getReader()
+      await reader.read()
+      controller.abort()
+      await reader.read().catch(() => {})
+      // Most of the file never left: the pass has it back (what the kernel's buffers took counts as sent), so
+      // the player's next range gets most of the file, where without it the pass would be spent.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const rest = await fetch(download, { headers: { range: 'bytes=1-', cookie } })
+      assert.equal(rest.status, 206)
+      const [from, to] = (/^bytes (\d+)-(\d+)\//.exec(rest.headers.get('content-range') ?? '') ?? [])
+        .slice(1)
+        .map(Number)
+      assert.equal(from, 1)
+      assert.ok((to as number) > content.length / 2, `bytes 1-${to} of ${content.length} given back`)
+      assert.ok(Buffer.from(await rest.arrayBuffer()).equals(content.subarray(1, (to as number) + 1)))
+    })
+  })
+}

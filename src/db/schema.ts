@@ -82,6 +82,15 @@ export interface ShareDailyCountsTable {
   downloads: Generated<number>
 }
 
+/** The bytes a download pass of a limited share link may still fetch (migration 0015). */
+export interface DownloadPassesTable {
+  /** SHA-256 (hex) of the pass, which the browser holds in a cookie. */
+  pass_hash: string
+  share_id: string
+  bytes_left: number
+  expires_at: number
+}
+
 export interface FileRequestsTable {
   id: string
   account_id: string
@@ -234,6 +243,7 @@ export interface Database {
   files: FilesTable
   shares: SharesTable
   share_daily_counts: ShareDailyCountsTable
+  download_passes: DownloadPassesTable
   file_requests: FileRequestsTable
   submissions: SubmissionsTable
   upload_intents: UploadIntentsTable

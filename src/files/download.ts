@@ -175,8 +175,8 @@ export type Delivery =
   | { kind: 'not-modified' }
   /** HEAD: the headers a GET would get, no bytes. */
   | { kind: 'headers' }
-  /** 200 or 206: bytes from `start` (0 for the whole file). */
-  | { kind: 'bytes'; start: number }
+  /** 200 or 206: bytes `start` to `end`, inclusive (0 to the last for the whole file). */
+  | { kind: 'bytes'; start: number; end: number }
 
 /**
  * Downloads whose bytes nginx sends (DOWNLOAD_ACCEL_REDIRECT; README, "Downloads through nginx"). Coffer still
@@ -238,9 +238,10 @@ export interface SendOptions {
   /**
    * Runs once the answer is settled and the blob is open, before anything is sent; throwing refuses the
    * download (the blob is closed unread). Share links count a download here, so that a count is committed
-   * before the bytes go out and a refused download sends none.
+   * before the bytes go out and a refused download sends none. Returning an earlier `end` sends fewer bytes
+   * of a range than it asked for (a 206 saying which): a limited link's download pass with fewer left.
    */
-  beforeSend?(delivery: Delivery): Promise<void>
+  beforeSend?(delivery: Delivery): Promise<{ end: number } | undefined>
   /**
    * Replaces the safety headers' `private, no-cache` for bytes that can never change under their address (a
    * preview in the owner's pages): the browser then keeps them without asking again.
@@ -273,29 +274,36 @@ export async function sendFileContent(
     reply.status(304)
     return reply.send()
   }
-  const range = requestedRange(request.headers, file.size, etag, file.createdAt)
-  if (range === 'unsatisfiable') {
+  const requested = requestedRange(request.headers, file.size, etag, file.createdAt)
+  if (requested === 'unsatisfiable') {
     reply.header('content-range', `bytes */${file.size}`)
     throw new AppError(
       'range_not_satisfiable',
       `The Range header asks for bytes outside file ${file.id}, which has ${file.size} bytes.`,
     )
   }
+  let range = requested
+  const asked: Delivery = { kind: 'bytes', start: range?.start ?? 0, end: range?.end ?? file.size - 1 }
+  /** What `beforeSend` said of the bytes; asked once, whoever sends them. */
+  let decided: { end: number } | undefined | 'not yet' = 'not yet'
   const accel = request.method === 'GET' ? request.server.downloadAccel : null
   if (accel && nginxSendsAlike(request.headers, range)) {
     // A missing blob falls through to `open`, which logs it and answers Coffer's own 404, not nginx's.
     const target = await accel.target(file.blobKey)
     if (target !== undefined) {
-      await options.beforeSend?.({ kind: 'bytes', start: range?.start ?? 0 })
-      // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer and adds its own
-      // Accept-Ranges; the internal location adds back the rest (README).
-      reply.removeHeader('accept-ranges')
-      reply.headers({
-        'content-type': downloadContentType(file.contentType, disposition),
-        'content-disposition': contentDisposition(disposition, file.name),
-        'x-accel-redirect': target,
-      })
-      return reply.send()
+      decided = await options.beforeSend?.(asked)
+      // nginx sends what the client's Range asks for: fewer bytes than that, Coffer sends itself.
+      if (decided === undefined) {
+        // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer and adds its own
+        // Accept-Ranges; the internal location adds back the rest (README).
+        reply.removeHeader('accept-ranges')
+        reply.headers({
+          'content-type': downloadContentType(file.contentType, disposition),
+          'content-disposition': contentDisposition(disposition, file.name),
+          'x-accel-redirect': target,
+        })
+        return reply.send()
+      }
     }
   }
   // Opened before the content headers are set, so a missing blob is still answered as an error; for HEAD
@@ -306,7 +314,12 @@ export async function sendFileContent(
     body = undefined
   }
   try {
-    await options.beforeSend?.(body ? { kind: 'bytes', start: range?.start ?? 0 } : { kind: 'headers' })
+    if (decided === 'not yet') decided = await options.beforeSend?.(body ? asked : { kind: 'headers' })
+    if (body && decided && range && decided.end < range.end) {
+      body.destroy()
+      range = { start: range.start, end: decided.end }
+      body = await open(range)
+    }
   } catch (error) {
     body?.destroy()
     throw error

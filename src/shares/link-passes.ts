@@ -3,7 +3,8 @@
 // player may go on fetching the rest of that download in ranges). A pass names its kind, its link and when
 // it ends, and is signed with a key only the server holds (HMAC-SHA256), kept in the database so that every
 // process accepts what any other issued. A pass for a password is also bound to that password: a new one
-// ends every pass given for the old.
+// ends every pass given for the old. Each pass is one of its own (a random nonce), so that a download pass
+// can have a byte budget of its own (download-passes.repository.ts).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ServerSecrets } from '../db/server-secrets.ts'
 
@@ -34,8 +35,9 @@ export class LinkPasses {
   ): Promise<{ token: string; maxAgeSeconds: number }> {
     const maxAgeSeconds = PASS_SECONDS[kind]
     const expires = Math.floor(Date.now() / 1000) + maxAgeSeconds
-    const signature = await this.#sign(kind, shareId, version, expires)
-    return { token: `${expires}.${signature}`, maxAgeSeconds }
+    const nonce = randomBytes(12).toString('base64url')
+    const signature = await this.#sign(kind, shareId, version, expires, nonce)
+    return { token: `${expires}.${nonce}.${signature}`, maxAgeSeconds }
   }
 
   async verify(
@@ -44,18 +46,26 @@ export class LinkPasses {
     shareId: string,
     version: string,
   ): Promise<boolean> {
-    const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token ?? '')
+    const match = /^(\d{1,12})\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})$/.exec(token ?? '')
     if (!match) return false
     const expires = Number(match[1])
     if (expires * 1000 <= Date.now()) return false
-    const expected = Buffer.from(await this.#sign(kind, shareId, version, expires))
-    const given = Buffer.from(match[2] as string)
+    const expected = Buffer.from(await this.#sign(kind, shareId, version, expires, match[2] as string))
+    const given = Buffer.from(match[3] as string)
     return expected.length === given.length && timingSafeEqual(expected, given)
   }
 
-  async #sign(kind: PassKind, shareId: string, version: string, expires: number): Promise<string> {
+  async #sign(
+    kind: PassKind,
+    shareId: string,
+    version: string,
+    expires: number,
+    nonce: string,
+  ): Promise<string> {
     const key = await this.#keyOnce()
-    return createHmac('sha256', key).update(`${kind}\n${shareId}\n${version}\n${expires}`).digest('base64url')
+    return createHmac('sha256', key)
+      .update(`${kind}\n${shareId}\n${version}\n${expires}\n${nonce}`)
+      .digest('base64url')
   }
 
   #keyOnce(): Promise<Buffer> {

@@ -1,10 +1,11 @@
 // What the public share page (`/s/{publicId}`) needs: the state of the link behind a public id, its file's
 // bytes, preview and first lines, the password (its guesses limited) and the passes that remember it, and
 // counting views and downloads (the download limit). The public id is the capability: no account is involved.
-import { verifyPassword } from '../auth/secrets.ts'
+import { hashSecret, verifyPassword } from '../auth/secrets.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
 import { type FaultLog, type FileContent, fileContent, type ServedFile } from '../files/file-content.ts'
 import { readTextHead, type TextHead } from '../files/text-head.ts'
+import type { DownloadPassesRepository } from './download-passes.repository.ts'
 import type { LinkPasses } from './link-passes.ts'
 import type { PublicLinkRow, SharesRepository } from './shares.repository.ts'
 
@@ -46,6 +47,19 @@ export type AttemptCounters = (policy: { limit: number; windowMs: number }) => {
   hit(bucket: string): Promise<AttemptDecision>
 }
 
+function linkOf(row: PublicLinkRow): PublicLink {
+  const { share } = row
+  return {
+    shareId: share.id,
+    publicId: share.publicId,
+    file: row.file,
+    preview: row.preview,
+    hasPassword: share.passwordHash !== null,
+    limited: share.maxDownloads !== null,
+    passwordVersion: share.passwordHash === null ? '' : share.passwordHash.slice(-16),
+  }
+}
+
 /** Password guesses: a burst of 10, then one a minute, per link and per client address. */
 const PASSWORD_ATTEMPTS = { limit: 10, windowMs: 10 * 60_000 }
 
@@ -71,28 +85,38 @@ export type Unlock =
 
 /** Whether a download's bytes may be sent. */
 export type DownloadAdmission =
-  /** Yes; with a pass when the download was counted on a link whose downloads are limited. */
-  | { kind: 'admitted'; pass?: Pass }
+  /**
+   * Yes, `length` bytes from the start asked for: all of them, or on a limited link as many as its pass has
+   * left. With a pass when the download was counted on a link whose downloads are limited; with `unsent` when
+   * the bytes came from a pass, to give back those the client did not take (it went away).
+   */
+  | { kind: 'admitted'; length: number; pass?: Pass; unsent?(bytes: number): Promise<void> }
   /** No: the link's downloads have all been taken. */
   | { kind: 'exhausted' }
-  /** No: on a limited link, a range that skips byte 0 needs the pass of a download that was counted. */
+  /**
+   * No: on a limited link, a range that skips byte 0 needs the pass of a download that was counted, with bytes
+   * left: a pass is good for the file's size in all, whatever the ranges.
+   */
   | { kind: 'start-from-beginning' }
 
 export class PublicSharesService {
   readonly #shares: SharesRepository
   readonly #blobs: BlobStore
   readonly #passes: LinkPasses
+  readonly #downloadPasses: DownloadPassesRepository
   readonly #passwordAttempts: ReturnType<AttemptCounters>
 
   constructor(deps: {
     shares: SharesRepository
     blobs: BlobStore
     passes: LinkPasses
+    downloadPasses: DownloadPassesRepository
     attempts: AttemptCounters
   }) {
     this.#shares = deps.shares
     this.#blobs = deps.blobs
     this.#passes = deps.passes
+    this.#downloadPasses = deps.downloadPasses
     this.#passwordAttempts = deps.attempts(PASSWORD_ATTEMPTS)
   }
 
@@ -105,18 +129,7 @@ export class PublicSharesService {
     if (share.maxDownloads !== null && share.downloadCount >= share.maxDownloads) {
       return { kind: 'gone', reason: 'exhausted' }
     }
-    return {
-      kind: 'open',
-      link: {
-        shareId: share.id,
-        publicId: share.publicId,
-        file: row.file,
-        preview: row.preview,
-        hasPassword: share.passwordHash !== null,
-        limited: share.maxDownloads !== null,
-        passwordVersion: share.passwordHash === null ? '' : share.passwordHash.slice(-16),
-      },
-    }
+    return { kind: 'open', link: linkOf(row) }
   }
 
   /**
@@ -124,7 +137,30 @@ export class PublicSharesService {
    * until that is a current pass of its password.
    */
   async openUnlocked(publicId: string, passwordPass: string | undefined): Promise<UnlockedState> {
+    return this.#unlocked(await this.open(publicId), passwordPass)
+  }
+
+  /**
+   * `openUnlocked` for a download: a link whose downloads have all been taken is still open to the holder of a
+   * pass of one of them (`downloadPass`), so that the last download allowed goes on in ranges, as a media player
+   * fetches it; `admitDownload` then takes its bytes from that pass.
+   */
+  async openForDownload(
+    publicId: string,
+    passes: { password: string | undefined; download: string | undefined },
+  ): Promise<UnlockedState> {
     const state = await this.open(publicId)
+    if (state.kind !== 'gone' || state.reason !== 'exhausted' || passes.download === undefined) {
+      return this.#unlocked(state, passes.password)
+    }
+    const row = await this.#shares.byPublicId(publicId)
+    if (!row?.share.isActive) return state
+    const link = linkOf(row)
+    const held = await this.#passes.verify('download', passes.download, link.shareId, link.passwordVersion)
+    return held ? this.#unlocked({ kind: 'open', link }, passes.password) : state
+  }
+
+  async #unlocked(state: LinkState, passwordPass: string | undefined): Promise<UnlockedState> {
     if (state.kind !== 'open' || !state.link.hasPassword) return state
     const { link } = state
     return (await this.#passes.verify('password', passwordPass, link.shareId, link.passwordVersion))
@@ -162,32 +198,53 @@ export class PublicSharesService {
   }
 
   /**
-   * Whether the bytes of the link's file from `start` may be sent, for a GET that sends bytes (not HEAD, not
-   * a 304). A download that begins at byte 0 is counted, committed before this resolves; on a link whose
-   * downloads are limited it is refused once they are all taken, and otherwise gives this browser a download
-   * pass. A range that skips byte 0 of a limited link needs that pass (`downloadPass`, its cookie's): it would
-   * otherwise fetch the file without ever counting.
+   * Whether the bytes of the link's file from `start` may be sent (`length` of them asked for), for a GET that
+   * sends bytes (not HEAD, not a 304). A download that begins at byte 0 is counted, committed before this
+   * resolves; on a link whose downloads are limited it is refused once they are all taken, and otherwise gives
+   * this browser a download pass good for the file's size in bytes, this answer's included. A range that skips
+   * byte 0 of a limited link needs that pass (`downloadPass`, its cookie's), and takes its bytes from it: a
+   * media player seeking within one download goes on, but `bytes=0-0` counted once and `bytes=1-` again and
+   * again gets one copy, not many.
    */
   async admitDownload(
     link: PublicLink,
-    request: { start: number; downloadPass: string | undefined },
+    request: { start: number; length: number; downloadPass: string | undefined },
   ): Promise<DownloadAdmission> {
+    const { length } = request
     if (request.start === 0) {
       if (!(await this.#countDownload(link))) return { kind: 'exhausted' }
-      if (!link.limited) return { kind: 'admitted' }
+      if (!link.limited) return { kind: 'admitted', length }
+      const pass = await this.#passes.issue('download', link.shareId, link.passwordVersion)
+      const passHash = hashSecret(pass.token)
+      await this.#downloadPasses.create({
+        passHash,
+        shareId: link.shareId,
+        bytes: link.file.size - length,
+        expiresAt: Date.now() + pass.maxAgeSeconds * 1000,
+      })
       return {
         kind: 'admitted',
-        pass: await this.#passes.issue('download', link.shareId, link.passwordVersion),
+        length,
+        pass,
+        unsent: (bytes) => this.#downloadPasses.giveBack(passHash, bytes),
       }
     }
-    if (!link.limited) return { kind: 'admitted' }
-    const granted = await this.#passes.verify(
-      'download',
-      request.downloadPass,
-      link.shareId,
-      link.passwordVersion,
-    )
-    return granted ? { kind: 'admitted' } : { kind: 'start-from-beginning' }
+    if (!link.limited) return { kind: 'admitted', length }
+    const { downloadPass } = request
+    if (
+      downloadPass === undefined ||
+      !(await this.#passes.verify('download', downloadPass, link.shareId, link.passwordVersion))
+    ) {
+      return { kind: 'start-from-beginning' }
+    }
+    const passHash = hashSecret(downloadPass)
+    const taken = await this.#downloadPasses.take(passHash, length)
+    if (taken === 0) return { kind: 'start-from-beginning' }
+    return {
+      kind: 'admitted',
+      length: taken,
+      unsent: (bytes) => this.#downloadPasses.giveBack(passHash, bytes),
+    }
   }
 
   /** Counts a view of the page; resolves once it is committed. */

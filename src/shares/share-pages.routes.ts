@@ -18,7 +18,7 @@ import { formReader } from '../web/form-reader.ts'
 import { acceptForms } from '../web/forms.ts'
 import { PageCache } from '../web/page-cache.ts'
 import type { PassKind } from './link-passes.ts'
-import type { LinkState, Pass, PublicLink } from './public-shares.service.ts'
+import type { LinkState, Pass, PublicLink, UnlockedState } from './public-shares.service.ts'
 import { linkPaths, passwordPage, sharePage } from './share-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */
@@ -86,6 +86,29 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     })
   }
 
+  /**
+   * Gives back to the download pass the bytes of this answer that its client did not take: a media player
+   * that seeks leaves its last range, and must not lose what it never got. What the socket wrote counts as
+   * sent (its headers too), so the pass gets back a little less, never more.
+   */
+  function giveBackUnsent(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    length: number,
+    unsent: (bytes: number) => Promise<void>,
+  ): void {
+    const response = reply.raw
+    const written = () => response.socket?.bytesWritten ?? 0
+    const before = written()
+    response.once('close', () => {
+      if (response.writableFinished) return
+      const sent = Math.max(0, written() - before)
+      unsent(Math.max(0, length - sent)).catch((error: unknown) =>
+        request.log.error({ err: error }, 'giving back the unsent bytes of a download pass failed'),
+      )
+    })
+  }
+
   /** The 404 or 410 page of a link that does not work. */
   function sendGone(reply: FastifyReply, state: Exclude<LinkState, { kind: 'open' }>) {
     if (state.kind === 'unknown') return web.sendError(reply, 404)
@@ -100,8 +123,12 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
   }
 
   /** The working link this browser may fetch from; otherwise answers its 404, 410 or 403 page. */
-  async function openUnlockedLink(request: FastifyRequest<{ Params: LinkParams }>, reply: FastifyReply) {
-    const state = await openFor(request)
+  async function openUnlockedLink(
+    request: FastifyRequest<{ Params: LinkParams }>,
+    reply: FastifyReply,
+    opened: Promise<UnlockedState> | UnlockedState = openFor(request),
+  ) {
+    const state = await opened
     if (state.kind === 'open') return state.link
     if (state.kind === 'locked') web.sendError(reply, 403, PASSWORD_FIRST(state.link))
     else sendGone(reply, state)
@@ -184,16 +211,27 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     config: pageConfig,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const link = await openUnlockedLink(request, reply)
+      const { publicId } = request.params
+      const link = await openUnlockedLink(
+        request,
+        reply,
+        publicId.length > MAX_PUBLIC_ID_LENGTH
+          ? { kind: 'unknown' }
+          : publicShares.openForDownload(publicId, {
+              password: passOf(request, 'password'),
+              download: passOf(request, 'download'),
+            }),
+      )
       if (!link) return reply
       const disposition = request.query.disposition === 'inline' ? 'inline' : 'attachment'
       try {
         return await sendFileContent(request, reply, publicShares.content(link, request.log), disposition, {
           // Only a GET that sends bytes is a download: not HEAD, not a 304.
           beforeSend: async (delivery) => {
-            if (request.method !== 'GET' || delivery.kind !== 'bytes') return
+            if (request.method !== 'GET' || delivery.kind !== 'bytes') return undefined
             const admission = await publicShares.admitDownload(link, {
               start: delivery.start,
+              length: delivery.end - delivery.start + 1,
               downloadPass: passOf(request, 'download'),
             })
             switch (admission.kind) {
@@ -201,8 +239,12 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
                 throw new RefusedDownload(410, EXHAUSTED.title, EXHAUSTED.message)
               case 'start-from-beginning':
                 throw new RefusedDownload(403, 'Start the download from the beginning', LIMITED_RANGE_MESSAGE)
-              case 'admitted':
+              case 'admitted': {
                 if (admission.pass) givePass(reply, link, 'download', admission.pass)
+                if (admission.unsent) giveBackUnsent(request, reply, admission.length, admission.unsent)
+                const end = delivery.start + admission.length - 1
+                return end < delivery.end ? { end } : undefined
+              }
             }
           },
         })
