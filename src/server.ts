@@ -36,14 +36,14 @@ async function main(): Promise<void> {
 }
 
 /**
- * With no account yet, prints the one-time link that creates the first one. It goes to the terminal, not
- * to the log: the link is a secret, and logs are kept and shipped.
+ * With no account yet, prints the one-time link that creates the first one. It goes to the terminal on stderr,
+ * not to the log on stdout: the link is a secret, and logs are kept and shipped.
  */
 async function printSetupLink(app: Awaited<ReturnType<typeof buildApp>>, publicUrl: string) {
   const secret = await app.services.setup.issue()
   if (!secret) return
   app.log.info('No account exists yet: open the setup link printed on the terminal to create the first one.')
-  process.stdout.write(
+  process.stderr.write(
     `\nNo account exists yet. Create the first one here (the link works once, for 24 hours):\n\n  ${publicUrl}/account/setup/${secret}\n\n`,
   )
 }

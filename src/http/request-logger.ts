@@ -74,11 +74,23 @@ export function requestLogger(
  */
 const SECRET_IN_URL = /(coffer_|vercel_blob_client_|user_code=)[^&#/?\s]+/g
 
+/**
+ * The public id of a share link or a file request, which is the capability to use it (`/s/{id}`, `/r/{id}`,
+ * `/api/v1/public/requests/{id}`): logged by its first four characters only, enough to tell lines of one link
+ * from another's, as a setup link is logged without its secret.
+ */
+const CAPABILITY_IN_PATH = /^(\/(?:s|r|api\/v1\/public\/requests)\/[^/?#]{0,4})[^/?#]*/
+
+/** A URL as logs may keep it: no credential, no capability. */
+export function redactedUrl(url: string): string {
+  return url.replace(SECRET_IN_URL, '$1[redacted]').replace(CAPABILITY_IN_PATH, '$1…')
+}
+
 /** What a log line says of a request: Fastify's default fields, with any secret in the URL redacted. */
 export function loggedRequest(request: FastifyRequest) {
   return {
     method: request.method,
-    url: request.url.replace(SECRET_IN_URL, '$1[redacted]'),
+    url: redactedUrl(request.url),
     host: request.host,
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,

@@ -26,8 +26,10 @@ export interface ServerProcess {
   kill(): Promise<void>
   /** Resolves once the process has exited, at once if it has already: a fault point kills it by itself. */
   exited(): Promise<void>
-  /** What the process printed on stdout so far (its log lines, and the first-run setup link). */
+  /** What the process printed on stdout so far: its log lines. */
   stdout(): string
+  /** What it printed on stderr so far (the first-run setup link, say); the rest is passed on to this stderr. */
+  stderr(): string
 }
 
 /** Starts the server with `env` on `port` (a free one if not given); resolves once /healthz answers. */
@@ -43,12 +45,18 @@ export async function startServer(env: Record<string, string>, port?: number): P
       HOST: '127.0.0.1',
       LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
   running.add(child)
   let printed = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     if (printed.length < 1_000_000) printed += chunk
+  })
+  let printedOnStderr = ''
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    // A crash's trace shows in the test's output; the setup link every new server prints would be noise.
+    if (!chunk.includes('/account/setup/')) process.stderr.write(chunk)
+    if (printedOnStderr.length < 1_000_000) printedOnStderr += chunk
   })
   const gone = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -68,6 +76,7 @@ export async function startServer(env: Record<string, string>, port?: number): P
     kill: exit('SIGKILL'),
     exited: () => gone,
     stdout: () => printed,
+    stderr: () => printedOnStderr,
   }
   for (let attempt = 0; attempt < 300; attempt++) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
