@@ -218,7 +218,7 @@ export function appsPage(data: { nav: AppNav; apps: ConnectedApp[] }): Page {
       : html`<ul class="items" aria-label="Connected applications">!${apps.map(
           (app) => html`<li class="item">
 <div class="item-main">
-<p class="item-title">${app.name}</p>
+<p class="item-title"><bdi>${app.name}</bdi></p>
 !${app.uri ? html`<p class="item-meta">${app.uri}</p>` : ''}
 !${scopeList(app.scopes)}
 <dl class="item-dates"><div><dt>Last used</dt><dd>!${when(app.lastUsedAt, 'Not yet')}</dd></div></dl>

@@ -11,6 +11,7 @@ import Provider, { type Adapter, type AdapterPayload, errors, interactionPolicy 
 import type { AccountsRepository } from '../accounts/accounts.repository.ts'
 import type { SessionsService } from '../accounts/sessions.service.ts'
 import { ALL_SCOPES } from '../auth/scopes.ts'
+import { CHECKED_CLIENT_METADATA, checkClientMetadata, displayedClientName } from './client-metadata.ts'
 import type { OauthPayload, OauthRecordsRepository } from './oauth-records.repository.ts'
 
 /** Where each endpoint is served; all of them under /oauth. */
@@ -144,6 +145,11 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     scopes: [...ALL_SCOPES],
     responseTypes: ['code'],
     clientAuthMethods: ['none'],
+    // Registered names and addresses are shown to people; redirects go where a browser is sent.
+    extraClientMetadata: {
+      properties: CHECKED_CLIENT_METADATA,
+      validator: (_ctx, key, value, metadata) => checkClientMetadata(key, value, metadata),
+    },
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -205,12 +211,12 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
           deps.pages.userCodeConfirm(
             ctx,
             FORM_XSRF.exec(form)?.[1] ?? '',
-            client.clientName ?? client.clientId,
+            displayedClientName(client.clientName ?? client.clientId),
             userCode,
           )
         },
         successSource: async (ctx) => {
-          deps.pages.deviceSuccess(ctx, ctx.oidc.client?.clientName ?? 'the application')
+          deps.pages.deviceSuccess(ctx, displayedClientName(ctx.oidc.client?.clientName ?? 'the application'))
         },
       },
       resourceIndicators: {

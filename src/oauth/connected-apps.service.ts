@@ -1,7 +1,9 @@
 // An account's connected applications: the OAuth clients it granted access, with the scopes granted for the
 // API and when they last used it. Revoking one removes its grant with every code and token of it.
+
 import { isScope, type Scope } from '../auth/scopes.ts'
 import { notFound } from '../errors.ts'
+import { displayedClientName } from './client-metadata.ts'
 import type { OauthRecordsRepository } from './oauth-records.repository.ts'
 
 export interface ConnectedApp {
@@ -33,7 +35,7 @@ export class ConnectedAppsService {
       const granted = (grant.payload as GrantPayload).resources?.[this.#resource] ?? ''
       return {
         grantId: grant.grantId,
-        name: String(client?.client_name ?? grant.clientId),
+        name: displayedClientName(String(client?.client_name ?? grant.clientId)),
         uri: typeof client?.client_uri === 'string' ? client.client_uri : undefined,
         scopes: granted.split(' ').filter(isScope),
         lastUsedAt: grant.lastUsedAt,

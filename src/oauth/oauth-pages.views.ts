@@ -44,7 +44,7 @@ export function consentPage(data: {
   const { client } = data
   const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
 <p class="eyebrow">Allow access</p>
-<h1 id="page-title">${client.name} wants to use your Coffer account</h1>
+<h1 id="page-title"><bdi>${client.name}</bdi> wants to use your Coffer account</h1>
 <p class="muted">Signed in as <strong>${data.email}</strong>. !${client.uri ? html`The application’s site: <span class="break">${client.uri}</span>. ` : ''}!${data.redirectHost ? html`After you answer, you go back to <strong class="break">${data.redirectHost}</strong>.` : ''}</p>
 <form method="post" action="${data.action}" novalidate>
 !${csrfInput(data.csrfToken)}
@@ -83,7 +83,7 @@ export function confirmCodePage(data: {
   clientName: string
   userCode: string
 }): Page {
-  const body = html`<p><strong>${data.clientName}</strong> asks to sign in with this code:</p>
+  const body = html`<p><strong><bdi>${data.clientName}</bdi></strong> asks to sign in with this code:</p>
 <p class="user-code"><code>${data.userCode}</code></p>
 <p class="muted">Continue only if your device shows the same code and you started this yourself.</p>
 <form method="post" action="${data.action}">
@@ -97,6 +97,6 @@ export function confirmCodePage(data: {
 }
 
 export function deviceDonePage(clientName: string): Page {
-  const body = html`<p>${clientName} is signed in. You can close this page and go back to your device.</p>`
+  const body = html`<p><bdi>${clientName}</bdi> is signed in. You can close this page and go back to your device.</p>`
   return { title: 'Device signed in · Coffer', main: deviceCard('All set', body) }
 }

@@ -21,6 +21,7 @@ import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import { OAUTH_PATHS, type ProviderContext, type ProviderPages } from './authorization-server.ts'
+import { displayedClientName } from './client-metadata.ts'
 import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oauth-pages.views.ts'
 
 /** Registrations from one address: a burst of 20, then one every 3 minutes. */
@@ -254,7 +255,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
           csrfToken: csrfToken(request, reply),
           email: request.webSession?.account.email ?? '',
           client: {
-            name: client.clientName ?? client.clientId,
+            name: displayedClientName(client.clientName ?? client.clientId),
             uri: typeof client.clientUri === 'string' ? client.clientUri : undefined,
           },
           redirectHost,

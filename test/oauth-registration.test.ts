@@ -1,0 +1,95 @@
+// What a client may register (issue 23, item 6): a web client's redirects are https (a loopback address
+// excepted), no redirect carries a user name or password, and every registered text follows the API's text
+// rules and a length; names are shown without the characters that reorder or hide text.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { displayedClientName } from '../src/oauth/client-metadata.ts'
+import { confirmCodePage } from '../src/oauth/oauth-pages.views.ts'
+import { ENGINES, startApp } from './support/harness.ts'
+
+type Started = Awaited<ReturnType<typeof startApp>>
+
+const NATIVE = 'http://127.0.0.1/callback'
+
+test('a name is shown without bidi controls or zero-width characters, isolated from the text around it', () => {
+  assert.equal(displayedClientName('Coffer \u202Egnp.exe\u202C Official'), 'Coffer gnp.exe Official')
+  assert.equal(displayedClientName('Co\u200Bffer\u2066 \u2069\uFEFF'), 'Coffer ')
+  assert.equal(displayedClientName('مرحبا Coffer'), 'مرحبا Coffer')
+  const page = confirmCodePage({
+    action: '/oauth/device',
+    xsrf: 'x',
+    clientName: 'Tool',
+    userCode: 'ABCD-EFGH',
+  })
+  assert.match(page.main, /<strong><bdi>Tool<\/bdi><\/strong>/)
+})
+
+for (const engine of ENGINES) {
+  describe(`client registration [${engine}]`, () => {
+    let c: Started
+    before(async () => {
+      c = await startApp(engine)
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    const register = (metadata: Record<string, unknown> | Buffer) =>
+      c.app.inject({
+        method: 'POST',
+        url: '/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        payload: Buffer.isBuffer(metadata)
+          ? metadata
+          : JSON.stringify({ token_endpoint_auth_method: 'none', ...metadata }),
+      })
+
+    test('a web client redirects over https, or http to a loopback address; never with userinfo', async () => {
+      for (const uri of [
+        'https://app.example/cb',
+        'http://127.0.0.1:8000/cb',
+        'http://localhost/cb',
+        'http://[::1]/cb',
+      ]) {
+        const res = await register({ client_name: 'Web app', redirect_uris: [uri] })
+        assert.equal(res.statusCode, 201, `${uri}: ${res.body}`)
+      }
+      for (const [uri, type] of [
+        ['http://app.example/cb', 'web'],
+        ['https://localhost@evil.example/cb', 'web'],
+        ['https://user:pass@app.example/cb', 'web'],
+        ['http://user@127.0.0.1/cb', 'native'],
+      ] as const) {
+        const res = await register({ client_name: 'Web app', redirect_uris: [uri], application_type: type })
+        assert.equal(res.statusCode, 400, `${uri}: ${res.body}`)
+        assert.equal(res.json().error, 'invalid_redirect_uri', uri)
+      }
+    })
+
+    test('registered texts: at most their length, well-formed text, no control characters', async () => {
+      const native = { application_type: 'native', redirect_uris: [NATIVE] }
+      assert.equal((await register({ ...native, client_name: 'n'.repeat(100) })).statusCode, 201)
+      assert.equal((await register({ ...native, client_name: 'Coffer \u202Egnp.exe\u202C' })).statusCode, 201)
+      for (const [what, metadata] of [
+        ['a long name', { client_name: 'n'.repeat(10_000) }],
+        ['U+0000', { client_name: 'Co\u0000ffer' }],
+        ['a control character', { client_name: 'Co\u001bffer' }],
+        ['a lone surrogate', { client_name: 'Co\ud800ffer' }],
+        ['a long client_uri', { client_name: 'ok', client_uri: `https://app.example/${'a'.repeat(2001)}` }],
+      ] as const) {
+        const res = await register({ ...native, ...metadata })
+        assert.equal(res.statusCode, 400, `${what}: ${res.body}`)
+        assert.equal(res.json().error, 'invalid_client_metadata', what)
+      }
+      const notUtf8 = Buffer.concat([
+        Buffer.from(
+          `{"token_endpoint_auth_method":"none","application_type":"native","redirect_uris":["${NATIVE}"],"client_name":"Co`,
+        ),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('ffer"}'),
+      ])
+      const res = await register(notUtf8)
+      assert.equal(res.statusCode, 400, `bytes that are not UTF-8: ${res.body}`)
+    })
+  })
+}
