@@ -150,7 +150,7 @@ export function wireAccounts(
 
 /**
  * Every ten minutes, the rows whose time is up: sessions, setup links, OAuth codes, tokens and grants, the byte
- * budgets of download passes.
+ * budgets of download passes, failed sign-ins older than the password page shows.
  */
 export class ExpiredRecordsPurge {
   readonly #purge: () => Promise<unknown>
@@ -221,6 +221,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
     Promise.all([
       accounts.sessions.purgeExpired(),
       accounts.setup.purgeExpired(),
+      accounts.accounts.purgeFailedSignIns(),
       oauthRecords.deleteExpired(),
       downloadPasses.deleteExpired(),
     ]),

@@ -263,7 +263,7 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     assert.equal(await signedIn(browser), true)
   })
 
-  test('failed sign-ins are limited through the accounts service: per account, then per address', async () => {
+  test('failed sign-ins are limited through the accounts service: per account and address, then per address', async () => {
     const { app } = ctx()
     const email = await newAccount(ctx())
     const browser = new WebClient(app)
@@ -277,6 +277,16 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     assert.ok(Number(limited.headers['retry-after']) >= 1)
     assert.match(limited.body, /id="form-error">Too many attempts\. Try again in \d+ minutes?\./)
     assert.doesNotMatch(String(limited.headers['set-cookie'] ?? ''), /coffer_session/)
+    // The guesser's address is locked out of the account, not its owner, from another address.
+    const ownSignIn = await postFrom(new WebClient(app), '10.1.0.9', '/account/sign-in', {
+      email,
+      password: PASSWORD,
+    })
+    assert.equal(ownSignIn.statusCode, 303, 'the owner signs in from elsewhere')
+    // And sees the failed sign-ins, with the address they came from, on the password page.
+    const page = (await (await WebClient.signedIn(app, email)).get('/account/password')).body
+    assert.match(page, /<h2>Failed sign-ins<\/h2>/)
+    assert.equal(page.match(/<code>10\.1\.0\.1<\/code>/g)?.length, 10, 'the latest ten, with their address')
 
     // Thirty failures from one address, each for another email, known or not: the address is then refused
     // for every account, and the accounts are not.
@@ -298,6 +308,19 @@ describeEachEngine('account pages over HTTP', (ctx) => {
       password: PASSWORD,
     })
     assert.equal(fromElsewhere.statusCode, 303)
+    const quiet = (await (await WebClient.signedIn(app, other)).get('/account/password')).body
+    assert.match(quiet, /No wrong password was given for your account in the last 30 days\./)
+  })
+
+  test('guesses spread over many addresses meet the account’s own, looser limit: 100', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const guesses = Array.from({ length: 100 }, (_, i) =>
+      app.services.accounts.signIn({ email, password: `wrong ${i}`, client: `ip:10.4.${i >> 8}.${i & 255}` }),
+    )
+    for (const guess of await Promise.all(guesses)) assert.equal(guess.kind, 'wrong')
+    const next = await app.services.accounts.signIn({ email, password: PASSWORD, client: 'ip:10.5.0.1' })
+    assert.equal(next.kind, 'throttled', 'the 101st, from any address, waits')
   })
 
   test('every form of the account pages refuses a post without its CSRF token, and changes nothing', async () => {

@@ -300,13 +300,28 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
   )
 
   app.get(ACCOUNT_PATHS.password, signedIn, async (request, reply) =>
-    web.send(reply, 200, passwordPage({ nav: appNav(request, reply, 'account') })),
+    web.send(
+      reply,
+      200,
+      passwordPage({
+        nav: appNav(request, reply, 'account'),
+        failedSignIns: await accounts.failedSignIns(sessionOf(request).account.id),
+      }),
+    ),
   )
 
   app.post(ACCOUNT_PATHS.password, signedInPost, async (request, reply) => {
     const session = sessionOf(request)
-    const show = (status: number, extra: Partial<Parameters<typeof passwordPage>[0]>) =>
-      web.send(reply, status, passwordPage({ nav: appNav(request, reply, 'account'), ...extra }))
+    const show = async (status: number, extra: Partial<Parameters<typeof passwordPage>[0]>) =>
+      web.send(
+        reply,
+        status,
+        passwordPage({
+          nav: appNav(request, reply, 'account'),
+          failedSignIns: await accounts.failedSignIns(session.account.id),
+          ...extra,
+        }),
+      )
     const form = readPasswordChange(request.body)
     if (!form.ok) return show(400, { form })
     const { current, password, confirm } = form.value

@@ -8,6 +8,7 @@ import type { ConnectedApp } from '../oauth/connected-apps.service.ts'
 import { formatDate } from '../web/format.ts'
 import { csrfInput, type FormState, field, formError, notice } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
+import type { FailedSignIn } from './accounts.repository.ts'
 import { MIN_PASSWORD_LENGTH } from './accounts.service.ts'
 import type { ApiKey } from './api-keys.repository.ts'
 
@@ -231,7 +232,27 @@ export function appsPage(data: { nav: AppNav; apps: ConnectedApp[] }): Page {
   return settingsPage(nav, 'apps', 'Connected apps', body)
 }
 
-export function passwordPage(data: { nav: AppNav; form?: FormState; notice?: string }): Page {
+/** The latest wrong passwords given for this account: when, and from which address. */
+function failedSignIns(failures: FailedSignIn[]): string {
+  if (failures.length === 0) {
+    return html`<p class="muted">No wrong password was given for your account in the last 30 days.</p>`
+  }
+  return html`<p class="muted">The latest wrong passwords given for your account in the last 30 days. Not yours? Choose a new password above.</p>
+<ul class="item-list failed-sign-ins">!${failures.map(
+    (failure) =>
+      html`<li>!${when(failure.at, '')} <span class="muted">from</span> <code>${addressOf(failure.client)}</code></li>`,
+  )}</ul>`
+}
+
+/** The address of a rate-limit bucket (`ip:203.0.113.9`, `ip6:2001:db8::/64`), as a person reads it. */
+const addressOf = (client: string) => client.replace(/^ip6?:/, '')
+
+export function passwordPage(data: {
+  nav: AppNav
+  failedSignIns: FailedSignIn[]
+  form?: FormState
+  notice?: string
+}): Page {
   const { nav } = data
   const form = data.form ?? {}
   const body = html`!${notice(data.notice)}
@@ -247,6 +268,8 @@ export function passwordPage(data: { nav: AppNav; form?: FormState; notice?: str
 </form>
 <h2>Sessions</h2>
 <p class="muted">Signed in on a computer you no longer use? Sign out of every browser, this one included.</p>
-<form method="post" action="${ACCOUNT_PATHS.signOutEverywhere}" class="inline-form">!${csrfInput(nav.csrfToken)}<button class="button danger" type="submit">Sign out everywhere</button></form>`
+<form method="post" action="${ACCOUNT_PATHS.signOutEverywhere}" class="inline-form">!${csrfInput(nav.csrfToken)}<button class="button danger" type="submit">Sign out everywhere</button></form>
+<h2>Failed sign-ins</h2>
+!${failedSignIns(data.failedSignIns)}`
   return settingsPage(nav, 'password', 'Password and sessions', body)
 }

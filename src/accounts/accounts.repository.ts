@@ -15,6 +15,13 @@ const toAccount = (row: { id: string; email: string; created_at: number }): Acco
   createdAt: Number(row.created_at),
 })
 
+/** A failed sign-in, as the password page shows it. */
+export interface FailedSignIn {
+  at: number
+  /** The client address as the rate limits name it. */
+  client: string
+}
+
 export class AccountsRepository {
   readonly #db: Kysely<Database>
 
@@ -91,6 +98,30 @@ export class AccountsRepository {
   }
 
   /** False when there is no such account. */
+  async recordFailedSignIn(accountId: string, failure: FailedSignIn): Promise<void> {
+    await this.#db
+      .insertInto('sign_in_failures')
+      .values({ account_id: accountId, at: failure.at, client: failure.client })
+      .execute()
+  }
+
+  /** The account's latest failed sign-ins since `since`, newest first. */
+  async failedSignIns(accountId: string, since: number, limit: number): Promise<FailedSignIn[]> {
+    const rows = await this.#db
+      .selectFrom('sign_in_failures')
+      .select(['at', 'client'])
+      .where('account_id', '=', accountId)
+      .where('at', '>=', since)
+      .orderBy('at', 'desc')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({ at: Number(row.at), client: row.client }))
+  }
+
+  async deleteFailedSignInsBefore(before: number): Promise<void> {
+    await this.#db.deleteFrom('sign_in_failures').where('at', '<', before).execute()
+  }
+
   async setPasswordHash(accountId: string, passwordHash: string): Promise<boolean> {
     const result = await this.#db
       .updateTable('accounts')

@@ -5,7 +5,7 @@ import type { Transactor } from '../db/database.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { OauthRecordsRepository } from '../oauth/oauth-records.repository.ts'
-import type { Account, AccountsRepository } from './accounts.repository.ts'
+import type { Account, AccountsRepository, FailedSignIn } from './accounts.repository.ts'
 import type { ApiKeysRepository } from './api-keys.repository.ts'
 import type { SessionsRepository } from './sessions.repository.ts'
 
@@ -60,12 +60,17 @@ export interface AttemptCounter {
 export type AttemptCounters = (policy: { limit: number; windowMs: number }) => AttemptCounter
 
 /**
- * Failed sign-ins: a burst of 10, then one every 90 s, per account (known or not) and per client address
- * (30, then one every 30 s). Only failures count; while either bucket is empty every attempt is refused,
- * before any password is checked.
+ * Failed sign-ins: a burst of 10, then one every 90 s, per account and client address together; 30, then one
+ * every 30 s, per address; and 100, then one every 36 s, per account (known or not) from every address. Only
+ * failures count; while a bucket is empty every attempt in it is refused, before any password is checked. The
+ * strict limit is the pair's, so that someone guessing from one address locks out that address, not the
+ * owner; the account's own is loose, a bound on guesses spread over many addresses.
  */
-const FAILED_SIGN_INS_PER_ACCOUNT = { limit: 10, windowMs: 15 * 60_000 }
+const FAILED_SIGN_INS_PER_PAIR = { limit: 10, windowMs: 15 * 60_000 }
 const FAILED_SIGN_INS_PER_ADDRESS = { limit: 30, windowMs: 15 * 60_000 }
+const FAILED_SIGN_INS_PER_ACCOUNT = { limit: 100, windowMs: 60 * 60_000 }
+/** How far back the password page shows failed sign-ins, and how many. */
+const FAILED_SIGN_INS_SHOWN = { days: 30, count: 10 }
 /** New accounts from one address (SIGNUP=open): a burst of 5, then one every 12 minutes. */
 const SIGN_UPS = { limit: 5, windowMs: 60 * 60_000 }
 
@@ -92,6 +97,7 @@ export class AccountsService {
   readonly #keys: ApiKeysRepository
   readonly #sessions: SessionsRepository
   readonly #oauth: OauthRecordsRepository
+  readonly #failuresByPair: AttemptCounter
   readonly #failuresByAccount: AttemptCounter
   readonly #failuresByAddress: AttemptCounter
   readonly #signUps: AttemptCounter
@@ -109,6 +115,7 @@ export class AccountsService {
     this.#keys = deps.keys
     this.#sessions = deps.sessions
     this.#oauth = deps.oauth
+    this.#failuresByPair = deps.attempts(FAILED_SIGN_INS_PER_PAIR)
     this.#failuresByAccount = deps.attempts(FAILED_SIGN_INS_PER_ACCOUNT)
     this.#failuresByAddress = deps.attempts(FAILED_SIGN_INS_PER_ADDRESS)
     this.#signUps = deps.attempts(SIGN_UPS)
@@ -172,15 +179,21 @@ export class AccountsService {
    * the account exists.
    */
   async verifyPassword(email: string, password: string): Promise<Account | undefined> {
+    return (await this.#checkPassword(email, password)).account
+  }
+
+  /** The account whose password it is, if it is; and the enabled account the email names, either way. */
+  async #checkPassword(email: string, password: string): Promise<{ account?: Account; named?: string }> {
     let normalised: string | undefined
     try {
       normalised = normaliseEmail(email)
     } catch {}
     const found = normalised === undefined ? undefined : await this.#accounts.byEmail(normalised)
-    if (password.length > MAX_PASSWORD_LENGTH) return undefined
+    const named = found && !found.disabled ? found.id : undefined
+    if (password.length > MAX_PASSWORD_LENGTH) return { named }
     const matches = await verifyPassword(password, found?.passwordHash ?? (await decoy()))
-    if (!found?.passwordHash || !matches || found.disabled) return undefined
-    return { id: found.id, email: found.email, createdAt: found.createdAt }
+    if (!found?.passwordHash || !matches || found.disabled) return { named }
+    return { account: { id: found.id, email: found.email, createdAt: found.createdAt }, named }
   }
 
   /**
@@ -190,16 +203,32 @@ export class AccountsService {
    * the answers tell nothing of who has an account.
    */
   async signIn(input: { email: string; password: string; client: string }): Promise<SignIn> {
-    const byAccount = `sign-in:${input.email.trim().toLowerCase()}`
-    const byAddress = `sign-in-${input.client}`
-    const refusal = throttled(
-      await Promise.all([this.#failuresByAccount.peek(byAccount), this.#failuresByAddress.peek(byAddress)]),
-    )
+    const email = input.email.trim().toLowerCase()
+    const buckets: [AttemptCounter, string][] = [
+      [this.#failuresByPair, `sign-in:${email}|${input.client}`],
+      [this.#failuresByAddress, `sign-in-${input.client}`],
+      [this.#failuresByAccount, `sign-in:${email}`],
+    ]
+    const refusal = throttled(await Promise.all(buckets.map(([counter, bucket]) => counter.peek(bucket))))
     if (refusal) return refusal
-    const account = await this.verifyPassword(input.email, input.password)
+    const { account, named } = await this.#checkPassword(input.email, input.password)
     if (account) return { kind: 'ok', account }
-    await Promise.all([this.#failuresByAccount.hit(byAccount), this.#failuresByAddress.hit(byAddress)])
+    await Promise.all([
+      ...buckets.map(([counter, bucket]) => counter.hit(bucket)),
+      named && this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client }),
+    ])
     return { kind: 'wrong' }
+  }
+
+  /** The account's failed sign-ins of the last 30 days, the latest 10, newest first: for its owner to see. */
+  failedSignIns(accountId: string): Promise<FailedSignIn[]> {
+    const since = Date.now() - FAILED_SIGN_INS_SHOWN.days * 86_400_000
+    return this.#accounts.failedSignIns(accountId, since, FAILED_SIGN_INS_SHOWN.count)
+  }
+
+  /** Forgets failed sign-ins older than the password page shows. */
+  purgeFailedSignIns(): Promise<void> {
+    return this.#accounts.deleteFailedSignInsBefore(Date.now() - FAILED_SIGN_INS_SHOWN.days * 86_400_000)
   }
 
   async setPassword(accountId: string, password: string): Promise<void> {

@@ -19,6 +19,7 @@ import * as accountsOnTheWeb from './migrations/0012_accounts_on_the_web.ts'
 import * as fileCrc32 from './migrations/0013_file_crc32.ts'
 import * as accountDailyCounts from './migrations/0014_account_daily_counts.ts'
 import * as downloadPasses from './migrations/0015_download_passes.ts'
+import * as signInFailures from './migrations/0016_sign_in_failures.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0013_file_crc32': fileCrc32,
   '0014_account_daily_counts': accountDailyCounts,
   '0015_download_passes': downloadPasses,
+  '0016_sign_in_failures': signInFailures,
 }
 
 class Migrations implements MigrationProvider {

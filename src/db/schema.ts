@@ -11,6 +11,14 @@ export interface AccountsTable {
   disabled_at: number | null
 }
 
+/** A failed sign-in of an existing account (migration 0016). */
+export interface SignInFailuresTable {
+  account_id: string
+  at: number
+  /** The client address as the rate limits name it. */
+  client: string
+}
+
 export interface ApiKeysTable {
   id: string
   account_id: string
@@ -238,6 +246,7 @@ export interface OauthRecordsTable {
 
 export interface Database {
   accounts: AccountsTable
+  sign_in_failures: SignInFailuresTable
   api_keys: ApiKeysTable
   folders: FoldersTable
   files: FilesTable
