@@ -153,19 +153,26 @@ export function wireAccounts(
  * budgets of download passes, failed sign-ins older than the password page shows.
  */
 export class ExpiredRecordsPurge {
-  readonly #purge: () => Promise<unknown>
+  readonly #purges: Record<string, () => Promise<unknown>>
   #timer: NodeJS.Timeout | undefined
   #running: Promise<unknown> | undefined
 
-  constructor(purge: () => Promise<unknown>) {
-    this.#purge = purge
+  /** Each purge by what it removes. */
+  constructor(purges: Record<string, () => Promise<unknown>>) {
+    this.#purges = purges
   }
 
   start(log: Log): void {
+    // One after the other: a background chore takes one of the pool's connections, never all of them (a test's
+    // pool has four; a statement waiting for a connection when the pool ends would never settle).
     const run = () => {
-      this.#running = this.#purge().catch((error: unknown) =>
-        log.error({ err: error }, 'removing expired sessions and OAuth records failed'),
-      )
+      this.#running = (async () => {
+        for (const [what, purge] of Object.entries(this.#purges)) {
+          await purge().catch((error: unknown) =>
+            log.error({ err: error }, `removing expired ${what} failed`),
+          )
+        }
+      })()
     }
     run()
     this.#timer = setInterval(run, 10 * 60_000)
@@ -217,15 +224,13 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
   })
   const storageReconciler = wireStorage(db, blobs, config).storage
   const { oauthRecords, ...accounts } = wireAccounts(db, attempts)
-  const expiredRecords = new ExpiredRecordsPurge(() =>
-    Promise.all([
-      accounts.sessions.purgeExpired(),
-      accounts.setup.purgeExpired(),
-      accounts.accounts.purgeFailedSignIns(),
-      oauthRecords.deleteExpired(),
-      downloadPasses.deleteExpired(),
-    ]),
-  )
+  const expiredRecords = new ExpiredRecordsPurge({
+    sessions: () => accounts.sessions.purgeExpired(),
+    'setup links': () => accounts.setup.purgeExpired(),
+    'failed sign-ins': () => accounts.accounts.purgeFailedSignIns(),
+    'OAuth records': () => oauthRecords.deleteExpired(),
+    'download passes': () => downloadPasses.deleteExpired(),
+  })
   const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }
   const uploads = new UploadsService({
     transaction,
