@@ -44,6 +44,12 @@ export interface Config {
     idleMs: number
     /** An idle keep-alive connection between requests. */
     keepAliveMs: number
+    /** To send a whole request, body included: every request but the blob endpoint's, whose bodies are small. */
+    bodyMs: number
+    /** What the blob endpoint's bodies must bring in every `idleMs`: bytes per second, on average. */
+    uploadMinBytesPerSecond: number
+    /** Connections open at once from one client address (an IPv6 one by its /64); 0: no cap. */
+    connectionsPerAddress: number
   }
 }
 
@@ -119,7 +125,21 @@ function timeouts(env: Env): Config['timeouts'] {
   if (headersMs >= idleMs) {
     throw new ConfigError('HEADERS_TIMEOUT_SECONDS must be less than IDLE_TIMEOUT_SECONDS')
   }
-  return { headersMs, idleMs, keepAliveMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000 }
+  return {
+    headersMs,
+    idleMs,
+    keepAliveMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
+    bodyMs: integer(env, 'BODY_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,
+    uploadMinBytesPerSecond: integer(env, 'UPLOAD_MIN_BYTES_PER_SECOND', 1024, 0, 1024 * 1024 * 1024),
+    // Behind a proxy every connection comes from the proxy: no cap unless one is asked for.
+    connectionsPerAddress: integer(
+      env,
+      'MAX_CONNECTIONS_PER_ADDRESS',
+      boolean(env, 'TRUST_PROXY', false) ? 0 : 256,
+      0,
+      1_000_000,
+    ),
+  }
 }
 
 function signUp(env: Env): boolean {

@@ -39,6 +39,8 @@ for (const engine of ENGINES) {
       DATABASE_URL: database.url ?? '',
       // A hundred uploads by one key take more requests than the default limit allows in a minute.
       RATE_LIMIT_MAX: '100000',
+      // Two thousand views at once from this one address, each on a connection of its own.
+      MAX_CONNECTIONS_PER_ADDRESS: '0',
       ...(faultPoint ? { COFFER_FAULT_POINT: faultPoint } : {}),
     })
     const db = () => openDatabase({ dataDir, databaseUrl: database.url, poolSize: 1 })

@@ -1,14 +1,20 @@
 // Slow and idle clients are cut off, so that none can hold connections open: a request's headers must arrive
 // within HEADERS_TIMEOUT_SECONDS; while a request is received or answered, no more than IDLE_TIMEOUT_SECONDS
-// may pass without a byte either way (a minimum rate rather than a total, so a large upload on a slow link
-// still succeeds, as long as it moves); a keep-alive connection idle between requests is closed after
-// KEEP_ALIVE_TIMEOUT_SECONDS. Where an answer can still be sent (the request's body stalled before any
-// answer), it is a 408 in the error envelope; otherwise the connection is closed.
+// may pass without a byte either way; a keep-alive connection idle between requests is closed after
+// KEEP_ALIVE_TIMEOUT_SECONDS. Bodies are small everywhere but at the blob endpoint (forms, JSON, OAuth: at most
+// 1 MiB): such a request must arrive whole within BODY_TIMEOUT_SECONDS, so that a byte every few seconds
+// cannot hold it for ever. The blob endpoint's bodies are uploads, which may take hours on a slow link: they
+// must bring UPLOAD_MIN_BYTES_PER_SECOND on average over every IDLE_TIMEOUT_SECONDS instead (a minimum rate,
+// not a total). And one client address holds at most MAX_CONNECTIONS_PER_ADDRESS connections at once. Where
+// an answer can still be sent (the request's body stalled before any answer), it is a 408 in the error
+// envelope; otherwise the connection is closed.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Config } from '../config.ts'
 import { ERROR_CODES } from '../errors.ts'
+import { BLOB_API_PATH } from '../public-urls.ts'
 import { errorBody } from './errors.ts'
+import { addressBucket } from './rate-limit.ts'
 
 /** How often Node checks the headers timeout: well under the shortest one allowed (1 s). */
 const CHECK_INTERVAL_MS = 250
@@ -19,16 +25,69 @@ export function serverWithTimeouts(timeouts: Config['timeouts']) {
     const server = createServer(
       {
         headersTimeout: timeouts.headersMs,
-        // No cap on a whole request: an upload may take hours on a slow link. The idle timeout bounds it.
+        // No cap on a whole request here: an upload may take hours on a slow link. `bounded` sets each one's.
         requestTimeout: 0,
         keepAliveTimeout: timeouts.keepAliveMs,
         connectionsCheckingInterval: CHECK_INTERVAL_MS,
       },
-      handler,
+      (request, response) => {
+        bounded(request, response, timeouts)
+        handler(request, response)
+      },
     )
     server.setTimeout(timeouts.idleMs, (socket: Socket) => cutOff(socket))
+    if (timeouts.connectionsPerAddress > 0) capConnections(server, timeouts.connectionsPerAddress)
     return server
   }
+}
+
+/** Whether the request carries a body still to be read. */
+const hasBody = (request: IncomingMessage) =>
+  request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0
+
+/**
+ * A request with a body must have it all by `bodyMs`, or at the blob endpoint bring `uploadMinBytesPerSecond`
+ * in every `idleMs`; else the client is cut off. Watched until the body has arrived or the answer is done.
+ */
+function bounded(request: IncomingMessage, response: ServerResponse, timeouts: Config['timeouts']): void {
+  if (!hasBody(request)) return
+  const { socket } = request
+  let timer: NodeJS.Timeout
+  if (request.url?.startsWith(`${BLOB_API_PATH}/`)) {
+    if (timeouts.uploadMinBytesPerSecond === 0) return
+    const least = (timeouts.uploadMinBytesPerSecond * timeouts.idleMs) / 1000
+    let read = socket.bytesRead
+    timer = setInterval(() => {
+      if (socket.bytesRead - read < least) cutOff(socket)
+      read = socket.bytesRead
+    }, timeouts.idleMs)
+  } else {
+    timer = setTimeout(() => cutOff(socket), timeouts.bodyMs)
+  }
+  timer.unref()
+  const done = () => clearTimeout(timer)
+  request.once('end', done)
+  request.once('close', done)
+  response.once('close', done)
+}
+
+/** At most `max` connections at once from one client address; the next ones are closed at once. */
+function capConnections(server: Server, max: number): void {
+  const open = new Map<string, number>()
+  server.on('connection', (socket: Socket) => {
+    const address = addressBucket(socket.remoteAddress ?? '')
+    const count = (open.get(address) ?? 0) + 1
+    if (count > max) {
+      socket.destroy()
+      return
+    }
+    open.set(address, count)
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left === 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
 }
 
 const STALLED = JSON.stringify(
