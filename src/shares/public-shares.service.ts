@@ -60,8 +60,12 @@ function linkOf(row: PublicLinkRow): PublicLink {
   }
 }
 
-/** Password guesses: a burst of 10, then one a minute, per link and per client address. */
-const PASSWORD_ATTEMPTS = { limit: 10, windowMs: 10 * 60_000 }
+/**
+ * Password guesses: a burst of 10, then one a minute, per link; 30, then one every 20 s, per client address, so
+ * that the guesses spent on one link do not lock the address out of every other link it was sent.
+ */
+const PASSWORD_ATTEMPTS_PER_LINK = { limit: 10, windowMs: 10 * 60_000 }
+const PASSWORD_ATTEMPTS_PER_ADDRESS = { limit: 30, windowMs: 10 * 60_000 }
 
 /** A pass for a cookie: its token and how long it lasts. */
 export interface Pass {
@@ -104,7 +108,8 @@ export class PublicSharesService {
   readonly #blobs: BlobStore
   readonly #passes: LinkPasses
   readonly #downloadPasses: DownloadPassesRepository
-  readonly #passwordAttempts: ReturnType<AttemptCounters>
+  readonly #passwordAttemptsPerLink: ReturnType<AttemptCounters>
+  readonly #passwordAttemptsPerAddress: ReturnType<AttemptCounters>
 
   constructor(deps: {
     shares: SharesRepository
@@ -117,7 +122,8 @@ export class PublicSharesService {
     this.#blobs = deps.blobs
     this.#passes = deps.passes
     this.#downloadPasses = deps.downloadPasses
-    this.#passwordAttempts = deps.attempts(PASSWORD_ATTEMPTS)
+    this.#passwordAttemptsPerLink = deps.attempts(PASSWORD_ATTEMPTS_PER_LINK)
+    this.#passwordAttemptsPerAddress = deps.attempts(PASSWORD_ATTEMPTS_PER_ADDRESS)
   }
 
   /** The state of the link behind a public id. A link whose file was deleted is gone with it: unknown. */
@@ -179,8 +185,8 @@ export class PublicSharesService {
     const { link } = state
     if (!link.hasPassword) return { kind: 'unprotected', link }
     const decisions = await Promise.all([
-      this.#passwordAttempts.hit(`share-password:${link.shareId}`),
-      this.#passwordAttempts.hit(`share-password-${input.client}`),
+      this.#passwordAttemptsPerLink.hit(`share-password:${link.shareId}`),
+      this.#passwordAttemptsPerAddress.hit(`share-password-${input.client}`),
     ])
     if (!decisions.every((decision) => decision.allowed)) {
       const waitUs = Math.max(...decisions.map((decision) => decision.retryAfterUs))
