@@ -47,6 +47,17 @@ export type AttemptCounters = (policy: { limit: number; windowMs: number }) => {
   hit(bucket: string): Promise<AttemptDecision>
 }
 
+/** The state of a link from its row. A link whose file was deleted is gone with it: unknown. */
+function stateOf(row: PublicLinkRow | undefined): LinkState {
+  if (!row) return { kind: 'unknown' }
+  const { share } = row
+  if (!share.isActive) return { kind: 'gone', reason: expiredOrDisabled(share) }
+  if (share.maxDownloads !== null && share.downloadCount >= share.maxDownloads) {
+    return { kind: 'gone', reason: 'exhausted' }
+  }
+  return { kind: 'open', link: linkOf(row) }
+}
+
 function linkOf(row: PublicLinkRow): PublicLink {
   const { share } = row
   return {
@@ -126,16 +137,9 @@ export class PublicSharesService {
     this.#passwordAttemptsPerAddress = deps.attempts(PASSWORD_ATTEMPTS_PER_ADDRESS)
   }
 
-  /** The state of the link behind a public id. A link whose file was deleted is gone with it: unknown. */
+  /** The state of the link behind a public id. */
   async open(publicId: string): Promise<LinkState> {
-    const row = await this.#shares.byPublicId(publicId)
-    if (!row) return { kind: 'unknown' }
-    const { share } = row
-    if (!share.isActive) return { kind: 'gone', reason: expiredOrDisabled(share) }
-    if (share.maxDownloads !== null && share.downloadCount >= share.maxDownloads) {
-      return { kind: 'gone', reason: 'exhausted' }
-    }
-    return { kind: 'open', link: linkOf(row) }
+    return stateOf(await this.#shares.byPublicId(publicId))
   }
 
   /**
@@ -155,12 +159,11 @@ export class PublicSharesService {
     publicId: string,
     passes: { password: string | undefined; download: string | undefined },
   ): Promise<UnlockedState> {
-    const state = await this.open(publicId)
-    if (state.kind !== 'gone' || state.reason !== 'exhausted' || passes.download === undefined) {
+    const row = await this.#shares.byPublicId(publicId)
+    const state = stateOf(row)
+    if (!row || state.kind !== 'gone' || state.reason !== 'exhausted' || passes.download === undefined) {
       return this.#unlocked(state, passes.password)
     }
-    const row = await this.#shares.byPublicId(publicId)
-    if (!row?.share.isActive) return state
     const link = linkOf(row)
     const held = await this.#passes.verify('download', passes.download, link.shareId, link.passwordVersion)
     return held ? this.#unlocked({ kind: 'open', link }, passes.password) : state

@@ -115,20 +115,29 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     return web.sendError(reply, 410, state.reason === 'exhausted' ? EXHAUSTED : undefined)
   }
 
-  /** The link behind the request's public id, as this browser may see it (`locked` before its password). */
-  function openFor(request: FastifyRequest<{ Params: LinkParams }>) {
+  /**
+   * The link behind the request's public id, as this browser may see it (`locked` before its password); for a
+   * download, also open to the holder of a download pass once the link's downloads are all taken.
+   */
+  async function openFor(
+    request: FastifyRequest<{ Params: LinkParams }>,
+    forDownload = false,
+  ): Promise<UnlockedState> {
     const { publicId } = request.params
-    if (publicId.length > MAX_PUBLIC_ID_LENGTH) return { kind: 'unknown' } as const
-    return publicShares.openUnlocked(publicId, passOf(request, 'password'))
+    if (publicId.length > MAX_PUBLIC_ID_LENGTH) return { kind: 'unknown' }
+    const password = passOf(request, 'password')
+    return forDownload
+      ? publicShares.openForDownload(publicId, { password, download: passOf(request, 'download') })
+      : publicShares.openUnlocked(publicId, password)
   }
 
   /** The working link this browser may fetch from; otherwise answers its 404, 410 or 403 page. */
   async function openUnlockedLink(
     request: FastifyRequest<{ Params: LinkParams }>,
     reply: FastifyReply,
-    opened: Promise<UnlockedState> | UnlockedState = openFor(request),
+    forDownload = false,
   ) {
-    const state = await opened
+    const state = await openFor(request, forDownload)
     if (state.kind === 'open') return state.link
     if (state.kind === 'locked') web.sendError(reply, 403, PASSWORD_FIRST(state.link))
     else sendGone(reply, state)
@@ -211,17 +220,7 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     config: pageConfig,
     schema: { hide: true },
     handler: async (request, reply) => {
-      const { publicId } = request.params
-      const link = await openUnlockedLink(
-        request,
-        reply,
-        publicId.length > MAX_PUBLIC_ID_LENGTH
-          ? { kind: 'unknown' }
-          : publicShares.openForDownload(publicId, {
-              password: passOf(request, 'password'),
-              download: passOf(request, 'download'),
-            }),
-      )
+      const link = await openUnlockedLink(request, reply, true)
       if (!link) return reply
       const disposition = request.query.disposition === 'inline' ? 'inline' : 'attachment'
       try {
