@@ -36,7 +36,7 @@ const shareFields = {
       Type.Integer({
         minimum: 1,
         description:
-          'Downloads allowed in all; once `downloadCount` reaches it, the link answers 410. null: no limit.',
+          'Downloads allowed in all; once `downloadCount` reaches it, the link answers 410 (a download already under way may still fetch the rest of its bytes in ranges). null: no limit.',
       }),
     ),
   ),
