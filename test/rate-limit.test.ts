@@ -208,6 +208,28 @@ for (const mode of ['memory', 'redis'] as const) {
       assert.equal((await store.peek(bucket)).allowed, false)
     })
 
+    test('a hit may cost several units: all of it is taken, or none (preparations count their files)', async () => {
+      const store = ctx.app.rateLimitStore({ limit: 10, windowMs: 60_000 })
+      const bucket = `cost-test-${randomBytes(6).toString('hex')}`
+      buckets.add(bucket)
+      const first = await store.hit(bucket, 7)
+      assert.equal(first.allowed, true)
+      assert.equal(first.remaining, 3)
+      // Four units do not fit in the three left, and the refusal takes nothing.
+      const refused = await store.hit(bucket, 4)
+      assert.equal(refused.allowed, false)
+      // The wait is for the one missing unit: 6 s at ten per minute.
+      assert.ok(
+        refused.retryAfterUs > 5_000_000 && refused.retryAfterUs <= 6_000_000,
+        `${refused.retryAfterUs}`,
+      )
+      assert.equal((await store.hit(bucket, 3)).allowed, true)
+      assert.equal((await store.hit(bucket)).allowed, false)
+      // More than the whole limit never fits.
+      assert.equal((await store.hit(`${bucket}-x`, 11)).allowed, false)
+      buckets.add(`${bucket}-x`)
+    })
+
     test('every response carries the limit, the exact remaining count and the reset time', async () => {
       const a = await account(ctx.app)
       const seen = []

@@ -26,17 +26,19 @@ const COMMAND_TIMEOUT_MS = 500
 const PAUSE_AFTER_FAILURE_MS = 5000
 const WARNING_INTERVAL_MS = 60_000
 
-// KEYS[1]: the bucket. ARGV: interval and capacity in microseconds (see gcraOf).
+// KEYS[1]: the bucket. ARGV: interval and capacity in microseconds (see gcraOf), '1' to count or '0' to only
+// look, and the cost in units of the limit.
 // Returns { allowed (0/1), remaining, resetUs, retryAfterUs }, exactly as gcraStep does.
 const GCRA_LUA = `
 local interval = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
 local count = ARGV[3] == '1'
+local cost = tonumber(ARGV[4])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
 local debt = math.max(tat - now, 0)
-local nextDebt = debt + interval
+local nextDebt = debt + interval * cost
 if nextDebt > capacity then
   return { 0, 0, debt, nextDebt - capacity }
 end
@@ -53,6 +55,7 @@ declare module 'ioredis' {
       intervalUs: number,
       capacityUs: number,
       count: '1' | '0',
+      cost: number,
     ): Promise<number[]>
   }
 }
@@ -102,7 +105,11 @@ export class RedisRateLimits {
    * One GCRA step in Redis, counted or only looked at; undefined when Redis cannot answer now (the caller
    * decides locally).
    */
-  async step(bucket: string, gcra: Gcra, count = true): Promise<RateLimitDecision | undefined> {
+  async step(
+    bucket: string,
+    gcra: Gcra,
+    { count, cost }: { count: boolean; cost: number },
+  ): Promise<RateLimitDecision | undefined> {
     if (this.#redis.status !== 'ready' || Date.now() < this.#pausedUntil) return undefined
     try {
       const [allowed, remaining, resetUs, retryAfterUs] = await this.#redis.cofferRateLimit(
@@ -110,6 +117,7 @@ export class RedisRateLimits {
         gcra.intervalUs,
         gcra.capacityUs,
         count ? '1' : '0',
+        cost,
       )
       return {
         allowed: allowed === 1,
@@ -158,12 +166,16 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.#local = new MemoryRateLimitStore(policy)
   }
 
-  async hit(bucket: string): Promise<RateLimitDecision> {
-    return (await this.#limits.step(bucket, this.#gcra)) ?? this.#local.hit(bucket)
+  async hit(bucket: string, cost = 1): Promise<RateLimitDecision> {
+    return (
+      (await this.#limits.step(bucket, this.#gcra, { count: true, cost })) ?? this.#local.hit(bucket, cost)
+    )
   }
 
   async peek(bucket: string): Promise<RateLimitDecision> {
-    return (await this.#limits.step(bucket, this.#gcra, false)) ?? this.#local.peek(bucket)
+    return (
+      (await this.#limits.step(bucket, this.#gcra, { count: false, cost: 1 })) ?? this.#local.peek(bucket)
+    )
   }
 
   /** Closing is the shared connection's business (RedisRateLimits.close). */

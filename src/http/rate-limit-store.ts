@@ -21,8 +21,11 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimitStore {
-  /** Counts one request against `bucket` and says whether it may proceed. Never rejects. */
-  hit(bucket: string): Promise<RateLimitDecision>
+  /**
+   * Counts one request against `bucket`, or `cost` units of the limit for a request that takes several at
+   * once (a preparation of many files), and says whether it may proceed: all of it or none. Never rejects.
+   */
+  hit(bucket: string, cost?: number): Promise<RateLimitDecision>
   /**
    * Says what `hit` would, without counting: for limits that count only failures (sign-in), which must
    * refuse an attempt while the bucket is empty, then count it only if it fails.
@@ -45,9 +48,12 @@ export function gcraOf(policy: RateLimitPolicy): Gcra {
   return { intervalUs, capacityUs: intervalUs * policy.limit }
 }
 
-/** One GCRA step from the bucket's debt (TAT minus now, never negative); `nextDebtUs` is set when allowed. */
-export function gcraStep(gcra: Gcra, debtUs: number): RateLimitDecision & { nextDebtUs?: number } {
-  const nextDebtUs = debtUs + gcra.intervalUs
+/**
+ * One GCRA step of `cost` units from the bucket's debt (TAT minus now, never negative); `nextDebtUs` is set
+ * when allowed. A cost above the limit is never allowed.
+ */
+export function gcraStep(gcra: Gcra, debtUs: number, cost = 1): RateLimitDecision & { nextDebtUs?: number } {
+  const nextDebtUs = debtUs + gcra.intervalUs * cost
   if (nextDebtUs > gcra.capacityUs) {
     return { allowed: false, remaining: 0, resetUs: debtUs, retryAfterUs: nextDebtUs - gcra.capacityUs }
   }
@@ -73,18 +79,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.#pruner.unref()
   }
 
-  async hit(bucket: string): Promise<RateLimitDecision> {
-    return this.#step(bucket, true)
+  async hit(bucket: string, cost = 1): Promise<RateLimitDecision> {
+    return this.#step(bucket, cost, true)
   }
 
   async peek(bucket: string): Promise<RateLimitDecision> {
-    return this.#step(bucket, false)
+    return this.#step(bucket, 1, false)
   }
 
-  #step(bucket: string, count: boolean): RateLimitDecision {
+  #step(bucket: string, cost: number, count: boolean): RateLimitDecision {
     const now = Date.now() * 1000
     const tat = this.#tats.get(bucket) ?? now
-    const { nextDebtUs, ...decision } = gcraStep(this.#gcra, Math.max(tat - now, 0))
+    const { nextDebtUs, ...decision } = gcraStep(this.#gcra, Math.max(tat - now, 0), cost)
     if (count && nextDebtUs !== undefined) this.#tats.set(bucket, now + nextDebtUs)
     return decision
   }
