@@ -128,6 +128,24 @@ for (const engine of ENGINES) {
       assert.ok(ms >= 3900 && ms < 6500, `cut off after ${ms} ms`)
     })
 
+    test('a body that trickles after an early answer (401 before it was read) is cut off all the same', async () => {
+      const socket = await open()
+      socket.write(
+        'POST /api/v1/folders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n',
+      )
+      const reading = untilClosed(socket)
+      // Node reads the rest of a body answered early, to keep the connection: a byte every 400 ms for 12 s
+      // would hold it that long.
+      void trickle(
+        socket,
+        Array.from({ length: 30 }, () => ' '),
+        400,
+      )
+      const { text, ms } = await reading
+      assert.match(text, /^HTTP\/1\.1 401 /)
+      assert.ok(ms >= 3900 && ms < 6500, `closed after ${ms} ms`)
+    })
+
     /** An upload's PUT to the blob endpoint, headers sent, for `size` bytes. */
     async function startUpload(size: number) {
       const [grant] = await prepareUploads(c.base, a.token, [

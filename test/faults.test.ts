@@ -2,8 +2,13 @@
 // what the crash interrupted is finished at start, and nothing acknowledged is lost. Each kill point is a
 // fault point of the server (src/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
 // point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves).
+// Also slow clients against the server as shipped: bodies that trickle on every small-body surface are cut off
+// by its own limits while other clients are served (issue 23, item 9).
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { mkdtemp, rm, utimes } from 'node:fs/promises'
+import { get as httpGet } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
@@ -17,6 +22,20 @@ import { prepareUploads, uploadWithGrant, waitForUpload } from './support/upload
 
 /** A kill point's test fails, rather than hangs the suite, when something never answers. */
 const STEP_TIMEOUT_MS = 90_000
+
+/** GET `target` from the local address `from`, on a connection of its own. */
+function getFrom(from: string, port: number, target: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet(
+      { host: '127.0.0.1', port, path: target, localAddress: from, agent: false },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }))
+      },
+    )
+    request.on('error', reject)
+  })
+}
 
 /** Waits until `check` holds, or fails after `ms`. */
 async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -335,6 +354,104 @@ for (const engine of ENGINES) {
       } finally {
         await reader.close()
       }
+    })
+  })
+
+  describe(`the server under slow-body clients [${engine}]`, () => {
+    let dataDir: string
+    let database: Awaited<ReturnType<typeof freshDatabase>>
+    let server: ServerProcess | undefined
+    before(async () => {
+      dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-slow-'))
+      database = await freshDatabase(engine, dataDir)
+      // The limits as shipped: a small body within 10 s, 256 connections per address.
+      server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url ?? '' })
+    })
+    after(async () => {
+      await server?.stop()
+      await database?.drop()
+      await rm(dataDir, { recursive: true, force: true })
+    })
+
+    test('300 bodies at a byte a second on six surfaces: none held past 10 s, others served meanwhile', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async (t) => {
+      const { port } = server as ServerProcess
+      const id = 'a'.repeat(32)
+      const form = 'application/x-www-form-urlencoded'
+      const surfaces = [
+        ['/account/sign-in', form],
+        [`/s/${id}`, form],
+        ['/oauth/token', form],
+        ['/oauth/register', 'application/json'],
+        ['/oauth/device/auth', form],
+        [`/api/v1/public/requests/${id}/uploads`, 'application/json'],
+      ] as const
+      /** A client that sends its headers, then a byte a second; what it got back before the close, and when. */
+      const slowClient = async (i: number) => {
+        const [target, type] = surfaces[i % surfaces.length] as (typeof surfaces)[number]
+        const socket = connect(port, '127.0.0.1')
+        sockets.push(socket)
+        // A connection over the address's cap may be reset rather than closed: either way it ends.
+        socket.on('error', () => undefined)
+        const closed = new Promise((resolve) => socket.on('close', resolve))
+        await once(socket, 'connect')
+        const connectedAt = Date.now()
+        socket.write(
+          `POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 1000\r\n\r\n`,
+        )
+        const trickling = setInterval(() => socket.writable && socket.write('a'), 1000)
+        let answer = ''
+        socket.setEncoding('utf8').on('data', (chunk: string) => {
+          answer += chunk
+        })
+        await closed
+        clearInterval(trickling)
+        return { target, answer, ms: Date.now() - connectedAt }
+      }
+      const sockets: Socket[] = []
+      // However the test ends, no client is left trickling.
+      t.after(() => {
+        for (const socket of sockets) socket.destroy()
+      })
+      const slow = Promise.all(Array.from({ length: 300 }, (_, i) => slowClient(i)))
+
+      // Meanwhile, from another address (127.0.0.2, with connections of its own), the health check and an API
+      // call that reads the database answer at once.
+      const latencies: number[] = []
+      const watchUntil = Date.now() + 9000
+      while (Date.now() < watchUntil) {
+        const sentAt = Date.now()
+        assert.equal((await getFrom('127.0.0.2', port, '/healthz')).status, 200)
+        assert.equal((await getFrom('127.0.0.2', port, `/api/v1/public/requests/${id}`)).status, 404)
+        latencies.push(Date.now() - sentAt)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+
+      const clients = await slow
+      const answered = clients.filter((client) => client.answer !== '')
+      const closedAtOnce = clients.filter((client) => client.answer === '')
+      // The address's first 256 connections (less the one the harness's readiness check may still keep open)
+      // are taken; each is answered 408 once its 10 s are up, or, past the registrations an address may make,
+      // 429 before its body is read, and closed when those 10 s are up all the same.
+      assert.ok(answered.length === 255 || answered.length === 256, `${answered.length} answered`)
+      for (const client of answered) {
+        const early = client.target === '/oauth/register' && client.answer.startsWith('HTTP/1.1 429 ')
+        if (!early)
+          assert.match(client.answer, /^HTTP\/1\.1 408 /, `${client.target}: ${client.answer.slice(0, 80)}`)
+        assert.ok(client.ms >= 9500 && client.ms < 13_000, `${client.target} held ${client.ms} ms`)
+      }
+      assert.deepEqual(
+        new Set(answered.map((client) => client.target)),
+        new Set(surfaces.map(([target]) => target)),
+      )
+      // The rest are closed without an answer, at once.
+      assert.equal(closedAtOnce.length, 300 - answered.length)
+      for (const client of closedAtOnce) assert.ok(client.ms < 2000, `closed after ${client.ms} ms`)
+      assert.ok(Math.max(...latencies) < 1000, `other clients waited up to ${Math.max(...latencies)} ms`)
+      console.log(
+        `slow bodies [${engine}]: ${answered.length} answered (408, or 429 for registrations) and closed after ${Math.min(...answered.map((c) => c.ms))}–${Math.max(...answered.map((c) => c.ms))} ms, ${closedAtOnce.length} closed at once; another address's two requests took at most ${Math.max(...latencies)} ms`,
+      )
     })
   })
 }

@@ -31,7 +31,7 @@ export function serverWithTimeouts(timeouts: Config['timeouts']) {
         connectionsCheckingInterval: CHECK_INTERVAL_MS,
       },
       (request, response) => {
-        bounded(request, response, timeouts)
+        bounded(request, timeouts)
         handler(request, response)
       },
     )
@@ -47,9 +47,9 @@ const hasBody = (request: IncomingMessage) =>
 
 /**
  * A request with a body must have it all by `bodyMs`, or at the blob endpoint bring `uploadMinBytesPerSecond`
- * in every `idleMs`; else the client is cut off. Watched until the body has arrived or the answer is done.
+ * in every `idleMs`; else the client is cut off.
  */
-function bounded(request: IncomingMessage, response: ServerResponse, timeouts: Config['timeouts']): void {
+function bounded(request: IncomingMessage, timeouts: Config['timeouts']): void {
   if (!hasBody(request)) return
   const { socket } = request
   let timer: NodeJS.Timeout
@@ -65,10 +65,11 @@ function bounded(request: IncomingMessage, response: ServerResponse, timeouts: C
     timer = setTimeout(() => cutOff(socket), timeouts.bodyMs)
   }
   timer.unref()
+  // Watched until the body is in, even when the answer went first (a 429 or 401 before the body is read):
+  // Node then reads the rest of the body to keep the connection, and a body that trickles would hold it.
   const done = () => clearTimeout(timer)
   request.once('end', done)
   request.once('close', done)
-  response.once('close', done)
 }
 
 /** At most `max` connections at once from one client address; the next ones are closed at once. */
