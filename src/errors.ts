@@ -68,3 +68,13 @@ export const invalid = (message: string, hint?: string, field?: string) =>
 export const notFound = (what: string) => new AppError('not_found', `${what} not found.`)
 export const conflict = (message: string, hint?: string, field?: string) =>
   new AppError('conflict', message, hint, field)
+
+/** A refusal for now (429): the HTTP layer sends `retryAfterSeconds` as the Retry-After header. */
+export class RetryLater extends AppError {
+  readonly retryAfterSeconds: number
+
+  constructor(message: string, retryAfterSeconds: number, hint?: string) {
+    super('rate_limited', message, hint)
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds))
+  }
+}

@@ -20,7 +20,7 @@ import {
   throttleUploads,
 } from './support/browser.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
-import { newFolder, newRequest, REQUESTS } from './support/requests-helpers.ts'
+import { newFolder, newRequest, publicIdOf, REQUESTS } from './support/requests-helpers.ts'
 import { samplePng } from './support/sample-files.ts'
 import { type ListeningContext, sha256, startListening } from './support/uploads.ts'
 
@@ -297,6 +297,48 @@ for (const engine of ENGINES) {
           'ok.txt',
           'slow.bin',
         ])
+      } finally {
+        await context.close()
+      }
+    })
+
+    test('a file whose grant ran out while it waited is prepared again when its turn comes', async () => {
+      const r = await newRequest(c.app, a.token, { collectEmail: false })
+      const context = await newContext(browser, 'desktop', 'light')
+      const requests = recordRequests(context)
+      try {
+        const page = await context.newPage()
+        await page.goto(pageOf(r))
+        await dropFiles(page, [{ name: 'late.txt', type: 'text/plain', bytes: [...Buffer.from('late')] }])
+        // The page's clock eleven minutes ahead: the grant it is given has, as far as it can tell, expired
+        // (its ten minutes unused) before the file's turn comes.
+        await page.clock.setFixedTime(Date.now() + 11 * 60_000)
+        await page.getByRole('button', { name: 'Send files' }).click()
+        await page.waitForFunction(
+          () => document.querySelector('.file-item')?.getAttribute('data-state') === 'done',
+        )
+        const preparations = requests.filter((url) =>
+          url.endsWith(`/public/requests/${publicIdOf(r)}/uploads`),
+        )
+        assert.equal(preparations.length, 2)
+        // The first grant was never used: it stays unused until it expires; the second brought the file.
+        const intents = await c.db.kysely
+          .selectFrom('upload_intents')
+          .select(['state', 'expires_at', 'created_at'])
+          .where('request_id', '=', r.id)
+          .orderBy('id')
+          .execute()
+        assert.deepEqual(
+          intents.map((intent) => intent.state),
+          ['uploading', 'complete'],
+        )
+        const [unused] = intents
+        assert.equal(Number(unused?.expires_at) - Number(unused?.created_at), 600_000)
+        const subs = await call(c.app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token: a.token })
+        assert.deepEqual(
+          subs.body.data.map((s: { file: { name: string } }) => s.file.name),
+          ['late.txt'],
+        )
       } finally {
         await context.close()
       }

@@ -1,7 +1,8 @@
 // The limits an owner sets on a file request (a Coffer extension): reading and replacing them with every bound
 // checked, and each one enforced on the public API: the largest file, the accepted types (as declared, and
 // again as detected from the bytes), the files in all (exactly, under concurrency), the deadline; and the
-// rate limit on preparations per client address.
+// limits on what submitters may prepare: files per client address, uploads held per address and per request,
+// and the prompt expiry of grants left unused.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { assertError, call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
@@ -188,20 +189,124 @@ for (const engine of ENGINES) {
       assert.equal((await settle(c.app, publicId, prepared.body.data.uploads))[0]?.status, 'complete')
     })
 
-    test('preparations are limited per client address (429 with Retry-After)', async () => {
+    const files = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ name: `f${i}.txt`, type: 'text/plain', content: 'a' }))
+    const one = files(1)
+    const openRequest = async () => publicIdOf(await newRequest(c.app, a.token, { collectEmail: false }))
+    const retryAfter = (res: { headers: Record<string, unknown> }) => Number(res.headers['retry-after'])
+
+    test('prepared files are counted per client address, not preparations (429 with Retry-After)', async () => {
+      const publicId = await openRequest()
+      const ip = '10.23.0.1'
+      // A thousand files in ten preparations, each cancelled so that none is held.
+      for (let i = 0; i < 10; i++) {
+        const res = await preparePublic(c.app, publicId, {}, files(100), ip)
+        assert.equal(res.status, 201, JSON.stringify(res.body))
+        await cancelPublic(c.app, publicId, res.body.data.uploads)
+      }
+      // A hundred more files are refused whole: the budget refills by one file every 0.6 s.
+      const refused = await preparePublic(c.app, publicId, {}, files(100), ip)
+      assert.match(assertError(refused, 429, 'rate_limited'), /files .*: at most 1,000 per 10 minutes/)
+      assert.ok(retryAfter(refused) > 40 && retryAfter(refused) <= 60, `${retryAfter(refused)}`)
+      // Another address has its own budget.
+      assert.equal((await preparePublic(c.app, publicId, {}, one, '10.23.0.2')).status, 201)
+    })
+
+    test('an address holds at most 500 uploads not yet sent, across requests', async () => {
+      const [r1, r2, r3] = [await openRequest(), await openRequest(), await openRequest()]
+      const ip = '10.23.1.1'
+      const held = []
+      for (const publicId of [r1, r1, r1, r2, r2]) {
+        const res = await preparePublic(c.app, publicId, {}, files(100), ip)
+        assert.equal(res.status, 201, JSON.stringify(res.body))
+        held.push(res.body.data.uploads)
+      }
+      const refused = await preparePublic(c.app, r3, {}, one, ip)
+      assert.match(
+        assertError(refused, 429, 'rate_limited'),
+        /This address has 500 uploads prepared and not yet sent; it may hold at most 500/,
+      )
+      // The wait is until the first of them expires, unused, ten minutes after it was prepared.
+      assert.ok(retryAfter(refused) > 540 && retryAfter(refused) <= 600, `${retryAfter(refused)}`)
+      assert.equal((await preparePublic(c.app, r3, {}, one, '10.23.1.2')).status, 201)
+
+      // Cancelled uploads are not held, and neither are those whose file has arrived.
+      await cancelPublic(c.app, r1, held[0])
+      const more = await preparePublic(c.app, r3, {}, files(100), ip)
+      assert.equal(more.status, 201)
+      assertError(await preparePublic(c.app, r3, {}, one, ip), 429, 'rate_limited')
+      await sendBytes(more.body.data.uploads[0], 'a')
+      assert.equal((await settle(c.app, r3, more.body.data.uploads.slice(0, 1)))[0]?.status, 'complete')
+      assert.equal((await preparePublic(c.app, r3, {}, one, ip)).status, 201)
+    })
+
+    test('a request has at most 1,000 uploads under way, from all addresses', async () => {
+      const publicId = await openRequest()
+      for (let i = 0; i < 10; i++) {
+        const res = await preparePublic(c.app, publicId, {}, files(100), `10.23.2.${i + 1}`)
+        assert.equal(res.status, 201, JSON.stringify(res.body))
+      }
+      const refused = await preparePublic(c.app, publicId, {}, one, '10.23.2.100')
+      assert.match(
+        assertError(refused, 429, 'rate_limited'),
+        /has 1,000 uploads under way; it takes at most 1,000 at once/,
+      )
+      assert.equal(retryAfter(refused), 60)
+      // The address itself may still send to another request.
+      assert.equal((await preparePublic(c.app, await openRequest(), {}, one, '10.23.2.100')).status, 201)
+    })
+
+    test('a grant not used within ten minutes expires; one whose upload started lives on', async () => {
       const r = await newRequest(c.app, a.token, { collectEmail: false })
       const publicId = publicIdOf(r)
-      const one = [{ name: 'a.txt', type: 'text/plain', content: 'a' }]
-      // The earlier tests of this file prepared from this address too.
-      let refused: Awaited<ReturnType<typeof preparePublic>> | undefined
-      for (let i = 0; i < 40 && !refused; i++) {
-        const res = await preparePublic(c.app, publicId, {}, one)
-        if (res.status === 429) refused = res
-        else assert.equal(res.status, 201)
+      await put(r.id, { maxFiles: 2 })
+      const before = Date.now()
+      const prepared = await preparePublic(c.app, publicId, {}, files(2), '10.23.3.1')
+      const after = Date.now()
+      assert.equal(prepared.status, 201)
+      const [used, unused] = prepared.body.data.uploads
+      for (const grant of [used, unused]) {
+        const expiresAt = Date.parse(grant.expiresAt)
+        assert.ok(expiresAt >= before + 600_000 - 1000 && expiresAt <= after + 600_000, grant.expiresAt)
       }
-      assert.ok(refused, 'the 31st preparation in ten minutes is refused')
-      assert.match(assertError(refused, 429, 'rate_limited'), /at most 30 per 10 minutes/)
-      assert.ok(Number(refused.headers['retry-after']) >= 1)
+      // The owner's own uploads keep the whole lifetime of a grant (UPLOAD_GRANT_TTL_SECONDS, an hour).
+      const own = await call(c.app, 'POST', '/api/v1/files', {
+        token: a.token,
+        body: { files: [{ name: 'x.txt', type: 'text/plain', size: 1 }] },
+      })
+      assert.ok(Date.parse(own.body.data.uploads[0].expiresAt) >= before + 3_600_000 - 1000)
+      // Both hold their places.
+      assertError(await preparePublic(c.app, publicId, {}, one, '10.23.3.2'), 409, 'conflict')
+
+      const handshake = (grant: typeof used) =>
+        call(c.app, 'POST', new URL(grant.handleUploadUrl).pathname, {
+          body: {
+            type: 'blob.generate-client-token',
+            payload: {
+              pathname: grant.pathname,
+              clientPayload: JSON.stringify(grant.clientPayload),
+              multipart: false,
+            },
+          },
+        })
+      // Its upload starting gives a grant the whole lifetime, counted from its preparation.
+      assert.equal((await handshake(used)).status, 200)
+      const intents = c.db.kysely.selectFrom('upload_intents').select(['expires_at', 'created_at'])
+      const started = await intents.where('id', '=', used.intentId).executeTakeFirstOrThrow()
+      assert.equal(Number(started.expires_at), Number(started.created_at) + 3_600_000)
+
+      // The unused one past its ten minutes (aged here, not waited for): refused, and its place is free.
+      await c.db.kysely
+        .updateTable('upload_intents')
+        .set({ expires_at: Date.now() - 1 })
+        .where('id', '=', unused.intentId)
+        .execute()
+      assert.match(assertError(await handshake(unused), 409, 'conflict'), /grant expired/)
+      const again = await preparePublic(c.app, publicId, {}, one, '10.23.3.2')
+      assert.equal(again.status, 201)
+      // The started one still arrives.
+      await sendBytes(used, 'a')
+      assert.equal((await settle(c.app, publicId, [used]))[0]?.status, 'complete')
     })
   })
 }

@@ -20,6 +20,7 @@ import * as fileCrc32 from './migrations/0013_file_crc32.ts'
 import * as accountDailyCounts from './migrations/0014_account_daily_counts.ts'
 import * as downloadPasses from './migrations/0015_download_passes.ts'
 import * as signInFailures from './migrations/0016_sign_in_failures.ts'
+import * as uploadIntentsClient from './migrations/0017_upload_intents_client.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0014_account_daily_counts': accountDailyCounts,
   '0015_download_passes': downloadPasses,
   '0016_sign_in_failures': signInFailures,
+  '0017_upload_intents_client': uploadIntentsClient,
 }
 
 class Migrations implements MigrationProvider {

@@ -165,6 +165,11 @@ export interface UploadIntentsTable {
   submitter_name: string | null
   submitter_email: string | null
   submitter_message: string | null
+  /**
+   * The address a public page's upload was prepared from, as the rate limits name it, while the upload may
+   * still take bytes (migration 0017); null otherwise, and for uploads through the API.
+   */
+  client: string | null
   created_at: number
   updated_at: number
 }

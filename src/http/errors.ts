@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
+import { AppError, ERROR_CODES, type ErrorCode, RetryLater } from '../errors.ts'
 import { bodyFieldOf, describeValidationError } from './validation.ts'
 
 export function errorBody(code: ErrorCode, message: string, hint?: string, field?: string) {
@@ -121,6 +121,7 @@ function acceptsHtml(request: FastifyRequest): boolean {
 export function registerErrorHandling(app: FastifyInstance, pages?: ErrorPages): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     const [status, body] = errorResponse(error, request)
+    if (error instanceof RetryLater) reply.header('retry-after', error.retryAfterSeconds)
     if (pages && request.routeOptions.config?.page) return pages.sendError(reply, status, body.error.code)
     return reply.status(status).send(body)
   })

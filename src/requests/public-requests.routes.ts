@@ -3,7 +3,7 @@
 // request's public id is the capability, and each upload's grant (sent in the body, never in a URL, since
 // URLs end up in logs) authorizes its status and its cancelling. A Coffer extension, beyond the contract.
 import { Type } from 'typebox'
-import { AppError } from '../errors.ts'
+import { AppError, RetryLater } from '../errors.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../http/schemas.ts'
 import { publicRequestApiPath } from '../public-urls.ts'
@@ -19,6 +19,11 @@ import {
   serializePublicStatus,
   UploadStatusQueryBody,
 } from './public-requests.schemas.ts'
+import {
+  MAX_PENDING_PER_CLIENT,
+  MAX_UNDER_WAY_PER_REQUEST,
+  UNUSED_GRANT_SECONDS,
+} from './public-requests.service.ts'
 
 const tags = ['public requests']
 const BASE = publicRequestApiPath(':publicId')
@@ -32,12 +37,15 @@ const GONE = Type.Ref('Error', {
   description: 'The request no longer accepts files: disabled or past its deadline.',
 })
 
-/** Preparations per client address: a burst of 30, then one every 20 seconds, across processes. */
-const PREPARATIONS = { limit: 30, windowMs: 10 * 60_000 }
+/**
+ * Files prepared per client address, counted file by file: a burst of 1,000, then one every 0.6 seconds,
+ * across processes.
+ */
+const PREPARED_FILES = { limit: 1000, windowMs: 10 * 60_000 }
 
 export const publicRequestsRoutes: Routes = async (app, { services, urls }) => {
   const { publicRequests } = services
-  const preparations = app.rateLimitStore(PREPARATIONS)
+  const preparedFiles = app.rateLimitStore(PREPARED_FILES)
 
   app.get(
     BASE,
@@ -79,8 +87,14 @@ request's folder (root when it has none), owned by the request's owner, together
 transaction. Everything is checked before anything is written: the fields (name at most 100 characters, email at
 most 254 and valid, message at most 1,000, no control characters; the email required when the request says so,
 dropped when it does not collect it), each file against the request's limits (size, types), and the number of
-files against what the request still accepts (409). \`error.field\` names the field at fault. At most
-${PREPARATIONS.limit} preparations per ${PREPARATIONS.windowMs / 60_000} minutes per client address (429).`),
+files against what the request still accepts (409). \`error.field\` names the field at fault.
+
+Limits (429 with Retry-After): at most ${PREPARED_FILES.limit.toLocaleString('en')} files prepared per
+${PREPARED_FILES.windowMs / 60_000} minutes per client address; at most ${MAX_PENDING_PER_CLIENT} uploads
+prepared and not yet sent per address, and ${MAX_UNDER_WAY_PER_REQUEST.toLocaleString('en')} under way per
+request. A grant whose upload has not started (the \`upload()\` handshake) ${UNUSED_GRANT_SECONDS / 60} minutes after
+the preparation expires then, as its \`expiresAt\` says; once started it is valid for the server's whole grant
+lifetime from the preparation. Prepare an expired file again when its turn comes.`),
         security: [],
         params: PublicRequestParams,
         body: PreparePublicUploadsBody,
@@ -95,16 +109,17 @@ ${PREPARATIONS.limit} preparations per ${PREPARATIONS.windowMs / 60_000} minutes
       },
     },
     async (request, reply) => {
-      const decision = await preparations.hit(`request-uploads-${addressBucket(request.ip)}`)
+      const client = addressBucket(request.ip)
+      const files = request.body.files.length
+      const decision = await preparedFiles.hit(`request-files-${client}`, files)
       if (!decision.allowed) {
         const wait = retryAfterSeconds(decision.retryAfterUs)
-        reply.header('retry-after', wait)
-        throw new AppError(
-          'rate_limited',
-          `Too many uploads were prepared from this address: at most ${PREPARATIONS.limit} per ${PREPARATIONS.windowMs / 60_000} minutes. Retry in ${wait} seconds.`,
+        throw new RetryLater(
+          `Too many files were prepared from this address: at most ${PREPARED_FILES.limit.toLocaleString('en')} per ${PREPARED_FILES.windowMs / 60_000} minutes. Retry in ${wait} seconds.`,
+          wait,
         )
       }
-      const grants = await publicRequests.prepareUploads(request.params.publicId, request.body)
+      const grants = await publicRequests.prepareUploads(request.params.publicId, request.body, client)
       return reply.status(201).send({ data: { uploads: grants.map(serializePublicGrant) } })
     },
   )

@@ -4,7 +4,7 @@
 // capability: no account is involved. The File and Submission are recorded by SubmissionsService once
 // processing has checked the bytes.
 import type { Transaction } from '../db/database.ts'
-import { AppError, conflict, invalid, notFound } from '../errors.ts'
+import { AppError, conflict, invalid, notFound, RetryLater } from '../errors.ts'
 import { formatSize } from '../format-size.shared.ts'
 import type { UploadsRepository } from '../uploads/uploads.repository.ts'
 import type {
@@ -21,6 +21,16 @@ import {
   isAcceptedType,
   type SubmitterInput,
 } from './submission-rules.shared.ts'
+
+/**
+ * What one submitter, or many, may hold of a request's public page without sending anything (issue 23): an
+ * upload prepared and not started within UNUSED_GRANT_SECONDS expires (its page prepares it again when its turn
+ * comes); an address holds at most MAX_PENDING_PER_CLIENT uploads not yet sent, across requests; a request has
+ * at most MAX_UNDER_WAY_PER_REQUEST uploads under way from all addresses, whatever its own limit on files.
+ */
+export const UNUSED_GRANT_SECONDS = 10 * 60
+export const MAX_PENDING_PER_CLIENT = 500
+export const MAX_UNDER_WAY_PER_REQUEST = 1000
 
 /** Why a request's page takes no files; the page says so and shows nothing else. */
 export type ClosedReason = 'disabled' | 'deadline'
@@ -101,11 +111,13 @@ export class PublicRequestsService {
    * checked first (the fields, each file against the request's limits, the number of files against what the
    * request still accepts) and nothing is written unless all of it holds. The count and the request's state
    * are checked again under the request's lock, in the transaction that records the uploads, so concurrent
-   * preparations never take more files than the request accepts.
+   * preparations never take more files than the request accepts. `client` is the address the preparation
+   * came from, as the rate limits name it.
    */
   async prepareUploads(
     publicId: string,
     input: SubmitterInput & { files: FileDeclaration[] },
+    client: string,
   ): Promise<Grant[]> {
     const state = await this.open(publicId)
     if (state.kind === 'unknown') throw notFound('File request')
@@ -120,7 +132,12 @@ export class PublicRequestsService {
       { files: input.files, folderId: null },
       {
         submission: { requestId: request.id, ...checked.fields },
-        check: (trx) => this.#checkStillAccepts(trx, request.id, input.files.length),
+        check: async (trx) => {
+          await this.#checkStillAccepts(trx, request.id, input.files.length)
+          await this.#checkClientHolds(trx, client, input.files.length)
+        },
+        client,
+        unusedGrantSeconds: UNUSED_GRANT_SECONDS,
       },
     )
   }
@@ -166,10 +183,17 @@ export class PublicRequestsService {
     if (!request) throw notFound('File request')
     const reason = closedReason(request)
     if (reason) throw closed(reason)
+    const underWay = await this.#uploadsRepository.underWayForRequest(trx, requestId, Date.now())
+    if (underWay + count > MAX_UNDER_WAY_PER_REQUEST) {
+      throw new RetryLater(
+        `This file request has ${underWay.toLocaleString('en')} uploads under way; it takes at most ${MAX_UNDER_WAY_PER_REQUEST.toLocaleString('en')} at once.`,
+        60,
+        'Send again in a minute or two, when some of them have finished.',
+      )
+    }
     const { maxFiles } = request.limits
     if (maxFiles === null) return
-    const taken =
-      request.submissionCount + (await this.#uploadsRepository.underWayForRequest(trx, requestId, Date.now()))
+    const taken = request.submissionCount + underWay
     const left = Math.max(0, maxFiles - taken)
     if (count > left) {
       throw conflict(
@@ -182,5 +206,17 @@ export class PublicRequestsService {
         'files',
       )
     }
+  }
+
+  /** The address does not hold more than MAX_PENDING_PER_CLIENT uploads not yet sent, with `count` more. */
+  async #checkClientHolds(trx: Transaction, client: string, count: number): Promise<void> {
+    const now = Date.now()
+    const pending = await this.#uploadsRepository.pendingFromClient(trx, client, now)
+    if (pending.count + count <= MAX_PENDING_PER_CLIENT) return
+    throw new RetryLater(
+      `This address has ${pending.count} uploads prepared and not yet sent; it may hold at most ${MAX_PENDING_PER_CLIENT}.`,
+      ((pending.firstExpiry ?? now) - now) / 1000,
+      'Send or cancel the uploads already prepared, then prepare more.',
+    )
   }
 }

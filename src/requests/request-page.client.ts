@@ -25,6 +25,9 @@ import {
 
 /** Files sent at once; the others wait their turn. */
 const CONCURRENT_UPLOADS = 3
+/** A grant with less than this left is prepared again before its file is sent. */
+const GRANT_MARGIN_MS = 60_000
+const UNREACHABLE = 'The server could not be reached. Check your connection and send again.'
 /** How often the status of stored uploads is asked for while they are processed. */
 const STATUS_INTERVAL_MS = 500
 
@@ -226,6 +229,22 @@ function setUp(form: HTMLFormElement): void {
 
   /** Prepares the uploads of `batch`; false, with the error shown, if the server refused. */
   async function prepare(batch: Item[]): Promise<boolean> {
+    const answer = await requestGrants(batch)
+    if ('refusal' in answer) {
+      showServerError(answer.refusal, batch)
+      updateSendButton()
+      return false
+    }
+    setFieldsLocked(true)
+    for (const [i, item] of batch.entries()) {
+      item.grant = answer.grants[i]
+      setState(item, 'waiting', 'Waiting to send…')
+    }
+    return true
+  }
+
+  /** The grants of `batch`'s uploads, or the server's refusal (or the failure to reach it). */
+  async function requestGrants(batch: Item[]): Promise<{ grants: Grant[] } | { refusal: ApiError }> {
     const body = {
       ...fields,
       files: batch.map((item) => ({
@@ -242,22 +261,10 @@ function setUp(form: HTMLFormElement): void {
         body: JSON.stringify(body),
       })
     } catch {
-      showFormError('The server could not be reached. Check your connection and send again.')
-      updateSendButton()
-      return false
+      return { refusal: { error: { message: UNREACHABLE } } }
     }
     const answer = (await response.json().catch(() => ({}))) as ApiError & { data?: { uploads: Grant[] } }
-    if (response.status !== 201 || !answer.data) {
-      showServerError(answer, batch)
-      updateSendButton()
-      return false
-    }
-    setFieldsLocked(true)
-    for (const [i, item] of batch.entries()) {
-      item.grant = answer.data.uploads[i]
-      setState(item, 'waiting', 'Waiting to send…')
-    }
-    return true
+    return response.status === 201 && answer.data ? { grants: answer.data.uploads } : { refusal: answer }
   }
 
   /** Starts uploads while fewer than CONCURRENT_UPLOADS are under way. */
@@ -274,12 +281,12 @@ function setUp(form: HTMLFormElement): void {
   }
 
   async function transfer(item: Item): Promise<void> {
-    const grant = item.grant as Grant
     item.controller = new AbortController()
-    item.startedAt = performance.now()
     setState(item, 'uploading', 'Starting…')
     try {
-      await sendBytes(grant, item.file, {
+      if (!(await freshGrant(item))) return
+      item.startedAt = performance.now()
+      await sendBytes(item.grant as Grant, item.file, {
         multipartThreshold,
         signal: item.controller.signal,
         onProgress: (loaded, total) => {
@@ -296,6 +303,25 @@ function setUp(form: HTMLFormElement): void {
     }
   }
 
+  /**
+   * Makes sure the item's grant is still good when its turn comes: the server lets a grant go unused for only
+   * ten minutes, so one that has waited that long is prepared again (the old one expires by itself). False,
+   * with the row saying why, if the server refused, or if the file was cancelled meanwhile.
+   */
+  async function freshGrant(item: Item): Promise<boolean> {
+    const grant = item.grant as Grant
+    if (Date.parse(grant.expiresAt) - Date.now() > GRANT_MARGIN_MS) return true
+    const answer = await requestGrants([item])
+    if ('refusal' in answer) {
+      if (item.state === 'uploading') setState(item, 'failed', refusalText(answer.refusal))
+      return false
+    }
+    item.grant = answer.grants[0]
+    if (item.state !== 'cancelled') return true
+    await granted('cancel', [item]).catch(() => undefined)
+    return false
+  }
+
   async function cancel(item: Item): Promise<void> {
     setState(item, 'cancelled', 'Cancelled.')
     item.controller?.abort()
@@ -310,8 +336,15 @@ function setUp(form: HTMLFormElement): void {
     item.progress.value = 0
     setState(item, 'chosen', formatSize(item.file.size))
     summary.hidden = true
-    if (await prepare([item])) pump()
-    else setState(item, 'failed', item.message || 'Not sent. Retry to send it again.')
+    const answer = await requestGrants([item])
+    if ('refusal' in answer) {
+      setState(item, 'failed', refusalText(answer.refusal))
+      updateSendButton()
+      return
+    }
+    item.grant = answer.grants[0]
+    setState(item, 'waiting', 'Waiting to send…')
+    pump()
   }
 
   // --- Following the uploads -------------------------------------------------------------------------------
@@ -443,6 +476,11 @@ function setUp(form: HTMLFormElement): void {
     } else {
       showFormError(message)
     }
+  }
+
+  /** A file's row after the server refused to prepare it. */
+  function refusalText(refusal: ApiError): string {
+    return `Not sent: ${refusal.error?.message ?? 'the server refused it.'} Retry to send it again.`
   }
 
   function setFieldsLocked(locked: boolean): void {

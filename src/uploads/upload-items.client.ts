@@ -19,6 +19,8 @@ export interface Grant {
   pathname: string
   handleUploadUrl: string
   clientPayload: { intentId: string; name: string; grant: string }
+  /** When the grant is refused: an upload must have started by then. */
+  expiresAt: string
 }
 
 /** A file's row in a list of uploads. */

@@ -73,6 +73,40 @@ export class UploadsRepository {
     return Number(row.count)
   }
 
+  /**
+   * The uploads prepared from a client address on the public pages that may still take bytes (uploading,
+   * grant not expired), and when the first of them expires.
+   */
+  async pendingFromClient(
+    trx: Transaction,
+    client: string,
+    now: number,
+  ): Promise<{ count: number; firstExpiry: number | null }> {
+    const row = await trx
+      .selectFrom('upload_intents')
+      .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('expires_at').as('first_expiry')])
+      .where('client', '=', client)
+      .where('expires_at', '>', now)
+      .where('state', '=', 'uploading')
+      .executeTakeFirstOrThrow()
+    return {
+      count: Number(row.count),
+      firstExpiry: row.first_expiry === null ? null : Number(row.first_expiry),
+    }
+  }
+
+  /** Moves a grant's expiry later, to `until`, if it is still uploading and has not expired. */
+  async extendGrant(id: string, until: number, now: number): Promise<void> {
+    await this.#db
+      .updateTable('upload_intents')
+      .set({ expires_at: until })
+      .where('id', '=', id)
+      .where('state', '=', 'uploading')
+      .where('expires_at', '>', now)
+      .where('expires_at', '<', until)
+      .execute()
+  }
+
   /** The intents of `ids` that exist, in one read. */
   async intents(ids: string[]): Promise<IntentRow[]> {
     if (ids.length === 0) return []
@@ -93,7 +127,7 @@ export class UploadsRepository {
   async fail(id: string, from: UploadState, message: string): Promise<boolean> {
     const result = await this.#db
       .updateTable('upload_intents')
-      .set({ state: 'error', error: message, lease_until: null, updated_at: Date.now() })
+      .set({ state: 'error', error: message, lease_until: null, client: null, updated_at: Date.now() })
       .where('id', '=', id)
       .where('state', '=', from)
       .executeTakeFirst()
@@ -119,6 +153,7 @@ export class UploadsRepository {
         .updateTable('upload_intents')
         .set({
           state: 'processing',
+          client: null,
           file_id: fileId,
           stored_size: Number(staged.size),
           sha256: staged.sha256,

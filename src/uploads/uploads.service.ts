@@ -56,6 +56,13 @@ export interface PrepareOptions {
    * still holds when they are committed; throwing prepares nothing.
    */
   check?(trx: Transaction): Promise<void>
+  /** The client address the uploads were prepared from (a public page's), held while they may take bytes. */
+  client?: string
+  /**
+   * Grants whose upload has not started this many seconds after the preparation expire then; an upload that
+   * has started (the handshake) keeps the server's whole grant lifetime. Unset, grants have the whole of it.
+   */
+  unusedGrantSeconds?: number
 }
 
 /** An intent and the grant that authorizes it, as a public page holds them. */
@@ -138,7 +145,8 @@ export class UploadsService {
     }
     const folderId = input.folderId ?? null
     const now = Date.now()
-    const expiresAt = now + this.#config.uploadGrantTtlSeconds * 1000
+    const lifetime = this.#config.uploadGrantTtlSeconds
+    const expiresAt = now + Math.min(options.unusedGrantSeconds ?? lifetime, lifetime) * 1000
     const { submission } = options
     const prepared = input.files.map((file) => {
       const id = newId('upl', now)
@@ -165,6 +173,7 @@ export class UploadsService {
       submitter_name: submission?.submitterName ?? null,
       submitter_email: submission?.submitterEmail ?? null,
       submitter_message: submission?.message ?? null,
+      client: options.client ?? null,
       created_at: now,
       updated_at: now,
     }))
@@ -319,7 +328,7 @@ export class UploadsService {
     }
     const token: ClientTokenPayload = {
       pathname: intent.pathname,
-      validUntil: intent.expires_at,
+      validUntil: await this.#startUsing(intent),
       maximumSizeInBytes: intent.size,
       allowedContentTypes: [intent.content_type],
       addRandomSuffix: false,
@@ -332,6 +341,17 @@ export class UploadsService {
     }
     const { clientToken } = await this.#keyring.keys()
     return signClientToken(clientToken, token)
+  }
+
+  /**
+   * When a grant whose upload starts now expires: a grant cut short while unused (`unusedGrantSeconds`) gets
+   * the whole lifetime the server gives grants, counted from its preparation.
+   */
+  async #startUsing(intent: IntentRow): Promise<number> {
+    const lifetimeEnd = intent.created_at + this.#config.uploadGrantTtlSeconds * 1000
+    if (intent.expires_at >= lifetimeEnd) return intent.expires_at
+    await this.#uploads.extendGrant(intent.id, lifetimeEnd, Date.now())
+    return lifetimeEnd
   }
 
   /**

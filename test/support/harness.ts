@@ -156,6 +156,8 @@ export interface CallOptions {
   headers?: Record<string, string>
   /** Send `body` as this raw string instead of JSON. */
   rawBody?: string
+  /** The client address the request comes from (127.0.0.1 unless set). */
+  ip?: string
 }
 
 /**
@@ -176,7 +178,13 @@ export async function call<T = any>(
     payload = JSON.stringify(options.body)
     headers['content-type'] ??= 'application/json'
   }
-  const raw = await app.inject({ method: method as 'GET', url, headers, payload })
+  const raw = await app.inject({
+    method: method as 'GET',
+    url,
+    headers,
+    payload,
+    ...(options.ip ? { remoteAddress: options.ip } : {}),
+  })
   const isJson = String(raw.headers['content-type'] ?? '').startsWith('application/json')
   const body = isJson && raw.body ? JSON.parse(raw.body) : raw.body
   if (raw.statusCode >= 400) {

@@ -31,8 +31,15 @@ export type PublicStatus = {
 }
 
 /** POST …/uploads; returns the whole response, for tests of refusals. */
-export function preparePublic(app: App, publicId: string, fields: SubmitterFields, files: SubmittedFile[]) {
+export function preparePublic(
+  app: App,
+  publicId: string,
+  fields: SubmitterFields,
+  files: SubmittedFile[],
+  ip?: string,
+) {
   return call(app, 'POST', `${publicApi(publicId)}/uploads`, {
+    ip,
     body: {
       ...fields,
       files: files.map((file) => ({
