@@ -30,8 +30,11 @@ export interface BlobStore {
    * one is complete. If the source fails or is destroyed before it ends, put rejects (with the source's own
    * error when it has one), stores nothing and leaves any previous blob under `key` intact. Concurrent puts
    * to one key leave exactly one of them. On failure the source may be partly consumed or destroyed.
+   *
+   * With `length`, the source must yield exactly that many bytes, or put rejects with BlobLengthError
+   * (sources.ts) and stores nothing; a driver may need it to stream (an S3 PUT must state its length).
    */
-  put(key: string, data: BlobSource): Promise<BlobStat>
+  put(key: string, data: BlobSource, length?: number): Promise<BlobStat>
   /**
    * Streams the blob, or the inclusive byte range of it. The stream reads one version of the blob even if
    * it is replaced or deleted meanwhile. The caller must consume or destroy it.
@@ -98,7 +101,10 @@ export interface BlobStore {
    * resolves with the blob's size and SHA-256 (the caller, which never sees the parts in order, cannot hash them
    * on the way in), and the upload is gone. A list naming a part that was not written (or whose write was
    * replaced) fails with InvalidPartError and changes nothing: the upload can be completed with a corrected
-   * list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing elsewhere.
+   * list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing elsewhere;
+   * two completions at once may also both answer the one blob they made (S3's completion is idempotent).
+   * A store may refuse parts under a least size but the last (S3: 5 MiB) with InvalidPartError, or a list that
+   * leaves out a part that was written (Ceph's gateway does).
    */
   completeMultipart(upload: MultipartUpload, parts: PartRef[]): Promise<MultipartBlob>
   /**
@@ -201,8 +207,11 @@ export class InvalidBlobKeyError extends Error {
   }
 }
 
-/** S3's own bound on object keys. */
-export const MAX_KEY_LENGTH = 1024
+/**
+ * S3's own bound on object keys is 1024 bytes; this leaves the rest to a driver's prefix (S3_PREFIX, at most
+ * 256 characters).
+ */
+export const MAX_KEY_LENGTH = 768
 /** Leaves room for a driver's suffix within the 255-byte file name limit of common filesystems. */
 export const MAX_SEGMENT_LENGTH = 200
 

@@ -28,9 +28,10 @@ import {
   type PartRef,
   type WrittenPart,
 } from './blob-store.ts'
-import { errorCode, isMissing, syncDir, withHeldErrors, writeChunks } from './local-files.ts'
+import { errorCode, isMissing, syncDir, writeChunks } from './local-files.ts'
 import { LocalMultipart, uploadDirState } from './local-multipart.ts'
 import { LocalReadStream } from './local-read-stream.ts'
+import { measured, withHeldErrors } from './sources.ts'
 
 const TEMP_DIR = '.tmp'
 const BLOB_SUFFIX = '.blob'
@@ -124,10 +125,11 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
-  async put(key: string, data: BlobSource): Promise<BlobStat> {
+  async put(key: string, data: BlobSource, length?: number): Promise<BlobStat> {
     // Refuse a bad key before consuming any of the source.
     assertValidKey(key)
-    return withHeldErrors(data, () => this.#put(key, data))
+    const source = length === undefined ? data : measured(data, length).chunks
+    return withHeldErrors(data, () => this.#put(key, source))
   }
 
   async #put(key: string, data: BlobSource): Promise<BlobStat> {

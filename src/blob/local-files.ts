@@ -1,7 +1,6 @@
 // File-system steps the local BlobStore driver's modules share.
 import type { FileHandle } from 'node:fs/promises'
 import { open } from 'node:fs/promises'
-import { Readable } from 'node:stream'
 
 export function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code
@@ -82,22 +81,6 @@ export async function writeChunks(
   } finally {
     // The caller closes, removes or renames the file next: no write may land after that.
     await writing
-  }
-}
-
-/**
- * Runs `write` with the source's errors kept for its iteration to report. Nothing listens to a stream source
- * until its iteration starts, after a file is opened; an error it emitted before that would be an uncaught
- * exception. The iteration still fails with that error, which the stream records.
- */
-export async function withHeldErrors<T>(source: unknown, write: () => Promise<T>): Promise<T> {
-  if (!(source instanceof Readable)) return write()
-  const hold = () => {}
-  source.on('error', hold)
-  try {
-    return await write()
-  } finally {
-    source.off('error', hold)
   }
 }
 

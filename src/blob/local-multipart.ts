@@ -45,15 +45,7 @@ import {
   type PartRef,
   type WrittenPart,
 } from './blob-store.ts'
-import {
-  errorCode,
-  isMissing,
-  readRange,
-  syncDir,
-  withHeldErrors,
-  writeChunks,
-  writeFully,
-} from './local-files.ts'
+import { errorCode, isMissing, readRange, syncDir, writeChunks, writeFully } from './local-files.ts'
 import {
   coversHeadOf,
   type PartReader,
@@ -61,6 +53,7 @@ import {
   PrefixDigests,
   READ_BYTES,
 } from './prefix-digests.ts'
+import { withHeldErrors } from './sources.ts'
 
 /** The room each part number has in `data`: the part size of the @vercel/blob client. */
 export const SLOT_BYTES = 8 * 1024 * 1024
