@@ -8,6 +8,8 @@ export interface Config {
   /** Origin used to build absolute URLs (see public-urls.ts), without a trailing slash. */
   publicUrl: string
   dataDir: string
+  /** Where file bytes live: `DATA_DIR/blobs` (the default), or an S3-compatible bucket (blob/open-blob-store.ts). */
+  blobStore: BlobStoreConfig
   /** Unset: SQLite in `dataDir`. `postgres://...`: PostgreSQL. */
   databaseUrl: string | undefined
   logLevel: string
@@ -52,6 +54,17 @@ export interface Config {
     connectionsPerAddress: number
   }
 }
+
+export type BlobStoreConfig =
+  | { kind: 'local' }
+  | {
+      kind: 's3'
+      bucket: string
+      /** Prepended to every key: `''`, or segments ending with `/`. */
+      prefix: string
+      /** Buckets in the path (`https://host/bucket/key`), for servers without virtual-host buckets. */
+      forcePathStyle: boolean
+    }
 
 export class ConfigError extends Error {}
 
@@ -148,6 +161,39 @@ function signUp(env: Env): boolean {
   return raw === 'open'
 }
 
+// S3's bucket names: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit.
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/
+
+/**
+ * BLOB_STORE=local (the default) or s3 with S3_BUCKET, S3_PREFIX and S3_FORCE_PATH_STYLE; the rest (region,
+ * credentials, endpoint) is the AWS SDK's own configuration, read by the SDK.
+ */
+function blobStore(env: Env): BlobStoreConfig {
+  const kind = env.BLOB_STORE || 'local'
+  if (kind === 'local') return { kind }
+  if (kind !== 's3') throw new ConfigError(`BLOB_STORE must be local or s3, got "${kind}"`)
+  const bucket = env.S3_BUCKET ?? ''
+  if (!BUCKET_NAME.test(bucket)) {
+    throw new ConfigError(
+      bucket
+        ? `S3_BUCKET must be a bucket name (3 to 63 of a-z, 0-9, "." and "-"), got "${bucket}"`
+        : 'BLOB_STORE=s3 needs S3_BUCKET, the name of the bucket that holds the blobs',
+    )
+  }
+  const prefix = (env.S3_PREFIX ?? '').replace(/^\/+|\/+$/g, '')
+  if (prefix.length > 255 || (prefix !== '' && !/^[A-Za-z0-9._-]+(?:\/[A-Za-z0-9._-]+)*$/.test(prefix))) {
+    throw new ConfigError(
+      `S3_PREFIX must be at most 255 characters of "/"-separated segments of letters, digits, ".", "_" and "-", got "${env.S3_PREFIX}"`,
+    )
+  }
+  return {
+    kind,
+    bucket,
+    prefix: prefix === '' ? '' : `${prefix}/`,
+    forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', false),
+  }
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -164,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '0.0.0.0',
     publicUrl,
     dataDir: path.resolve(env.DATA_DIR || './data'),
+    blobStore: blobStore(env),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     logLevel,
     trustProxy: boolean(env, 'TRUST_PROXY', false),

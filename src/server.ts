@@ -1,8 +1,7 @@
 // Entry point of `npm start`: loads the configuration, opens storage, migrates, and serves.
 
-import path from 'node:path'
 import { buildApp } from './app.ts'
-import { LocalBlobStore } from './blob/local-blob-store.ts'
+import { openBlobStore } from './blob/open-blob-store.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { migrate } from './db/migrate.ts'
 import { openDatabase } from './db/open.ts'
@@ -11,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig()
   const db = openDatabase(config)
   await migrate(db)
-  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
+  const blobs = await openBlobStore(config)
   const app = await buildApp({ config, db, blobs })
 
   let closing = false

@@ -2,9 +2,8 @@
 // DATABASE_URL), also while the server runs. With --json, stdout carries exactly one JSON object, the
 // result or the error envelope; people read stderr for errors. Exit codes: 0 done, 1 failed, 2 usage.
 
-import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { LocalBlobStore } from '../blob/local-blob-store.ts'
+import { openBlobStore } from '../blob/open-blob-store.ts'
 import { ConfigError, loadConfig } from '../config.ts'
 import type { Db } from '../db/database.ts'
 import { migrate } from '../db/migrate.ts'
@@ -174,7 +173,7 @@ async function openStorage(): Promise<Storage> {
     await db?.close()
     throw new AppError('unavailable', `Cannot open the ${where}: ${rootMessage(error)}`)
   }
-  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
+  const blobs = await openBlobStore(config)
   return {
     db,
     services: { ...wireAccounts(db), ...wireStorage(db, blobs, config) },

@@ -2,7 +2,6 @@
 // URLs), the client's upload() driven exactly as docs/uploads.md says, and reproducible large bodies.
 import assert from 'node:assert/strict'
 import { createCipheriv, createHash } from 'node:crypto'
-import { createServer } from 'node:net'
 import { Readable } from 'node:stream'
 import { upload } from '@vercel/blob/client'
 import type { Engine } from '../../src/db/engine.ts'
@@ -10,17 +9,9 @@ import { type StartOptions, startApp, type TestContext } from './harness.ts'
 
 export const MULTIPART_THRESHOLD = 5 * 1024 * 1024
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
+import { freePort } from './ports.ts'
+
+export { freePort }
 
 export type ListeningContext = TestContext & { base: string; stop(): Promise<void> }
 
