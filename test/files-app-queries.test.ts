@@ -118,6 +118,7 @@ for (const engine of ENGINES) {
         app,
         db: counter.db,
         blobs,
+        blobStore: 'local',
         config,
         dataDir,
         counter,

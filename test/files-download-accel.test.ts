@@ -140,6 +140,8 @@ for (const engine of ENGINES) {
       coffer = await startListening(engine, {
         env: { DOWNLOAD_ACCEL_REDIRECT: ACCEL_PREFIX, LOG_LEVEL: 'warn' },
         logger: logs.logger,
+        // nginx sends files from its own disk: the setting is for the local store only.
+        blobStore: 'local',
       })
       const app = await buildApp({
         config: { ...coffer.config, downloadAccelRedirect: undefined },

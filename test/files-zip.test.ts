@@ -300,12 +300,10 @@ for (const engine of ENGINES) {
       const folder = await createFolder(c.app, o, 'Many')
       const count = 1_003
       await insertFiles(c, o.id, [1, count], ['n', '.txt'], folder.id)
-      // insertFiles gives each row one byte under the key `k/<account>/<n>`: the blobs, straight on disk.
-      const dir = path.join(c.dataDir, 'blobs', 'k', o.id)
-      await mkdir(dir, { recursive: true })
+      // insertFiles gives each row one byte under the key `k/<account>/<n>`: the blobs, put in the store.
       await Promise.all(
         Array.from({ length: count }, (_, i) =>
-          writeFile(path.join(dir, `${i + 1}.blob`), String((i + 1) % 10)),
+          c.blobs.put(`k/${o.id}/${i + 1}`, Buffer.from(String((i + 1) % 10))),
         ),
       )
       const response = await fetch(`${c.base}/folders/${folder.id}/zip`, { headers: cookieHeader(o.web) })

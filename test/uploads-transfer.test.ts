@@ -9,6 +9,7 @@ import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { BlobError, BlobFileTooLargeError } from '@vercel/blob'
 import { createMultipartUploader } from '@vercel/blob/client'
+import { MIN_PART_BYTES } from '../src/blob-api/blob-api.service.ts'
 import { blobKeyOf } from '../src/files/blob-keys.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import {
@@ -236,7 +237,7 @@ for (const engine of ENGINES) {
       }
 
       test('parts sent out of order, with a gap in the numbers, are joined in number order', async () => {
-        const parts = [randomBytes(MiB), randomBytes(MiB + 17), randomBytes(333)]
+        const parts = [randomBytes(MIN_PART_BYTES), randomBytes(MIN_PART_BYTES + 17), randomBytes(333)]
         const size = parts.reduce((sum, p) => sum + p.length, 0)
         const [grant] = await prepare([{ name: 'gap.bin', type: 'application/octet-stream', size }])
         assert.ok(grant)
@@ -256,14 +257,15 @@ for (const engine of ENGINES) {
       })
 
       test('a part sent again replaces the first attempt when the list names it', async () => {
-        const one = randomBytes(MiB)
+        const first = randomBytes(MIN_PART_BYTES)
+        const one = randomBytes(MIN_PART_BYTES)
         const two = randomBytes(1000)
         const [grant] = await prepare([
-          { name: 'again.bin', type: 'application/octet-stream', size: MiB + 1000 },
+          { name: 'again.bin', type: 'application/octet-stream', size: MIN_PART_BYTES + 1000 },
         ])
         assert.ok(grant)
         const mpu = await uploader(grant)
-        const firstAttempt = await mpu.uploadPart(1, one)
+        const firstAttempt = await mpu.uploadPart(1, first)
         const secondAttempt = await mpu.uploadPart(1, one)
         assert.notEqual(firstAttempt.etag, secondAttempt.etag)
         const second = await mpu.uploadPart(2, two)
@@ -287,9 +289,28 @@ for (const engine of ENGINES) {
         await expectRejection(mpu.complete([part, part]), BlobError, /listed twice/)
       })
 
+      test('a part under 5 MiB but the last is refused at completion, as Vercel Blob and S3 refuse it', async () => {
+        const small = randomBytes(MIN_PART_BYTES - 1)
+        const tail = randomBytes(10)
+        const [grant] = await prepare([
+          { name: 'small.bin', type: 'application/octet-stream', size: small.length + tail.length },
+        ])
+        assert.ok(grant)
+        const mpu = await uploader(grant)
+        const one = await mpu.uploadPart(1, small)
+        const two = await mpu.uploadPart(2, tail)
+        await expectRejection(
+          mpu.complete([one, two]),
+          BlobError,
+          /Part 1 holds 5242879 bytes; every part but the last must hold at least 5242880/,
+        )
+      })
+
       test('a part of another length than announced is refused, and the upload goes on', async () => {
-        const content = randomBytes(20)
-        const [grant] = await prepare([{ name: 'length.bin', type: 'application/octet-stream', size: 20 }])
+        const content = randomBytes(MIN_PART_BYTES + 10)
+        const [grant] = await prepare([
+          { name: 'length.bin', type: 'application/octet-stream', size: content.length },
+        ])
         assert.ok(grant)
         const mpu = await uploader(grant)
         for (const [bytes, announced] of [
@@ -302,8 +323,8 @@ for (const engine of ENGINES) {
           assert.equal(body.error.code, 'bad_request')
           assert.match(body.error.message, /length differs from the one announced/)
         }
-        const one = await mpu.uploadPart(1, content.subarray(0, 10))
-        const two = await mpu.uploadPart(2, content.subarray(10))
+        const one = await mpu.uploadPart(1, content.subarray(0, MIN_PART_BYTES))
+        const two = await mpu.uploadPart(2, content.subarray(MIN_PART_BYTES))
         await mpu.complete([one, two])
         const status = await waitForUpload(grant, account.token)
         assert.equal(status.status, 'complete', JSON.stringify(status))

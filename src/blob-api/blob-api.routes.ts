@@ -87,7 +87,7 @@ export async function blobApiRoutes(app: FastifyInstance, { services }: RouteDep
 
   app.put('/', { schema: { hide: true }, config: { rateLimit: false } }, async (request) => {
     const ticket = await blobApi.authorize(blobRequest(request, true))
-    return blobApi.put(ticket, bodyOf(request), deliver)
+    return blobApi.put(ticket, bodyOf(request), deliver, lengthOf(request))
   })
 
   app.post('/mpu', { schema: { hide: true }, config: { rateLimit: false } }, async (request) => {

@@ -4,6 +4,7 @@
 // blob is whole the API is told through the signed completion callback, as the real service does. Multipart
 // uploads map onto the BlobStore's own: a part goes straight into the store as it arrives, and the store
 // joins the parts at `complete`.
+
 import { randomBytes } from 'node:crypto'
 import {
   type BlobStore,
@@ -15,6 +16,7 @@ import {
   type PartRef,
   type WrittenPart,
 } from '../blob/blob-store.ts'
+import { BlobLengthError } from '../blob/sources.ts'
 import { blobKeyOf } from '../files/blob-keys.ts'
 import { newId } from '../ids.ts'
 import type { PublicUrls } from '../public-urls.ts'
@@ -51,6 +53,12 @@ export interface Ticket {
   token: ClientTokenPayload
   intent: IntentRow
 }
+
+/**
+ * The fewest bytes a part may hold, but the last: Vercel Blob's rule and S3's, kept on every store so that a
+ * client works the same whatever holds the bytes (the @vercel/blob client sends 8 MiB parts).
+ */
+export const MIN_PART_BYTES = 5 * 1024 * 1024
 
 /** Delivers a completion callback; resolves with the HTTP status the API answered. */
 export type CallbackSender = (url: string, body: string, signature: string) => Promise<number>
@@ -175,9 +183,12 @@ export class BlobApiService {
     return { token, intent }
   }
 
-  /** Single PUT: the whole blob in one body. */
-  async put(ticket: Ticket, body: Body, deliver: CallbackSender): Promise<PutBlobResult> {
-    return this.#storeFinal(ticket, body, deliver)
+  /**
+   * Single PUT: the whole blob in one body, of `length` bytes when the client said so (the store may need it to
+   * stream, as S3 does; a body of another length is refused).
+   */
+  async put(ticket: Ticket, body: Body, deliver: CallbackSender, length?: number): Promise<PutBlobResult> {
+    return this.#storeFinal(ticket, body, deliver, length)
   }
 
   async createMultipart(ticket: Ticket): Promise<{ uploadId: string; key: string }> {
@@ -291,9 +302,15 @@ export class BlobApiService {
     const stored = new Map<string, WrittenPart>()
     for (const p of await this.#listParts(upload)) stored.set(`${p.partNumber}:${p.etag}`, p)
     let total = 0
-    for (const p of listed) {
+    for (const [i, p] of listed.entries()) {
       const part = stored.get(`${p.partNumber}:${p.etag}`)
       if (!part) throw notUploaded(p)
+      if (part.size < MIN_PART_BYTES && i < listed.length - 1) {
+        throw new BlobApiError(
+          'bad_request',
+          `Part ${p.partNumber} holds ${part.size} bytes; every part but the last must hold at least ${MIN_PART_BYTES} (5 MiB), as in Vercel Blob and S3.`,
+        )
+      }
       total += part.size
     }
     if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
@@ -376,14 +393,22 @@ export class BlobApiService {
    * Writes the final blob under a file id of its own (so a concurrent attempt can never overwrite the bytes
    * another one reported), then has the API adopt it through the completion callback.
    */
-  async #storeFinal(ticket: Ticket, body: Body, deliver: CallbackSender): Promise<PutBlobResult> {
+  async #storeFinal(
+    ticket: Ticket,
+    body: Body,
+    deliver: CallbackSender,
+    length?: number,
+  ): Promise<PutBlobResult> {
     const { intent, token } = ticket
     const fileId = newId('fil')
     const key = blobKeyOf(intent.account_id, fileId)
     await this.#uploads.stage(key, intent.id)
     const meter = new ByteMeter(token.maximumSizeInBytes, { hash: true })
-    await this.#write(key, meter.measure(body), () =>
-      meter.size > token.maximumSizeInBytes ? tooLarge(token.maximumSizeInBytes) : undefined,
+    await this.#write(
+      key,
+      meter.measure(body),
+      () => (meter.size > token.maximumSizeInBytes ? tooLarge(token.maximumSizeInBytes) : undefined),
+      length,
     )
     return this.#report(ticket, fileId, key, meter.digest(), deliver)
   }
@@ -438,11 +463,25 @@ export class BlobApiService {
   }
 
   /** Streams into the store; nothing is left behind on failure, and the staging record goes with it. */
-  async #write(key: string, data: AsyncIterable<Uint8Array>, overLimit: () => BlobApiError | undefined) {
+  async #write(
+    key: string,
+    data: AsyncIterable<Uint8Array>,
+    overLimit: () => BlobApiError | undefined,
+    length?: number,
+  ) {
     try {
-      await this.#blobs.put(key, data)
+      await this.#blobs.put(key, data, length)
     } catch (error) {
       await this.#uploads.unstage([key])
+      if (error instanceof BlobLengthError) {
+        throw (
+          overLimit() ??
+          new BlobApiError(
+            'bad_request',
+            `The body's length differs from the one announced: ${error.message}.`,
+          )
+        )
+      }
       throw overLimit() ?? error
     }
   }

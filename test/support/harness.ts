@@ -13,7 +13,9 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { type App, buildApp } from '../../src/app.ts'
 import type { Scope } from '../../src/auth/scopes.ts'
-import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
+import type { BlobStore } from '../../src/blob/blob-store.ts'
+import { openBlobStore } from '../../src/blob/open-blob-store.ts'
+import { S3BlobStore } from '../../src/blob/s3-blob-store.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import type { DatabaseOptions, Db } from '../../src/db/database.ts'
 import type { Engine } from '../../src/db/engine.ts'
@@ -24,6 +26,7 @@ import { blobKeyOf } from '../../src/files/blob-keys.ts'
 import type { StoredFile } from '../../src/files/files.repository.ts'
 import { newId } from '../../src/ids.ts'
 import { checkResponseAgainstOpenApi } from './openapi-check.ts'
+import { freshBucket, s3Missing, type TestBucket } from './s3.ts'
 
 export const ENGINES: Engine[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite']
 
@@ -68,7 +71,11 @@ export interface TestContext {
   engine: Engine
   app: App
   db: Db
-  blobs: LocalBlobStore
+  blobs: BlobStore
+  /** Where the blobs are: a directory under `dataDir`, or a bucket of the run's S3 (PostgreSQL's leg). */
+  blobStore: 'local' | 's3'
+  /** The bucket, when the blobs are in S3. */
+  bucket?: TestBucket
   config: Config
   dataDir: string
 }
@@ -80,6 +87,25 @@ export interface StartOptions {
   deferReady?: boolean
   /** Options of the database beyond those of the configuration. */
   database?: Pick<DatabaseOptions, 'bitmapReadTimeoutMs'>
+  /**
+   * The blob store: by default the local disk on SQLite and S3 on PostgreSQL (when there is S3 here), so that
+   * every test runs on both; `local` for a test of what only the local disk does.
+   */
+  blobStore?: 'local'
+}
+
+/** Said once per process when the PostgreSQL leg cannot use S3. */
+let s3FallbackNoted = false
+
+/** A bucket for the app when it keeps its blobs in S3 (see StartOptions.blobStore), else undefined. */
+async function bucketFor(engine: Engine, options: StartOptions): Promise<TestBucket | undefined> {
+  if (engine !== 'postgres' || options.blobStore === 'local') return undefined
+  if (s3Missing) {
+    if (!s3FallbackNoted) console.log(`# blobs on the local disk for PostgreSQL too: ${s3Missing}`)
+    s3FallbackNoted = true
+    return undefined
+  }
+  return freshBucket()
 }
 
 export async function startApp(
@@ -88,16 +114,21 @@ export async function startApp(
 ): Promise<TestContext & { stop(): Promise<void> }> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-test-'))
   const database = await freshDatabase(engine, dataDir)
+  const bucket = await bucketFor(engine, options)
   const config = loadConfig({
     DATA_DIR: dataDir,
     PUBLIC_URL: 'http://coffer.test',
     LOG_LEVEL: 'silent',
     ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...bucket?.env,
     ...options.env,
   })
   const db = openDatabase({ ...config, poolSize: 4, ...options.database })
   await migrate(db)
-  const blobs = await LocalBlobStore.open(path.join(dataDir, 'blobs'))
+  const blobs =
+    bucket && config.blobStore.kind === 's3'
+      ? await S3BlobStore.open(config.blobStore, bucket.client())
+      : await openBlobStore(config)
   const app = await buildApp({ config, db, blobs, logger: options.logger ?? false })
   if (!options.deferReady) await app.ready()
   return {
@@ -105,12 +136,15 @@ export async function startApp(
     app,
     db,
     blobs,
+    blobStore: bucket ? 's3' : 'local',
+    bucket,
     config,
     dataDir,
     async stop() {
       await app.close()
       await db.close()
       await database.drop()
+      await bucket?.drop()
       await rm(dataDir, { recursive: true, force: true })
     },
   }

@@ -1,0 +1,131 @@
+// S3 for the tests: the run's Ceph cluster (global-setup.ts), or one this process starts when a test file runs
+// on its own, and a bucket of their own for each app, emptied and removed when it stops. The PostgreSQL leg
+// of the HTTP tests keeps its blobs here (harness.ts), so the suite runs on S3 as well as on local disk.
+import { randomBytes } from 'node:crypto'
+import {
+  AbortMultipartUploadCommand,
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectsCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3'
+import { type Ceph, cephMissing, startCeph } from './ceph.ts'
+
+/** Why there is no S3 here, or false when there is. */
+export const s3Missing: string | false = process.env.TEST_S3_ENDPOINT ? false : cephMissing
+
+interface S3Endpoint {
+  endpoint: string
+  accessKeyId: string
+  secretAccessKey: string
+}
+
+let own: Promise<Ceph> | undefined
+
+async function endpoint(): Promise<S3Endpoint> {
+  const { TEST_S3_ENDPOINT, TEST_S3_ACCESS_KEY_ID, TEST_S3_SECRET_ACCESS_KEY } = process.env
+  if (TEST_S3_ENDPOINT && TEST_S3_ACCESS_KEY_ID && TEST_S3_SECRET_ACCESS_KEY) {
+    return {
+      endpoint: TEST_S3_ENDPOINT,
+      accessKeyId: TEST_S3_ACCESS_KEY_ID,
+      secretAccessKey: TEST_S3_SECRET_ACCESS_KEY,
+    }
+  }
+  if (!own) {
+    own = startCeph()
+    // Stopped when the process ends: its daemons must not outlive the test file.
+    process.once('beforeExit', () => void own?.then((ceph) => ceph.stop()))
+  }
+  return own
+}
+
+function clientOf(s3: S3Endpoint): S3Client {
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  })
+}
+
+export interface TestBucket {
+  name: string
+  /** What a Coffer process needs to keep its blobs in this bucket. */
+  env: Record<string, string>
+  /**
+   * A client of its S3: an app in this process gets one, since the SDK reads its endpoint and credentials
+   * from the process's environment, not from the app's configuration.
+   */
+  client(): S3Client
+  /** Empties the bucket (objects and unfinished uploads) and removes it. */
+  drop(): Promise<void>
+  /** Makes it again, empty (after `drop`). */
+  create(): Promise<void>
+}
+
+/** A new, empty bucket. */
+export async function freshBucket(): Promise<TestBucket> {
+  const s3 = await endpoint()
+  const name = `coffer-${randomBytes(6).toString('hex')}`
+  const create = async () => {
+    const client = clientOf(s3)
+    try {
+      await client.send(new CreateBucketCommand({ Bucket: name }))
+    } finally {
+      client.destroy()
+    }
+  }
+  await create()
+  let dropped = false
+  return {
+    name,
+    env: {
+      BLOB_STORE: 's3',
+      S3_BUCKET: name,
+      S3_FORCE_PATH_STYLE: 'true',
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    },
+    client: () => clientOf(s3),
+    create: async () => {
+      await create()
+      dropped = false
+    },
+    drop: async () => {
+      if (dropped) return
+      await dropBucket(s3, name)
+      dropped = true
+    },
+  }
+}
+
+async function dropBucket(s3: S3Endpoint, Bucket: string): Promise<void> {
+  const client = clientOf(s3)
+  try {
+    for (;;) {
+      const uploads = await client.send(new ListMultipartUploadsCommand({ Bucket }))
+      for (const upload of uploads.Uploads ?? []) {
+        await client.send(
+          new AbortMultipartUploadCommand({ Bucket, Key: upload.Key, UploadId: upload.UploadId }),
+        )
+      }
+      if (!uploads.IsTruncated) break
+    }
+    for (;;) {
+      const page = await client.send(new ListObjectsV2Command({ Bucket }))
+      const keys = (page.Contents ?? []).map((object) => ({ Key: object.Key }))
+      if (keys.length === 0) break
+      await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }))
+    }
+    await client.send(new DeleteBucketCommand({ Bucket }))
+  } finally {
+    client.destroy()
+  }
+}
