@@ -23,7 +23,7 @@ import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { AppError } from './errors.ts'
-import { downloadAccel } from './files/download.ts'
+import { downloadHandoff } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { filesAppRoutes } from './files/files-app.routes.ts'
@@ -170,7 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorate('services', services)
   app.decorate('jobs', jobs)
   // Read by every download (files/download.ts); refuses DOWNLOAD_ACCEL_REDIRECT with a store nginx cannot serve.
-  app.decorate('downloadAccel', downloadAccel(deps.config.downloadAccelRedirect, deps.blobs))
+  app.decorate('downloadHandoff', downloadHandoff(deps.config, deps.blobs))
   app.addHook('onReady', async () => startJobs(app.log))
   app.addHook('onClose', async () => stopJobs())
 

@@ -34,6 +34,11 @@ export interface Config {
    * no body, and nginx sends the bytes. Unset (the default): Coffer streams them itself.
    */
   downloadAccelRedirect: string | undefined
+  /**
+   * `presigned` (BLOB_STORE=s3 only): a download is checked and counted here, then answered with a redirect to a
+   * presigned GET of its object, and the object store sends the bytes. Unset (the default): Coffer streams them.
+   */
+  downloadRedirect: 'presigned' | undefined
   /** SIGNUP=open: anyone may create an account on the sign-up page. Closed by default. */
   signUpOpen: boolean
   /** How often the storage reconciler runs (storage/reconciler.ts); 0: only on demand, from the CLI. */
@@ -194,6 +199,16 @@ function blobStore(env: Env): BlobStoreConfig {
   }
 }
 
+function downloadRedirect(env: Env): 'presigned' | undefined {
+  const raw = env.DOWNLOAD_REDIRECT || undefined
+  if (raw === undefined) return undefined
+  if (raw !== 'presigned') throw new ConfigError(`DOWNLOAD_REDIRECT must be presigned or unset, got "${raw}"`)
+  if (env.DOWNLOAD_ACCEL_REDIRECT) {
+    throw new ConfigError('Set DOWNLOAD_REDIRECT or DOWNLOAD_ACCEL_REDIRECT, not both: one sends the bytes')
+  }
+  return raw
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -224,6 +239,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
     downloadAccelRedirect: accelPrefix(env, 'DOWNLOAD_ACCEL_REDIRECT'),
+    downloadRedirect: downloadRedirect(env),
     timeouts: timeouts(env),
     signUpOpen: signUp(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,

@@ -37,6 +37,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import type { InitializeMiddleware, MetadataBearer } from '@smithy/types'
 import {
   assertPartNumber,
@@ -203,6 +204,23 @@ export class S3BlobStore implements BlobStore {
       }
     }
     return body
+  }
+
+  /**
+   * A URL that lets anyone holding it GET the object for `expiresInSeconds`, answered with these Content-Type
+   * and Content-Disposition (DOWNLOAD_REDIRECT=presigned).
+   */
+  presignedGet(
+    key: string,
+    options: { contentType: string; contentDisposition: string; expiresInSeconds: number },
+  ): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.#bucket,
+      Key: this.#objectKey(key),
+      ResponseContentType: options.contentType,
+      ResponseContentDisposition: options.contentDisposition,
+    })
+    return getSignedUrl(this.#s3, command, { expiresIn: options.expiresInSeconds })
   }
 
   async stat(key: string): Promise<BlobStat | undefined> {

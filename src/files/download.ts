@@ -7,7 +7,8 @@ import type { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { BlobStore, ByteRange } from '../blob/blob-store.ts'
 import { LocalBlobStore } from '../blob/local-blob-store.ts'
-import { ConfigError } from '../config.ts'
+import { S3BlobStore } from '../blob/s3-blob-store.ts'
+import { type Config, ConfigError } from '../config.ts'
 import { AppError } from '../errors.ts'
 import type { FileContent } from './file-content.ts'
 
@@ -179,43 +180,82 @@ export type Delivery =
   | { kind: 'bytes'; start: number; end: number }
 
 /**
- * Downloads whose bytes nginx sends (DOWNLOAD_ACCEL_REDIRECT; README, "Downloads through nginx"). Coffer still
- * authenticates, authorizes, answers 304, 416 and a missing blob itself, and runs `beforeSend` (a share link
- * counts its download there); then it answers `X-Accel-Redirect: <prefix><blob path>` with the download's
- * headers and no body, and nginx serves the file from its internal location, Range included. Set once on the
- * app by app.ts and read here through `request.server`, so that every caller of `sendFileContent` gets it
- * without asking.
+ * Downloads whose bytes someone else sends, once Coffer has authenticated, authorized, answered 304, 416 and a
+ * missing blob itself, and run `beforeSend` (a share link counts its download there):
+ * - nginx (DOWNLOAD_ACCEL_REDIRECT; README, "Downloads through nginx"): an answer with the download's headers,
+ *   `X-Accel-Redirect: <prefix><blob path>` and no body; nginx serves the file from its internal location.
+ * - the object store (DOWNLOAD_REDIRECT=presigned; README, "Blobs in S3-compatible storage"): a redirect to a
+ *   presigned GET of the object, valid for a minute, that makes the store answer with Coffer's Content-Type and
+ *   Content-Disposition.
+ * Either way the client's own Range goes to the one that sends, so only a plain one is handed off (see
+ * `sentAlike`). Set once on the app by app.ts and read here through `request.server`, so that every caller of
+ * `sendFileContent` gets it without asking.
  */
-export interface DownloadAccel {
-  /** The X-Accel-Redirect target of the blob, or undefined when the blob is missing. */
-  target(blobKey: string): Promise<string | undefined>
+export interface DownloadHandoff {
+  /** How the blob's bytes go out without Coffer, or undefined when the blob is missing. */
+  handOff(blobKey: string, headers: DownloadHeaders): Promise<Handoff | undefined>
 }
+
+interface DownloadHeaders {
+  'content-type': string
+  'content-disposition': string
+}
+
+type Handoff = { accelTarget: string } | { redirectTo: string }
+
+/** How long a presigned download URL works: enough to follow the redirect, not to share the link. */
+export const PRESIGNED_DOWNLOAD_SECONDS = 60
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Null: Coffer streams the bytes itself. */
-    downloadAccel: DownloadAccel | null
+    downloadHandoff: DownloadHandoff | null
   }
 }
 
 /**
- * What app.ts decorates the app with: null without a prefix. nginx can serve only files on its own disk, so
- * the setting needs the local-disk store (the only one today); any other is a configuration error at start.
+ * What app.ts decorates the app with: null unless DOWNLOAD_ACCEL_REDIRECT or DOWNLOAD_REDIRECT is set. nginx can
+ * serve only files on its own disk, and only an object store can presign; another store is a configuration error
+ * at start.
  */
-export function downloadAccel(prefix: string | undefined, blobs: BlobStore): DownloadAccel | null {
-  if (prefix === undefined) return null
-  if (!(blobs instanceof LocalBlobStore)) {
-    throw new ConfigError(
-      'DOWNLOAD_ACCEL_REDIRECT needs blobs on the local disk (DATA_DIR/blobs/), which nginx serves itself; ' +
-        'unset it for any other blob store',
-    )
+export function downloadHandoff(
+  config: Pick<Config, 'downloadAccelRedirect' | 'downloadRedirect'>,
+  blobs: BlobStore,
+): DownloadHandoff | null {
+  const prefix = config.downloadAccelRedirect
+  if (prefix !== undefined) {
+    if (!(blobs instanceof LocalBlobStore)) {
+      throw new ConfigError(
+        'DOWNLOAD_ACCEL_REDIRECT needs blobs on the local disk (DATA_DIR/blobs/), which nginx serves itself; ' +
+          'unset it for any other blob store',
+      )
+    }
+    return {
+      handOff: async (blobKey) => {
+        const relative = await blobs.relativePath(blobKey)
+        return relative === undefined ? undefined : { accelTarget: prefix + relative }
+      },
+    }
   }
-  return {
-    target: async (blobKey) => {
-      const relative = await blobs.relativePath(blobKey)
-      return relative === undefined ? undefined : prefix + relative
-    },
+  if (config.downloadRedirect === 'presigned') {
+    if (!(blobs instanceof S3BlobStore)) {
+      throw new ConfigError(
+        'DOWNLOAD_REDIRECT=presigned needs BLOB_STORE=s3: only an object store can presign',
+      )
+    }
+    return {
+      handOff: async (blobKey, headers) => {
+        if ((await blobs.stat(blobKey)) === undefined) return undefined
+        const redirectTo = await blobs.presignedGet(blobKey, {
+          contentType: headers['content-type'],
+          contentDisposition: headers['content-disposition'],
+          expiresInSeconds: PRESIGNED_DOWNLOAD_SECONDS,
+        })
+        return { redirectTo }
+      },
+    }
   }
+  return null
 }
 
 // The one form of Range that nginx reads exactly as `requestedRange` does: a single range, no spaces, numbers
@@ -224,11 +264,11 @@ export function downloadAccel(prefix: string | undefined, blobs: BlobStore): Dow
 const PLAIN_RANGE = /^bytes=(?:\d{1,15}-\d{0,15}|-\d{1,15})$/i
 
 /**
- * Whether nginx, reading the request's own Range, sends what Coffer decided: the whole file when there is no
- * Range, else `range` when the Range has the plain form. Any other Range, which common clients never send
- * (several ranges, spaces, a reversed or stale one that Coffer ignores), is streamed by Coffer itself.
+ * Whether nginx or the object store, reading the request's own Range, sends what Coffer decided: the whole file
+ * when there is no Range, else `range` when the Range has the plain form. Any other Range, which common clients
+ * never send (several ranges, spaces, a reversed or stale one that Coffer ignores), is streamed by Coffer itself.
  */
-function nginxSendsAlike(headers: IncomingHttpHeaders, range: ByteRange | undefined): boolean {
+function sentAlike(headers: IncomingHttpHeaders, range: ByteRange | undefined): boolean {
   const header = single(headers, 'range')
   if (header === undefined) return true
   return range !== undefined && PLAIN_RANGE.test(header)
@@ -286,22 +326,29 @@ export async function sendFileContent(
   const asked: Delivery = { kind: 'bytes', start: range?.start ?? 0, end: range?.end ?? file.size - 1 }
   /** What `beforeSend` said of the bytes; asked once, whoever sends them. */
   let decided: { end: number } | undefined | 'not yet' = 'not yet'
-  const accel = request.method === 'GET' ? request.server.downloadAccel : null
-  if (accel && nginxSendsAlike(request.headers, range)) {
-    // A missing blob falls through to `open`, which logs it and answers Coffer's own 404, not nginx's.
-    const target = await accel.target(file.blobKey)
-    if (target !== undefined) {
+  const contentHeaders = {
+    'content-type': downloadContentType(file.contentType, disposition),
+    'content-disposition': contentDisposition(disposition, file.name),
+  }
+  const handoff = request.method === 'GET' ? request.server.downloadHandoff : null
+  if (handoff && sentAlike(request.headers, range)) {
+    // A missing blob falls through to `open`, which logs it and answers Coffer's own 404.
+    const to = await handoff.handOff(file.blobKey, contentHeaders)
+    if (to !== undefined) {
       decided = await options.beforeSend?.(asked)
-      // nginx sends what the client's Range asks for: fewer bytes than that, Coffer sends itself.
+      // The sender sends what the client's Range asks for: fewer bytes than that, Coffer sends itself.
       if (decided === undefined) {
+        if ('redirectTo' in to) {
+          // The validators and download headers go with the bytes, from the store.
+          reply.removeHeader('accept-ranges')
+          reply.removeHeader('etag')
+          reply.removeHeader('last-modified')
+          return reply.redirect(to.redirectTo, 302)
+        }
         // nginx keeps Content-Type, Content-Disposition and Cache-Control of this answer and adds its own
         // Accept-Ranges; the internal location adds back the rest (README).
         reply.removeHeader('accept-ranges')
-        reply.headers({
-          'content-type': downloadContentType(file.contentType, disposition),
-          'content-disposition': contentDisposition(disposition, file.name),
-          'x-accel-redirect': target,
-        })
+        reply.headers({ ...contentHeaders, 'x-accel-redirect': to.accelTarget })
         return reply.send()
       }
     }
@@ -324,10 +371,7 @@ export async function sendFileContent(
     body?.destroy()
     throw error
   }
-  reply.headers({
-    'content-type': downloadContentType(file.contentType, disposition),
-    'content-disposition': contentDisposition(disposition, file.name),
-  })
+  reply.headers(contentHeaders)
   if (range) {
     reply
       .status(206)

@@ -89,9 +89,10 @@ export interface StartOptions {
   database?: Pick<DatabaseOptions, 'bitmapReadTimeoutMs'>
   /**
    * The blob store: by default the local disk on SQLite and S3 on PostgreSQL (when there is S3 here), so that
-   * every test runs on both; `local` for a test of what only the local disk does.
+   * every test runs on both; `local` for a test of what only the local disk does, `s3` for one of what only S3
+   * does (skip it where `s3Missing` says there is none).
    */
-  blobStore?: 'local'
+  blobStore?: 'local' | 's3'
 }
 
 /** Said once per process when the PostgreSQL leg cannot use S3. */
@@ -99,6 +100,7 @@ let s3FallbackNoted = false
 
 /** A bucket for the app when it keeps its blobs in S3 (see StartOptions.blobStore), else undefined. */
 async function bucketFor(engine: Engine, options: StartOptions): Promise<TestBucket | undefined> {
+  if (options.blobStore === 's3') return freshBucket()
   if (engine !== 'postgres' || options.blobStore === 'local') return undefined
   if (s3Missing) {
     if (!s3FallbackNoted) console.log(`# blobs on the local disk for PostgreSQL too: ${s3Missing}`)
