@@ -41,6 +41,11 @@ export interface Config {
   downloadRedirect: 'presigned' | undefined
   /** SIGNUP=open: anyone may create an account on the sign-up page. Closed by default. */
   signUpOpen: boolean
+  /**
+   * On SIGTERM (server.ts): `/readyz` fails at once and requests are still served for `graceMs`, while load
+   * balancers notice; then new connections are refused and what is under way has `timeoutMs` to finish.
+   */
+  shutdown: { graceMs: number; timeoutMs: number }
   /** How often the storage reconciler runs (storage/reconciler.ts); 0: only on demand, from the CLI. */
   storageCheckIntervalMs: number
   /** How long clients may take, so that slow or idle ones cannot hold connections (http/connections.ts). */
@@ -240,6 +245,10 @@ export function loadConfig(env: Env = process.env): Config {
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),
     downloadAccelRedirect: accelPrefix(env, 'DOWNLOAD_ACCEL_REDIRECT'),
     downloadRedirect: downloadRedirect(env),
+    shutdown: {
+      graceMs: integer(env, 'SHUTDOWN_GRACE_SECONDS', 5, 0, 600) * 1000,
+      timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000,
+    },
     timeouts: timeouts(env),
     signUpOpen: signUp(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,

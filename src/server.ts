@@ -17,10 +17,31 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return
     closing = true
-    app.log.info({ signal }, 'shutting down')
-    // Stop accepting, let in-flight requests finish, then release the database.
+    const { graceMs, timeoutMs } = config.shutdown
+    app.log.info(
+      { signal, graceMs, timeoutMs },
+      'shutting down: not ready any more, finishing what is under way',
+    )
+    // Load balancers see /readyz fail and stop sending requests here; until they have, requests are served.
+    app.services.health.drain()
+    await new Promise((resolve) => setTimeout(resolve, graceMs))
+    // Then no new connection; requests under way (uploads included) finish, within the time allowed. The app
+    // stays open meanwhile: an upload's last step calls it in-process, and it would refuse that once closing.
+    const drained = new Promise<void>((resolve) => app.server.close(() => resolve()))
+    // Connections idle between requests go now, and those that become idle later as they do.
+    const reaper = setInterval(() => app.server.closeIdleConnections(), 250)
+    app.server.closeIdleConnections()
+    const overdue = setTimeout(() => {
+      app.log.warn('requests still under way after SHUTDOWN_TIMEOUT_SECONDS: closing their connections')
+      app.server.closeAllConnections()
+    }, timeoutMs)
+    await drained
+    clearInterval(reaper)
+    clearTimeout(overdue)
+    // Background jobs stop, then the database.
     await app.close()
     await db.close()
+    app.log.info('shut down')
     process.exit(0)
   }
   process.once('SIGINT', () => void shutdown('SIGINT'))

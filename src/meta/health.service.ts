@@ -1,7 +1,6 @@
-// Readiness: whether this process can serve requests now, i.e. whether the database answers and the blob
-// store accepts a write. Load balancers poll it; liveness (/healthz) deliberately checks nothing.
+// Readiness: whether this process can serve requests now, i.e. whether it is not shutting down, the database
+// answers and the blob store accepts a write. Load balancers poll it; liveness (/healthz) deliberately checks nothing.
 import { randomBytes } from 'node:crypto'
-import { Readable } from 'node:stream'
 import type { BlobStore } from '../blob/blob-store.ts'
 
 /** A dependency that hangs is as unavailable as one that fails; a probe must answer before the poller gives up. */
@@ -11,6 +10,8 @@ export type CheckName = 'database' | 'blobStore'
 
 export interface Readiness {
   ready: boolean
+  /** The process is shutting down (SIGTERM): no new work should come to it. */
+  draining: boolean
   checks: Record<CheckName, 'ok' | 'failed'>
   /** Why each failed check failed, for the log only: it may name hosts or paths. */
   failures: Partial<Record<CheckName, string>>
@@ -34,26 +35,40 @@ async function withTimeout<T>(work: () => Promise<T>, what: string): Promise<T> 
 export class HealthService {
   readonly #pingDatabase: () => Promise<void>
   readonly #blobs: BlobStore
+  #draining = false
 
   constructor(deps: { pingDatabase: () => Promise<void>; blobs: BlobStore }) {
     this.#pingDatabase = deps.pingDatabase
     this.#blobs = deps.blobs
   }
 
+  /** From now on the process is not ready: a load balancer stops sending it requests (server.ts, shutdown). */
+  drain(): void {
+    this.#draining = true
+  }
+
   async readiness(): Promise<Readiness> {
+    if (this.#draining) {
+      return { ready: false, draining: true, checks: { database: 'ok', blobStore: 'ok' }, failures: {} }
+    }
     const probes: Record<CheckName, () => Promise<unknown>> = {
       database: () => this.#pingDatabase(),
       // A write, not a stat: a full disk, a read-only mount or revoked bucket credentials stop uploads while
       // reads still work. Each probe uses its own key so concurrent polls do not delete each other's.
       blobStore: async () => {
         const key = `health/probe-${randomBytes(8).toString('hex')}`
-        await this.#blobs.put(key, Readable.from([Buffer.from('ok')]))
+        await this.#blobs.put(key, Buffer.from('ok'))
         await this.#blobs.delete(key)
       },
     }
     const names = Object.keys(probes) as CheckName[]
     const results = await Promise.allSettled(names.map((name) => withTimeout(probes[name], name)))
-    const readiness: Readiness = { ready: true, checks: { database: 'ok', blobStore: 'ok' }, failures: {} }
+    const readiness: Readiness = {
+      ready: true,
+      draining: false,
+      checks: { database: 'ok', blobStore: 'ok' },
+      failures: {},
+    }
     results.forEach((result, i) => {
       const name = names[i] as CheckName
       if (result.status === 'rejected') {

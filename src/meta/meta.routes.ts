@@ -87,6 +87,7 @@ export const metaRoutes: Routes = async (app, { services, config, urls, web }) =
     async (request, reply) => {
       reply.header('cache-control', NO_STORE)
       const readiness = await services.health.readiness()
+      if (readiness.draining) throw new AppError('unavailable', 'Not ready: shutting down.')
       if (!readiness.ready) {
         request.log.warn({ failures: readiness.failures }, 'not ready')
         const failed = Object.entries(readiness.checks)

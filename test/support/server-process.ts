@@ -40,6 +40,8 @@ export async function startServer(env: Record<string, string>, port?: number): P
     env: {
       ...process.env,
       PUBLIC_URL: base,
+      // Stopped at once unless a test says otherwise: no load balancer needs the time to notice.
+      SHUTDOWN_GRACE_SECONDS: '0',
       ...env,
       PORT: String(listenOn),
       HOST: '127.0.0.1',
