@@ -9,6 +9,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { cli, newAccount, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
+import { blobStorageFor } from './support/s3.ts'
 import { type ServerProcess, startServer } from './support/server-process.ts'
 import { prepareUploads, sha256, uploadWithGrant, waitForUpload } from './support/uploads.ts'
 
@@ -20,10 +21,12 @@ interface Side {
 async function newStorage(engine: 'sqlite' | 'postgres'): Promise<Side> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-backup-'))
   const database = await freshDatabase(engine, dataDir)
+  const blobs = await blobStorageFor(engine)
   return {
-    storage: { dataDir, databaseUrl: database.url },
+    storage: { dataDir, databaseUrl: database.url, blobEnv: blobs.env },
     drop: async () => {
       await database.drop()
+      await blobs.drop()
       await rm(dataDir, { recursive: true, force: true })
     },
   }
@@ -33,6 +36,7 @@ const envOf = (storage: Storage) => ({
   DATA_DIR: storage.dataDir,
   DATABASE_URL: storage.databaseUrl ?? '',
   RATE_LIMIT_MAX: '100000',
+  ...storage.blobEnv,
 })
 
 for (const engine of ENGINES) {

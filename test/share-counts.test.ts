@@ -78,6 +78,7 @@ describe('two server processes on one PostgreSQL database', {
       ...NO_LIMIT,
       DATABASE_URL: c.config.databaseUrl as string,
       DATA_DIR: c.dataDir,
+      ...c.bucket?.env,
     }
     servers.push(await startServer(env), await startServer(env))
   })

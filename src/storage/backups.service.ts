@@ -187,14 +187,19 @@ export class BackupsService {
   async restoreBlobs(from: string): Promise<{ blobs: number }> {
     for (const prefix of BACKED_UP) {
       for await (const listed of this.#blobs.list(prefix)) {
-        throw invalid(`The blob store already holds ${listed.key}: restore into an empty DATA_DIR.`)
+        throw invalid(
+          `The blob store already holds ${listed.key}: restore into an empty DATA_DIR, or an empty bucket.`,
+        )
       }
     }
     const dir = path.join(from, BLOBS_DIR)
     let blobs = 0
     for (const file of await filesUnder(dir).catch(() => [])) {
       if (!file.endsWith(BLOB_SUFFIX)) continue
-      await this.#blobs.put(file.slice(0, -BLOB_SUFFIX.length), createReadStream(path.join(dir, file)))
+      const source = path.join(dir, file)
+      // Its length lets an object store take it in one streamed PUT.
+      const { size } = await stat(source)
+      await this.#blobs.put(file.slice(0, -BLOB_SUFFIX.length), createReadStream(source), size)
       blobs++
     }
     await this.#backups.releaseAll()

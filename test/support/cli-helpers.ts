@@ -13,6 +13,8 @@ export const MAIN = path.join(ROOT, 'src/cli/main.ts')
 export interface Storage {
   dataDir: string
   databaseUrl: string | undefined
+  /** The settings of an S3 bucket holding the blobs (BLOB_STORE=s3 ...); none for the local disk. */
+  blobEnv?: Record<string, string>
 }
 
 interface Run {
@@ -22,7 +24,7 @@ interface Run {
 }
 
 export function envFor(storage: Storage, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: storage.dataDir, ...extra }
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: storage.dataDir, ...storage.blobEnv, ...extra }
   delete env.DATABASE_URL
   if (storage.databaseUrl) env.DATABASE_URL = storage.databaseUrl
   return env
@@ -60,6 +62,7 @@ export function run(
 export const storageOf = (ctx: TestContext): Storage => ({
   dataDir: ctx.dataDir,
   databaseUrl: ctx.config.databaseUrl,
+  blobEnv: ctx.bucket?.env,
 })
 
 export function cli(ctx: TestContext | Storage, args: string[], stdin?: string): Promise<Run> {

@@ -129,3 +129,15 @@ async function dropBucket(s3: S3Endpoint, Bucket: string): Promise<void> {
     client.destroy()
   }
 }
+
+/**
+ * The blob settings of a server process or CLI run on `engine`'s leg: a fresh bucket on PostgreSQL when there
+ * is S3 here (as harness.ts gives apps in this process), the local disk otherwise.
+ */
+export async function blobStorageFor(
+  engine: 'sqlite' | 'postgres',
+): Promise<{ env: Record<string, string> | undefined; drop(): Promise<void> }> {
+  if (engine !== 'postgres' || s3Missing) return { env: undefined, drop: async () => {} }
+  const bucket = await freshBucket()
+  return { env: bucket.env, drop: () => bucket.drop() }
+}
