@@ -16,7 +16,7 @@ import type { BlobStore } from './blob/blob-store.ts'
 import { BlobApiService } from './blob-api/blob-api.service.ts'
 import { SigningKeyring } from './blob-api/signing-keys.ts'
 import type { Config } from './config.ts'
-import type { Db } from './db/database.ts'
+import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { FilesRepository } from './files/files.repository.ts'
 import { FilesService } from './files/files.service.ts'
@@ -107,6 +107,7 @@ export function wireStorage(
       storage: new StorageRepository(db),
       graceMs: Math.max(HOUR_MS, config.uploadGrantTtlSeconds * 1000),
       intervalMs: config.storageCheckIntervalMs,
+      exclusively: db.exclusively,
     }),
     backups: new BackupsService({
       engine: db.engine,
@@ -154,25 +155,27 @@ export function wireAccounts(
  */
 export class ExpiredRecordsPurge {
   readonly #purges: Record<string, () => Promise<unknown>>
+  readonly #exclusively: Exclusively
   #timer: NodeJS.Timeout | undefined
   #running: Promise<unknown> | undefined
 
-  /** Each purge by what it removes. */
-  constructor(purges: Record<string, () => Promise<unknown>>) {
+  /** Each purge by what it removes; they run in one process at a time (Db.exclusively). */
+  constructor(purges: Record<string, () => Promise<unknown>>, exclusively: Exclusively) {
     this.#purges = purges
+    this.#exclusively = exclusively
   }
 
   start(log: Log): void {
     // One after the other: a background chore takes one of the pool's connections, never all of them (a test's
     // pool has four; a statement waiting for a connection when the pool ends would never settle).
     const run = () => {
-      this.#running = (async () => {
+      this.#running = this.#exclusively('expired-records', async () => {
         for (const [what, purge] of Object.entries(this.#purges)) {
           await purge().catch((error: unknown) =>
             log.error({ err: error }, `removing expired ${what} failed`),
           )
         }
-      })()
+      }).catch((error: unknown) => log.error({ err: error }, 'removing expired records failed'))
     }
     run()
     this.#timer = setInterval(run, 10 * 60_000)
@@ -201,7 +204,11 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
   const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
 
   // Services: the domain rules.
-  const blobDeletions = new BlobDeletionsService({ deletions: new BlobDeletionsRepository(db), blobs })
+  const blobDeletions = new BlobDeletionsService({
+    deletions: new BlobDeletionsRepository(db),
+    blobs,
+    exclusively: db.exclusively,
+  })
   const files = new FilesService({
     transaction,
     files: filesRepository,
@@ -224,13 +231,16 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
   })
   const storageReconciler = wireStorage(db, blobs, config).storage
   const { oauthRecords, ...accounts } = wireAccounts(db, attempts)
-  const expiredRecords = new ExpiredRecordsPurge({
-    sessions: () => accounts.sessions.purgeExpired(),
-    'setup links': () => accounts.setup.purgeExpired(),
-    'failed sign-ins': () => accounts.accounts.purgeFailedSignIns(),
-    'OAuth records': () => oauthRecords.deleteExpired(),
-    'download passes': () => downloadPasses.deleteExpired(),
-  })
+  const expiredRecords = new ExpiredRecordsPurge(
+    {
+      sessions: () => accounts.sessions.purgeExpired(),
+      'setup links': () => accounts.setup.purgeExpired(),
+      'failed sign-ins': () => accounts.accounts.purgeFailedSignIns(),
+      'OAuth records': () => oauthRecords.deleteExpired(),
+      'download passes': () => downloadPasses.deleteExpired(),
+    },
+    db.exclusively,
+  )
   const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }
   const uploads = new UploadsService({
     transaction,

@@ -57,10 +57,20 @@ export interface Db {
   changeEpoch(watched: WatchedRows, scope?: string): number
   /** Resolves when the database answers a trivial query (readiness). */
   ping(): Promise<void>
+  /**
+   * Runs the background job `name` unless a process sharing the database runs it now, so that however many
+   * processes serve, each job runs in one at a time; resolves with whether it ran. PostgreSQL: a session
+   * advisory lock, held on a connection of its own while the job runs and released when it ends, or when its
+   * process dies. SQLite: one process holds the database, so the job runs.
+   */
+  exclusively(name: string, job: () => Promise<void>): Promise<boolean>
   /** Where trouble in the background (PostgreSQL's change notifications) is logged; until called, nowhere. */
   reportTo(log: ListenerLog): void
   close(): Promise<void>
 }
+
+/** `Db.exclusively`, as the background jobs take it. */
+export type Exclusively = Db['exclusively']
 
 export interface DatabaseOptions {
   /** `postgres://...`, or undefined for SQLite in `dataDir`. */

@@ -124,6 +124,36 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
+    exclusively: async (name, job) => {
+      const connection = await pool.connect()
+      const key = `coffer:job:${name}`
+      let broken: Error | undefined
+      // The connection may die while the job runs (a restart of the server, a network cut): the lock is gone
+      // with it, the job finishes, and the connection is closed rather than reused.
+      const lost = (error: Error) => {
+        broken = error
+      }
+      connection.on('error', lost)
+      try {
+        const { rows } = await connection.query<{ locked: boolean }>(
+          'select pg_try_advisory_lock(hashtext($1)) as locked',
+          [key],
+        )
+        if (!rows[0]?.locked) return false
+        try {
+          await job()
+        } finally {
+          // A connection that cannot unlock is closed instead, which unlocks too.
+          await connection.query('select pg_advisory_unlock(hashtext($1))', [key]).catch((error: Error) => {
+            broken = error
+          })
+        }
+        return true
+      } finally {
+        connection.off('error', lost)
+        connection.release(broken)
+      }
+    },
     reportTo: (log) => changes.reportTo(log),
     // Callers may close twice (a test's own close, then its harness's); a pool may end only once.
     close: () => {

@@ -37,6 +37,10 @@ export function openSqlite(dataDir: string): Db {
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
+    exclusively: async (_name, job) => {
+      await job()
+      return true
+    },
     reportTo: () => {},
     close: async () => {
       reader.close()

@@ -3,8 +3,9 @@
 // failing disk left recorded is removed by the sweep, at start and every SWEEP_INTERVAL_MS. A blob stays
 // recorded until it is removed, so none is ever forgotten; removing one that is already gone is no error.
 // While a backup runs (storage/backups.ts), nothing is removed: the sweep after it does the removing.
+
 import type { BlobStore } from '../blob/blob-store.ts'
-import type { Transaction } from '../db/database.ts'
+import type { Exclusively, Transaction } from '../db/database.ts'
 import type { BlobDeletionsRepository } from './blob-deletions.repository.ts'
 
 export const SWEEP_INTERVAL_MS = 30_000
@@ -18,13 +19,16 @@ export interface DeletionLog {
 export class BlobDeletionsService {
   readonly #deletions: BlobDeletionsRepository
   readonly #blobs: BlobStore
+  readonly #exclusively: Exclusively
   #timer: NodeJS.Timeout | undefined
   #sweeping: Promise<number> | undefined
   #log: DeletionLog | undefined
 
-  constructor(deps: { deletions: BlobDeletionsRepository; blobs: BlobStore }) {
+  /** `exclusively`: the sweeps of the job run in one process at a time (Db.exclusively). */
+  constructor(deps: { deletions: BlobDeletionsRepository; blobs: BlobStore; exclusively: Exclusively }) {
     this.#deletions = deps.deletions
     this.#blobs = deps.blobs
+    this.#exclusively = deps.exclusively
   }
 
   /** Records blobs to remove, in the transaction that removes the rows that own them. */
@@ -81,11 +85,15 @@ export class BlobDeletionsService {
     return removed
   }
 
-  /** Sweeps now (what a crash left), then every SWEEP_INTERVAL_MS. */
+  /** Sweeps now (what a crash left), then every SWEEP_INTERVAL_MS, unless another process is sweeping. */
   start(log: DeletionLog): void {
     this.#log = log
-    void this.sweep()
-    this.#timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS)
+    const run = () =>
+      void this.#exclusively('blob-deletions', async () => {
+        await this.sweep()
+      }).catch((err: unknown) => log.error({ err }, 'the sweep of blob deletions failed'))
+    run()
+    this.#timer = setInterval(run, SWEEP_INTERVAL_MS)
     this.#timer.unref()
   }
 

@@ -7,7 +7,9 @@
 // - rows without blobs: reported loudly, never removed (the row is what the owner sees; the bytes are lost);
 // - leftovers of unfinished writes and uploads: removed once untouched for as long.
 // It works through the BlobStore contract alone (`list`, `stat`, `leftovers`), so any driver gets it.
+
 import type { BlobStore } from '../blob/blob-store.ts'
+import type { Exclusively } from '../db/database.ts'
 import type { StorageRepository } from './storage.repository.ts'
 
 /** The prefixes under which rows own blobs (files/blob-keys.ts). */
@@ -60,18 +62,27 @@ export class StorageReconciler {
   readonly #storage: StorageRepository
   readonly #graceMs: number
   readonly #intervalMs: number
+  readonly #exclusively: Exclusively
   #timer: NodeJS.Timeout | undefined
-  #running: Promise<StorageReport | undefined> | undefined
+  #running: Promise<void> | undefined
 
   /**
    * `graceMs`: how long a blob without a row, or a leftover, may be part of an upload still under way (the
    * longest grant). `intervalMs`: how often the job runs (and whether at start); 0 runs it only on demand.
+   * `exclusively`: the job runs in one process at a time (Db.exclusively).
    */
-  constructor(deps: { blobs: BlobStore; storage: StorageRepository; graceMs: number; intervalMs: number }) {
+  constructor(deps: {
+    blobs: BlobStore
+    storage: StorageRepository
+    graceMs: number
+    intervalMs: number
+    exclusively: Exclusively
+  }) {
     this.#blobs = deps.blobs
     this.#storage = deps.storage
     this.#graceMs = deps.graceMs
     this.#intervalMs = deps.intervalMs
+    this.#exclusively = deps.exclusively
   }
 
   /** Compares the store with the database; with `repair`, removes orphan blobs and stale leftovers. */
@@ -153,23 +164,23 @@ export class StorageReconciler {
   /** Runs a repairing check now and then every interval, logging each report; an interval of 0 runs none. */
   start(log: ReconcilerLog): void {
     if (this.#intervalMs === 0) return
+    const checkAndLog = async () => {
+      const report = await this.check({ repair: true })
+      if (report.problems > 0) {
+        log.error(
+          { storage: report },
+          `storage check: ${report.missingBlobs.count} rows whose blob is missing (not repaired; restore them from a backup)`,
+        )
+      } else {
+        log.info({ storage: report }, 'storage check')
+      }
+    }
     const run = () => {
-      this.#running ??= this.check({ repair: true })
-        .then((report) => {
-          if (report.problems > 0) {
-            log.error(
-              { storage: report },
-              `storage check: ${report.missingBlobs.count} rows whose blob is missing (not repaired; restore them from a backup)`,
-            )
-          } else {
-            log.info({ storage: report }, 'storage check')
-          }
-          return report
+      this.#running ??= this.#exclusively('storage-check', checkAndLog)
+        .then((ran) => {
+          if (!ran) log.info({}, 'storage check: another process is running it')
         })
-        .catch((err: unknown) => {
-          log.error({ err }, 'storage check failed')
-          return undefined
-        })
+        .catch((err: unknown) => log.error({ err }, 'storage check failed'))
         .finally(() => {
           this.#running = undefined
         })
