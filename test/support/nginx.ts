@@ -21,6 +21,7 @@ export const nginxMissing: string | false = existsSync(NGINX)
 export const ACCEL_PREFIX = '/_coffer_blobs/'
 
 export const EXAMPLE_CONFIG = path.resolve(import.meta.dirname, '../../examples/nginx.conf')
+export const FLEET_CONFIG = path.resolve(import.meta.dirname, '../../examples/nginx-fleet.conf')
 
 export interface Nginx {
   /** nginx in front of Coffer, as examples/nginx.conf sets it up. */
@@ -30,6 +31,8 @@ export interface Nginx {
   pid: number
   /** What nginx wrote to its error log so far. */
   errors(): Promise<string>
+  /** Its access log: a line per request, `<upstream address> <method> <path>` (the fleet's nginx only). */
+  requests(): Promise<string>
   stop(): Promise<void>
 }
 
@@ -68,13 +71,25 @@ async function listening(port: number, child: ChildProcess, log: string): Promis
   }
 }
 
+/**
+ * nginx in front of several Coffer processes, round-robin, as examples/nginx-fleet.conf sets it up; on `port`
+ * (the processes' PUBLIC_URL names it before nginx starts).
+ */
+export async function startFleetNginx(options: { upstreams: string[]; port: number }): Promise<Nginx> {
+  let site = await readFile(FLEET_CONFIG, 'utf8')
+  site = replaceOnce(site, 'listen 80;', `listen 127.0.0.1:${options.port};`)
+  const servers = site.match(/ {4}server 127\.0\.0\.1:808\d;\n/g) ?? []
+  assert.equal(servers.length, options.upstreams.length, 'examples/nginx-fleet.conf names as many processes')
+  for (const [i, line] of servers.entries())
+    site = site.replace(line, `    server ${options.upstreams[i]};\n`)
+  return runNginx(site, options.port, undefined, true)
+}
+
 export async function startNginx(options: NginxOptions): Promise<Nginx> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'coffer-nginx-'))
   const blobs = path.join(options.dataDir, 'blobs')
   // Run as root, nginx's workers drop to `nobody`, which must be able to read the blobs: a data directory
   // from mkdtemp is private to its owner. The blob files and directories themselves are 0644 and 0755.
   await chmod(options.dataDir, 0o755)
-  await mkdir(path.join(dir, 'temp'))
   const port = await freePort()
   const directPort = options.direct ? await freePort() : undefined
 
@@ -83,17 +98,36 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
   site = replaceOnce(site, 'server 127.0.0.1:8080;', `server ${options.upstream};`)
   site = replaceOnce(site, 'alias /var/lib/coffer/blobs/;', `alias ${blobs}/;`)
   assert.ok(site.includes(`location ${ACCEL_PREFIX} {`), `examples/nginx.conf serves ${ACCEL_PREFIX}`)
+  const direct = directPort
+    ? `  server {\n    listen 127.0.0.1:${directPort};\n    location / { root ${blobs}; }\n  }\n`
+    : ''
+  return runNginx(site + direct, port, directPort)
+}
+
+/** Runs `site` (server blocks) in a main configuration of its own, in the foreground, until `stop`. */
+async function runNginx(
+  site: string,
+  port: number,
+  directPort?: number,
+  logRequests = false,
+): Promise<Nginx> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'coffer-nginx-'))
+  await mkdir(path.join(dir, 'temp'))
   const temp = path.join(dir, 'temp')
   const log = path.join(dir, 'error.log')
+  const access = path.join(dir, 'access.log')
+  const accessLog = logRequests
+    ? `log_format upstreams '$upstream_addr $request_method $uri';\n  access_log ${access} upstreams;`
+    : 'access_log off;'
   // The main configuration: Debian's, as far as it matters here (sendfile, tcp_nopush, gzip), in the
   // foreground.
   const config = `daemon off;
 worker_processes 1;
 pid ${path.join(dir, 'nginx.pid')};
 error_log ${log} warn;
-events { worker_connections 256; }
+events { worker_connections 4096; }
 http {
-  access_log off;
+  ${accessLog}
   client_body_temp_path ${temp}/client;
   proxy_temp_path ${temp}/proxy;
   fastcgi_temp_path ${temp}/fastcgi;
@@ -104,7 +138,7 @@ http {
   gzip on;
   default_type application/octet-stream;
 ${site}
-${directPort ? `  server {\n    listen 127.0.0.1:${directPort};\n    location / { root ${blobs}; }\n  }\n` : ''}}
+}
 `
   const file = path.join(dir, 'nginx.conf')
   await writeFile(file, config)
@@ -124,6 +158,7 @@ ${directPort ? `  server {\n    listen 127.0.0.1:${directPort};\n    location / 
     directBase: directPort ? `http://127.0.0.1:${directPort}` : undefined,
     pid: child.pid as number,
     errors: () => readFile(log, 'utf8'),
+    requests: () => readFile(access, 'utf8').catch(() => ''),
     async stop() {
       // SIGTERM is nginx's fast shutdown: the master ends its workers, then itself.
       if (child.exitCode === null) {
