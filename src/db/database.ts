@@ -59,9 +59,10 @@ export interface Db {
   ping(): Promise<void>
   /**
    * Runs the background job `name` unless a process sharing the database runs it now, so that however many
-   * processes serve, each job runs in one at a time; resolves with whether it ran. PostgreSQL: a session
-   * advisory lock, held on a connection of its own while the job runs and released when it ends, or when its
-   * process dies. SQLite: one process holds the database, so the job runs.
+   * processes serve, each job runs in one at a time; resolves with whether it ran. Within a process, the
+   * job's own caller runs one at a time. PostgreSQL: a session advisory lock, held on the process's lock
+   * connection (not the pool's) while the job runs and released when it ends, or when its process or that
+   * connection dies. SQLite: one process holds the database, so the job runs.
    */
   exclusively(name: string, job: () => Promise<void>): Promise<boolean>
   /** Where trouble in the background (PostgreSQL's change notifications) is logged; until called, nowhere. */

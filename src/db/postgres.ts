@@ -103,6 +103,39 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     dialect: watchWrites(new PostgresDialect({ pool }), () => changes.touch(CHANNELS.files_folders_shares)),
   })
   const readNamed = namedStatementReader()
+  // The advisory locks of background jobs (`exclusively`), on a connection of their own rather than the
+  // pool's: a job that held a pooled connection for its length would leave its own queries, and other jobs',
+  // fewer to run on (and none with a small pool). One connection holds them all; if it dies, they are all
+  // given up, and the next job opens another.
+  let locking: Promise<pg.Client> | undefined
+  const lockConnection = () => {
+    locking ??= (async () => {
+      const client = new pg.Client({ connectionString: url })
+      client.on('error', () => {
+        locking = undefined
+      })
+      client.on('end', () => {
+        locking = undefined
+      })
+      await client.connect()
+      return client
+    })().catch((error: unknown) => {
+      locking = undefined
+      throw error
+    })
+    return locking
+  }
+  // One statement at a time on it (pg would queue them, a use it deprecates): each waits for the one before.
+  let lockStatements: Promise<unknown> = Promise.resolve()
+  const onLockConnection = (text: string, key: string): Promise<boolean> => {
+    const result = lockStatements.then(async () => {
+      const client = await lockConnection()
+      const { rows } = await client.query<{ locked: boolean }>(text, [key])
+      return rows[0]?.locked === true
+    })
+    lockStatements = result.catch(() => {})
+    return result
+  }
   let closing: Promise<void> | undefined
   return {
     kysely,
@@ -125,39 +158,23 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       await sql`select 1`.execute(kysely)
     },
     exclusively: async (name, job) => {
-      const connection = await pool.connect()
       const key = `coffer:job:${name}`
-      let broken: Error | undefined
-      // The connection may die while the job runs (a restart of the server, a network cut): the lock is gone
-      // with it, the job finishes, and the connection is closed rather than reused.
-      const lost = (error: Error) => {
-        broken = error
-      }
-      connection.on('error', lost)
+      const locked = await onLockConnection('select pg_try_advisory_lock(hashtext($1)) as locked', key)
+      if (!locked) return false
       try {
-        const { rows } = await connection.query<{ locked: boolean }>(
-          'select pg_try_advisory_lock(hashtext($1)) as locked',
-          [key],
-        )
-        if (!rows[0]?.locked) return false
-        try {
-          await job()
-        } finally {
-          // A connection that cannot unlock is closed instead, which unlocks too.
-          await connection.query('select pg_advisory_unlock(hashtext($1))', [key]).catch((error: Error) => {
-            broken = error
-          })
-        }
-        return true
+        await job()
       } finally {
-        connection.off('error', lost)
-        connection.release(broken)
+        // A lock connection that died took its locks with it: nothing is left to unlock.
+        await onLockConnection('select pg_advisory_unlock(hashtext($1)) as locked', key).catch(() => {})
       }
+      return true
     },
     reportTo: (log) => changes.reportTo(log),
     // Callers may close twice (a test's own close, then its harness's); a pool may end only once.
     close: () => {
       closing ??= (async () => {
+        const locks = await locking?.catch(() => undefined)
+        await locks?.end().catch(() => {})
         await changes.close()
         await bitmapPool.end()
         await kysely.destroy()

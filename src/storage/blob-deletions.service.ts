@@ -22,6 +22,8 @@ export class BlobDeletionsService {
   readonly #exclusively: Exclusively
   #timer: NodeJS.Timeout | undefined
   #sweeping: Promise<number> | undefined
+  /** The job's run under way, from asking for the lock to giving it back. */
+  #running: Promise<void> | undefined
   #log: DeletionLog | undefined
 
   /** `exclusively`: the sweeps of the job run in one process at a time (Db.exclusively). */
@@ -88,10 +90,16 @@ export class BlobDeletionsService {
   /** Sweeps now (what a crash left), then every SWEEP_INTERVAL_MS, unless another process is sweeping. */
   start(log: DeletionLog): void {
     this.#log = log
-    const run = () =>
-      void this.#exclusively('blob-deletions', async () => {
+    const run = () => {
+      this.#running ??= this.#exclusively('blob-deletions', async () => {
         await this.sweep()
-      }).catch((err: unknown) => log.error({ err }, 'the sweep of blob deletions failed'))
+      })
+        .then(() => {})
+        .catch((err: unknown) => log.error({ err }, 'the sweep of blob deletions failed'))
+        .finally(() => {
+          this.#running = undefined
+        })
+    }
     run()
     this.#timer = setInterval(run, SWEEP_INTERVAL_MS)
     this.#timer.unref()
@@ -100,6 +108,7 @@ export class BlobDeletionsService {
   async stop(): Promise<void> {
     clearInterval(this.#timer)
     this.#timer = undefined
+    await this.#running
     await this.#sweeping
   }
 }
