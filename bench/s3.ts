@@ -1,0 +1,127 @@
+// Blobs in S3-compatible storage (issue 24): Coffer against the AWS SDK's own clients, through the same Ceph
+// gateway (a throw-away cluster, test/support/ceph.ts), in the same run, in turns:
+//   - upload of one file (1 GiB by default): the SDK's lib-storage Upload straight to the bucket (8 MiB parts,
+//     four at a time) against the @vercel/blob client through Coffer (8 MiB parts), until Coffer's answer to
+//     the completion (the object joined, read back once to hash it, and recorded);
+//   - download: the SDK's GetObject read to the end against curl through Coffer streaming the bytes, and curl
+//     following Coffer's redirect to a presigned GET (DOWNLOAD_REDIRECT=presigned), which the gateway sends.
+// Figures are MB/s, the median of the runs, and each Coffer figure as a share of the SDK's.
+//   npm run bench:s3 -- [--size-mib 1024] [--runs 3]
+// Coffer runs as `npm start` does, on SQLite, in two processes on one bucket: one streaming downloads, one
+// redirecting them.
+import { spawnSync } from 'node:child_process'
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { parseArgs } from 'node:util'
+import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { startCeph } from '../test/support/ceph.ts'
+import { newAccount, newKey } from '../test/support/cli-helpers.ts'
+import { startServer } from '../test/support/server-process.ts'
+import { prepareUploads, seededStream, uploadWithGrant, waitForUpload } from '../test/support/uploads.ts'
+
+const { values } = parseArgs({
+  options: { 'size-mib': { type: 'string', default: '1024' }, runs: { type: 'string', default: '3' } },
+})
+const size = Number(values['size-mib']) * 1024 * 1024
+const runs = Number(values.runs)
+const PART = 8 * 1024 * 1024
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+const mbps = (bytes: number, ms: number) => bytes / 1e6 / (ms / 1000)
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const started = performance.now()
+  await work()
+  return performance.now() - started
+}
+
+/** curl to /dev/null, following redirects; the bytes it received must be the file's. */
+function curl(url: string, headers: string[] = []): number {
+  const started = performance.now()
+  const run = spawnSync('curl', ['-sS', '-L', '-o', '/dev/null', '-w', '%{size_download}', ...headers, url])
+  const ms = performance.now() - started
+  if (run.status !== 0 || Number(run.stdout.toString()) !== size) {
+    throw new Error(`curl ${url}: ${run.stderr.toString()} (${run.stdout.toString()} bytes)`)
+  }
+  return ms
+}
+
+const ceph = await startCeph()
+const tmp = await mkdtemp(path.join(tmpdir(), 'coffer-bench-s3-'))
+try {
+  await ceph.createBucket('bench')
+  const file = path.join(tmp, 'file.bin')
+  await pipeline(seededStream(size, 7), createWriteStream(file))
+  const s3 = ceph.client()
+  const storage = { dataDir: path.join(tmp, 'data'), databaseUrl: undefined, blobEnv: ceph.env('bench') }
+  const account = await newAccount(storage)
+  const { key: token } = await newKey(storage, account.email, 'all')
+  const env = { DATA_DIR: storage.dataDir, ...storage.blobEnv, RATE_LIMIT_MAX: '100000' }
+  const streaming = await startServer(env)
+  const redirecting = await startServer({ ...env, DOWNLOAD_REDIRECT: 'presigned' })
+  process.env.VERCEL_BLOB_API_URL = `${streaming.base}/blob`
+
+  const figures: Record<string, number[]> = {
+    sdkUp: [],
+    cofferUp: [],
+    sdkDown: [],
+    streamed: [],
+    presigned: [],
+  }
+  let fileId = ''
+  for (let run = 0; run < runs; run++) {
+    const sdkKey = `sdk-${run}`
+    figures.sdkUp?.push(
+      await timed(() =>
+        new Upload({
+          client: s3,
+          params: { Bucket: 'bench', Key: sdkKey, Body: createReadStream(file) },
+          partSize: PART,
+          queueSize: 4,
+        }).done(),
+      ),
+    )
+    const [grant] = await prepareUploads(streaming.base, token, [
+      { name: 'big.bin', type: 'application/octet-stream', size },
+    ])
+    if (!grant) throw new Error('no grant')
+    figures.cofferUp?.push(await timed(() => uploadWithGrant(grant, createReadStream(file))))
+    const status = await waitForUpload(grant, token, 600_000)
+    if (status.status !== 'complete') throw new Error(`upload ended ${JSON.stringify(status)}`)
+    fileId = status.result.id
+
+    figures.sdkDown?.push(
+      await timed(async () => {
+        const answer = await s3.send(new GetObjectCommand({ Bucket: 'bench', Key: sdkKey }))
+        let got = 0
+        for await (const chunk of answer.Body as AsyncIterable<Buffer>) got += chunk.length
+        if (got !== size) throw new Error(`GetObject gave ${got} bytes`)
+      }),
+    )
+    const auth = ['-H', `Authorization: Bearer ${token}`]
+    figures.streamed?.push(curl(`${streaming.base}/api/v1/files/${fileId}/download`, auth))
+    figures.presigned?.push(curl(`${redirecting.base}/api/v1/files/${fileId}/download`, auth))
+    await s3.send(new DeleteObjectCommand({ Bucket: 'bench', Key: sdkKey }))
+  }
+  const rate = (name: string) => mbps(size, median(figures[name] ?? []))
+  const line = (label: string, name: string, against: string) =>
+    `${label.padEnd(44)} ${rate(name).toFixed(0).padStart(6)} MB/s  ${(rate(name) / rate(against)).toFixed(2)} of the SDK`
+  console.log(`S3 through Ceph's gateway, ${size / 1024 / 1024} MiB, median of ${runs} runs`)
+  console.log(
+    `${'upload: SDK Upload (8 MiB parts, 4 at once)'.padEnd(44)} ${rate('sdkUp').toFixed(0).padStart(6)} MB/s`,
+  )
+  console.log(line('upload: @vercel/blob client through Coffer', 'cofferUp', 'sdkUp'))
+  console.log(`${'download: SDK GetObject'.padEnd(44)} ${rate('sdkDown').toFixed(0).padStart(6)} MB/s`)
+  console.log(line('download: curl, Coffer streaming', 'streamed', 'sdkDown'))
+  console.log(line('download: curl, Coffer redirecting (presigned)', 'presigned', 'sdkDown'))
+  await streaming.stop()
+  await redirecting.stop()
+  s3.destroy()
+} finally {
+  await ceph.stop()
+  await rm(tmp, { recursive: true, force: true })
+}
