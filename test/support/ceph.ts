@@ -28,11 +28,41 @@ export const cephMissing: string | false = (() => {
     : `Ceph is not installed (${missing.join(', ')} missing): apt-get install --no-install-recommends radosgw ceph-mon ceph-osd ceph-common`
 })()
 
-export interface Ceph {
-  /** The gateway's S3 endpoint, http://127.0.0.1:<port>. */
+/** An S3 endpoint and the credentials of its user. */
+export interface S3Endpoint {
+  /** http://127.0.0.1:<port> */
   endpoint: string
   accessKeyId: string
   secretAccessKey: string
+}
+
+/** A client configured as Coffer configures its own (path-style, checksums only where required, silent). */
+export function s3ClientOf(s3: S3Endpoint): S3Client {
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  })
+}
+
+/** What a Coffer process needs to keep its blobs in `bucket` of this endpoint. */
+export function s3EnvOf(s3: S3Endpoint, bucket: string): Record<string, string> {
+  return {
+    BLOB_STORE: 's3',
+    S3_BUCKET: bucket,
+    S3_FORCE_PATH_STYLE: 'true',
+    AWS_ENDPOINT_URL_S3: s3.endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: s3.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+  }
+}
+
+export interface Ceph extends S3Endpoint {
   /** What a Coffer process needs to use bucket `bucket` of this cluster. */
   env(bucket: string, prefix?: string): Record<string, string>
   /** A client of the gateway, as Coffer configures its own. */
@@ -98,49 +128,20 @@ rgw gc processor period = 60
     await rm(dir, { recursive: true, force: true })
   }
   try {
+    // A key per daemon and for the admin, each with its capabilities (`--cap <service> <rights>`).
+    const key = (name: string, caps: Record<string, string>) =>
+      ceph(
+        'ceph-authtool',
+        keyring,
+        '-g',
+        '-n',
+        name,
+        ...Object.entries(caps).flatMap(([on, rights]) => ['--cap', on, rights]),
+      )
     await ceph('ceph-authtool', '-C', keyring, '-g', '-n', 'mon.', '--cap', 'mon', 'allow *')
-    await ceph(
-      'ceph-authtool',
-      keyring,
-      '-g',
-      '-n',
-      'client.admin',
-      '--cap',
-      'mon',
-      'allow *',
-      '--cap',
-      'osd',
-      'allow *',
-      '--cap',
-      'mgr',
-      'allow *',
-    )
-    await ceph(
-      'ceph-authtool',
-      keyring,
-      '-g',
-      '-n',
-      'osd.0',
-      '--cap',
-      'mon',
-      'allow profile osd',
-      '--cap',
-      'osd',
-      'allow *',
-    )
-    await ceph(
-      'ceph-authtool',
-      keyring,
-      '-g',
-      '-n',
-      'client.rgw',
-      '--cap',
-      'mon',
-      'allow rw',
-      '--cap',
-      'osd',
-      'allow rwx',
-    )
+    await key('client.admin', { mon: 'allow *', osd: 'allow *', mgr: 'allow *' })
+    await key('osd.0', { mon: 'allow profile osd', osd: 'allow *' })
+    await key('client.rgw', { mon: 'allow rw', osd: 'allow rwx' })
     const fsid = (await ceph('ceph-conf', '--lookup', 'fsid')).stdout.trim()
     const monmap = path.join(dir, 'monmap')
     await ceph(
@@ -174,31 +175,11 @@ rgw gc processor period = 60
     await stop()
     throw error
   }
-  const endpoint = `http://127.0.0.1:${rgwPort}`
-  const client = () =>
-    new S3Client({
-      endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId, secretAccessKey },
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-    })
+  const endpoint: S3Endpoint = { endpoint: `http://127.0.0.1:${rgwPort}`, accessKeyId, secretAccessKey }
+  const client = () => s3ClientOf(endpoint)
   const cluster: Ceph = {
-    endpoint,
-    accessKeyId,
-    secretAccessKey,
-    env: (bucket, prefix) => ({
-      BLOB_STORE: 's3',
-      S3_BUCKET: bucket,
-      ...(prefix ? { S3_PREFIX: prefix } : {}),
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_ENDPOINT_URL_S3: endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: accessKeyId,
-      AWS_SECRET_ACCESS_KEY: secretAccessKey,
-    }),
+    ...endpoint,
+    env: (bucket, prefix) => ({ ...s3EnvOf(endpoint, bucket), ...(prefix ? { S3_PREFIX: prefix } : {}) }),
     client,
     async createBucket(name) {
       const s3 = client()

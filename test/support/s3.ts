@@ -9,18 +9,12 @@ import {
   DeleteObjectsCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
-  S3Client,
+  type S3Client,
 } from '@aws-sdk/client-s3'
-import { type Ceph, cephMissing, startCeph } from './ceph.ts'
+import { type Ceph, cephMissing, type S3Endpoint, s3ClientOf, s3EnvOf, startCeph } from './ceph.ts'
 
 /** Why there is no S3 here, or false when there is. */
 export const s3Missing: string | false = process.env.TEST_S3_ENDPOINT ? false : cephMissing
-
-interface S3Endpoint {
-  endpoint: string
-  accessKeyId: string
-  secretAccessKey: string
-}
 
 let own: Promise<Ceph> | undefined
 
@@ -41,17 +35,7 @@ async function endpoint(): Promise<S3Endpoint> {
   return own
 }
 
-function clientOf(s3: S3Endpoint): S3Client {
-  return new S3Client({
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  })
-}
+const clientOf = s3ClientOf
 
 export interface TestBucket {
   name: string
@@ -84,15 +68,7 @@ export async function freshBucket(): Promise<TestBucket> {
   let dropped = false
   return {
     name,
-    env: {
-      BLOB_STORE: 's3',
-      S3_BUCKET: name,
-      S3_FORCE_PATH_STYLE: 'true',
-      AWS_ENDPOINT_URL_S3: s3.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    },
+    env: s3EnvOf(s3, name),
     client: () => clientOf(s3),
     create: async () => {
       await create()
