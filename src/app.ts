@@ -35,6 +35,7 @@ import { registerBaselineHeaders } from './http/baseline-headers.ts'
 import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
+import { Metrics } from './http/metrics.ts'
 import { registerRateLimitStores } from './http/rate-limit.ts'
 import { loggedRequest, requestLogger } from './http/request-logger.ts'
 import { registerResponseBatching } from './http/response-batching.ts'
@@ -113,6 +114,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // Operators' figures, when asked for (METRICS_PORT or METRICS_TOKEN): the first hook, so a request's time
+  // includes all the others.
+  const { metrics: metricsConfig } = deps.config
+  const metrics =
+    metricsConfig.port !== undefined || metricsConfig.tokenHash !== undefined
+      ? new Metrics({ poolUse: deps.db.poolUse })
+      : undefined
+  metrics?.measureRequests(app, (route) => route.startsWith(BLOB_API_PATH))
+
   // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
   app.removeContentTypeParser('text/plain')
   parseJsonStrictly(app)
@@ -166,7 +176,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Opened before the services are built: those that count attempts (sign-in, share passwords) get the same
   // stores as the request limit of the guard, shared by every process through Redis when it is configured.
   const attempts = await registerRateLimitStores(app, deps.config)
-  const { services, jobs, urls, authorizationServer, startJobs, stopJobs } = wire({ ...deps, attempts })
+  const { services, jobs, urls, authorizationServer, startJobs, stopJobs } = wire({
+    ...deps,
+    attempts,
+    metrics,
+  })
   app.decorate('services', services)
   app.decorate('jobs', jobs)
   // Read by every download (files/download.ts); refuses DOWNLOAD_ACCEL_REDIRECT with a store nginx cannot serve.
@@ -202,6 +216,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     config: deps.config,
     resourceMetadataUrl: urls.protectedResourceMetadata,
   })
+
+  metrics?.serve(app, metricsConfig)
 
   const webSessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
   const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions }

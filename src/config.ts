@@ -1,5 +1,6 @@
 // Every setting Coffer reads from the environment, validated in one place. Each default serves the
 // embedded mode (`npm start` on a fresh clone); the README lists them all.
+import { createHash } from 'node:crypto'
 import path from 'node:path'
 
 export interface Config {
@@ -46,6 +47,8 @@ export interface Config {
    * balancers notice; then new connections are refused and what is under way has `timeoutMs` to finish.
    */
   shutdown: { graceMs: number; timeoutMs: number }
+  /** GET /metrics (http/metrics.ts); off unless a port or a token is set. */
+  metrics: MetricsConfig
   /** How often the storage reconciler runs (storage/reconciler.ts); 0: only on demand, from the CLI. */
   storageCheckIntervalMs: number
   /** How long clients may take, so that slow or idle ones cannot hold connections (http/connections.ts). */
@@ -75,6 +78,14 @@ export type BlobStoreConfig =
       /** Buckets in the path (`https://host/bucket/key`), for servers without virtual-host buckets. */
       forcePathStyle: boolean
     }
+
+export interface MetricsConfig {
+  /** METRICS_PORT: a listener of their own, on METRICS_HOST (127.0.0.1 by default), for whoever reaches it. */
+  port: number | undefined
+  host: string
+  /** SHA-256 of METRICS_TOKEN: GET /metrics on the main port for its bearer (the token itself is not kept). */
+  tokenHash: Buffer | undefined
+}
 
 export class ConfigError extends Error {}
 
@@ -214,6 +225,15 @@ function downloadRedirect(env: Env): 'presigned' | undefined {
   return raw
 }
 
+function metrics(env: Env): MetricsConfig {
+  const token = secret(env, 'METRICS_TOKEN')
+  return {
+    port: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    host: env.METRICS_HOST || '127.0.0.1',
+    tokenHash: token === undefined ? undefined : createHash('sha256').update(token).digest(),
+  }
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 export function loadConfig(env: Env = process.env): Config {
@@ -250,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_SECONDS', 30, 1, 86_400) * 1000,
     },
     timeouts: timeouts(env),
+    metrics: metrics(env),
     signUpOpen: signUp(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,
   }

@@ -23,6 +23,7 @@ import { FilesService } from './files/files.service.ts'
 import { FilesZipService } from './files/zip.service.ts'
 import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
+import type { Metrics } from './http/metrics.ts'
 import { MemoryRateLimitStore } from './http/rate-limit-store.ts'
 import { HealthService } from './meta/health.service.ts'
 import { AccessTokensService } from './oauth/access-tokens.service.ts'
@@ -86,6 +87,8 @@ export interface WiringDeps {
    * rate-limit stores (http/rate-limit.ts, in Redis with REDIS_URL); by default, this process's memory.
    */
   attempts?: AttemptCounters
+  /** Where the blob store's operations and the jobs' runs are measured (http/metrics.ts), when they are. */
+  metrics?: Metrics
 }
 
 /** Attempts counted in this process only: for the command-line tool and benchmarks, which take no sign-in. */
@@ -100,6 +103,7 @@ export function wireStorage(
   db: Db,
   blobs: BlobStore,
   config: Pick<Config, 'uploadGrantTtlSeconds' | 'storageCheckIntervalMs' | 'databaseUrl'>,
+  exclusively: Exclusively = db.exclusively,
 ): { storage: StorageReconciler; backups: BackupsService } {
   return {
     storage: new StorageReconciler({
@@ -107,7 +111,7 @@ export function wireStorage(
       storage: new StorageRepository(db),
       graceMs: Math.max(HOUR_MS, config.uploadGrantTtlSeconds * 1000),
       intervalMs: config.storageCheckIntervalMs,
-      exclusively: db.exclusively,
+      exclusively,
     }),
     backups: new BackupsService({
       engine: db.engine,
@@ -188,9 +192,11 @@ export class ExpiredRecordsPurge {
   }
 }
 
-export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringDeps): Wiring {
+export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps }: WiringDeps): Wiring {
   const urls = new PublicUrls(config.publicUrl)
   const { transaction } = db
+  const blobs = metrics?.measureBlobStore(deps.blobs) ?? deps.blobs
+  const exclusively = metrics?.measureJobs(db.exclusively) ?? db.exclusively
 
   // Repositories: each resource's SQL.
   const foldersRepository = new FoldersRepository(db)
@@ -207,7 +213,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
   const blobDeletions = new BlobDeletionsService({
     deletions: new BlobDeletionsRepository(db),
     blobs,
-    exclusively: db.exclusively,
+    exclusively,
   })
   const files = new FilesService({
     transaction,
@@ -229,7 +235,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
     blobApi,
     blobs,
   })
-  const storageReconciler = wireStorage(db, blobs, config).storage
+  const storageReconciler = wireStorage(db, blobs, config, exclusively).storage
   const { oauthRecords, ...accounts } = wireAccounts(db, attempts)
   const expiredRecords = new ExpiredRecordsPurge(
     {
@@ -239,7 +245,7 @@ export function wire({ config, db, blobs, attempts = attemptsInMemory }: WiringD
       'OAuth records': () => oauthRecords.deleteExpired(),
       'download passes': () => downloadPasses.deleteExpired(),
     },
-    db.exclusively,
+    exclusively,
   )
   const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }
   const uploads = new UploadsService({

@@ -65,9 +65,19 @@ export interface Db {
    * connection dies. SQLite: one process holds the database, so the job runs.
    */
   exclusively(name: string, job: () => Promise<void>): Promise<boolean>
+  /** The query pool's connections now (PostgreSQL); undefined for SQLite, which has no pool. */
+  poolUse(): PoolUse | undefined
   /** Where trouble in the background (PostgreSQL's change notifications) is logged; until called, nowhere. */
   reportTo(log: ListenerLog): void
   close(): Promise<void>
+}
+
+export interface PoolUse {
+  /** Connections open, idle or not. */
+  open: number
+  idle: number
+  /** Queries waiting for a connection. */
+  waiting: number
 }
 
 /** `Db.exclusively`, as the background jobs take it. */

@@ -157,6 +157,7 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
+    poolUse: () => ({ open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     exclusively: async (name, job) => {
       const key = `coffer:job:${name}`
       const locked = await onLockConnection('select pg_try_advisory_lock(hashtext($1)) as locked', key)

@@ -37,6 +37,7 @@ export function openSqlite(dataDir: string): Db {
     ping: async () => {
       await sql`select 1`.execute(kysely)
     },
+    poolUse: () => undefined,
     exclusively: async (_name, job) => {
       await job()
       return true
