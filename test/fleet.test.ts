@@ -1,25 +1,102 @@
 // Coffer as a fleet (issue 24): three server processes, each with a DATA_DIR of its own, on one PostgreSQL
 // database, one Redis and one bucket of Ceph's object store, behind nginx round-robin with no sticky sessions
 // (examples/nginx-fleet.conf), driven through nginx only. Uploads with the real @vercel/blob client whose parts
-// reach different processes, downloads from every process, share views and downloads counted exactly across
-// them, one process killed in the middle of uploads while clients go on through the others; then the storage
-// check finds nothing to repair and nothing missing.
+// reach different processes, downloads and previews from every process, share views and downloads counted
+// exactly across them, a web session and its CSRF tokens used on other processes than the one that made them,
+// an OAuth client authorized on one process, given tokens by another and refreshing them on a third, rate
+// limits and sign-in lockouts that hold across processes, and one process killed in the middle of uploads and
+// deletes while clients go on through the others; then the storage check finds nothing to repair and nothing
+// missing. nginx's access log says which process served each request.
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { cli, newAccount, newKey, type Storage } from './support/cli-helpers.ts'
+import * as oauth from 'oauth4webapi'
+import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
+import { cli, newAccount, newEmail, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
 import { type Nginx, nginxMissing, startFleetNginx } from './support/nginx.ts'
+import {
+  apiStatus,
+  authorizationUrl,
+  consent,
+  exchange,
+  followInBrowser,
+  INSECURE,
+  register,
+  signInIfAsked,
+} from './support/oauth.ts'
 import { freePort } from './support/ports.ts'
 import { blobStorageFor, s3Missing } from './support/s3.ts'
+import { samplePng } from './support/sample-files.ts'
 import { type ServerProcess, startServer } from './support/server-process.ts'
-import { prepareUploads, uploadWithGrant, waitForUpload } from './support/uploads.ts'
+import { type Grant, prepareUploads, uploadWithGrant, waitForUpload } from './support/uploads.ts'
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
+const PASSWORD = 'a long enough password'
+/** Requests per minute per credential (or client address): low enough to reach in a test, high enough for the rest. */
+const RATE_LIMIT_MAX = 1000
+
+/** A request as nginx logged it, with the process that answered it (the last one it tried). */
+interface Served {
+  method: string
+  uri: string
+  status: number
+  upstream: string
+}
+
+/** A client address of its own for each anonymous visitor, as nginx passes it on (X-Forwarded-For). */
+let visitors = 0
+const visitorAddress = () => {
+  visitors++
+  return `10.77.${visitors >> 8}.${visitors & 255}`
+}
+
+/** A browser's cookie jar and forms, over fetch: each request goes through nginx, to whichever process. */
+class FormClient {
+  readonly #cookies = new Map<string, string>()
+  readonly #base: string
+  readonly #address = visitorAddress()
+
+  constructor(base: string) {
+    this.#base = base
+  }
+
+  async send(method: 'GET' | 'POST', path: string, form?: Record<string, string>) {
+    const response = await fetch(`${this.#base}${path}`, {
+      method,
+      redirect: 'manual',
+      headers: {
+        accept: 'text/html',
+        cookie: [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+        'x-forwarded-for': this.#address,
+        ...(form ? { 'content-type': 'application/x-www-form-urlencoded', origin: this.#base } : {}),
+      },
+      body: form ? new URLSearchParams(form).toString() : undefined,
+    })
+    for (const header of response.headers.getSetCookie()) {
+      const [name, value] = (header.split(';')[0] ?? '').split('=')
+      if (!name) continue
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(header)) this.#cookies.delete(name)
+      else this.#cookies.set(name, value ?? '')
+    }
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      text: await response.text(),
+    }
+  }
+
+  /** The CSRF token of the first form of `page`'s HTML. */
+  static csrfOf(page: { text: string }): string {
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.text)?.[1]
+    assert.ok(token, 'the page has a form with a CSRF token')
+    return token
+  }
+}
 
 const skip = !ENGINES.includes('postgres')
   ? 'TEST_DATABASE_URL is not set: a fleet needs PostgreSQL'
@@ -50,7 +127,7 @@ describe('three processes behind nginx', { skip }, () => {
       ...blobs.env,
       PUBLIC_URL: base,
       TRUST_PROXY: 'true',
-      RATE_LIMIT_MAX: '100000',
+      RATE_LIMIT_MAX: String(RATE_LIMIT_MAX),
     })
     const account = await newAccount(storage)
     token = (await newKey(storage, account.email, 'all')).key
@@ -67,16 +144,35 @@ describe('three processes behind nginx', { skip }, () => {
   })
   after(async () => cleanup?.())
 
+  /** Every request nginx passed on so far, in the order they ended. */
+  const log = async (): Promise<Served[]> =>
+    (await nginx.requests())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [method = '', uri = '', status = '', ...tried] = line.split(' ')
+        return { method, uri, status: Number(status), upstream: tried.at(-1) ?? '' }
+      })
+
   /** How many requests for paths starting with `prefix` each process got, as nginx logged them. */
   const servedBy = async (method: string, prefix: string) => {
-    const lines = (await nginx.requests()).split('\n').filter(Boolean)
+    const served = await log()
     return upstreams.map(
       (upstream) =>
-        lines.filter((line) => {
-          const [to, verb, uri] = line.split(' ')
-          return to === upstream && verb === method && uri?.startsWith(prefix)
-        }).length,
+        served.filter((r) => r.upstream === upstream && r.method === method && r.uri.startsWith(prefix))
+          .length,
     )
+  }
+
+  /** Uploads `content` through nginx as the real client does; resolves with the new file's id. */
+  const uploadFile = async (name: string, type: string, content: Buffer) => {
+    process.env.VERCEL_BLOB_API_URL = `${base}/blob`
+    const [grant] = await prepareUploads(base, token, [{ name, type, size: content.length }])
+    assert.ok(grant)
+    await uploadWithGrant(grant, content)
+    const status = await waitForUpload(grant, token)
+    assert.equal(status.status, 'complete', JSON.stringify(status))
+    return (status as { result: { id: string } }).result.id
   }
 
   test('an upload whose parts reach different processes arrives whole; every process sends it', async () => {
@@ -103,12 +199,23 @@ describe('three processes behind nginx', { skip }, () => {
     assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/download`), [1, 1, 1])
   })
 
+  test('an image’s preview, made by the process that processed it, comes from every process', async () => {
+    const fileId = await uploadFile('photo.png', 'image/png', await samplePng())
+    const previews = []
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${base}/api/v1/files/${fileId}/preview`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      assert.equal(response.status, 200)
+      assert.equal(response.headers.get('content-type'), 'image/webp')
+      previews.push(sha256(Buffer.from(await response.arrayBuffer())))
+    }
+    assert.equal(new Set(previews).size, 1)
+    assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/preview`), [1, 1, 1])
+  })
+
   test('600 share views and 600 downloads spread over the processes are counted exactly', async () => {
-    const [grant] = await prepareUploads(base, token, [{ name: 'shared.txt', type: 'text/plain', size: 13 }])
-    assert.ok(grant)
-    await uploadWithGrant(grant, Buffer.from('counted bytes'))
-    const status = await waitForUpload(grant, token)
-    const fileId = (status as { result: { id: string } }).result.id
+    const fileId = await uploadFile('shared.txt', 'text/plain', Buffer.from('counted bytes'))
     const shared = await fetch(`${base}/api/v1/shares`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -120,7 +227,8 @@ describe('three processes behind nginx', { skip }, () => {
       Array.from({ length: 600 }, () => [`${base}${page}`, `${base}${page}/download`])
         .flat()
         .map(async (url) => {
-          const response = await fetch(url)
+          // Each from a visitor of its own, as a link's public is.
+          const response = await fetch(url, { headers: { 'x-forwarded-for': visitorAddress() } })
           return { status: response.status, text: await response.text() }
         }),
     )
@@ -137,7 +245,162 @@ describe('three processes behind nginx', { skip }, () => {
     )
   })
 
-  test('one process killed in the middle of uploads: the clients go on through the others', async () => {
+  /** A new account that signs in with PASSWORD. */
+  const ownerAccount = async () => {
+    const email = newEmail()
+    const made = await cli(
+      storage,
+      ['accounts', 'create', '--email', email, '--password-stdin'],
+      `${PASSWORD}\n`,
+    )
+    assert.equal(made.code, 0, made.stderr)
+    return email
+  }
+
+  test('a session made on one process, and its CSRF tokens, hold on the others; signing out ends it on all', async () => {
+    const email = await ownerAccount()
+    const client = new FormClient(base)
+    const before = (await log()).length
+    const signInPage = await client.send('GET', '/account/sign-in')
+    const signedIn = await client.send('POST', '/account/sign-in', {
+      email,
+      password: PASSWORD,
+      _csrf: FormClient.csrfOf(signInPage),
+    })
+    assert.equal(signedIn.status, 303, signedIn.text)
+    const form = await client.send('GET', '/folders/new')
+    assert.equal(form.status, 200)
+    const created = await client.send('POST', '/folders', {
+      name: 'Made across processes',
+      _csrf: FormClient.csrfOf(form),
+    })
+    assert.equal(created.status, 303, created.text)
+    const home = await client.send('GET', '/')
+    assert.equal(home.status, 200)
+    assert.match(home.text, /Made across processes/)
+    const steps = (await log()).slice(before)
+    assert.equal(steps.length, 5)
+    // Every process served the session; each form was posted to another process than the one that drew it.
+    assert.equal(new Set(steps.map((step) => step.upstream)).size, 3, JSON.stringify(steps))
+    assert.notEqual(steps[0]?.upstream, steps[1]?.upstream)
+    assert.notEqual(steps[2]?.upstream, steps[3]?.upstream)
+
+    const signedOut = await client.send('POST', '/account/sign-out', { _csrf: FormClient.csrfOf(home) })
+    assert.equal(signedOut.status, 303)
+    for (let i = 0; i < 3; i++) {
+      const after = await client.send('GET', '/')
+      assert.equal(after.status, 303, `request ${i} after signing out`)
+      assert.match(after.location ?? '', /^\/account\/sign-in/)
+    }
+  })
+
+  test('OAuth: authorized through every process, tokens from one, refreshed on another', {
+    skip: browserMissing,
+  }, async () => {
+    const email = await ownerAccount()
+    const oc = await register(base)
+    const authorization = await authorizationUrl(oc, ['files:read'])
+    const browser = await launchBrowser()
+    let back: URL
+    try {
+      const page = await (await newContext(browser)).newPage()
+      back = await followInBrowser(page, authorization.url, async (p) => {
+        await signInIfAsked(p, email, PASSWORD)
+        await consent(p, ['files:read'])
+      })
+    } finally {
+      await browser.close()
+    }
+    // The process that handed out the code: the last step of the authorization, a redirect to the client.
+    const authorizing = (await log()).filter((r) => r.uri.startsWith('/oauth/'))
+    assert.ok(new Set(authorizing.map((r) => r.upstream)).size >= 2, JSON.stringify(authorizing))
+    const codeFrom = authorizing.findLast((r) => r.method === 'GET' && r.uri.startsWith('/oauth/auth'))
+    assert.ok(codeFrom)
+    // Round-robin never sends two requests in a row to one process: once a probe has been served by the
+    // process of the code, the exchange goes to another, and the refresh after it to the third.
+    for (;;) {
+      await (await fetch(`${base}/healthz`)).arrayBuffer()
+      if ((await log()).at(-1)?.upstream === codeFrom.upstream) break
+    }
+    const tokens = await exchange(oc, authorization, back)
+    const refreshed = await oauth.processRefreshTokenResponse(
+      oc.as,
+      oc.client,
+      await oauth.refreshTokenGrantRequest(oc.as, oc.client, oauth.None(), tokens.refresh_token as string, {
+        ...INSECURE,
+        additionalParameters: { resource: oc.resource },
+      }),
+    )
+    const [exchanged, refreshedBy] = (await log()).filter((r) => r.uri === '/oauth/token').slice(-2)
+    assert.deepEqual(
+      new Set([codeFrom.upstream, exchanged?.upstream, refreshedBy?.upstream]).size,
+      3,
+      'the code, its exchange and the refresh each on a process of its own',
+    )
+    assert.equal(await apiStatus(base, refreshed.access_token), 200)
+    assert.equal(await apiStatus(base, tokens.access_token), 200, 'the first access token still works')
+  })
+
+  test('rate limits and sign-in lockouts hold across processes (Redis)', async () => {
+    // RATE_LIMIT_MAX requests a minute for a key, wherever they land: 1,200 at once get about 1,000 through
+    // (the rest of the budget refills as they go), not 1,000 per process.
+    const { key } = await newKey(storage, (await newAccount(storage)).email, 'files:read')
+    const statuses: number[] = []
+    let sent = 0
+    const started = Date.now()
+    const workers = Array.from({ length: 16 }, async () => {
+      while (sent < 1200) {
+        sent++
+        const response = await fetch(`${base}/api/v1/files?limit=1`, {
+          headers: { authorization: `Bearer ${key}` },
+        })
+        await response.arrayBuffer()
+        statuses.push(response.status)
+      }
+    })
+    await Promise.all(workers)
+    const seconds = (Date.now() - started) / 1000
+    const passed = statuses.filter((status) => status === 200).length
+    const refilled = Math.ceil((RATE_LIMIT_MAX / 60) * seconds)
+    assert.deepEqual([...new Set(statuses)].sort(), [200, 429])
+    assert.ok(
+      passed >= RATE_LIMIT_MAX && passed <= RATE_LIMIT_MAX + refilled + 16,
+      `${passed} in ${seconds} s`,
+    )
+
+    // Ten wrong passwords for one account from one address, spread over the processes: the eleventh try,
+    // right or not, is refused by whichever process gets it.
+    const email = await ownerAccount()
+    const guesser = new FormClient(base)
+    for (let i = 0; i < 10; i++) {
+      const page = await guesser.send('GET', '/account/sign-in')
+      const wrong = await guesser.send('POST', '/account/sign-in', {
+        email,
+        password: `wrong ${i}`,
+        _csrf: FormClient.csrfOf(page),
+      })
+      assert.equal(wrong.status, 401, `attempt ${i}`)
+    }
+    const attempts = (await log()).slice(-20)
+    assert.equal(new Set(attempts.map((r) => r.upstream)).size, 3, JSON.stringify(attempts))
+    for (let i = 0; i < 3; i++) {
+      const page = await guesser.send('GET', '/account/sign-in')
+      const refused = await guesser.send('POST', '/account/sign-in', {
+        email,
+        password: PASSWORD,
+        _csrf: FormClient.csrfOf(page),
+      })
+      assert.equal(refused.status, 429, `try ${i} after the lockout`)
+    }
+  })
+
+  test('one process killed in the middle of uploads and deletes: the clients go on through the others', async () => {
+    // Files to delete while the process dies, each stored first.
+    const doomed = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        uploadFile(`doomed-${i}.txt`, 'text/plain', randomBytes(1000 + i)),
+      ),
+    )
     process.env.VERCEL_BLOB_API_URL = `${base}/blob`
     const files = Array.from({ length: 12 }, (_, i) => randomBytes(6 * 1024 * 1024 + i))
     const grants = await prepareUploads(
@@ -150,25 +413,43 @@ describe('three processes behind nginx', { skip }, () => {
       })),
     )
     let retried = 0
-    const uploads = grants.map(async (grant, i) => {
-      // A client retries an upload whose connection broke, with the same grant, as the page and the SDK do.
-      for (let attempt = 1; ; attempt++) {
+    /** Runs `attempt` until it works, three times at most, as a client whose connection broke does. */
+    const withRetries = async (attempt: (tries: number) => Promise<unknown>) => {
+      for (let tries = 1; ; tries++) {
         try {
-          await uploadWithGrant(grant, files[i] as Buffer)
-          return
+          return await attempt(tries)
         } catch (error) {
-          if (attempt === 3) throw error
+          if (tries === 3) throw error
           retried++
         }
       }
-    })
+    }
+    // The page and the SDK send an upload again with the same grant.
+    const uploads = grants.map((grant: Grant, i) =>
+      withRetries(() => uploadWithGrant(grant, files[i] as Buffer)),
+    )
+    // Deletes spread over the second around the kill; one that finds the file gone was done by an earlier try.
+    const deletes = doomed.map((fileId, i) =>
+      withRetries(async (tries) => {
+        if (tries === 1) await new Promise((resolve) => setTimeout(resolve, i * 50))
+        const response = await fetch(`${base}/api/v1/files/${fileId}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${token}` },
+        })
+        await response.arrayBuffer()
+        if (response.status === 404 && tries > 1) return
+        if (response.status !== 204) throw new Error(`DELETE answered ${response.status}`)
+      }),
+    )
     await new Promise((resolve) => setTimeout(resolve, 300))
     const before = await servedBy('POST', '/blob/mpu')
     await servers[1]?.kill()
-    await Promise.all(uploads)
+    await Promise.all([...uploads, ...deletes])
     // The killed process had parts of them in hand.
     assert.ok((before[1] ?? 0) > 0, `${before}`)
-    console.log(`fleet: ${retried} of 12 uploads sent again after the kill; requests per process ${before}`)
+    console.log(
+      `fleet: ${retried} of 24 requests sent again after the kill; upload requests per process ${before}`,
+    )
     for (const [i, grant] of grants.entries()) {
       const status = await waitForUpload(grant, token)
       assert.equal(status.status, 'complete', `file ${i}: ${JSON.stringify(status)}`)
@@ -177,6 +458,12 @@ describe('three processes behind nginx', { skip }, () => {
         headers: { authorization: `Bearer ${token}` },
       })
       assert.equal(sha256(Buffer.from(await response.arrayBuffer())), sha256(files[i] as Buffer))
+    }
+    for (const fileId of doomed) {
+      const response = await fetch(`${base}/api/v1/files/${fileId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+      assert.equal(response.status, 404)
     }
     // Nothing to repair, nothing missing (leftovers of the killed process's writes wait for their grace).
     const run = await cli(storage, ['storage', 'check', '--json'])

@@ -44,6 +44,37 @@ for (const engine of ENGINES) {
           : JSON.stringify({ token_endpoint_auth_method: 'none', ...metadata }),
       })
 
+    test('the endpoints it names, and where it registers clients, are under PUBLIC_URL, whatever Host says', async () => {
+      // A proxy may pass on a Host without the port (nginx's $host), or a client may send any Host at all.
+      for (const host of ['coffer.test', 'coffer.test:8443', 'elsewhere.example']) {
+        const response = await c.app.inject({
+          method: 'GET',
+          url: '/.well-known/oauth-authorization-server',
+          headers: { host },
+        })
+        assert.equal(response.statusCode, 200)
+        const metadata = response.json()
+        assert.equal(metadata.issuer, 'http://coffer.test')
+        for (const endpoint of ['authorization', 'token', 'registration', 'device_authorization']) {
+          assert.ok(
+            metadata[`${endpoint}_endpoint`].startsWith('http://coffer.test/oauth/'),
+            `${host}: ${endpoint}`,
+          )
+        }
+        const registered = await c.app.inject({
+          method: 'POST',
+          url: '/oauth/register',
+          headers: { host, 'content-type': 'application/json' },
+          payload: JSON.stringify({ token_endpoint_auth_method: 'none', redirect_uris: [NATIVE] }),
+        })
+        assert.equal(registered.statusCode, 201, registered.body)
+        assert.match(
+          registered.json().registration_client_uri ?? 'http://coffer.test/',
+          /^http:\/\/coffer\.test\//,
+        )
+      }
+    })
+
     test('a web client redirects over https, or http to a loopback address; never with userinfo', async () => {
       for (const uri of [
         'https://app.example/cb',

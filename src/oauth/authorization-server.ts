@@ -239,14 +239,20 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
   })
   provider.proxy = deps.trustProxy
-  // Koa refuses to set a Secure cookie on a request it does not see as https (one that did not come through a
-  // trusted proxy saying so); PUBLIC_URL says every request is, as far as the provider should know.
-  if (secure) {
-    provider.use(async (ctx, next) => {
-      Object.defineProperty(ctx.request, 'secure', { value: true })
-      await next()
+  // The provider builds its URLs (the metadata's endpoints, redirects to its pages) from the request's origin,
+  // which a proxy may not pass on whole (nginx's `$host` drops the port): PUBLIC_URL is the origin, as for every
+  // URL Coffer hands out. It also makes Koa see every request as https when PUBLIC_URL is (Koa refuses to set
+  // a Secure cookie otherwise), whether or not the request came through a trusted proxy that said so.
+  const origin = new URL(deps.issuer)
+  provider.use(async (ctx, next) => {
+    Object.defineProperties(ctx.request, {
+      origin: { value: origin.origin },
+      protocol: { value: origin.protocol.slice(0, -1) },
+      host: { value: origin.host },
+      hostname: { value: origin.hostname },
     })
-  }
+    await next()
+  })
   // The metadata lists the scopes of the API, the one resource, rather than the library's OpenID scopes.
   provider.use(async (ctx, next) => {
     await next()

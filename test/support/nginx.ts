@@ -31,7 +31,7 @@ export interface Nginx {
   pid: number
   /** What nginx wrote to its error log so far. */
   errors(): Promise<string>
-  /** Its access log: a line per request, `<upstream address> <method> <path>` (the fleet's nginx only). */
+  /** Its access log: a line per request, `<method> <path> <status> <upstream addresses, ", "-separated>` (the fleet's nginx only). */
   requests(): Promise<string>
   stop(): Promise<void>
 }
@@ -117,7 +117,7 @@ async function runNginx(
   const log = path.join(dir, 'error.log')
   const access = path.join(dir, 'access.log')
   const accessLog = logRequests
-    ? `log_format upstreams '$upstream_addr $request_method $uri';\n  access_log ${access} upstreams;`
+    ? `log_format upstreams '$request_method $uri $status $upstream_addr';\n  access_log ${access} upstreams;`
     : 'access_log off;'
   // The main configuration: Debian's, as far as it matters here (sendfile, tcp_nopush, gzip), in the
   // foreground.
