@@ -1,7 +1,9 @@
 // S3 for the tests: the run's Ceph cluster (global-setup.ts), or one this process starts when a test file runs
 // on its own, and a bucket of their own for each app, emptied and removed when it stops. The PostgreSQL leg
 // of the HTTP tests keeps its blobs here (harness.ts), so the suite runs on S3 as well as on local disk.
+import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import path from 'node:path'
 import {
   AbortMultipartUploadCommand,
   CreateBucketCommand,
@@ -11,6 +13,10 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3'
+import type { BlobStore, Leftover } from '../../src/blob/blob-store.ts'
+import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
+import { S3BlobStore } from '../../src/blob/s3-blob-store.ts'
+import { loadConfig } from '../../src/config.ts'
 import { type Ceph, cephMissing, type S3Endpoint, s3ClientOf, s3EnvOf, startCeph } from './ceph.ts'
 
 /** Why there is no S3 here, or false when there is. */
@@ -106,14 +112,46 @@ async function dropBucket(s3: S3Endpoint, Bucket: string): Promise<void> {
   }
 }
 
+/** Where a server process or CLI run on one engine's leg keeps its blobs, and a way for the test to look. */
+export interface BlobStorage {
+  kind: 'local' | 's3'
+  env: Record<string, string> | undefined
+  /** The store those processes use, opened in the test's process: its `list` and `leftovers` see what they left. */
+  open(): Promise<BlobStore>
+  drop(): Promise<void>
+}
+
 /**
  * The blob settings of a server process or CLI run on `engine`'s leg: a fresh bucket on PostgreSQL when there
- * is S3 here (as harness.ts gives apps in this process), the local disk otherwise.
+ * is S3 here (as harness.ts gives apps in this process), the local disk (`dataDir`'s blobs) otherwise.
  */
-export async function blobStorageFor(
-  engine: 'sqlite' | 'postgres',
-): Promise<{ env: Record<string, string> | undefined; drop(): Promise<void> }> {
-  if (engine !== 'postgres' || s3Missing) return { env: undefined, drop: async () => {} }
+export async function blobStorageFor(engine: 'sqlite' | 'postgres', dataDir?: string): Promise<BlobStorage> {
+  const local = () =>
+    LocalBlobStore.open(path.join(dataDir ?? assert.fail('the local disk needs a dataDir'), 'blobs'))
+  if (engine !== 'postgres' || s3Missing) {
+    return { kind: 'local', env: undefined, open: local, drop: async () => {} }
+  }
   const bucket = await freshBucket()
-  return { env: bucket.env, drop: () => bucket.drop() }
+  const { blobStore } = loadConfig(bucket.env)
+  assert.equal(blobStore.kind, 's3')
+  return {
+    kind: 's3',
+    env: bucket.env,
+    open: () => S3BlobStore.open(blobStore, bucket.client()),
+    drop: () => bucket.drop(),
+  }
+}
+
+/** Every key `store` holds under `prefix`, sorted. */
+export async function keysIn(store: BlobStore, prefix = ''): Promise<string[]> {
+  const keys: string[] = []
+  for await (const blob of store.list(prefix)) keys.push(blob.key)
+  return keys.sort()
+}
+
+/** What unfinished writes left in `store` (temporary files, multipart uploads). */
+export async function leftoversIn(store: BlobStore): Promise<Leftover[]> {
+  const leftovers: Leftover[] = []
+  for await (const leftover of store.leftovers()) leftovers.push(leftover)
+  return leftovers
 }
