@@ -1,10 +1,11 @@
 // Blobs in S3-compatible storage (issue 24): Coffer against the AWS SDK's own clients, through the same Ceph
 // gateway (a throw-away cluster, test/support/ceph.ts), in the same run, in turns:
 //   - upload of one file (1 GiB by default): the SDK's lib-storage Upload straight to the bucket (8 MiB parts,
-//     four at a time) against the @vercel/blob client through Coffer (8 MiB parts), until Coffer's answer to
-//     the completion (the object joined, read back once to hash it, and recorded);
-//   - download: curl from the gateway itself (a presigned GET of the object: the store's own speed with a
-//     client faster than Node's), against curl through Coffer streaming the bytes, and curl following Coffer's
+//     four at a time) against the @vercel/blob client through Coffer (8 MiB parts), until the upload's status
+//     is `complete` (the object joined and the file recorded; its SHA-256 and CRC-32 are computed afterwards,
+//     by one read of the object, files/file-digests.service.ts);
+//   - download: curl from the gateway itself (a presigned GET of the object Coffer serves: the store's own
+//     speed with a client faster than Node's), against curl through Coffer streaming the bytes, and curl following Coffer's
 //     redirect to a presigned GET (DOWNLOAD_REDIRECT=presigned); the SDK's GetObject, read to the end in Node,
 //     is shown too, slower than curl here (its client is the limit).
 // Figures are MB/s, the median of the runs, and each Coffer figure as a share of its reference.
@@ -12,7 +13,7 @@
 // Coffer runs as `npm start` does, on SQLite, in two processes on one bucket: one streaming downloads, one
 // redirecting them.
 import { spawnSync } from 'node:child_process'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -40,6 +41,12 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   const started = performance.now()
   await work()
   return performance.now() - started
+}
+
+/** CPU seconds (user and system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** curl to /dev/null, following redirects; the bytes it received must be the file's. */
@@ -70,8 +77,10 @@ try {
 
   const figures: Record<string, number[]> = {
     sdkUp: [],
+    cofferUpCpu: [],
     cofferUp: [],
     sdkDown: [],
+    direct: [],
     streamed: [],
     presigned: [],
   }
@@ -92,18 +101,20 @@ try {
       { name: 'big.bin', type: 'application/octet-stream', size },
     ])
     if (!grant) throw new Error('no grant')
+    const cpuBefore = cpuSeconds(streaming.child.pid)
     figures.cofferUp?.push(
-      await timed(() =>
-        uploadWithGrant(grant, createReadStream(file)).catch((error: unknown) => {
+      await timed(async () => {
+        await uploadWithGrant(grant, createReadStream(file)).catch((error: unknown) => {
           throw new Error(`the upload failed; the server said:\n${streaming.stdout().slice(-3000)}`, {
             cause: error,
           })
-        }),
-      ),
+        })
+        const status = await waitForUpload(grant, token, 600_000)
+        if (status.status !== 'complete') throw new Error(`upload ended ${JSON.stringify(status)}`)
+        fileId = status.result.id
+      }),
     )
-    const status = await waitForUpload(grant, token, 600_000)
-    if (status.status !== 'complete') throw new Error(`upload ended ${JSON.stringify(status)}`)
-    fileId = status.result.id
+    figures.cofferUpCpu?.push(cpuSeconds(streaming.child.pid) - cpuBefore)
 
     figures.sdkDown?.push(
       await timed(async () => {
@@ -113,9 +124,12 @@ try {
         if (got !== size) throw new Error(`GetObject gave ${got} bytes`)
       }),
     )
-    const direct = await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'bench', Key: sdkKey }), {
-      expiresIn: 600,
-    })
+    // The very object Coffer serves (blob keys: files/<account>/<file>), straight from the gateway.
+    const direct = await getSignedUrl(
+      s3,
+      new GetObjectCommand({ Bucket: 'bench', Key: `files/${account.id}/${fileId}` }),
+      { expiresIn: 600 },
+    )
     figures.direct?.push(curl(direct))
     const auth = ['-H', `Authorization: Bearer ${token}`]
     figures.streamed?.push(curl(`${streaming.base}/api/v1/files/${fileId}/download`, auth))
@@ -136,6 +150,9 @@ try {
     `${'upload: SDK Upload (8 MiB parts, 4 at once)'.padEnd(44)} ${rate('sdkUp').toFixed(0).padStart(6)} MB/s`,
   )
   console.log(line('upload: @vercel/blob client through Coffer', 'cofferUp', 'sdkUp'))
+  console.log(
+    `${'  CPU of the Coffer process per GiB'.padEnd(44)} ${(median(figures.cofferUpCpu ?? []) / (size / 1024 ** 3)).toFixed(1).padStart(6)} s`,
+  )
   console.log(`${'download: curl from the gateway'.padEnd(44)} ${rate('direct').toFixed(0).padStart(6)} MB/s`)
   console.log(`${'download: SDK GetObject (Node)'.padEnd(44)} ${rate('sdkDown').toFixed(0).padStart(6)} MB/s`)
   console.log(line('download: curl, Coffer streaming', 'streamed', 'direct'))

@@ -18,6 +18,7 @@ import { SigningKeyring } from './blob-api/signing-keys.ts'
 import type { Config } from './config.ts'
 import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
+import { FileDigestsService } from './files/file-digests.service.ts'
 import { FilesRepository } from './files/files.repository.ts'
 import { FilesService } from './files/files.service.ts'
 import { FilesZipService } from './files/zip.service.ts'
@@ -58,6 +59,8 @@ import { UploadsService } from './uploads/uploads.service.ts'
 /** Work that runs in the background for as long as the server does. */
 export interface Jobs {
   uploadProcessor: UploadProcessor
+  /** Computes the SHA-256 and CRC-32 of files whose upload came without them (an S3 multipart upload). */
+  fileDigests: FileDigestsService
   /** Removes the blobs that deletions recorded and left (a crash, a failing disk). */
   blobDeletions: BlobDeletionsService
   /** Compares the blob store with the database, and repairs what is safe to (storage/reconciler.ts). */
@@ -225,6 +228,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
   const blobApi = new BlobApiService({ uploads: uploadsRepository, blobs, keyring, urls })
 
   // Background jobs.
+  const fileDigests = new FileDigestsService({ files: filesRepository, blobs, exclusively })
   const uploadProcessor = new UploadProcessor({
     soleProcessor: db.engine === 'sqlite',
     transaction,
@@ -234,6 +238,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     submissions: new SubmissionsService({ requests: requestsRepository, files }),
     blobApi,
     blobs,
+    digests: fileDigests,
   })
   const storageReconciler = wireStorage(db, blobs, config, exclusively).storage
   const { oauthRecords, ...accounts } = wireAccounts(db, attempts)
@@ -247,7 +252,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     },
     exclusively,
   )
-  const jobs: Jobs = { uploadProcessor, blobDeletions, storageReconciler, expiredRecords }
+  const jobs: Jobs = { uploadProcessor, fileDigests, blobDeletions, storageReconciler, expiredRecords }
   const uploads = new UploadsService({
     transaction,
     uploads: uploadsRepository,
@@ -314,12 +319,14 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       }),
     startJobs: (log) => {
       uploadProcessor.start(log)
+      fileDigests.start(log)
       blobDeletions.start(log)
       storageReconciler.start(log)
       expiredRecords.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
+      await fileDigests.stop()
       await blobDeletions.stop()
       await storageReconciler.stop()
       await expiredRecords.stop()

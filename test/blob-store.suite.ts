@@ -66,12 +66,14 @@ export interface StoreRules {
    * its own, as S3 has (5 MiB).
    */
   minPartBytes: number
+  /** Whether `completeMultipart` gives the blob's SHA-256 (the local disk does; S3's driver does not). */
+  hashesMultipart: boolean
 }
 
 export function blobStoreSuite(
   name: string,
   makeStore: () => Promise<StoreUnderTest>,
-  rules: StoreRules = { minPartBytes: 0 },
+  rules: StoreRules = { minPartBytes: 0, hashesMultipart: true },
 ): void {
   describe(`BlobStore contract: ${name}`, () => {
     let under: StoreUnderTest | undefined

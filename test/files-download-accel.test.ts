@@ -19,7 +19,14 @@ import {
   startApp,
   type TestAccount,
 } from './support/harness.ts'
-import { ACCEL_PREFIX, EXAMPLE_CONFIG, type Nginx, nginxMissing, startNginx } from './support/nginx.ts'
+import {
+  ACCEL_PREFIX,
+  EXAMPLE_CONFIG,
+  FLEET_CONFIG,
+  type Nginx,
+  nginxMissing,
+  startNginx,
+} from './support/nginx.ts'
 import { shareCounts, shareFile } from './support/shares.ts'
 import { freePort, type ListeningContext, startListening } from './support/uploads.ts'
 
@@ -90,10 +97,10 @@ describe('DOWNLOAD_ACCEL_REDIRECT: the setting', () => {
     }
   })
 
-  test('the README shows examples/nginx.conf, the configuration these tests run, as it is', async () => {
+  test('the README shows examples/nginx.conf and nginx-fleet.conf, the configurations the tests run, as they are', async () => {
     const readme = await readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8')
-    const shown = /\n```nginx\n([\s\S]*?)```\n/.exec(readme)?.[1]
-    assert.equal(shown, await readFile(EXAMPLE_CONFIG, 'utf8'))
+    const shown = [...readme.matchAll(/\n```nginx\n([\s\S]*?)```\n/g)].map((block) => block[1])
+    assert.deepEqual(shown, [await readFile(FLEET_CONFIG, 'utf8'), await readFile(EXAMPLE_CONFIG, 'utf8')])
   })
 
   test('needs the local-disk store: any other is refused when the app is built', async () => {

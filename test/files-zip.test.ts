@@ -26,6 +26,7 @@ import { FoldersRepository } from '../src/folders/folders.repository.ts'
 import { createFolder, insertFiles } from './support/files-helpers.ts'
 import { captureLogs, createAccount, createFile, ENGINES, type TestAccount } from './support/harness.ts'
 import {
+  digestsSettled,
   type ListeningContext,
   prepareUploads,
   startListening,
@@ -163,6 +164,7 @@ async function upload(c: ListeningContext, token: string, name: string, content:
 }
 
 async function storedCrc(c: ListeningContext, fileId: string): Promise<number | null> {
+  await digestsSettled(c, fileId)
   const row = await c.db.kysely
     .selectFrom('files')
     .select('crc32')

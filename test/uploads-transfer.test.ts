@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
+import { crc32 } from 'node:zlib'
 import { BlobError, BlobFileTooLargeError } from '@vercel/blob'
 import { createMultipartUploader } from '@vercel/blob/client'
 import { MIN_PART_BYTES } from '../src/blob-api/blob-api.service.ts'
@@ -21,6 +22,7 @@ import {
   uploadHelpers,
 } from './support/upload-helpers.ts'
 import {
+  digestsSettled,
   type Grant,
   handshakeToken,
   type ListeningContext,
@@ -133,6 +135,7 @@ for (const engine of ENGINES) {
               ? ['POST /blob/mpu', 'POST /blob/mpu', 'POST /blob/mpu']
               : ['PUT /blob/'],
           )
+          await digestsSettled(app(), fileId)
           const file = await app().app.services.files.get(account.id, fileId)
           assert.equal(file.size, size)
           assert.equal(file.sha256, sha256(content))
@@ -169,6 +172,7 @@ for (const engine of ENGINES) {
         // create, three parts of 8, 8 and 4 MiB + 12345 bytes, complete
         assert.equal(blobCalls(grant.pathname).length, 5)
         assert.equal(await storedBytesHash(app(), account.id, fileId), body.digest())
+        await digestsSettled(app(), fileId)
         assert.equal((await app().app.services.files.get(account.id, fileId)).sha256, body.digest())
         assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
       })
@@ -191,6 +195,7 @@ for (const engine of ENGINES) {
           assert.equal(status.status, 'complete', JSON.stringify(status))
           const fileId = (status as { result: { id: string } }).result.id
           ids.add(fileId)
+          await digestsSettled(app(), fileId)
           const file = await app().app.services.files.get(account.id, fileId)
           assert.equal(file.name, `many-${i}.bin`)
           assert.equal(file.sha256, sha256(contents[i] as Buffer))
@@ -199,6 +204,44 @@ for (const engine of ENGINES) {
         assert.equal(ids.size, 20)
       })
     })
+
+    test('on S3, a multipart upload is complete before its digests, which a job computes afterwards', async (t) => {
+      if (app().blobStore !== 's3') return t.skip('the local disk hashes a multipart upload as it joins it')
+      const { jobs, log } = app().app
+      // Held back, so that the state between the two is seen.
+      await jobs.fileDigests.stop()
+      const content = randomBytes(MULTIPART_THRESHOLD + 1234)
+      let fileId = ''
+      try {
+        const { grant, status } = await uploadFile('later.bin', 'application/octet-stream', content)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        assert.equal(blobCalls(grant.pathname).length, 3, 'multipart')
+        fileId = (status as { result: { id: string } }).result.id
+        assert.deepEqual(await digestsOf(fileId), { sha256: null, crc32: null })
+        // Usable meanwhile, with its id as its ETag.
+        const response = await download(app(), account.token, fileId)
+        assert.equal(response.headers.get('etag'), `"${fileId}"`)
+        assert.equal(sha256(Buffer.from(await response.arrayBuffer())), sha256(content))
+      } finally {
+        jobs.fileDigests.start(log)
+      }
+      await digestsSettled(app(), fileId)
+      assert.deepEqual(await digestsOf(fileId), { sha256: sha256(content), crc32: crc32(content) })
+      const response = await download(app(), account.token, fileId, {
+        'if-none-match': `"${sha256(content)}"`,
+      })
+      assert.equal(response.status, 304)
+    })
+
+    /** The digests a file's row holds. */
+    const digestsOf = async (fileId: string) => {
+      const row = await app()
+        .db.kysely.selectFrom('files')
+        .select(['sha256', 'crc32'])
+        .where('id', '=', fileId)
+        .executeTakeFirstOrThrow()
+      return { sha256: row.sha256, crc32: row.crc32 === null ? null : Number(row.crc32) }
+    }
 
     describe('multipart uploads', () => {
       /** A manual multipart upload with the token the handshake gives for a grant. */

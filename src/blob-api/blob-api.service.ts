@@ -315,7 +315,8 @@ export class BlobApiService {
     }
     if (total > ticket.token.maximumSizeInBytes) throw tooLarge(ticket.token.maximumSizeInBytes)
     try {
-      return await this.#blobs.completeMultipart(upload, listed)
+      const blob = await this.#blobs.completeMultipart(upload, listed)
+      return { size: blob.size, sha256: blob.sha256 ?? null }
     } catch (error) {
       // Listed a moment ago, but not usable after all: another write of the number replaced it meanwhile.
       if (error instanceof InvalidPartError) {
@@ -365,10 +366,8 @@ export class BlobApiService {
     if (blobKeyOf(ticket.intent.account_id, fileId) !== staged.key) {
       throw new Error(`the staged blob ${staged.key} is not a file of account ${ticket.intent.account_id}`)
     }
-    const completed =
-      staged.size !== null && staged.sha256 !== null
-        ? { size: staged.size, sha256: staged.sha256 }
-        : undefined
+    // Its size is recorded once the store joined the parts (its SHA-256 too, when the store gives one).
+    const completed = staged.size !== null ? { size: staged.size, sha256: staged.sha256 } : undefined
     return { fileId, upload: { key: staged.key, uploadId: staged.storeUploadId }, completed }
   }
 

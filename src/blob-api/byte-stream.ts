@@ -5,7 +5,8 @@ import { tooLarge } from './errors.ts'
 
 export interface Digest {
   size: number
-  sha256: string
+  /** Null for a multipart upload joined by a store that does not hash it (S3): computed later. */
+  sha256: string | null
 }
 
 export class ByteMeter {

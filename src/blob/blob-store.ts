@@ -98,8 +98,9 @@ export interface BlobStore {
   /**
    * Joins the listed parts (ascending part numbers, each once, gaps allowed) into the blob `upload.key`, with
    * the guarantees of `put`: whole or not at all, durable, replacing a previous blob only once complete. It
-   * resolves with the blob's size and SHA-256 (the caller, which never sees the parts in order, cannot hash them
-   * on the way in), and the upload is gone. A list naming a part that was not written (or whose write was
+   * resolves with the blob's size and, from a driver that can tell it without reading the blob back over the
+   * network (the local disk), its SHA-256 (the caller, which never sees the parts in order, cannot hash them on
+   * the way in); S3's leaves it undefined. The upload is gone. A list naming a part that was not written (or whose write was
    * replaced) fails with InvalidPartError and changes nothing: the upload can be completed with a corrected
    * list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing elsewhere;
    * two completions at once may also both answer the one blob they made (S3's completion is idempotent).
@@ -150,8 +151,8 @@ export interface WrittenPart extends PartRef {
 }
 
 export interface MultipartBlob extends BlobStat {
-  /** Lowercase hex SHA-256 of the blob's bytes. */
-  sha256: string
+  /** Lowercase hex SHA-256 of the blob's bytes, from a driver that computes it (see `completeMultipart`). */
+  sha256: string | undefined
 }
 
 /** S3's bound on part numbers. */

@@ -16,7 +16,6 @@
 //
 // Checksums: the SDK's default (a CRC32 of every request body, sent as a trailer) makes streamed PUTs fail on
 // Ceph (MissingContentLength) and is refused by other servers; only what the API requires is computed.
-import { createHash } from 'node:crypto'
 import type { Readable } from 'node:stream'
 import {
   AbortMultipartUploadCommand,
@@ -448,18 +447,11 @@ export class S3BlobStore implements BlobStore {
       }
       throw error
     }
-    return this.#digest(upload.key)
-  }
-
-  /** The blob's size and SHA-256, read back whole. */
-  async #digest(key: string): Promise<MultipartBlob> {
-    const hash = createHash('sha256')
+    // The joined object is the listed parts, in order. Its SHA-256 would take reading it all back: the caller
+    // has it computed later, if it wants it.
     let size = 0
-    for await (const chunk of await this.get(key)) {
-      hash.update(chunk as Buffer)
-      size += (chunk as Buffer).length
-    }
-    return { size, sha256: hash.digest('hex') }
+    for (const ref of parts) size += written.get(ref.partNumber)?.size ?? 0
+    return { size, sha256: undefined }
   }
 
   async abortMultipart(upload: MultipartUpload): Promise<void> {

@@ -21,6 +21,7 @@ import * as accountDailyCounts from './migrations/0014_account_daily_counts.ts'
 import * as downloadPasses from './migrations/0015_download_passes.ts'
 import * as signInFailures from './migrations/0016_sign_in_failures.ts'
 import * as uploadIntentsClient from './migrations/0017_upload_intents_client.ts'
+import * as fileDigestsPending from './migrations/0018_file_digests_pending.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0015_download_passes': downloadPasses,
   '0016_sign_in_failures': signInFailures,
   '0017_upload_intents_client': uploadIntentsClient,
+  '0018_file_digests_pending': fileDigestsPending,
 }
 
 class Migrations implements MigrationProvider {

@@ -208,6 +208,12 @@ export interface BlobDeletionsTable {
   recorded_at: number
 }
 
+/** A file whose SHA-256 and CRC-32 are still to be computed (files/file-digests.service.ts). */
+export interface FileDigestsPendingTable {
+  file_id: string
+  recorded_at: number
+}
+
 /** A backup in progress, which holds back blob removals until `until` (storage/backups.ts). */
 export interface BackupHoldsTable {
   id: string
@@ -265,6 +271,7 @@ export interface Database {
   file_previews: FilePreviewsTable
   server_secrets: ServerSecretsTable
   blob_deletions: BlobDeletionsTable
+  file_digests_pending: FileDigestsPendingTable
   backup_holds: BackupHoldsTable
   sessions: SessionsTable
   setup_links: SetupLinksTable

@@ -420,4 +420,33 @@ export class FilesRepository {
   async setCrc32(trx: Transaction, fileId: string, crc32: number): Promise<void> {
     await trx.updateTable('files').set({ crc32 }).where('id', '=', fileId).execute()
   }
+
+  /** Records that a file's SHA-256 and CRC-32 are still to be computed (files/file-digests.service.ts). */
+  async recordPendingDigests(trx: Transaction, fileId: string): Promise<void> {
+    await trx
+      .insertInto('file_digests_pending')
+      .values({ file_id: fileId, recorded_at: Date.now() })
+      .onConflict((oc) => oc.column('file_id').doNothing())
+      .execute()
+  }
+
+  /** Files whose digests are still to be computed, oldest first, with their blobs. */
+  async pendingDigests(limit: number): Promise<{ id: string; blobKey: string; size: number }[]> {
+    const rows = await this.#db
+      .selectFrom('file_digests_pending')
+      .innerJoin('files', 'files.id', 'file_digests_pending.file_id')
+      .select(['files.id', 'files.blob_key', 'files.size'])
+      .orderBy('file_digests_pending.recorded_at')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({ id: row.id, blobKey: row.blob_key, size: Number(row.size) }))
+  }
+
+  /** Records a file's digests, or, without them, only that there is nothing more to compute. */
+  async settleDigests(fileId: string, digests?: { sha256: string; crc32: number }): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      if (digests) await trx.updateTable('files').set(digests).where('id', '=', fileId).execute()
+      await trx.deleteFrom('file_digests_pending').where('file_id', '=', fileId).execute()
+    })
+  }
 }

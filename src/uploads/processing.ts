@@ -11,6 +11,7 @@ import type { Transactor } from '../db/database.ts'
 import { AppError } from '../errors.ts'
 import { faultPoint } from '../fault-points.ts'
 import { blobKeyOf, previewKeyOf } from '../files/blob-keys.ts'
+import type { FileDigestsService } from '../files/file-digests.service.ts'
 import type { FilePreview, FilesRepository } from '../files/files.repository.ts'
 import type { FilesService } from '../files/files.service.ts'
 import type { SubmissionsService } from '../requests/submissions.service.ts'
@@ -50,6 +51,8 @@ export interface ProcessorDeps {
   submissions: SubmissionsService
   blobApi: BlobApiService
   blobs: BlobStore
+  /** Computes the digests of a file whose blob came without them (an S3 multipart upload), afterwards. */
+  digests: FileDigestsService
 }
 
 export class UploadProcessor {
@@ -61,6 +64,7 @@ export class UploadProcessor {
   readonly #submissions: SubmissionsService
   readonly #blobApi: BlobApiService
   readonly #blobs: BlobStore
+  readonly #digests: FileDigestsService
   readonly #running = new Map<string, Promise<void>>()
   #timer: NodeJS.Timeout | undefined
   #sweeping: Promise<void> | undefined
@@ -76,6 +80,7 @@ export class UploadProcessor {
     this.#submissions = deps.submissions
     this.#blobApi = deps.blobApi
     this.#blobs = deps.blobs
+    this.#digests = deps.digests
   }
 
   /** Resumes what earlier processes left, then keeps sweeping. */
@@ -189,7 +194,9 @@ export class UploadProcessor {
       }
       const detected = detectType(await this.#head(key, stat.size))
       const contentType = chooseContentType(intent.content_type, detected)
-      const checksum = await this.#crc32(key)
+      // A blob stored without its SHA-256 (S3 joined its parts) is not read whole here either: the file is
+      // usable at once, and both digests follow (files/file-digests.service.ts).
+      const checksum = intent.sha256 === null ? null : await this.#crc32(key)
 
       let preview: FilePreview | undefined
       if (detected !== undefined && PREVIEWABLE.has(detected) && stat.size <= PREVIEW_MAX_INPUT_BYTES) {
@@ -217,9 +224,11 @@ export class UploadProcessor {
       // intent to be resumed and finished.
       await this.#transaction(async (trx) => {
         if (preview) await this.#files.insertPreview(trx, preview)
-        await this.#files.setCrc32(trx, fileId, checksum)
+        if (checksum === null) await this.#digests.record(trx, fileId)
+        else await this.#files.setCrc32(trx, fileId, checksum)
         await this.#uploads.markComplete(trx, intent.id)
       })
+      if (checksum === null) this.#digests.kick()
     } catch (error) {
       // Once the file exists, its bytes are its own: leave the intent to be resumed rather than undo it.
       if (created) throw error

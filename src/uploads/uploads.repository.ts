@@ -147,7 +147,7 @@ export class UploadsRepository {
         .where('key', '=', key)
         .where('intent_id', '=', intentId)
         .executeTakeFirst()
-      if (!staged || staged.size === null || staged.sha256 === null) return false
+      if (!staged || staged.size === null) return false
       const now = Date.now()
       const moved = await trx
         .updateTable('upload_intents')

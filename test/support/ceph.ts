@@ -117,8 +117,8 @@ memstore device bytes = 4294967296
 [client.rgw]
 rgw frontends = beast endpoint=127.0.0.1:${rgwPort}
 rgw thread pool size = 64
-rgw gc obj min wait = 60
-rgw gc processor period = 60
+rgw gc obj min wait = 5
+rgw gc processor period = 5
 `,
   )
   const env = { ...process.env, CEPH_CONF: conf }

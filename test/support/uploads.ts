@@ -164,3 +164,21 @@ export async function handshakeToken(grant: Grant): Promise<string> {
   assert.equal(response.status, 200, `the handshake answered ${response.status}`)
   return ((await response.json()) as { clientToken: string }).clientToken
 }
+
+/**
+ * Waits until a file's SHA-256 and CRC-32 are known: at once for most uploads, shortly after completion for a
+ * multipart upload that S3 joined, whose digests a job computes (files/file-digests.service.ts).
+ */
+export async function digestsSettled(ctx: TestContext, fileId: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const pending = await ctx.db.kysely
+      .selectFrom('file_digests_pending')
+      .select('file_id')
+      .where('file_id', '=', fileId)
+      .executeTakeFirst()
+    if (!pending) return
+    assert.ok(Date.now() < deadline, `the digests of ${fileId} were still pending after ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
