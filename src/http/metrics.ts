@@ -103,10 +103,14 @@ export class Metrics {
       const upload = isUpload(route)
       if (upload) this.#uploadsInFlight.inc()
       // 'close' comes once, whether the answer ended or the client went away (Fastify's onResponse would
-      // miss the latter).
+      // miss the latter); 'finish' before it, when the whole answer was handed over.
+      let finished = false
+      reply.raw.once('finish', () => {
+        finished = true
+      })
       reply.raw.once('close', () => {
         if (upload) this.#uploadsInFlight.dec()
-        const status = reply.raw.writableFinished ? String(reply.raw.statusCode) : 'aborted'
+        const status = finished ? String(reply.raw.statusCode) : 'aborted'
         this.#requests.observe(
           { method: request.method, route, status },
           (performance.now() - started) / 1000,
