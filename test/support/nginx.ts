@@ -75,14 +75,19 @@ async function listening(port: number, child: ChildProcess, log: string): Promis
  * nginx in front of several Coffer processes, round-robin, as examples/nginx-fleet.conf sets it up; on `port`
  * (the processes' PUBLIC_URL names it before nginx starts).
  */
-export async function startFleetNginx(options: { upstreams: string[]; port: number }): Promise<Nginx> {
+export async function startFleetNginx(options: {
+  upstreams: string[]
+  port: number
+  /** Whether to log each request for `requests()` (the tests); benchmarks go without. */
+  logRequests?: boolean
+}): Promise<Nginx> {
   let site = await readFile(FLEET_CONFIG, 'utf8')
   site = replaceOnce(site, 'listen 80;', `listen 127.0.0.1:${options.port};`)
   const servers = site.match(/ {4}server 127\.0\.0\.1:808\d;\n/g) ?? []
   assert.equal(servers.length, options.upstreams.length, 'examples/nginx-fleet.conf names as many processes')
   for (const [i, line] of servers.entries())
     site = site.replace(line, `    server ${options.upstreams[i]};\n`)
-  return runNginx(site, options.port, undefined, true)
+  return runNginx(site, options.port, undefined, options.logRequests ?? true)
 }
 
 export async function startNginx(options: NginxOptions): Promise<Nginx> {
