@@ -158,7 +158,10 @@ for (const engine of ENGINES) {
           status: '200',
         }),
         1,
-        text.split('\n').filter((line) => line.includes('uploads/completed')).join('\n'),
+        text
+          .split('\n')
+          .filter((line) => line.includes('uploads/completed'))
+          .join('\n'),
       )
       // The upload's bytes came in through the blob endpoint; the download's went out through its route.
       const uploaded = total(text, 'coffer_http_received_bytes_total', { route: '/blob/mpu' })
