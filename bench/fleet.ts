@@ -3,8 +3,8 @@
 // bucket of Ceph's object store, as in README "Running several processes"; and, as the practical limit, the
 // same nginx in front of bare Fastify processes answering one route from memory. Requests: one file's metadata
 // with an API key (GET /files/{id}), and views of a share link's page (each view counted, committed before the
-// page is sent: after the runs the link's count must be at least the views wrk completed). wrk, written in C, is the
-// load generator, at 32 connections.
+// page is sent: after the runs the link's count must be at least the views wrk completed). wrk, written in C,
+// is the load generator, at 32 connections.
 //   npm run bench:fleet                 (BENCH_SECONDS=10 per figure; BENCH_PG_ADMIN_URL, REDIS_URL)
 // This machine has 2 cores shared by wrk, nginx, the processes, PostgreSQL, Redis and Ceph: three processes
 // cannot have a core each here, and the figures say how the fleet behaves when they compete for two.

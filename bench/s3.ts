@@ -5,9 +5,10 @@
 //     is `complete` (the object joined and the file recorded; its SHA-256 and CRC-32 are computed afterwards,
 //     by one read of the object, files/file-digests.service.ts);
 //   - download: curl from the gateway itself (a presigned GET of the object Coffer serves: the store's own
-//     speed with a client faster than Node's), against curl through Coffer streaming the bytes, and curl following Coffer's
-//     redirect to a presigned GET (DOWNLOAD_REDIRECT=presigned); the SDK's GetObject, read to the end in Node,
-//     is shown too, slower than curl here (its client is the limit).
+//     speed with a client faster than Node's), curl through Coffer streaming the bytes, and curl following
+//     Coffer's redirect to a presigned GET (DOWNLOAD_REDIRECT=presigned), in an order that turns with each run;
+//     each against the SDK's GetObject read to the end in Node (Coffer's own way to the store) and against curl
+//     from the gateway.
 // Figures are MB/s, the median of the runs, and each Coffer figure as a share of its reference.
 //   npm run bench:s3 -- [--size-mib 1024] [--runs 3]
 // Coffer runs as `npm start` does, on SQLite, in two processes on one bucket: one streaming downloads, one

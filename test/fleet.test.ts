@@ -37,7 +37,7 @@ import { type Grant, prepareUploads, uploadWithGrant, waitForUpload } from './su
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 const PASSWORD = 'a long enough password'
-/** Requests per minute per credential (or client address): low enough to reach in a test, high enough for the rest. */
+/** Requests per minute per credential (or address): low enough to reach in a test, high enough for the rest. */
 const RATE_LIMIT_MAX = 1000
 
 /** A request as nginx logged it, with the process that answered it (the last one it tried). */

@@ -169,7 +169,7 @@ for (const engine of ENGINES) {
       const downloaded = sample(text, 'coffer_http_sent_bytes_total', { route: downloadRoute.route }) ?? 0
       assert.ok(downloaded > size && downloaded < 2 * size, `${downloaded}`)
       assert.equal(sample(text, 'coffer_uploads_in_flight'), 0)
-      // Two parts (the client sends 8 MiB ones), one completion, and the blob read back by processing and the downloads.
+      // Two parts (the client sends 8 MiB ones), one completion, and the blob read by processing and downloads.
       const ok = (operation: string) =>
         sample(text, 'coffer_blob_operation_duration_seconds_count', { operation, outcome: 'ok' }) ?? 0
       assert.equal(ok('write_part'), 2)

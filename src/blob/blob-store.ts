@@ -100,12 +100,12 @@ export interface BlobStore {
    * the guarantees of `put`: whole or not at all, durable, replacing a previous blob only once complete. It
    * resolves with the blob's size and, from a driver that can tell it without reading the blob back over the
    * network (the local disk), its SHA-256 (the caller, which never sees the parts in order, cannot hash them on
-   * the way in); S3's leaves it undefined. The upload is gone. A list naming a part that was not written (or whose write was
-   * replaced) fails with InvalidPartError and changes nothing: the upload can be completed with a corrected
-   * list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing elsewhere;
-   * two completions at once may also both answer the one blob they made (S3's completion is idempotent).
-   * A store may refuse parts under a least size but the last (S3: 5 MiB) with InvalidPartError, or a list that
-   * leaves out a part that was written (Ceph's gateway does).
+   * the way in); S3's leaves it undefined. The upload is gone. A list naming a part that was not written (or
+   * whose write was replaced) fails with InvalidPartError and changes nothing: the upload can be completed with
+   * a corrected list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing
+   * elsewhere; two completions at once may also both answer the one blob they made (S3's completion is
+   * idempotent). A store may refuse parts under a least size but the last (S3: 5 MiB) with InvalidPartError, or
+   * a list that leaves out a part that was written (Ceph's gateway does).
    */
   completeMultipart(upload: MultipartUpload, parts: PartRef[]): Promise<MultipartBlob>
   /**

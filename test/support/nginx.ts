@@ -31,7 +31,10 @@ export interface Nginx {
   pid: number
   /** What nginx wrote to its error log so far. */
   errors(): Promise<string>
-  /** Its access log: a line per request, `<method> <path> <status> <upstream addresses, ", "-separated>` (the fleet's nginx only). */
+  /**
+   * Its access log (the fleet's nginx only): a line per request, `<method> <path> <status> <upstreams>`, the
+   * upstreams tried separated by ", ".
+   */
   requests(): Promise<string>
   stop(): Promise<void>
 }

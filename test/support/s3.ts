@@ -116,7 +116,7 @@ async function dropBucket(s3: S3Endpoint, Bucket: string): Promise<void> {
 export interface BlobStorage {
   kind: 'local' | 's3'
   env: Record<string, string> | undefined
-  /** The store those processes use, opened in the test's process: its `list` and `leftovers` see what they left. */
+  /** The store those processes use, opened in the test's process: `list` and `leftovers` see what they left. */
   open(): Promise<BlobStore>
   drop(): Promise<void>
 }
