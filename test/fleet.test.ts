@@ -144,24 +144,39 @@ describe('three processes behind nginx', { skip }, () => {
   })
   after(async () => cleanup?.())
 
-  /** Every request nginx passed on so far, in the order they ended. */
-  const log = async (): Promise<Served[]> =>
-    (await nginx.requests())
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => {
-        const [method = '', uri = '', status = '', ...tried] = line.split(' ')
-        return { method, uri, status: Number(status), upstream: tried.at(-1) ?? '' }
-      })
+  /**
+   * Every request nginx passed on so far, in the order they ended, once there are at least `atLeast`: nginx
+   * writes a request's line after its answer has gone, so a client may hear back before the line is there.
+   */
+  const log = async (atLeast = 0): Promise<Served[]> => {
+    for (let waited = 0; ; waited += 20) {
+      const served = (await nginx.requests())
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [method = '', uri = '', status = '', ...tried] = line.split(' ')
+          return { method, uri, status: Number(status), upstream: tried.at(-1) ?? '' }
+        })
+      if (served.length >= atLeast || waited > 5000) return served
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
 
-  /** How many requests for paths starting with `prefix` each process got, as nginx logged them. */
-  const servedBy = async (method: string, prefix: string) => {
-    const served = await log()
-    return upstreams.map(
-      (upstream) =>
-        served.filter((r) => r.upstream === upstream && r.method === method && r.uri.startsWith(prefix))
-          .length,
-    )
+  /**
+   * How many requests for paths starting with `prefix` each process got, as nginx logged them; once `total`
+   * are logged, when the caller knows how many were sent.
+   */
+  const servedBy = async (method: string, prefix: string, total = 0) => {
+    for (let waited = 0; ; waited += 20) {
+      const served = await log()
+      const counts = upstreams.map(
+        (upstream) =>
+          served.filter((r) => r.upstream === upstream && r.method === method && r.uri.startsWith(prefix))
+            .length,
+      )
+      if (counts.reduce((sum, n) => sum + n, 0) >= total || waited > 5000) return counts
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
   }
 
   /** Uploads `content` through nginx as the real client does; resolves with the new file's id. */
@@ -196,7 +211,7 @@ describe('three processes behind nginx', { skip }, () => {
       assert.equal(response.status, 200)
       assert.equal(sha256(Buffer.from(await response.arrayBuffer())), sha256(content))
     }
-    assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/download`), [1, 1, 1])
+    assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/download`, 3), [1, 1, 1])
   })
 
   test('an image’s preview, made by the process that processed it, comes from every process', async () => {
@@ -211,7 +226,7 @@ describe('three processes behind nginx', { skip }, () => {
       previews.push(sha256(Buffer.from(await response.arrayBuffer())))
     }
     assert.equal(new Set(previews).size, 1)
-    assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/preview`), [1, 1, 1])
+    assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/preview`, 3), [1, 1, 1])
   })
 
   test('600 share views and 600 downloads spread over the processes are counted exactly', async () => {
@@ -238,7 +253,7 @@ describe('three processes behind nginx', { skip }, () => {
     })
     const data = ((await counted.json()) as { data: { viewCount: number; downloadCount: number } }).data
     assert.deepEqual({ views: data.viewCount, downloads: data.downloadCount }, { views: 600, downloads: 600 })
-    const spread = await servedBy('GET', page)
+    const spread = await servedBy('GET', page, 1200)
     assert.ok(
       spread.every((count) => count > 300),
       `${spread}`,
@@ -278,7 +293,7 @@ describe('three processes behind nginx', { skip }, () => {
     const home = await client.send('GET', '/')
     assert.equal(home.status, 200)
     assert.match(home.text, /Made across processes/)
-    const steps = (await log()).slice(before)
+    const steps = (await log(before + 5)).slice(before)
     assert.equal(steps.length, 5)
     // Every process served the session; each form was posted to another process than the one that drew it.
     assert.equal(new Set(steps.map((step) => step.upstream)).size, 3, JSON.stringify(steps))
@@ -319,9 +334,11 @@ describe('three processes behind nginx', { skip }, () => {
     // Round-robin never sends two requests in a row to one process: once a probe has been served by the
     // process of the code, the exchange goes to another, and the refresh after it to the third.
     for (;;) {
+      const logged = (await log()).length
       await (await fetch(`${base}/healthz`)).arrayBuffer()
-      if ((await log()).at(-1)?.upstream === codeFrom.upstream) break
+      if ((await log(logged + 1)).at(-1)?.upstream === codeFrom.upstream) break
     }
+    const beforeTokens = (await log()).length
     const tokens = await exchange(oc, authorization, back)
     const refreshed = await oauth.processRefreshTokenResponse(
       oc.as,
@@ -331,7 +348,9 @@ describe('three processes behind nginx', { skip }, () => {
         additionalParameters: { resource: oc.resource },
       }),
     )
-    const [exchanged, refreshedBy] = (await log()).filter((r) => r.uri === '/oauth/token').slice(-2)
+    const [exchanged, refreshedBy] = (await log(beforeTokens + 2))
+      .filter((r) => r.uri === '/oauth/token')
+      .slice(-2)
     assert.deepEqual(
       new Set([codeFrom.upstream, exchanged?.upstream, refreshedBy?.upstream]).size,
       3,
@@ -372,6 +391,14 @@ describe('three processes behind nginx', { skip }, () => {
     // right or not, is refused by whichever process gets it.
     const email = await ownerAccount()
     const guesser = new FormClient(base)
+    const signIns = async (atLeast = 0) => {
+      for (let waited = 0; ; waited += 20) {
+        const lines = (await log()).filter((r) => r.uri === '/account/sign-in')
+        if (lines.length >= atLeast || waited > 5000) return lines
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+    const beforeGuesses = (await signIns()).length
     for (let i = 0; i < 10; i++) {
       const page = await guesser.send('GET', '/account/sign-in')
       const wrong = await guesser.send('POST', '/account/sign-in', {
@@ -381,7 +408,7 @@ describe('three processes behind nginx', { skip }, () => {
       })
       assert.equal(wrong.status, 401, `attempt ${i}`)
     }
-    const attempts = (await log()).slice(-20)
+    const attempts = (await signIns(beforeGuesses + 20)).slice(-20)
     assert.equal(new Set(attempts.map((r) => r.upstream)).size, 3, JSON.stringify(attempts))
     for (let i = 0; i < 3; i++) {
       const page = await guesser.send('GET', '/account/sign-in')
