@@ -145,39 +145,47 @@ describe('three processes behind nginx', { skip }, () => {
   after(async () => cleanup?.())
 
   /**
-   * Every request nginx passed on so far, in the order they ended, once there are at least `atLeast`: nginx
-   * writes a request's line after its answer has gone, so a client may hear back before the line is there.
+   * `read()` once `done` holds of it, or after 5 s: nginx writes a request's line after its answer has gone, so
+   * a client may hear back before the line is in the log.
    */
-  const log = async (atLeast = 0): Promise<Served[]> => {
+  const settled = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
     for (let waited = 0; ; waited += 20) {
-      const served = (await nginx.requests())
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => {
-          const [method = '', uri = '', status = '', ...tried] = line.split(' ')
-          return { method, uri, status: Number(status), upstream: tried.at(-1) ?? '' }
-        })
-      if (served.length >= atLeast || waited > 5000) return served
+      const value = await read()
+      if (done(value) || waited > 5000) return value
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
   }
+
+  /** Every request nginx passed on so far, in the order they ended, once there are at least `atLeast`. */
+  const log = (atLeast = 0): Promise<Served[]> =>
+    settled(
+      async () =>
+        (await nginx.requests())
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => {
+            const [method = '', uri = '', status = '', ...tried] = line.split(' ')
+            return { method, uri, status: Number(status), upstream: tried.at(-1) ?? '' }
+          }),
+      (served) => served.length >= atLeast,
+    )
 
   /**
    * How many requests for paths starting with `prefix` each process got, as nginx logged them; once `total`
    * are logged, when the caller knows how many were sent.
    */
-  const servedBy = async (method: string, prefix: string, total = 0) => {
-    for (let waited = 0; ; waited += 20) {
-      const served = await log()
-      const counts = upstreams.map(
-        (upstream) =>
-          served.filter((r) => r.upstream === upstream && r.method === method && r.uri.startsWith(prefix))
-            .length,
-      )
-      if (counts.reduce((sum, n) => sum + n, 0) >= total || waited > 5000) return counts
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
+  const servedBy = (method: string, prefix: string, total = 0) =>
+    settled(
+      async () => {
+        const served = await log()
+        return upstreams.map(
+          (upstream) =>
+            served.filter((r) => r.upstream === upstream && r.method === method && r.uri.startsWith(prefix))
+              .length,
+        )
+      },
+      (counts) => counts.reduce((sum, n) => sum + n, 0) >= total,
+    )
 
   /** Uploads `content` through nginx as the real client does; resolves with the new file's id. */
   const uploadFile = async (name: string, type: string, content: Buffer) => {
@@ -391,13 +399,11 @@ describe('three processes behind nginx', { skip }, () => {
     // right or not, is refused by whichever process gets it.
     const email = await ownerAccount()
     const guesser = new FormClient(base)
-    const signIns = async (atLeast = 0) => {
-      for (let waited = 0; ; waited += 20) {
-        const lines = (await log()).filter((r) => r.uri === '/account/sign-in')
-        if (lines.length >= atLeast || waited > 5000) return lines
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-    }
+    const signIns = (atLeast = 0) =>
+      settled(
+        async () => (await log()).filter((r) => r.uri === '/account/sign-in'),
+        (lines) => lines.length >= atLeast,
+      )
     const beforeGuesses = (await signIns()).length
     for (let i = 0; i < 10; i++) {
       const page = await guesser.send('GET', '/account/sign-in')
