@@ -8,7 +8,7 @@ import { encodeCursor } from '../src/db/pagination.ts'
 import { OauthRecordsRepository } from '../src/oauth/oauth-records.repository.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import { freePort, requireWrk, startChild, stopChild, waitForServer, wrk } from './processes.ts'
-import { ACCOUNT_ID, BENCH_DIR, FILES, openSeeded } from './seed.ts'
+import { ACCOUNT_ID, BENCH_DIR, FILES, fileIdOf, folderIdOf, openSeeded } from './seed.ts'
 
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
@@ -99,7 +99,7 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
     .offset(Math.floor(FILES / 2))
     .limit(1)
     .executeTakeFirstOrThrow()
-  const oneFile = `fil_b${String(Math.floor(FILES / 3)).padStart(10, '0')}`
+  const oneFile = fileIdOf(ACCOUNT_ID, Math.floor(FILES / 3))
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const accessToken = await mintAccessToken(db, `${base}/api/v1`)
@@ -132,7 +132,7 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
         name: `list files, page at row ${Math.floor(FILES / 2).toLocaleString('en')}`,
         path: `/api/v1/files?cursor=${cursor}`,
       },
-      { name: 'list files in a folder', path: '/api/v1/files?folderId=fld_bench042' },
+      { name: 'list files in a folder', path: `/api/v1/files?folderId=${folderIdOf(ACCOUNT_ID, 42)}` },
       { name: 'search a name substring', path: '/api/v1/files?query=7d2a9' },
       // The hard cases for a search, whose work name-search.ts bounds: a pattern in every name, one whose
       // matches are all old (its first page is empty: the walk stops at its bound), one whose trigrams

@@ -24,7 +24,7 @@ import {
   waitForServer,
   wrk,
 } from './processes.ts'
-import { ACCOUNT_ID, BENCH_DIR, FILES, openSeeded } from './seed.ts'
+import { ACCOUNT_ID, BENCH_DIR, FILES, folderIdOf, openSeeded } from './seed.ts'
 
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
@@ -47,7 +47,7 @@ interface Scenario {
  * names match) and for a pattern in every name (the page fills from the newest files). */
 const SCENARIOS: Scenario[] = [
   { name: 'home page (`/`)', path: '/', rows: 50 },
-  { name: 'a folder (`/folders/{id}`)', path: '/folders/fld_bench042', rows: 50 },
+  { name: 'a folder (`/folders/{id}`)', path: `/folders/${folderIdOf(ACCOUNT_ID, 42)}`, rows: 50 },
   { name: 'search, selective (`/?query=7d2a9`)', path: '/?query=7d2a9', rows: 2 },
   { name: 'search, common (`/?query=.pdf`)', path: '/?query=.pdf', rows: 50 },
 ]

@@ -76,22 +76,34 @@ export async function waitForServer(url: string, child: ChildProcess): Promise<v
   throw new Error(`server at ${url} did not start`)
 }
 
-/** wrk's figures: requests per second, p50 and p99 in ms, completed requests, and failures of any kind. */
+/** A wrk script that asks for the paths of the file named by WRK_PATHS (one a line), in turn, over and over. */
+export const PATHS_SCRIPT = path.join(import.meta.dirname, 'paths.lua')
+
+/**
+ * wrk's figures: requests per second, p50 and p99 in ms, completed requests, and failures of any kind.
+ * With `paths` (a file of paths, see PATHS_SCRIPT), it asks for those in turn instead of `url`'s path.
+ */
 export async function wrk(
   url: string,
   connections: number,
   seconds: number,
   headers: string[] = [],
+  paths?: string,
 ): Promise<WrkFigures> {
   const headerArgs = headers.flatMap((header) => ['-H', header])
-  const { stdout } = await run('wrk', [
-    '-t1',
-    `-c${connections}`,
-    `-d${seconds}s`,
-    '--latency',
-    ...headerArgs,
-    url,
-  ])
+  const { stdout } = await run(
+    'wrk',
+    [
+      '-t1',
+      `-c${connections}`,
+      `-d${seconds}s`,
+      '--latency',
+      ...headerArgs,
+      ...(paths ? ['-s', PATHS_SCRIPT] : []),
+      url,
+    ],
+    { env: { ...process.env, ...(paths ? { WRK_PATHS: paths } : {}) }, maxBuffer: 16 * 1024 * 1024 },
+  )
   const ms = (label: string) => {
     const match = new RegExp(`^\\s+${label}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(stdout)
     if (!match) throw new Error(`no ${label}% latency in wrk's output:\n${stdout}`)

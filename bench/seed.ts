@@ -1,108 +1,196 @@
-// The benchmarks' large account: 1,000,000 files (BENCH_FILES) in 100 folders, a fifth of them shared, seeded
-// once per engine and kept for later runs (SQLite under .bench/<engine>, PostgreSQL in the database
-// coffer_bench). The rows are generated inside the database, the same on both engines, so that a run on either
-// reads the same names: "report-000123-9e3779b1.pdf" gives searches something to find.
+// Seeds an account with many files, for the benchmarks and for anyone who wants to check their answers:
+//   npm run bench:seed -- --files N --email EMAIL
+// On the server's own storage (DATABASE_URL, or SQLite under DATA_DIR, read as the server reads them). The
+// account is created if missing. File n (1-based) is named `report-NNNNNNN-HHHHHHHH.pdf`, N being n padded to
+// 7 digits and H the hex of (n × 2654435761) mod 2^32 padded to 8, so a search has hash fragments to find; it
+// is created at 2024-01-01 plus n milliseconds (newest last), lies in folder n mod 100, and every fifth file
+// has a share link. A second run adds only the files still missing, so an interrupted seeding resumes.
+// The files have rows but no bytes: downloads answer that the file's content is lost, and the storage check
+// reports every one (start the server with STORAGE_CHECK_INTERVAL_SECONDS=0).
+//
+// The rows are generated inside the database, in batches of BATCH (one statement and one transaction each):
+// that is faster than COPY from a client, which would send the same rows over the socket.
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
+import { parseArgs } from 'node:util'
 import { type Kysely, sql } from 'kysely'
 import pg from 'pg'
+import { loadConfig } from '../src/config.ts'
 import type { Db } from '../src/db/database.ts'
 import type { Engine } from '../src/db/engine.ts'
 import { migrate } from '../src/db/migrate.ts'
 import { openDatabase } from '../src/db/open.ts'
 import type { Database } from '../src/db/schema.ts'
+import { newId } from '../src/ids.ts'
 
+/** The benchmarks' own account (bench/api.ts, bench/app.ts, bench/search.ts). */
 export const FILES = Number(process.env.BENCH_FILES ?? 1_000_000)
-export const FOLDERS = 100
 export const ACCOUNT_ID = 'acc_bench'
+const ACCOUNT_EMAIL = 'bench@example.com'
+export const FOLDERS = 100
 export const BENCH_DIR = path.resolve('.bench')
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_DATABASE = 'coffer_bench'
+const BATCH = 250_000
+const BASE_TIME = Date.UTC(2024, 0, 1)
 
-async function ensurePgDatabase(): Promise<string> {
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
-  await admin.connect()
-  const exists = await admin.query('select 1 from pg_database where datname = $1', [PG_DATABASE])
-  if (exists.rowCount === 0) await admin.query(`create database ${PG_DATABASE}`)
-  await admin.end()
-  const url = new URL(PG_ADMIN_URL)
-  url.pathname = `/${PG_DATABASE}`
-  return url.toString()
-}
+/** The seeded file n's id and folder's id, from the account's: readable, and distinct between accounts. */
+export const fileIdOf = (accountId: string, n: number) =>
+  `fil_${accountId.slice(4)}_${String(n).padStart(10, '0')}`
+export const folderIdOf = (accountId: string, f: number) =>
+  `fld_${accountId.slice(4)}_${String(f).padStart(3, '0')}`
+/** The seeded file n's name, as the statements below make it. */
+export const fileNameOf = (n: number) =>
+  `report-${String(n).padStart(7, '0')}-${((n * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}.pdf`
 
-/** The row for file number n (1-based); the same on both engines. */
+/** (n × 2654435761) mod 2^32 in SQL, n being a 64-bit integer expression. */
 const HASH = (n: string) => `((${n} * 2654435761) % 4294967296)`
 
-async function seed(db: Db): Promise<void> {
+export interface SeedReport {
+  accountId: string
+  /** Files added by this run (0 when all were there). */
+  added: number
+  seconds: number
+}
+
+/**
+ * Gives the account of `email` (made, with `accountId` or a new id, if missing) the seeded files 1..`files`,
+ * adding those missing.
+ */
+export async function seedAccount(
+  db: Db,
+  options: { email: string; files: number; accountId?: string; progress?: (line: string) => void },
+): Promise<SeedReport> {
   const k = db.kysely as Kysely<Database>
-  const have = await k
-    .selectFrom('files')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('account_id', '=', ACCOUNT_ID)
+  const started = performance.now()
+  const existing = await k
+    .selectFrom('accounts')
+    .select('id')
+    .where('email', '=', options.email)
     .executeTakeFirst()
-  if (Number(have?.n) === FILES) {
-    console.log(`  [${db.engine}] reusing ${FILES.toLocaleString()} seeded files`)
-    return
+  const accountId = existing?.id ?? options.accountId ?? newId('acc')
+  if (!existing) {
+    await k
+      .insertInto('accounts')
+      .values({ id: accountId, email: options.email, password_hash: null, created_at: BASE_TIME })
+      .execute()
   }
-  console.log(`  [${db.engine}] seeding ${FILES.toLocaleString()} files (first run only)...`)
-  const started = Date.now()
-  await k.deleteFrom('accounts').where('id', '=', ACCOUNT_ID).execute()
-  const base = Date.UTC(2024, 0, 1)
-  await k
-    .insertInto('accounts')
-    .values({ id: ACCOUNT_ID, email: 'bench@example.com', password_hash: null, created_at: base })
-    .execute()
+  const tag = accountId.slice(4)
   for (let f = 0; f < FOLDERS; f++) {
-    const id = `fld_bench${String(f).padStart(3, '0')}`
     await k
       .insertInto('folders')
       .values({
-        id,
-        account_id: ACCOUNT_ID,
+        id: folderIdOf(accountId, f),
+        account_id: accountId,
         name: `Folder ${f}`,
         name_key: `folder ${f}`,
-        created_at: base + f,
+        created_at: BASE_TIME + f,
       })
+      .onConflict((oc) => oc.doNothing())
       .execute()
   }
-  if (db.engine === 'postgres') {
-    // The name index takes new names one by one (migration 0005); for a million at once, defer them to its
+  // Batches commit in order, so the highest id seeded says where an interrupted run stopped.
+  const last = await k
+    .selectFrom('files')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .where('id', '>', `fil_${tag}_`)
+    .where('id', '<', `fil_${tag}_~`)
+    .executeTakeFirst()
+  const have = last?.id ? Number(last.id.slice(-10)) : 0
+  const pgIndexDeferred = db.engine === 'postgres' && have < options.files
+  if (pgIndexDeferred) {
+    // The name index takes new names one by one (migration 0005); for millions at once, defer them to its
     // pending list and merge that in one pass.
     await sql`alter index files_name_trgm set (fastupdate = on)`.execute(k)
-    await sql`
-      insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
-      select 'fil_b' || lpad(n::text, 10, '0'), ${ACCOUNT_ID},
-             'fld_bench' || lpad((n % ${FOLDERS})::text, 3, '0'),
-             'report-' || lpad(n::text, 7, '0') || '-' || lpad(to_hex(${sql.raw(HASH('n::bigint'))}), 8, '0') || '.pdf',
-             'application/pdf', 1000 + n, 'files/acc_bench/fil_b' || lpad(n::text, 10, '0'), null,
-             ${base}::bigint + n, ${base}::bigint + n
-      from generate_series(1, ${FILES}) as n`.execute(k)
-    await sql`
-      insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
-      select 'shr_b' || lpad(n::text, 10, '0'), ${ACCOUNT_ID}, 'fil_b' || lpad(n::text, 10, '0'),
-             'pub' || lpad(n::text, 10, '0'), true, null, n % 50, n % 7, ${base}::bigint + n, ${base}::bigint + n
-      from generate_series(5, ${FILES}, 5) as n`.execute(k)
+  }
+  for (let from = have + 1; from <= options.files; from += BATCH) {
+    const to = Math.min(from + BATCH - 1, options.files)
+    await insertBatch(db, accountId, tag, from, to)
+    options.progress?.(
+      `  ${to.toLocaleString('en')} of ${options.files.toLocaleString('en')} files, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    )
+  }
+  if (pgIndexDeferred) {
     await sql`select gin_clean_pending_list('files_name_trgm'::regclass)`.execute(k)
     await sql`alter index files_name_trgm set (fastupdate = off)`.execute(k)
-    await sql`analyze`.execute(k)
-  } else {
-    await sql`
-      with recursive seq(n) as (select 1 union all select n + 1 from seq where n < ${FILES})
-      insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
-      select printf('fil_b%010d', n), ${ACCOUNT_ID}, printf('fld_bench%03d', n % ${FOLDERS}),
-             printf('report-%07d-%08x.pdf', n, ${sql.raw(HASH('n'))}),
-             'application/pdf', 1000 + n, printf('files/acc_bench/fil_b%010d', n), null,
-             ${base} + n, ${base} + n
-      from seq`.execute(k)
-    await sql`
-      insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
-      select 'shr_b' || substr(id, 6), account_id, id, 'pub' || substr(id, 6), 1, null, size % 50, size % 7, created_at, created_at
-      from files where account_id = ${ACCOUNT_ID} and (size - 1000) % 5 = 0`.execute(k)
+  }
+  if (have < options.files) {
+    await sql`update folders set file_count = (select count(*) from files where files.folder_id = folders.id)
+              where account_id = ${accountId}`.execute(k)
     await sql`analyze`.execute(k)
   }
-  await sql`update folders set file_count = (select count(*) from files where files.folder_id = folders.id)
-            where account_id = ${ACCOUNT_ID}`.execute(k)
-  console.log(`  [${db.engine}] seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  return {
+    accountId,
+    added: Math.max(0, options.files - have),
+    seconds: (performance.now() - started) / 1000,
+  }
+}
+
+/** Files from..to (inclusive) of the account, and the shares of every fifth, in one transaction. */
+async function insertBatch(db: Db, accountId: string, tag: string, from: number, to: number): Promise<void> {
+  await db.kysely.transaction().execute(async (trx) => {
+    if (db.engine === 'postgres') {
+      await sql`
+        insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+        select 'fil_' || ${tag} || '_' || lpad(n::text, 10, '0'), ${accountId},
+               'fld_' || ${tag} || '_' || lpad((n % ${FOLDERS})::text, 3, '0'),
+               'report-' || lpad(n::text, 7, '0') || '-' || lpad(to_hex(${sql.raw(HASH('n::bigint'))}), 8, '0') || '.pdf',
+               'application/pdf', 1000 + n, 'files/' || ${accountId} || '/' || n, null,
+               ${BASE_TIME}::bigint + n, ${BASE_TIME}::bigint + n
+        from generate_series(${from}::bigint, ${to}::bigint) as n`.execute(trx)
+      await sql`
+        insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
+        select 'shr_' || ${tag} || '_' || lpad(n::text, 10, '0'), ${accountId},
+               'fil_' || ${tag} || '_' || lpad(n::text, 10, '0'),
+               'pub_' || ${tag} || '_' || lpad(n::text, 10, '0'), true, null, n % 50, n % 7,
+               ${BASE_TIME}::bigint + n, ${BASE_TIME}::bigint + n
+        from generate_series(${from}::bigint, ${to}::bigint) as n where n % 5 = 0`.execute(trx)
+      return
+    }
+    await sql`
+      with recursive seq(n) as (select ${from} union all select n + 1 from seq where n < ${to})
+      insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at)
+      select printf('fil_%s_%010d', ${tag}, n), ${accountId}, printf('fld_%s_%03d', ${tag}, n % ${FOLDERS}),
+             printf('report-%07d-%08x.pdf', n, ${sql.raw(HASH('n'))}),
+             'application/pdf', 1000 + n, printf('files/%s/%d', ${accountId}, n), null,
+             ${BASE_TIME} + n, ${BASE_TIME} + n
+      from seq`.execute(trx)
+    const firstShared = Math.ceil(from / 5) * 5
+    if (firstShared > to) return
+    await sql`
+      with recursive seq(n) as (select ${firstShared} union all select n + 5 from seq where n + 5 <= ${to})
+      insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
+      select printf('shr_%s_%010d', ${tag}, n), ${accountId}, printf('fil_%s_%010d', ${tag}, n),
+             printf('pub_%s_%010d', ${tag}, n), 1, null, n % 50, n % 7, ${BASE_TIME} + n, ${BASE_TIME} + n
+      from seq`.execute(trx)
+  })
+}
+
+/** Table and index sizes, largest first, in bytes: what the seeded rows cost on disk. */
+export async function storageSizes(db: Db): Promise<{ name: string; bytes: number }[]> {
+  if (db.engine === 'postgres') {
+    const { rows } = await sql<{ name: string; bytes: string }>`
+      select c.relname as name, pg_relation_size(c.oid) as bytes from pg_class c
+      join pg_namespace ns on ns.oid = c.relnamespace
+      where ns.nspname = current_schema() and c.relkind in ('r', 'i') and pg_relation_size(c.oid) > 1048576
+      order by 2 desc`.execute(db.kysely)
+    return rows.map((row) => ({ name: row.name, bytes: Number(row.bytes) }))
+  }
+  const { rows } = await sql<{ name: string; bytes: number }>`
+    select name, sum(pgsize) as bytes from dbstat group by name having sum(pgsize) > 1048576
+    order by 2 desc`.execute(db.kysely)
+  return rows.map((row) => ({ name: row.name, bytes: Number(row.bytes) }))
+}
+
+async function ensurePgDatabase(name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
+  await admin.connect()
+  const exists = await admin.query('select 1 from pg_database where datname = $1', [name])
+  if (exists.rowCount === 0) await admin.query(`create database ${name}`)
+  await admin.end()
+  const url = new URL(PG_ADMIN_URL)
+  url.pathname = `/${name}`
+  return url.toString()
 }
 
 export interface Seeded {
@@ -113,21 +201,62 @@ export interface Seeded {
   databaseUrl: string | undefined
 }
 
-/** The engine's database, migrated, with the large account seeded (reused when already there); open. */
-export async function openSeeded(engine: Engine): Promise<Seeded> {
-  const dataDir = path.join(BENCH_DIR, engine)
+/**
+ * A benchmark's database for the engine, migrated, with the benchmarks' account (ACCOUNT_ID) holding `files`
+ * seeded files; open. The data set `set` has its own: SQLite under .bench/<engine> (.bench/<set>/<engine>),
+ * PostgreSQL in the database coffer_bench (coffer_<set>, with _ for -).
+ */
+export async function openSeeded(
+  engine: Engine,
+  { files = FILES, set = 'bench' }: { files?: number; set?: string } = {},
+): Promise<Seeded> {
+  const dataDir = set === 'bench' ? path.join(BENCH_DIR, engine) : path.join(BENCH_DIR, set, engine)
   mkdirSync(dataDir, { recursive: true })
-  const databaseUrl = engine === 'postgres' ? await ensurePgDatabase() : undefined
+  const databaseUrl =
+    engine === 'postgres'
+      ? await ensurePgDatabase(set === 'bench' ? PG_DATABASE : `coffer_${set.replaceAll('-', '_')}`)
+      : undefined
   const db = openDatabase({ databaseUrl, dataDir })
   await migrate(db)
-  await seed(db)
+  const report = await seedAccount(db, {
+    email: ACCOUNT_EMAIL,
+    accountId: ACCOUNT_ID,
+    files,
+    progress: (line) => console.log(`  [${engine}]${line}`),
+  })
+  if (report.added > 0) {
+    console.log(
+      `  [${engine}] seeded ${report.added.toLocaleString('en')} files in ${report.seconds.toFixed(1)} s`,
+    )
+  }
   return { db, dataDir, databaseUrl }
 }
 
-// `node bench/seed.ts` seeds both engines (BENCH_ENGINES) ahead of a run.
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
+
+// npm run bench:seed -- --files N --email EMAIL
 if (import.meta.main) {
-  for (const engine of (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]) {
-    const { db } = await openSeeded(engine)
+  const { values } = parseArgs({
+    options: { files: { type: 'string' }, email: { type: 'string' } },
+  })
+  const files = Number(values.files)
+  if (!Number.isInteger(files) || files < 1 || files > 99_999_999 || !values.email?.includes('@')) {
+    console.error('usage: npm run bench:seed -- --files N --email EMAIL   (1 ≤ N ≤ 99,999,999)')
+    process.exit(2)
+  }
+  const config = loadConfig()
+  if (!config.databaseUrl) mkdirSync(config.dataDir, { recursive: true })
+  const db = openDatabase(config)
+  try {
+    await migrate(db)
+    const report = await seedAccount(db, { email: values.email, files, progress: console.log })
+    console.log(
+      `${values.email} (${report.accountId}) holds files 1 to ${files.toLocaleString('en')}: ` +
+        `${report.added.toLocaleString('en')} added in ${report.seconds.toFixed(1)} s (${db.engine})`,
+    )
+    for (const { name, bytes } of await storageSizes(db))
+      console.log(`  ${name.padEnd(40)} ${mib(bytes).padStart(10)}`)
+  } finally {
     await db.close()
   }
 }
