@@ -5,8 +5,8 @@
 // 7 digits and H the hex of (n × 2654435761) mod 2^32 padded to 8, so a search has hash fragments to find; it
 // is created at 2024-01-01 plus n milliseconds (newest last), lies in folder n mod 100, and every fifth file
 // has a share link. A second run adds only the files still missing, so an interrupted seeding resumes.
-// The files have rows but no bytes: their downloads fail, and the storage check
-// reports every one (start the server with STORAGE_CHECK_INTERVAL_SECONDS=0).
+// The files have rows but no bytes: their downloads fail, and the storage check reports every one (start the
+// server with STORAGE_CHECK_INTERVAL_SECONDS=0).
 //
 // The rows are generated inside the database, in batches of BATCH (one statement and one transaction each):
 // that is faster than COPY from a client, which would send the same rows over the socket.
