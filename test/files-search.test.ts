@@ -10,6 +10,7 @@ import { test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import type { Db } from '../src/db/database.ts'
 import type { StoredFile } from '../src/files/files.repository.ts'
+import { selectivePart, trigramsOf } from '../src/files/name-sample.ts'
 import {
   ftsQuery,
   INDEX_CAP,
@@ -329,3 +330,29 @@ describeEachEngine(
   },
   { database: { bitmapReadTimeoutMs: 1_000 } },
 )
+
+test('the uncommon part of a query: its longest run of uncommon trigrams, else the whole query', () => {
+  assert.deepEqual(trigramsOf('AbÉd'), ['abé', 'béd'])
+  const shares: Record<string, number> = {
+    rep: 1,
+    epo: 1,
+    por: 1,
+    ort: 1,
+    'rt-': 0.9,
+    't-0': 0.5,
+    '-05': 0.1,
+  }
+  const share = (trigram: string) => shares[trigram] ?? 0.01
+  // Common trigrams left out, on either side.
+  assert.equal(selectivePart('report-0500001', share), '-0500001')
+  assert.equal(selectivePart('x0500001-report', share), 'x0500001-re')
+  // Of two runs, the longer; of two as long, the one with the rarer trigram.
+  assert.equal(selectivePart('abcd-report-abcdef', share), 't-abcdef')
+  const common = (trigram: string) => (trigram.includes('q') ? 1 : trigram === 'def' ? 0.001 : 0.01)
+  assert.equal(selectivePart('abcqdef', common), 'def')
+  assert.equal(selectivePart('defqabc', common), 'def')
+  // Nothing to leave out, nothing uncommon, or too short for a trigram: the whole query.
+  assert.equal(selectivePart('0500001', share), '0500001')
+  assert.equal(selectivePart('report', share), 'report')
+  assert.equal(selectivePart('re', share), 're')
+})

@@ -13,8 +13,10 @@
 // 1. It walks one page's worth of the account's newest files: a pattern most names match is settled here,
 //    before the trigram index is asked for more matches than any page needs.
 // 2. It asks the trigram index for at most INDEX_CAP matches, in all accounts (the index knows names, not
-//    accounts), which settles rare patterns exactly. PostgreSQL also gives this step a time bound (see
-//    `Db.readThroughBitmaps`), since its index can offer far more candidate names than there are matches.
+//    accounts), which settles rare patterns exactly. The index is asked for the query's uncommon part only,
+//    and its candidates tested against the whole query (see name-sample.ts). PostgreSQL also gives this step a
+//    time bound (see `Db.readThroughBitmaps`), since its index can offer far more candidates than there are
+//    matches.
 // 3. With more matches than that, it walks the account's files in the order index for at most WALK_ROWS rows.
 //    That walk may end before it has a full page: the page is then short, or even empty, and its cursor
 //    points after the last row walked, so the next call goes on from there. As the API promises, only a null
@@ -44,6 +46,7 @@ import {
 } from '../db/pagination.ts'
 import { PreparedShapes } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
+import { NameSample, SAMPLE_NAMES, selectivePart } from './name-sample.ts'
 
 /** The most matches a search reads from the trigram index; with more, it walks the order index. */
 export const INDEX_CAP = 5_000
@@ -62,10 +65,13 @@ export interface SearchOptions {
   limit: number
 }
 
-/** Where a search looks; `pattern` is the engine's form of the query, as each statement needs it. */
+/** Where a search looks; the patterns are the engine's forms of the query, as each statement needs them. */
 export interface SearchScope {
   accountId: string
+  /** What each name is tested against (`NameIndex.walkPattern`). */
   pattern: string
+  /** The index step's only: what the trigram index is asked for (`NameIndex.indexPattern`). */
+  lookup?: string
   folderId: string | undefined
   after: Cursor | undefined
 }
@@ -78,6 +84,7 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
   const index = NAME_INDEXES[db.engine]
   const statements = new SearchStatements(db)
   const crowded = new CrowdedPatterns()
+  const sample = new NameSample(() => index.readSample(db))
   return async ({ accountId, query, folderId, cursor, limit }) => {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
     const scope = (pattern: string): SearchScope => ({ accountId, pattern, folderId, after })
@@ -85,13 +92,15 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     if (!index.canAnswer(query)) return walk(statements, walkScope, WALK_ROWS, limit)
     const first = await walk(statements, walkScope, fetchSizeFor(limit), limit)
     if (first.items.length === limit || first.nextCursor === null) return first
-    const indexScope = scope(index.indexPattern(query))
-    if (!crowded.has(indexScope.pattern)) {
-      const answer = await fromTrigramIndex(statements, index, indexScope, limit)
+    if (!crowded.has(walkScope.pattern)) {
+      const names = await sample.ready()
+      const part = selectivePart(query, (trigram) => names.share(trigram))
+      const lookup = index.indexPattern(index.canAnswer(part) ? part : query)
+      const answer = await fromTrigramIndex(statements, index, { ...walkScope, lookup }, limit)
       if (typeof answer === 'object') return answer
       // Not a timeout: it may say more of the moment (a busy server) than of the pattern, and a pattern that
       // the index settles in a millisecond would then walk, at ten times the cost, for a whole minute.
-      if (answer === 'over cap') crowded.add(indexScope.pattern)
+      if (answer === 'over cap') crowded.add(walkScope.pattern)
     }
     return walk(statements, walkScope, WALK_ROWS, limit)
   }
@@ -99,7 +108,7 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
 
 /**
  * The patterns more than INDEX_CAP names matched lately, whatever the account, folder or cursor: the trigram
- * step counts the matches of all accounts, by name alone. For a while, since names come and go; and only so
+ * step counts the matches of all accounts, by name alone. Kept in their walk's form. For a while, since names come and go; and only so
  * many, so a client's stream of distinct patterns cannot grow it.
  */
 class CrowdedPatterns {
@@ -221,7 +230,10 @@ export function pgTrigramQuery(db: Db, scope: SearchScope, fetch: number) {
   const matches = db.kysely
     .selectFrom('files')
     .select(['files.id', 'files.account_id', 'files.folder_id', 'files.created_at'])
-    .where(PG_TRIGRAMS.nameMatches(scope.pattern))
+    .where(PG_TRIGRAMS.nameMatches(scope.lookup ?? scope.pattern))
+    // Tested on each candidate, not looked up: `name || ''` is no indexed expression, so the index is asked
+    // for the lookup's trigrams alone.
+    .where(sql<SqlBool>`(${sql.ref('files.name')} || '') ilike ${scope.pattern} escape '\\'`)
     .limit(sql.lit(INDEX_CAP + 1))
   let page = withMatches(db)
     .selectFrom('matches')
@@ -231,11 +243,17 @@ export function pgTrigramQuery(db: Db, scope: SearchScope, fetch: number) {
   return countedPage(db, matches, keysetAfter(page, 'matches', scope.after, fetch))
 }
 
-/** SQLite: the index step, with the FTS5 trigram table `files_name_fts`; `scope.pattern` is an FTS5 phrase. */
+/**
+ * SQLite: the index step, with the FTS5 trigram table `files_name_fts`; `scope.lookup` is an FTS5 phrase, and
+ * `scope.pattern` the GLOB pattern each candidate's name is tested against.
+ */
 export function ftsQuery(db: Db, scope: SearchScope, fetch: number) {
+  // The test reads the name from `files`: on the FTS5 table, FTS5 would look the GLOB up in its index too,
+  // whole pattern and all.
   const matches = sql<{
     rowid: number
-  }>`(select rowid from files_name_fts where files_name_fts match ${scope.pattern}
+  }>`(select files_name_fts.rowid from files_name_fts cross join files on files.rowid = files_name_fts.rowid
+    where files_name_fts match ${scope.lookup ?? scope.pattern} and files.name glob ${scope.pattern}
     limit ${sql.lit(INDEX_CAP + 1)})`
   // CROSS JOIN makes SQLite loop over the matches and look each file up by rowid, whatever it guesses of
   // their number; it might otherwise walk the account's files and test each against them.
@@ -319,6 +337,7 @@ function valuesOf(scope: SearchScope): unknown[] {
   return [
     scope.accountId,
     scope.pattern,
+    ...(scope.lookup === undefined ? [] : [scope.lookup]),
     ...(scope.folderId === undefined ? [] : [scope.folderId]),
     ...(scope.after === undefined ? [] : [scope.after.createdAt, scope.after.id]),
   ]
@@ -327,10 +346,11 @@ function valuesOf(scope: SearchScope): unknown[] {
 /** A scope of the same shape with `valuesOf`'s values replaced, in order. */
 function withValues(shape: SearchScope, values: unknown[]): SearchScope {
   const [accountId, pattern, ...rest] = values as string[]
+  const lookup = shape.lookup === undefined ? undefined : rest.shift()
   const folderId = shape.folderId === undefined ? undefined : rest.shift()
   const after =
     shape.after === undefined ? undefined : { createdAt: rest[0] as unknown as number, id: rest[1] as string }
-  return { accountId: accountId as string, pattern: pattern as string, folderId, after }
+  return { accountId: accountId as string, pattern: pattern as string, lookup, folderId, after }
 }
 
 /**
@@ -358,6 +378,8 @@ interface NameIndex {
   indexPattern(query: string): string
   /** The index step's statement (see `countedPage`). */
   indexStep(db: Db, scope: SearchScope, fetch: number): Compilable<IndexStepRow>
+  /** About SAMPLE_NAMES names of all accounts, at random (see name-sample.ts). */
+  readSample(db: Db): Promise<string[]>
 }
 
 type IndexStepRow = { found: number; id: string | null; created_at: number | null }
@@ -371,6 +393,19 @@ const PG_TRIGRAMS: NameIndex = {
   nameMatches: (pattern) => sql<SqlBool>`${sql.ref('files.name')} ilike ${pattern} escape '\\'`,
   indexPattern: (query) => `%${escapeLike(query)}%`,
   indexStep: pgTrigramQuery,
+  readSample: async (db) => {
+    // Pages at random, as many as hold about SAMPLE_NAMES rows by the planner's count; a table too small to
+    // have one is read whole, up to twice that.
+    const { rows } = await sql<{ rows: number }>`
+      select reltuples as rows from pg_class where oid = 'files'::regclass`.execute(db.kysely)
+    const rowCount = Number(rows[0]?.rows ?? 0)
+    const sampled =
+      rowCount > 2 * SAMPLE_NAMES
+        ? sql<{ name: string }>`select name from files
+            tablesample system (${sql.lit((100 * SAMPLE_NAMES) / rowCount)})`
+        : sql<{ name: string }>`select name from files limit ${sql.lit(2 * SAMPLE_NAMES)}`
+    return (await sampled.execute(db.kysely)).rows.map((row) => row.name)
+  },
 }
 
 /**
@@ -398,6 +433,16 @@ const SQLITE_FTS: NameIndex = {
   // Its trigrams in sequence, so a match is the exact substring.
   indexPattern: (query) => `"${query.replaceAll('"', '""')}"`,
   indexStep: ftsQuery,
+  // Rows at random by rowid, each found through the table's own b-tree.
+  readSample: async (db) =>
+    (
+      await sql<{ name: string }>`
+        with recursive picks(n) as (select 1 union all select n + 1 from picks where n < ${sql.lit(SAMPLE_NAMES)})
+        select name from files
+        where rowid in (select abs(random()) % (select max(rowid) from files) + 1 from picks)`.execute(
+        db.kysely,
+      )
+    ).rows.map((row) => row.name),
 }
 
 const NAME_INDEXES: Record<Engine, NameIndex> = { postgres: PG_TRIGRAMS, sqlite: SQLITE_FTS }

@@ -1,0 +1,61 @@
+// The trigram index is asked for a search query's uncommon part (src/files/name-sample.ts), by how common each
+// trigram is among a sample of all accounts' names. A file of its own: the sample is of the whole database,
+// which here holds this test's names alone.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { nameSearch } from '../src/files/name-search.ts'
+import { insertFiles } from './support/files-helpers.ts'
+import { createAccount, describeEachEngine } from './support/harness.ts'
+
+describeEachEngine(
+  'files search lookup',
+  (ctx) => {
+    test("search asks the trigram index for the query's uncommon part and tests the whole query", async () => {
+      const c = ctx()
+      const a = await createAccount(c.app)
+      // `invoice-`, `-11` are in half the names or more; `117` and `177` in few. A memo holds `1177` too.
+      await insertFiles(c, a.id, [1000, 1199], ['invoice-', '.pdf'])
+      await insertFiles(c, a.id, [5000, 5000], ['memo-1177-', '.txt'])
+      const readThroughBitmaps = c.db.readThroughBitmaps
+      const asked: unknown[][] = []
+      c.db.readThroughBitmaps = async (query, name) => {
+        asked.push([...query.parameters])
+        return readThroughBitmaps(query, name)
+      }
+      try {
+        // A search of its own, whose sample of names is read now, from these.
+        const search = nameSearch(c.db)
+        const page = await search({
+          accountId: a.id,
+          query: 'Invoice-1177',
+          folderId: undefined,
+          cursor: undefined,
+          limit: 10,
+        })
+        assert.deepEqual(page, { items: [`fil_${a.id}_1177`], nextCursor: null })
+        const lookup = c.engine === 'sqlite' ? '"1177"' : '%1177%'
+        assert.ok(
+          asked.some((parameters) => parameters.includes(lookup)),
+          JSON.stringify(asked),
+        )
+        // The memo was a candidate, and the whole query's test left it out.
+        assert.deepEqual(
+          (
+            await search({
+              accountId: a.id,
+              query: 'mo-1177',
+              folderId: undefined,
+              cursor: undefined,
+              limit: 10,
+            })
+          ).items,
+          [`fil_${a.id}_5000`],
+        )
+      } finally {
+        c.db.readThroughBitmaps = readThroughBitmaps
+      }
+    })
+  },
+  // As in files-search.test.ts: a busy machine must not make the index step give way.
+  { database: { bitmapReadTimeoutMs: 1_000 } },
+)
