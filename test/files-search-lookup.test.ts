@@ -38,6 +38,25 @@ describeEachEngine(
           asked.some((parameters) => parameters.includes(lookup)),
           JSON.stringify(asked),
         )
+        // PostgreSQL is asked without the part's outer characters other than letters and digits: pg_trgm
+        // would look up the trigrams of a word's end too.
+        asked.length = 0
+        assert.deepEqual(
+          (
+            await search({
+              accountId: a.id,
+              query: '-1177.',
+              folderId: undefined,
+              cursor: undefined,
+              limit: 10,
+            })
+          ).items,
+          [`fil_${a.id}_1177`],
+        )
+        assert.ok(
+          asked.some((parameters) => parameters.includes(c.engine === 'sqlite' ? '"1177."' : '%1177%')),
+          JSON.stringify(asked),
+        )
         // The memo was a candidate, and the whole query's test left it out.
         assert.deepEqual(
           (

@@ -94,7 +94,7 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     if (first.items.length === limit || first.nextCursor === null) return first
     if (!crowded.has(walkScope.pattern)) {
       const names = await sample.ready()
-      const part = selectivePart(query, (trigram) => names.share(trigram))
+      const part = index.lookupPart(selectivePart(query, (trigram) => names.share(trigram)))
       const lookup = index.indexPattern(index.canAnswer(part) ? part : query)
       const answer = await fromTrigramIndex(statements, index, { ...walkScope, lookup }, limit)
       if (typeof answer === 'object') return answer
@@ -374,6 +374,8 @@ interface NameIndex {
   walkPattern(query: string): string
   /** The test of a `walkPattern` pattern. */
   nameMatches(pattern: string): RawBuilder<SqlBool>
+  /** The part of a query (`selectivePart`) as the index is best asked for it. */
+  lookupPart(part: string): string
   /** The pattern the index step's statement takes. */
   indexPattern(query: string): string
   /** The index step's statement (see `countedPage`). */
@@ -391,6 +393,10 @@ const PG_TRIGRAMS: NameIndex = {
   canAnswer: (query) => /[\p{L}\p{N}]{3}/u.test(query),
   walkPattern: (query) => `%${escapeLike(query)}%`,
   nameMatches: (pattern) => sql<SqlBool>`${sql.ref('files.name')} ilike ${pattern} escape '\\'`,
+  // Without the characters other than letters and digits at its ends: pg_trgm would take them as a word's
+  // bounds, and look up the trigrams of a word's start or end too, such as "  0", which every name that has a
+  // word starting with 0 holds (`%-0500001%` took 19 ms where `%0500001%` took 1).
+  lookupPart: (part) => part.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''),
   indexPattern: (query) => `%${escapeLike(query)}%`,
   indexStep: pgTrigramQuery,
   readSample: async (db) => {
@@ -430,6 +436,7 @@ const SQLITE_FTS: NameIndex = {
   canAnswer: (query) => [...query].length >= 3,
   walkPattern: caseInsensitiveGlob,
   nameMatches: (pattern) => sql<SqlBool>`${sql.ref('files.name')} glob ${pattern}`,
+  lookupPart: (part) => part,
   // Its trigrams in sequence, so a match is the exact substring.
   indexPattern: (query) => `"${query.replaceAll('"', '""')}"`,
   indexStep: ftsQuery,
