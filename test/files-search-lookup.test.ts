@@ -13,8 +13,8 @@ describeEachEngine(
     test("search asks the trigram index for the query's uncommon part and tests the whole query", async () => {
       const c = ctx()
       const a = await createAccount(c.app)
-      // `invoice-`, `-11` are in half the names or more; `117` and `177` in few. A memo holds `1177` too.
-      await insertFiles(c, a.id, [1000, 1199], ['invoice-', '.pdf'])
+      // `invoice-` is in every name and `-11` in a quarter; `117` and `177` in 3 % and less. A memo holds `1177`.
+      await insertFiles(c, a.id, [1000, 1399], ['invoice-', '.pdf'])
       await insertFiles(c, a.id, [5000, 5000], ['memo-1177-', '.txt'])
       const readThroughBitmaps = c.db.readThroughBitmaps
       const asked: unknown[][] = []

@@ -343,8 +343,12 @@ test('the uncommon part of a query: its longest run of uncommon trigrams, else t
     '-05': 0.1,
   }
   const share = (trigram: string) => shares[trigram] ?? 0.01
-  // Common trigrams left out, on either side.
-  assert.equal(selectivePart('report-0500001', share), '-0500001')
+  // Common trigrams left out, on either side: those in more than 5 % of the names.
+  assert.equal(selectivePart('report-0500001', share), '0500001')
+  assert.equal(
+    selectivePart('report-0500001', (trigram) => (trigram === '-05' ? 0.05 : share(trigram))),
+    '-0500001',
+  )
   assert.equal(selectivePart('x0500001-report', share), 'x0500001-re')
   // Of two runs, the longer; of two as long, the one with the rarer trigram.
   assert.equal(selectivePart('abcd-report-abcdef', share), 't-abcdef')

@@ -11,8 +11,12 @@
 /** Names in the sample, and how long it serves before it is read again. */
 export const SAMPLE_NAMES = 5_000
 const SAMPLE_FOR_MS = 10 * 60_000
-/** A trigram held by more than this share of the names is left out of the index's lookup, when it can be. */
-const COMMON_SHARE = 0.2
+/**
+ * A trigram held by more than this share of the names is left out of the index's lookup, when it can be: each
+ * one costs a read of that share of the index's names. On 2,000,000 names, with the trigrams of `report-05` in
+ * 10 % of them left in, `report-0500001` took 14 ms; out, 1.
+ */
+const COMMON_SHARE = 0.05
 
 /** The trigrams of a text as the indexes see them: each run of three characters, lower-cased. */
 export function trigramsOf(text: string): string[] {
