@@ -153,7 +153,7 @@ describeEachEngine(
           'index',
           c.engine === 'postgres'
             ? pgTrigramQuery(c.db, scope(long), 51).compile()
-            : ftsQuery(c.db, scope('"name-12345"'), 51).compile(),
+            : ftsQuery(c.db, { ...scope(long), lookup: '"name-12345"' }, 51).compile(),
           c.db.readThroughBitmaps,
         ),
       }

@@ -108,8 +108,8 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
 
 /**
  * The patterns more than INDEX_CAP names matched lately, whatever the account, folder or cursor: the trigram
- * step counts the matches of all accounts, by name alone. Kept in their walk's form. For a while, since names come and go; and only so
- * many, so a client's stream of distinct patterns cannot grow it.
+ * step counts the matches of all accounts, by name alone. Kept in their walk's form. For a while, since names
+ * come and go; and only so many, so a client's stream of distinct patterns cannot grow it.
  */
 class CrowdedPatterns {
   /** Pattern → until when it is skipped, oldest first. */
@@ -399,19 +399,16 @@ const PG_TRIGRAMS: NameIndex = {
   lookupPart: (part) => part.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''),
   indexPattern: (query) => `%${escapeLike(query)}%`,
   indexStep: pgTrigramQuery,
-  readSample: async (db) => {
-    // Pages at random, as many as hold about SAMPLE_NAMES rows by the planner's count; a table too small to
-    // have one is read whole, up to twice that.
-    const { rows } = await sql<{ rows: number }>`
-      select reltuples as rows from pg_class where oid = 'files'::regclass`.execute(db.kysely)
-    const rowCount = Number(rows[0]?.rows ?? 0)
-    const sampled =
-      rowCount > 2 * SAMPLE_NAMES
-        ? sql<{ name: string }>`select name from files
-            tablesample system (${sql.lit((100 * SAMPLE_NAMES) / rowCount)})`
-        : sql<{ name: string }>`select name from files limit ${sql.lit(2 * SAMPLE_NAMES)}`
-    return (await sampled.execute(db.kysely)).rows.map((row) => row.name)
-  },
+  // Pages at random, as many as hold about SAMPLE_NAMES rows by the planner's count; a table with no more than
+  // twice that (or never counted) whole.
+  readSample: (db) =>
+    readNames(
+      db,
+      sql`select name from files tablesample system ((
+        select (case when reltuples <= ${sql.lit(2 * SAMPLE_NAMES)} then 100
+          else 100.0 * ${sql.lit(SAMPLE_NAMES)} / reltuples end)::real
+        from pg_class where oid = 'files'::regclass))`,
+    ),
 }
 
 /**
@@ -441,15 +438,19 @@ const SQLITE_FTS: NameIndex = {
   indexPattern: (query) => `"${query.replaceAll('"', '""')}"`,
   indexStep: ftsQuery,
   // Rows at random by rowid, each found through the table's own b-tree.
-  readSample: async (db) =>
-    (
-      await sql<{ name: string }>`
-        with recursive picks(n) as (select 1 union all select n + 1 from picks where n < ${sql.lit(SAMPLE_NAMES)})
+  readSample: (db) =>
+    readNames(
+      db,
+      sql`with recursive picks(n) as (select 1 union all select n + 1 from picks where n < ${sql.lit(SAMPLE_NAMES)})
         select name from files
-        where rowid in (select abs(random()) % (select max(rowid) from files) + 1 from picks)`.execute(
-        db.kysely,
-      )
-    ).rows.map((row) => row.name),
+        where rowid in (select abs(random()) % (select max(rowid) from files) + 1 from picks)`,
+    ),
 }
 
 const NAME_INDEXES: Record<Engine, NameIndex> = { postgres: PG_TRIGRAMS, sqlite: SQLITE_FTS }
+
+/** The names a sample's statement reads; one statement, the same every time. */
+async function readNames(db: Db, statement: RawBuilder<{ name: string }>): Promise<string[]> {
+  const rows = await db.read(statement.compile(db.kysely), 'search_name_sample')
+  return rows.map((row) => row.name)
+}
