@@ -193,6 +193,14 @@ describeEachEngine(
           await explain('dense_alone', pgTrigramQuery(c.db, scope('%name-%'), 51).compile(), c.db.read),
           /Seq Scan/,
         )
+        // Neither JIT nor parallel workers on the index step's connections: each cost more than the search.
+        const settings = await c.db.readThroughBitmaps<{ jit: string; workers: string }>(
+          CompiledQuery.raw(
+            "select current_setting('jit') as jit, current_setting('max_parallel_workers_per_gather') as workers",
+          ),
+          'bitmap_settings',
+        )
+        assert.deepEqual(settings, [{ jit: 'off', workers: '0' }])
         // New names go straight into the index: no pending list for every search to read through.
         const { rows } = await sql<{ reloptions: string[] | null }>`
         select reloptions from pg_class where relname = 'files_name_trgm'`.execute(c.db.kysely)
