@@ -8,7 +8,7 @@ import { encodeCursor } from '../src/db/pagination.ts'
 import { OauthRecordsRepository } from '../src/oauth/oauth-records.repository.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import { freePort, requireWrk, startChild, stopChild, waitForServer, wrk } from './processes.ts'
-import { ACCOUNT_ID, BENCH_DIR, FILES, fileIdOf, folderIdOf, openSeeded } from './seed.ts'
+import { ACCOUNT_ID, BENCH_DIR, FILES, fileIdOf, folderIdOf, openSeeded, seededServerEnv } from './seed.ts'
 
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
@@ -107,19 +107,7 @@ async function benchEngine(engine: Engine): Promise<EngineResult> {
 
   // Every server answers with the same PUBLIC_URL, so that all return the same JSON.
   const startCoffer = (listenOn: number, env: Record<string, string> = {}) =>
-    startChild('src/server.ts', {
-      PORT: String(listenOn),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '100000000',
-      // The storage check at start compares a million rows with the blob store (the bench has no blobs, so
-      // it finds every one missing) in this process while the scenarios run: it held lists to a fifth.
-      STORAGE_CHECK_INTERVAL_SECONDS: '0',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      ...env,
-    })
+    startChild('src/server.ts', { ...seededServerEnv({ dataDir, databaseUrl }, base, listenOn), ...env })
   const server = startCoffer(port)
   try {
     await waitForServer(`${base}/healthz`, server)

@@ -24,7 +24,7 @@ import {
   waitForServer,
   wrk,
 } from './processes.ts'
-import { ACCOUNT_ID, BENCH_DIR, FILES, folderIdOf, openSeeded } from './seed.ts'
+import { ACCOUNT_ID, BENCH_DIR, FILES, folderIdOf, openSeeded, seededServerEnv } from './seed.ts'
 
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as Engine[]
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
@@ -124,18 +124,7 @@ async function benchEngine(engine: Engine): Promise<Row[]> {
   if (PROFILE) mkdirSync(profileDir, { recursive: true })
   const server = startChild(
     'src/server.ts',
-    {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_MAX: '100000000',
-      // As in the API bench: the storage check at start would compare a million rows with an empty blob store
-      // in this process while the scenarios run.
-      STORAGE_CHECK_INTERVAL_SECONDS: '0',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    },
+    seededServerEnv({ dataDir, databaseUrl }, base, port),
     PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   )
   let bare: ChildProcess | undefined

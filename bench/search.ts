@@ -34,6 +34,7 @@ import {
   folderIdOf,
   openSeeded,
   seedAccount,
+  seededServerEnv,
   storageSizes,
 } from './seed.ts'
 
@@ -181,17 +182,7 @@ async function benchEngine(engine: Engine): Promise<Row[]> {
 
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
-  const server = startChild('src/server.ts', {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: base,
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_MAX: '100000000',
-    // The seeded files have no bytes: the check would find every one missing.
-    STORAGE_CHECK_INTERVAL_SECONDS: '0',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-  })
+  const server = startChild('src/server.ts', seededServerEnv({ dataDir, databaseUrl }, base, port))
   const headers = { authorization: `Bearer ${secret}` }
   const headerLines = [`authorization: Bearer ${secret}`]
   const dir = path.join(BENCH_DIR, SET, `paths-${engine}`)
