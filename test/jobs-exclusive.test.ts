@@ -79,9 +79,10 @@ describe('background jobs on one PostgreSQL database', {
     )
     await sleep(100)
     assert.equal(await two.exclusively('chore', async () => {}), false)
-    await sql`select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid()`.execute(
-      two.kysely,
-    )
+    // Only this test's database: other test files run their migrations (under an advisory lock) at the same time.
+    await sql`select pg_terminate_backend(pid) from pg_locks
+      where locktype = 'advisory' and granted and pid <> pg_backend_pid()
+        and database = (select oid from pg_database where datname = current_database())`.execute(two.kysely)
     let free = false
     for (let i = 0; i < 50 && !free; i++) {
       free = await two.exclusively('chore', async () => {})
