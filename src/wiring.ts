@@ -21,6 +21,7 @@ import { ServerSecrets } from './db/server-secrets.ts'
 import { FileDigestsService } from './files/file-digests.service.ts'
 import { FilesRepository } from './files/files.repository.ts'
 import { FilesService } from './files/files.service.ts'
+import { NameIndexJob } from './files/name-index.service.ts'
 import { FilesZipService } from './files/zip.service.ts'
 import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
@@ -67,6 +68,8 @@ export interface Jobs {
   storageReconciler: StorageReconciler
   /** Removes expired sessions, setup links and OAuth records. */
   expiredRecords: ExpiredRecordsPurge
+  /** Writes the name index's full blocks (files/name-index.ts). */
+  nameIndex: NameIndexJob
 }
 
 export interface Wiring {
@@ -252,7 +255,15 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     },
     exclusively,
   )
-  const jobs: Jobs = { uploadProcessor, fileDigests, blobDeletions, storageReconciler, expiredRecords }
+  const nameIndex = new NameIndexJob(db, exclusively)
+  const jobs: Jobs = {
+    uploadProcessor,
+    fileDigests,
+    blobDeletions,
+    storageReconciler,
+    expiredRecords,
+    nameIndex,
+  }
   const uploads = new UploadsService({
     transaction,
     uploads: uploadsRepository,
@@ -323,6 +334,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       blobDeletions.start(log)
       storageReconciler.start(log)
       expiredRecords.start(log)
+      nameIndex.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
@@ -330,6 +342,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       await blobDeletions.stop()
       await storageReconciler.stop()
       await expiredRecords.stop()
+      await nameIndex.stop()
     },
   }
 }

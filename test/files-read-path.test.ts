@@ -7,7 +7,6 @@ import { test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
 import { openDatabase } from '../src/db/open.ts'
 import { encodeCursor } from '../src/db/pagination.ts'
-import { BITMAP_READ_TIMEOUT_MS } from '../src/db/postgres.ts'
 import { selectFiles } from '../src/files/files.repository.ts'
 import { wire } from '../src/wiring.ts'
 import { createFolder, insertFiles } from './support/files-helpers.ts'
@@ -126,20 +125,6 @@ describeEachEngine('files read path', (ctx) => {
     } finally {
       await db.close()
     }
-  })
-
-  test('readThroughBitmaps: PostgreSQL cancels a statement past its time bound, and it reads as undefined', async (t) => {
-    const c = ctx()
-    if (c.engine !== 'postgres') return t.skip('SQLite bounds its index step by the cap alone')
-    const sleep = (ms: number) => CompiledQuery.raw(`select pg_sleep(${ms / 1000}) as slept`, [])
-    assert.equal(await c.db.readThroughBitmaps(sleep(BITMAP_READ_TIMEOUT_MS * 5), 'sleep_long'), undefined)
-    // The connection goes on serving; a statement within the bound has its rows.
-    assert.deepEqual(await c.db.readThroughBitmaps(sleep(1), 'sleep_short'), [{ slept: '' }])
-    // Any other failure is still one.
-    await assert.rejects(
-      c.db.readThroughBitmaps(CompiledQuery.raw('select 1/0', []), 'divide'),
-      /division by zero/,
-    )
   })
 })
 

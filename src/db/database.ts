@@ -38,15 +38,6 @@ export interface Db {
    */
   read<Row>(query: CompiledQuery<Row>, statementName?: string): Promise<Row[]>
   /**
-   * `read` for the few statements whose only good plan reads a table through an index the planner cannot
-   * judge, such as the trigram index for a substring, and whose caller has a way on without them.
-   * PostgreSQL runs them on connections where it may read tables only through bitmap index scans (no
-   * sequential or plain index scans), plans each statement once, for any values (keep such statements to a
-   * shape with a single bitmap plan), and cancels a statement still running after `bitmapReadTimeoutMs`
-   * (DatabaseOptions): the result is then undefined. SQLite: `read`.
-   */
-  readThroughBitmaps<Row>(query: CompiledQuery<Row>, statementName: string): Promise<Row[] | undefined>
-  /**
    * For caches: a number that changes whenever rows of `watched` (of `scope`, for a scoped set) may have
    * changed, in any process; NaN when that cannot be known. Stamp an entry with the epoch taken before
    * reading it, and trust the entry only while the epoch is the same. On SQLite it changes with every commit,
@@ -89,10 +80,4 @@ export interface DatabaseOptions {
   dataDir: string
   /** PostgreSQL pool size per process. */
   poolSize?: number
-  /**
-   * PostgreSQL: how long `readThroughBitmaps` lets a statement run (postgres.ts, BITMAP_READ_TIMEOUT_MS by
-   * default). Tests of what the search answers raise it, so that a busy test machine does not turn their
-   * index step into the walk that follows a timeout.
-   */
-  bitmapReadTimeoutMs?: number
 }

@@ -22,6 +22,7 @@ import * as downloadPasses from './migrations/0015_download_passes.ts'
 import * as signInFailures from './migrations/0016_sign_in_failures.ts'
 import * as uploadIntentsClient from './migrations/0017_upload_intents_client.ts'
 import * as fileDigestsPending from './migrations/0018_file_digests_pending.ts'
+import * as nameIndex from './migrations/0019_name_index.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0016_sign_in_failures': signInFailures,
   '0017_upload_intents_client': uploadIntentsClient,
   '0018_file_digests_pending': fileDigestsPending,
+  '0019_name_index': nameIndex,
 }
 
 class Migrations implements MigrationProvider {

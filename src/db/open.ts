@@ -6,10 +6,7 @@ import { openSqlite } from './sqlite.ts'
 
 export function openDatabase(options: DatabaseOptions): Db {
   if (options.databaseUrl) {
-    return openPostgres(options.databaseUrl, {
-      poolSize: options.poolSize ?? 10,
-      bitmapReadTimeoutMs: options.bitmapReadTimeoutMs,
-    })
+    return openPostgres(options.databaseUrl, { poolSize: options.poolSize ?? 10 })
   }
   return openSqlite(options.dataDir)
 }

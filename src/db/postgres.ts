@@ -1,6 +1,5 @@
-// The scale-out engine: a pool of connections for queries, a small pool whose planner may only read through
-// bitmap index scans (Db.readThroughBitmaps), and one connection that LISTENs for the change notifications
-// that tell every process when its caches must read again (Db.changeEpoch).
+// The scale-out engine: a pool of connections for queries, and one connection that LISTENs for the change
+// notifications that tell every process when its caches must read again (Db.changeEpoch).
 import { type CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import type { Db, WatchedRows } from './database.ts'
@@ -9,45 +8,18 @@ import { type RowFactory, rowFactory } from './row-factory.ts'
 import type { Database } from './schema.ts'
 import { watchWrites } from './write-watch.ts'
 
-/**
- * How long `Db.readThroughBitmaps` lets a statement run on PostgreSQL, unless the options say otherwise. An
- * index can cost far more than its answer is worth: the trigram index knows only letters and digits, so for
- * "report-1" it offers every name with the word "report" and any word starting with "1", and PostgreSQL
- * reads them all from the table to keep the one that matches (90 ms, a sixteenth of a million-file table).
- */
-export const BITMAP_READ_TIMEOUT_MS = 20
-
-/**
- * Session settings of `Db.readThroughBitmaps`'s connections. With the other scans off, every plan costs more
- * than JIT's threshold, and compiling it took 90 ms of a 3 ms search of 20,000,000 names; on such a table the
- * planner also chose parallel workers, whose start took 20 ms of it: both off.
- */
-const bitmapsOnly = (timeoutMs: number) => [
-  'jit=off',
-  'max_parallel_workers_per_gather=0',
-  'enable_seqscan=off',
-  'enable_indexscan=off',
-  'enable_indexonlyscan=off',
-  'plan_cache_mode=force_generic_plan',
-  `statement_timeout=${timeoutMs}`,
-]
-
 /** The notification channel of each set of watched rows (migrations 0004: payload empty; 0007: an account id). */
 const CHANNELS: Record<WatchedRows, string> = {
   api_keys: 'coffer_credentials',
   files_folders_shares: 'coffer_metadata',
 }
 
-/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout (or by request). */
-const QUERY_CANCELED = '57014'
-
 function int8AsNumber(value: string): number {
   // Counters, sizes and epoch-millisecond timestamps all fit well inside 2^53.
   return Number(value)
 }
 
-function newPgPool(connectionString: string, max: number, settings: string[] = []): pg.Pool {
-  const set = settings.map((setting) => `set ${setting}`).join('; ')
+function newPgPool(connectionString: string, max: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
@@ -58,10 +30,6 @@ function newPgPool(connectionString: string, max: number, settings: string[] = [
         return pg.types.getTypeParser(oid, format)
       },
     },
-    // Set by a statement rather than the `options` startup parameter, which connection poolers such as
-    // PgBouncer refuse. The pool hands the connection out only once this has finished; should it fail, the
-    // connection is closed and the query that asked for it fails.
-    ...(settings.length > 0 ? { onConnect: (client: pg.ClientBase) => client.query(set) } : {}),
   })
   // An idle connection the server drops (restart, failover, a dropped database) makes the pool emit
   // 'error'; with no listener that would crash the process. The pool has already discarded the client,
@@ -95,15 +63,10 @@ function namedStatementReader() {
 export interface PostgresOptions {
   /** Connections per process. */
   poolSize: number
-  /** See BITMAP_READ_TIMEOUT_MS. */
-  bitmapReadTimeoutMs?: number
 }
 
 export function openPostgres(url: string, options: PostgresOptions): Db {
   const pool = newPgPool(url, options.poolSize)
-  // Few requests use it, and each briefly; a search that waits for one waits about as long as it would
-  // for the CPU.
-  const bitmapPool = newPgPool(url, 4, bitmapsOnly(options.bitmapReadTimeoutMs ?? BITMAP_READ_TIMEOUT_MS))
   const changes = new PgChangeListener(url, Object.values(CHANNELS))
   const kysely = new Kysely<Database>({
     dialect: watchWrites(new PostgresDialect({ pool }), () => changes.touch(CHANNELS.files_folders_shares)),
@@ -151,14 +114,6 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
       if (!statementName) return (await kysely.executeQuery(query)).rows
       return readNamed(pool, query, statementName)
     },
-    readThroughBitmaps: async (query, statementName) => {
-      try {
-        return await readNamed(bitmapPool, query, statementName)
-      } catch (error) {
-        if ((error as { code?: unknown }).code === QUERY_CANCELED) return undefined
-        throw error
-      }
-    },
     changeEpoch: (watched, scope) => changes.epoch(CHANNELS[watched], scope),
     ping: async () => {
       await sql`select 1`.execute(kysely)
@@ -183,7 +138,6 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
         const locks = await locking?.catch(() => undefined)
         await locks?.end().catch(() => {})
         await changes.close()
-        await bitmapPool.end()
         await kysely.destroy()
       })()
       return closing

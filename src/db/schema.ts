@@ -9,6 +9,12 @@ export interface AccountsTable {
   created_at: number
   /** Set by an administrator: the account signs in no more and its credentials stop working. */
   disabled_at: number | null
+  /** The number the account's next file gets (`FilesTable.seq`); see migration 0019. */
+  file_seq: Generated<number>
+  /** When its newest file was made: the next one is made later, even by a clock behind this one. */
+  last_file_at: Generated<number>
+  /** How many blocks of its files the name index holds (files/name-index.ts). */
+  name_blocks: Generated<number>
 }
 
 /** A failed sign-in of an existing account (migration 0016). */
@@ -60,6 +66,25 @@ export interface FilesTable {
   crc32: number | null
   created_at: number
   updated_at: number
+  /**
+   * The file's number in its account, in the order the account's files were made (migration 0019); set by
+   * `FilesRepository.insert`. Null only for a row written another way, until `NameIndex.rebuild`.
+   */
+  seq: number | null
+}
+
+/**
+ * The name index (migration 0019, files/name-index.ts): per account and block of its files, the slots of the
+ * files whose names hold `gram` (or that lie in a folder, for a folder's gram); block -1 holds a gram's count
+ * over all blocks, with no slots.
+ */
+export interface NameGramsTable {
+  account_id: string
+  gram: string
+  block: number
+  /** How many slots `slots` holds. */
+  files: number
+  slots: Uint8Array
 }
 
 export interface SharesTable {
@@ -261,6 +286,7 @@ export interface Database {
   api_keys: ApiKeysTable
   folders: FoldersTable
   files: FilesTable
+  name_grams: NameGramsTable
   shares: SharesTable
   share_daily_counts: ShareDailyCountsTable
   download_passes: DownloadPassesTable

@@ -31,7 +31,6 @@ export function openSqlite(dataDir: string): Db {
     engine: 'sqlite',
     transaction: (work) => kysely.transaction().execute(work),
     read: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
-    readThroughBitmaps: async <Row>(query: CompiledQuery<Row>) => reader.all(query) as Row[],
     // Every set of watched rows: SQLite knows only that the file changed, not what in it.
     changeEpoch: () => reader.dataVersion(),
     ping: async () => {

@@ -12,6 +12,8 @@ import type { Database } from '../db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
 import { isShareActive } from '../shares/shares.repository.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
+import { BLOCK_SIZE, folderGram, foldName, gramsOf } from './name-grams.ts'
+import { NameIndex } from './name-index.repository.ts'
 import { nameSearch } from './name-search.ts'
 
 export type { FilePreview }
@@ -149,6 +151,9 @@ function buildSelectFiles(db: Kysely<Database>) {
 
 type FileRow = ReturnType<typeof selectFiles> extends SelectQueryBuilder<Database, never, infer O> ? O : never
 
+/** A file row's number in its account (PostgreSQL reads a bigint as a string). */
+const seqOf = (row: { seq: number | string | null }) => (row.seq === null ? null : Number(row.seq))
+
 function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
   return {
     id: row.id,
@@ -182,6 +187,7 @@ export class FilesRepository {
   readonly #listPage
   readonly #listInFolderPage
   readonly #search: ReturnType<typeof nameSearch>
+  readonly #names: NameIndex
   readonly #zipFolderPage
 
   /** `cacheSize`: the files kept in memory; 0 reads every one from the database. */
@@ -215,6 +221,7 @@ export class FilesRepository {
       (accountId: string, folderId: string) => inAccount(accountId).where('files.folder_id', '=', folderId),
     )
     this.#search = nameSearch(db)
+    this.#names = new NameIndex(db)
     // The folder's order index (folder_id, account_id, created_at, id), as the folder's list walks it.
     this.#zipFolderPage = preparePages(
       db,
@@ -276,8 +283,13 @@ export class FilesRepository {
     return row && { id: row.id, name: row.name, contentType: row.content_type, size: Number(row.size) }
   }
 
-  /** A folder that does not exist (any more) is a foreign-key violation. */
-  async insert(trx: Transaction, file: NewFileRow): Promise<void> {
+  /**
+   * Inserts the file, numbered in its account for the name index, and returns when it was made: `createdAt`,
+   * or just after the account's last file when that is later (`NameIndex.allocate`). A folder that does not
+   * exist (any more) is a foreign-key violation.
+   */
+  async insert(trx: Transaction, file: NewFileRow): Promise<{ createdAt: number; seq: number }> {
+    const { seq, createdAt } = await this.#names.allocate(trx, file.accountId, file.createdAt)
     await trx
       .insertInto('files')
       .values({
@@ -289,10 +301,17 @@ export class FilesRepository {
         size: file.size,
         blob_key: file.blobKey,
         sha256: file.sha256,
-        created_at: file.createdAt,
-        updated_at: file.createdAt,
+        created_at: createdAt,
+        updated_at: createdAt,
+        seq,
       })
       .execute()
+    return { createdAt, seq }
+  }
+
+  /** After a file was inserted and committed: writes the account's block it filled, if it filled one. */
+  async indexBlockFilled(accountId: string, seq: number): Promise<void> {
+    if ((seq + 1) % BLOCK_SIZE === 0) await this.#names.foldFull(accountId)
   }
 
   /** Records the generated preview of a file, once: a second record of it is ignored. */
@@ -328,13 +347,16 @@ export class FilesRepository {
       .set({ updated_at: Date.now(), ...(name === undefined ? {} : { name }) })
       .where('id', '=', fileId)
       .where('account_id', '=', accountId)
-      .returning('folder_id')
+      .returning(['folder_id', 'seq'])
       .executeTakeFirst()
+    if (row && name !== undefined) {
+      await this.#names.refile(trx, accountId, [{ seq: seqOf(row), grams: gramsOf(foldName(name)) }])
+    }
     return row && { folderId: row.folder_id }
   }
 
-  async move(trx: Transaction, fileId: string, folderId: string | null): Promise<void> {
-    await trx.updateTable('files').set({ folder_id: folderId }).where('id', '=', fileId).execute()
+  async move(trx: Transaction, accountId: string, fileId: string, folderId: string | null): Promise<void> {
+    await this.moveMany(trx, accountId, [fileId], folderId)
   }
 
   /**
@@ -356,8 +378,25 @@ export class FilesRepository {
     return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
   }
 
-  async moveMany(trx: Transaction, fileIds: string[], folderId: string | null): Promise<void> {
-    await trx.updateTable('files').set({ folder_id: folderId }).where('id', 'in', fileIds).execute()
+  async moveMany(
+    trx: Transaction,
+    accountId: string,
+    fileIds: string[],
+    folderId: string | null,
+  ): Promise<void> {
+    const moved = await trx
+      .updateTable('files')
+      .set({ folder_id: folderId })
+      .where('id', 'in', fileIds)
+      .returning('seq')
+      .execute()
+    if (folderId === null) return
+    const grams = new Set([folderGram(folderId)])
+    await this.#names.refile(
+      trx,
+      accountId,
+      moved.map((row) => ({ seq: seqOf(row), grams })),
+    )
   }
 
   /** Moves every file of the folder to root (the folder is being deleted). */

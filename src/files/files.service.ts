@@ -77,17 +77,21 @@ export class FilesService {
   ): Promise<StoredFile> {
     const now = Date.now()
     const id = input.id ?? newId('fil', now)
+    let seq: number
     try {
-      await this.#transaction(async (trx) => {
+      seq = await this.#transaction(async (trx) => {
         if (input.folderId !== null) await this.#folders.assertOwned(input.accountId, input.folderId, trx)
-        await this.#files.insert(trx, { ...input, id, createdAt: now })
+        const inserted = await this.#files.insert(trx, { ...input, id, createdAt: now })
         await this.#folders.adjustCount(trx, input.folderId, 'file_count', 1)
-        await alongside?.(trx, { id, createdAt: now })
+        await alongside?.(trx, { id, createdAt: inserted.createdAt })
+        return inserted.seq
       })
     } catch (error) {
       if (isForeignKeyViolation(error)) throw notFound(`Folder ${input.folderId}`)
       throw error
     }
+    // The file is made whatever this does: a block left unwritten is the name index job's to write.
+    await this.#files.indexBlockFilled(input.accountId, seq).catch(() => {})
     return this.get(input.accountId, id)
   }
 
@@ -112,7 +116,7 @@ export class FilesService {
         const target = change.folderId
         if (target === undefined || target === current.folderId) return
         if (target !== null) await this.#folders.assertOwned(accountId, target, trx)
-        await this.#files.move(trx, fileId, target)
+        await this.#files.move(trx, accountId, fileId, target)
         // Counters in a fixed order: two files moving crosswise between the same folders would otherwise
         // each hold one folder row and wait for the other's.
         const changes: [string | null, number][] = [
@@ -147,6 +151,7 @@ export class FilesService {
         if (moving.length === 0) return current
         await this.#files.moveMany(
           trx,
+          accountId,
           moving.map((file) => file.id),
           folderId,
         )

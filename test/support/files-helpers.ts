@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import type { App } from '../../src/app.ts'
 import type { StoredFile } from '../../src/files/files.repository.ts'
+import { NameIndex } from '../../src/files/name-index.repository.ts'
 import { newId, newPublicId } from '../../src/ids.ts'
 import { type ApiResponse, call, type TestAccount, type TestContext } from './harness.ts'
 
@@ -48,6 +49,10 @@ export async function insertFiles(
            'k/' || ${accountId} || '/' || n, null, n, n
     from seq`.execute(c.db.kysely)
   await sql`analyze`.execute(c.db.kysely)
+  // Numbered for the name index among the account's files, by their times, and its full blocks written.
+  const names = new NameIndex(c.db)
+  await names.rebuild(accountId)
+  await names.foldFull(accountId)
 }
 
 export async function createFolder(app: App, account: TestAccount, name: string) {

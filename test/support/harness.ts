@@ -17,7 +17,7 @@ import type { BlobStore } from '../../src/blob/blob-store.ts'
 import { openBlobStore } from '../../src/blob/open-blob-store.ts'
 import { S3BlobStore } from '../../src/blob/s3-blob-store.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
-import type { DatabaseOptions, Db } from '../../src/db/database.ts'
+import type { Db } from '../../src/db/database.ts'
 import type { Engine } from '../../src/db/engine.ts'
 import { migrate } from '../../src/db/migrate.ts'
 import { openDatabase } from '../../src/db/open.ts'
@@ -85,8 +85,6 @@ export interface StartOptions {
   logger?: boolean | object
   /** Leave the app unready, so a test can add routes before calling `app.ready()`. */
   deferReady?: boolean
-  /** Options of the database beyond those of the configuration. */
-  database?: Pick<DatabaseOptions, 'bitmapReadTimeoutMs'>
   /**
    * The blob store: by default the local disk on SQLite and S3 on PostgreSQL (when there is S3 here), so that
    * every test runs on both; `local` for a test of what only the local disk does, `s3` for one of what only S3
@@ -125,7 +123,7 @@ export async function startApp(
     ...bucket?.env,
     ...options.env,
   })
-  const db = openDatabase({ ...config, poolSize: 4, ...options.database })
+  const db = openDatabase({ ...config, poolSize: 4 })
   await migrate(db)
   const blobs =
     bucket && config.blobStore.kind === 's3'

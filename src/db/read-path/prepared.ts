@@ -95,15 +95,6 @@ export class PreparedShapes {
     return this.#db.read<Row>(this.#bind(shape, values, build), shape)
   }
 
-  /** `read` through `Db.readThroughBitmaps`. */
-  readThroughBitmaps<Row>(
-    shape: string,
-    values: unknown[],
-    build: (...placeholders: unknown[]) => Compilable<Row>,
-  ): Promise<Row[] | undefined> {
-    return this.#db.readThroughBitmaps<Row>(this.#bind(shape, values, build), shape)
-  }
-
   #bind<Row>(shape: string, values: unknown[], build: (...placeholders: unknown[]) => Compilable<Row>) {
     let bind = this.#compiled.get(shape)
     if (!bind) {

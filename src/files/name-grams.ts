@@ -1,0 +1,133 @@
+// The pieces of the name index (name-index.ts) that involve no database: how a name is folded for a
+// case-insensitive match, which grams of it are indexed, and the sets of slots a block keeps for each gram.
+
+/**
+ * Files per block. A block's set of slots for a gram is a list of 2-byte slots, or a bitmap of BLOCK_SIZE
+ * bits once the list would be as long; the block still open (newest) is read file by file, so its size bounds
+ * that read too. Changing it needs the index rebuilt (`NameIndex.rebuild`).
+ */
+export const BLOCK_SIZE = 4096
+const BITMAP_BYTES = BLOCK_SIZE / 8
+/** The longest gram indexed: a query of three characters or more is looked up by its trigrams. */
+const GRAM_LENGTH = 3
+
+/**
+ * A name or query as the search compares them: in NFC (a precomposed é and e with a combining accent are one
+ * letter), upper-cased then lower-cased, which folds case as Unicode's full case folding does for nearly every
+ * letter, those whose folding is longer too (ß and ẞ to ss, ﬁ to fi); the final sigma ς is σ, and the Turkish
+ * letters fold as elsewhere (ı and I to i, İ to i with a combining dot, which i finds). Accents are kept: e does
+ * not match é.
+ */
+export function foldName(text: string): string {
+  return text.normalize('NFC').toUpperCase().toLowerCase().replaceAll('ς', 'σ')
+}
+
+/** The distinct grams of a folded text: every run of one, two and three characters (code points). */
+export function gramsOf(folded: string): Set<string> {
+  const chars = [...folded]
+  const grams = new Set<string>()
+  for (let length = 1; length <= GRAM_LENGTH; length++) {
+    for (let i = 0; i + length <= chars.length; i++) grams.add(chars.slice(i, i + length).join(''))
+  }
+  return grams
+}
+
+/**
+ * The grams a folded query is looked up by: its trigrams, or the query itself when shorter. A name holding
+ * the query holds all of them; the reverse is checked on each candidate's name.
+ */
+export function queryGrams(folded: string): string[] {
+  const chars = [...folded]
+  if (chars.length <= GRAM_LENGTH) return [folded]
+  const grams = new Set<string>()
+  for (let i = 0; i + GRAM_LENGTH <= chars.length; i++) grams.add(chars.slice(i, i + GRAM_LENGTH).join(''))
+  return [...grams]
+}
+
+/**
+ * The gram under which a block keeps the files of a folder: longer than any gram of a name, and starting
+ * with a control character no folded gram of a name starts with alongside a folder id.
+ */
+export const folderGram = (folderId: string) => `\u0001${folderId}`
+
+/** A set of slots (0 to BLOCK_SIZE - 1) of one block, as bits. */
+export type SlotSet = Uint32Array
+
+export const emptySlots = (): SlotSet => new Uint32Array(BLOCK_SIZE / 32)
+
+export function addSlot(slots: SlotSet, slot: number): void {
+  slots[slot >>> 5] = (slots[slot >>> 5] as number) | (1 << (slot & 31))
+}
+
+/** The slots in both sets, written into `into`; whether any is left. */
+export function intersectInto(into: SlotSet, other: SlotSet): boolean {
+  let any = 0
+  for (let i = 0; i < into.length; i++) {
+    const word = (into[i] as number) & (other[i] as number)
+    into[i] = word
+    any |= word
+  }
+  return any !== 0
+}
+
+/** The set's slots, highest (newest) first. */
+export function slotsDescending(slots: SlotSet): number[] {
+  const found: number[] = []
+  for (let i = slots.length - 1; i >= 0; i--) {
+    let word = slots[i] as number
+    while (word !== 0) {
+      const bit = 31 - Math.clz32(word)
+      found.push(i * 32 + bit)
+      word &= ~(1 << bit)
+    }
+  }
+  return found
+}
+
+export function slotCount(slots: SlotSet): number {
+  let count = 0
+  for (let word of slots) {
+    word -= (word >>> 1) & 0x55555555
+    word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
+    count += (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+  }
+  return count
+}
+
+/**
+ * The stored form of a set: its slots as 2-byte little-endian numbers in ascending order, or the bitmap
+ * itself (BITMAP_BYTES) when the list would be as long or longer. The length tells which.
+ */
+export function encodeSlots(slots: SlotSet): Uint8Array {
+  const count = slotCount(slots)
+  if (count * 2 >= BITMAP_BYTES) {
+    const bitmap = new Uint8Array(BITMAP_BYTES)
+    const view = new DataView(bitmap.buffer)
+    for (const [i, word] of slots.entries()) view.setUint32(i * 4, word, true)
+    return bitmap
+  }
+  const list = new Uint8Array(count * 2)
+  const view = new DataView(list.buffer)
+  let at = 0
+  for (let i = 0; i < slots.length; i++) {
+    let word = slots[i] as number
+    while (word !== 0) {
+      const bit = Math.clz32(word & -word) ^ 31
+      view.setUint16(at, i * 32 + bit, true)
+      at += 2
+      word &= word - 1
+    }
+  }
+  return list
+}
+
+export function decodeSlots(stored: Uint8Array): SlotSet {
+  const slots = emptySlots()
+  const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength)
+  if (stored.byteLength === BITMAP_BYTES) {
+    for (let i = 0; i < slots.length; i++) slots[i] = view.getUint32(i * 4, true)
+    return slots
+  }
+  for (let at = 0; at + 2 <= stored.byteLength; at += 2) addSlot(slots, view.getUint16(at, true))
+  return slots
+}

@@ -1,0 +1,253 @@
+// The name index: for each account, which of its files hold each gram of a name (name-grams.ts), kept by
+// blocks of BLOCK_SIZE files in the order the account made them, so that a search reads the matches of its
+// newest blocks first and stops when it has a page (name-search.ts).
+//
+// Each file has a number in its account (`files.seq`, given by `allocate` in the transaction that makes it),
+// and lies in block seq / BLOCK_SIZE at slot seq % BLOCK_SIZE. A block is written once, whole, when it is
+// full (`foldFull`): a row per gram that any of its names hold, with the set of slots, and one per folder of
+// its files. Until then its files are read one by one by the search, which bounds that read by BLOCK_SIZE
+// (plus what the job has not folded yet). A name or folder changed later adds the file's slot to the rows of
+// its new grams (`refile`); a deleted file's slots stay, and the search, which checks every candidate's row,
+// passes over them. Block -1 counts each gram's files over all blocks, for the search to read the rarest
+// grams first.
+import { type SqlBool, sql } from 'kysely'
+import type { Db, Executor, Transaction } from '../db/database.ts'
+import {
+  addSlot,
+  BLOCK_SIZE,
+  decodeSlots,
+  emptySlots,
+  encodeSlots,
+  folderGram,
+  foldName,
+  gramsOf,
+  type SlotSet,
+  slotCount,
+} from './name-grams.ts'
+
+/** The block that counts each gram's files over all the account's blocks. */
+export const COUNTS_BLOCK = -1
+/** Rows per insert statement when a block is written: well within both engines' limits on parameters. */
+const ROWS_PER_INSERT = 500
+
+/** The grams (and folder) under which a file is found. */
+export function gramsOfFile(name: string, folderId: string | null): Set<string> {
+  const grams = gramsOf(foldName(name))
+  if (folderId !== null) grams.add(folderGram(folderId))
+  return grams
+}
+
+export class NameIndex {
+  readonly #db: Db
+
+  constructor(db: Db) {
+    this.#db = db
+  }
+
+  /**
+   * The number and creation time of the account's next file, in the transaction that inserts it. It takes
+   * the account row's lock until the transaction ends, so the account's files are numbered in the order they
+   * commit, and made at times that increase with their numbers: the clock's, or a millisecond after the last
+   * file's when the clock is behind it (another process's clock, or the same millisecond).
+   */
+  async allocate(
+    trx: Transaction,
+    accountId: string,
+    now: number,
+  ): Promise<{ seq: number; createdAt: number }> {
+    const row = await trx
+      .updateTable('accounts')
+      .set((eb) => ({
+        file_seq: eb('file_seq', '+', 1),
+        last_file_at: sql`case when last_file_at >= ${now} then last_file_at + 1 else ${now} end`,
+      }))
+      .where('id', '=', accountId)
+      .returning(['file_seq', 'last_file_at'])
+      .executeTakeFirstOrThrow()
+    return { seq: Number(row.file_seq) - 1, createdAt: Number(row.last_file_at) }
+  }
+
+  /**
+   * After files' names or folders changed, in that transaction: for each file whose block is written already,
+   * adds its slot to the rows of `grams` (those of its new name, or its new folder's); those of before stay,
+   * and are passed over. Takes the account row's lock, as `foldFull` does, so that two changes in one block
+   * do not write over each other's slots.
+   */
+  async refile(trx: Transaction, accountId: string, files: { seq: number | null; grams: Set<string> }[]) {
+    const { written } = await lockAccount(trx, accountId)
+    for (const file of files) {
+      if (file.seq === null || file.grams.size === 0) continue
+      const block = Math.floor(file.seq / BLOCK_SIZE)
+      if (block >= written) continue
+      const grams = [...file.grams]
+      const stored = new Map<string, Uint8Array>()
+      const held = await trx
+        .selectFrom('name_grams')
+        .select(['gram', 'slots'])
+        .where('account_id', '=', accountId)
+        .where('block', '=', block)
+        .where('gram', 'in', grams)
+        .execute()
+      for (const row of held) stored.set(row.gram, row.slots)
+      const rows: GramRow[] = []
+      for (const gram of grams) {
+        const before = stored.get(gram)
+        const slots = before ? decodeSlots(before) : emptySlots()
+        const count = slotCount(slots)
+        addSlot(slots, file.seq % BLOCK_SIZE)
+        if (slotCount(slots) > count) rows.push({ gram, slots, files: count + 1 })
+      }
+      await writeRows(trx, accountId, block, rows)
+      await addToCounts(
+        trx,
+        accountId,
+        rows.map((row) => ({ gram: row.gram, files: 1 })),
+      )
+    }
+  }
+
+  /**
+   * Writes the account's full blocks that the index does not hold yet, one transaction each; returns how
+   * many it wrote. Any process may call it at any time: the account row's lock makes one write each block.
+   */
+  async foldFull(accountId: string): Promise<number> {
+    let written = 0
+    while (await this.#db.transaction((trx) => foldNext(trx, accountId))) written++
+    return written
+  }
+
+  /** `foldFull` for every account with a full block to write. */
+  async foldAll(): Promise<number> {
+    const accounts = await this.#db.kysely
+      .selectFrom('accounts')
+      .select('id')
+      .where(sql<SqlBool>`file_seq >= (name_blocks + 1) * ${sql.lit(BLOCK_SIZE)}`)
+      .execute()
+    let written = 0
+    for (const account of accounts) written += await this.foldFull(account.id)
+    return written
+  }
+
+  /**
+   * Numbers the account's files again in (created_at, id) order and empties its index, for `foldFull` to
+   * write again: after files were written to the table another way than `FilesRepository.insert` (a test's
+   * or benchmark's thousands of rows), or to clear the slots of many deleted files.
+   */
+  async rebuild(accountId: string): Promise<void> {
+    await this.#db.transaction(async (trx) => {
+      await lockAccount(trx, accountId)
+      await trx.deleteFrom('name_grams').where('account_id', '=', accountId).execute()
+      await sql`update files set seq = numbered.n
+        from (select id, row_number() over (order by created_at, id) - 1 as n
+              from files where account_id = ${accountId}) as numbered
+        where files.id = numbered.id`.execute(trx)
+      await sql`update accounts set name_blocks = 0,
+        file_seq = (select count(*) from files where files.account_id = accounts.id),
+        last_file_at = coalesce((select max(created_at) from files where files.account_id = accounts.id), 0)
+        where id = ${accountId}`.execute(trx)
+    })
+  }
+}
+
+/** Locks the account row until the transaction ends; how many blocks the index holds, and files there are. */
+async function lockAccount(trx: Transaction, accountId: string): Promise<{ written: number; files: number }> {
+  const row = await trx
+    .updateTable('accounts')
+    .set((eb) => ({ name_blocks: eb.ref('name_blocks') }))
+    .where('id', '=', accountId)
+    .returning(['name_blocks', 'file_seq'])
+    .executeTakeFirstOrThrow()
+  return { written: Number(row.name_blocks), files: Number(row.file_seq) }
+}
+
+/** Writes the account's next block if it is full and not written yet; whether it wrote one. */
+async function foldNext(trx: Transaction, accountId: string): Promise<boolean> {
+  const { written, files } = await lockAccount(trx, accountId)
+  if ((written + 1) * BLOCK_SIZE > files) return false
+  const first = written * BLOCK_SIZE
+  const members = await trx
+    .selectFrom('files')
+    .select(['seq', 'name', 'folder_id'])
+    .where('account_id', '=', accountId)
+    .where('seq', '>=', first)
+    .where('seq', '<', first + BLOCK_SIZE)
+    .execute()
+  const byGram = new Map<string, SlotSet>()
+  for (const file of members) {
+    const slot = Number(file.seq) - first
+    for (const gram of gramsOfFile(file.name, file.folder_id)) {
+      const slots = byGram.get(gram) ?? emptySlots()
+      byGram.set(gram, slots)
+      addSlot(slots, slot)
+    }
+  }
+  const rows = [...byGram].map(([gram, slots]) => ({ gram, slots, files: slotCount(slots) }))
+  await writeRows(trx, accountId, written, rows)
+  await addToCounts(trx, accountId, rows)
+  await trx
+    .updateTable('accounts')
+    .set({ name_blocks: written + 1 })
+    .where('id', '=', accountId)
+    .execute()
+  return true
+}
+
+interface GramRow {
+  gram: string
+  slots: SlotSet
+  files: number
+}
+
+/** Writes (or replaces) the block's rows of these grams. */
+async function writeRows(trx: Executor, accountId: string, block: number, rows: GramRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    await trx
+      .insertInto('name_grams')
+      .values(
+        rows.slice(i, i + ROWS_PER_INSERT).map((row) => {
+          const stored = encodeSlots(row.slots)
+          return {
+            account_id: accountId,
+            gram: row.gram,
+            block,
+            files: row.files,
+            slots: Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength),
+          }
+        }),
+      )
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'gram', 'block']).doUpdateSet((eb) => ({
+          files: eb.ref('excluded.files'),
+          slots: eb.ref('excluded.slots'),
+        })),
+      )
+      .execute()
+  }
+}
+
+/** Adds to the grams' counts of files (COUNTS_BLOCK). */
+async function addToCounts(
+  trx: Executor,
+  accountId: string,
+  counts: { gram: string; files: number }[],
+): Promise<void> {
+  for (let i = 0; i < counts.length; i += ROWS_PER_INSERT) {
+    await trx
+      .insertInto('name_grams')
+      .values(
+        counts.slice(i, i + ROWS_PER_INSERT).map((count) => ({
+          account_id: accountId,
+          gram: count.gram,
+          block: COUNTS_BLOCK,
+          files: count.files,
+          slots: Buffer.alloc(0),
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'gram', 'block']).doUpdateSet((eb) => ({
+          files: eb(eb.ref('name_grams.files'), '+', eb.ref('excluded.files')),
+        })),
+      )
+      .execute()
+  }
+}

@@ -1,0 +1,44 @@
+// The name index's background job (name-index.repository.ts).
+import type { Db, Exclusively } from '../db/database.ts'
+import { NameIndex } from './name-index.repository.ts'
+
+/**
+ * Writes the blocks that searches still read file by file: at start (the blocks of files numbered by
+ * migration 0019, or left when a process stopped before writing a block its upload filled), then every
+ * minute, in one process at a time.
+ */
+export class NameIndexJob {
+  readonly #index: NameIndex
+  readonly #exclusively: Exclusively
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<unknown> | undefined
+
+  constructor(db: Db, exclusively: Exclusively) {
+    this.#index = new NameIndex(db)
+    this.#exclusively = exclusively
+  }
+
+  start(log: JobLog): void {
+    const run = () => {
+      this.#running ??= this.#exclusively('name-index', async () => {
+        await this.#index.foldAll()
+      })
+        .catch((error: unknown) => log.error({ err: error }, 'writing the name index failed'))
+        .finally(() => {
+          this.#running = undefined
+        })
+    }
+    run()
+    this.#timer = setInterval(run, 60_000)
+    this.#timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#running
+  }
+}
+
+interface JobLog {
+  error(fields: { err: unknown }, message: string): void
+}

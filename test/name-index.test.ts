@@ -1,0 +1,185 @@
+// The name index's bookkeeping (src/files/name-index.repository.ts): files numbered in their account in the
+// order they are made, at increasing times, also when many are made at once; blocks written once, by one
+// writer, with the changes made to their files after; and migration 0019's numbering of existing files.
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { test } from 'node:test'
+import { loadConfig } from '../src/config.ts'
+import { migrate } from '../src/db/migrate.ts'
+import { openDatabase } from '../src/db/open.ts'
+import { BLOCK_SIZE } from '../src/files/name-grams.ts'
+import { COUNTS_BLOCK, NameIndex } from '../src/files/name-index.repository.ts'
+import { insertFiles } from './support/files-helpers.ts'
+import {
+  call,
+  createAccount,
+  createFile,
+  describeEachEngine,
+  ENGINES,
+  freshDatabase,
+} from './support/harness.ts'
+
+describeEachEngine('name index', (ctx) => {
+  test('files made at once are numbered in the order of their times, which increase', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const made = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => createFile(c, a.id, { name: `f${i}` })),
+    )
+    const rows = await c.db.kysely
+      .selectFrom('files')
+      .select(['id', 'seq', 'created_at'])
+      .where('account_id', '=', a.id)
+      .orderBy('seq')
+      .execute()
+    assert.deepEqual(
+      rows.map((row) => Number(row.seq)),
+      Array.from({ length: 40 }, (_, i) => i),
+    )
+    for (let i = 1; i < rows.length; i++) {
+      assert.ok(Number(rows[i]?.created_at) > Number(rows[i - 1]?.created_at), 'times increase with numbers')
+    }
+    // The API answers each file's time as stored.
+    const stored = new Map(rows.map((row) => [row.id, Number(row.created_at)]))
+    for (const file of made) assert.equal(file.createdAt, stored.get(file.id))
+    const account = await c.db.kysely
+      .selectFrom('accounts')
+      .select(['file_seq', 'last_file_at'])
+      .where('id', '=', a.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(account.file_seq), 40)
+    assert.equal(Number(account.last_file_at), Number(rows.at(-1)?.created_at))
+  })
+
+  test('a block is written once, by one of the writers; renames made at once in it all count', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    await insertFiles(c, a.id, [1, 2 * BLOCK_SIZE + 10], ['doc-', '.txt'])
+    // insertFiles wrote the two full blocks; writing again, from several callers at once, writes nothing.
+    const index = new NameIndex(c.db)
+    assert.deepEqual(
+      await Promise.all([index.foldFull(a.id), index.foldFull(a.id), index.foldAll()]),
+      [0, 0, 0],
+    )
+    const blocks = await c.db.kysely
+      .selectFrom('accounts')
+      .select('name_blocks')
+      .where('id', '=', a.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(blocks.name_blocks), 2)
+    const count = await c.db.kysely
+      .selectFrom('name_grams')
+      .select('files')
+      .where('account_id', '=', a.id)
+      .where('block', '=', COUNTS_BLOCK)
+      .where('gram', '=', 'doc')
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(count.files), 2 * BLOCK_SIZE)
+
+    // Twenty files of the first block renamed at once: each is found by its new name.
+    const renamed = Array.from({ length: 20 }, (_, i) => `fil_${a.id}_${100 + i}`)
+    const answers = await Promise.all(
+      renamed.map((id, i) =>
+        call(c.app, 'PATCH', `/api/v1/files/${id}`, { token: a.token, body: { name: `Ledger-${i}-q.txt` } }),
+      ),
+    )
+    for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body))
+    const found = await call(c.app, 'GET', '/api/v1/files?query=ledger-&limit=100', { token: a.token })
+    assert.deepEqual((found.body.data as { id: string }[]).map((f) => f.id).sort(), [...renamed].sort())
+    for (let i = 0; i < 20; i++) {
+      const one = await call(c.app, 'GET', `/api/v1/files?query=${encodeURIComponent(`-${i}-q`)}`, {
+        token: a.token,
+      })
+      assert.deepEqual(
+        (one.body.data as { id: string }[]).map((f) => f.id),
+        [renamed[i]],
+      )
+    }
+  })
+})
+
+for (const engine of ENGINES) {
+  test(`migration 0019 numbers existing files by their times, per account [${engine}]`, async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-migration-'))
+    const database = await freshDatabase(engine, dataDir)
+    const config = loadConfig({ DATA_DIR: dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) })
+    const db = openDatabase({ ...config, poolSize: 2 })
+    try {
+      await migrate(db, '0018_file_digests_pending')
+      const accounts = ['acc_one', 'acc_two', 'acc_none']
+      for (const id of accounts) {
+        await db.kysely
+          .insertInto('accounts')
+          .values({
+            id,
+            email: `${id}@example.com`,
+            password_hash: null,
+            created_at: 1,
+            disabled_at: null,
+          } as never)
+          .execute()
+      }
+      // Inserted out of time order, two at the same millisecond (told apart by id).
+      const files: [string, string, number][] = [
+        ['acc_one', 'fil_c', 300],
+        ['acc_one', 'fil_a', 100],
+        ['acc_two', 'fil_x', 50],
+        ['acc_one', 'fil_e', 200],
+        ['acc_one', 'fil_d', 200],
+      ]
+      for (const [account, id, at] of files) {
+        await db.kysely
+          .insertInto('files')
+          .values({
+            id,
+            account_id: account,
+            folder_id: null,
+            name: `${id}.txt`,
+            content_type: 'text/plain',
+            size: 1,
+            blob_key: id,
+            sha256: null,
+            created_at: at,
+            updated_at: at,
+          } as never)
+          .execute()
+      }
+      await migrate(db)
+      const numbered = await db.kysely.selectFrom('files').select(['id', 'seq']).orderBy('id').execute()
+      assert.deepEqual(
+        numbered.map((row) => [row.id, Number(row.seq)]),
+        [
+          ['fil_a', 0],
+          ['fil_c', 3],
+          ['fil_d', 1],
+          ['fil_e', 2],
+          ['fil_x', 0],
+        ],
+      )
+      const counters = await db.kysely
+        .selectFrom('accounts')
+        .select(['id', 'file_seq', 'last_file_at', 'name_blocks'])
+        .orderBy('id')
+        .execute()
+      assert.deepEqual(
+        counters.map((row) => [
+          row.id,
+          Number(row.file_seq),
+          Number(row.last_file_at),
+          Number(row.name_blocks),
+        ]),
+        [
+          ['acc_none', 0, 0, 0],
+          ['acc_one', 4, 300, 0],
+          ['acc_two', 1, 50, 0],
+        ],
+      )
+    } finally {
+      await db.close()
+      await database.drop()
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  })
+}
