@@ -24,13 +24,27 @@ export function foldName(text: string): string {
 
 /** The distinct grams of a folded text: every run of one, two and three characters (code points). */
 export function gramsOf(folded: string): Set<string> {
-  const chars = [...folded]
   const grams = new Set<string>()
-  for (let length = 1; length <= GRAM_LENGTH; length++) {
-    for (let i = 0; i + length <= chars.length; i++) grams.add(chars.slice(i, i + length).join(''))
-  }
+  forEachGram(folded, (gram) => grams.add(gram))
   return grams
 }
+
+/** Calls `visit` with every gram of a folded text, in order of length, a gram as often as it occurs. */
+export function forEachGram(folded: string, visit: (gram: string) => void): void {
+  // Without surrogate pairs (nearly every name), code points are UTF-16 units: no array of characters needed.
+  if (!SURROGATE.test(folded)) {
+    for (let length = 1; length <= GRAM_LENGTH; length++) {
+      for (let i = 0; i + length <= folded.length; i++) visit(folded.substring(i, i + length))
+    }
+    return
+  }
+  const chars = [...folded]
+  for (let length = 1; length <= GRAM_LENGTH; length++) {
+    for (let i = 0; i + length <= chars.length; i++) visit(chars.slice(i, i + length).join(''))
+  }
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/
 
 /**
  * The grams a folded query is looked up by: its trigrams, or the query itself when shorter. A name holding
@@ -99,25 +113,25 @@ export function slotCount(slots: SlotSet): number {
  * itself (BITMAP_BYTES) when the list would be as long or longer. The length tells which.
  */
 export function encodeSlots(slots: SlotSet): Uint8Array {
-  const count = slotCount(slots)
-  if (count * 2 >= BITMAP_BYTES) {
+  if (slotCount(slots) * 2 >= BITMAP_BYTES) {
     const bitmap = new Uint8Array(BITMAP_BYTES)
     const view = new DataView(bitmap.buffer)
     for (const [i, word] of slots.entries()) view.setUint32(i * 4, word, true)
     return bitmap
   }
-  const list = new Uint8Array(count * 2)
-  const view = new DataView(list.buffer)
-  let at = 0
-  for (let i = 0; i < slots.length; i++) {
-    let word = slots[i] as number
-    while (word !== 0) {
-      const bit = Math.clz32(word & -word) ^ 31
-      view.setUint16(at, i * 32 + bit, true)
-      at += 2
-      word &= word - 1
-    }
+  return encodeAscending(slotsDescending(slots).reverse())
+}
+
+/** `encodeSlots` of the set of these slots, given in ascending order, each once. */
+export function encodeAscending(slots: number[]): Uint8Array {
+  if (slots.length * 2 >= BITMAP_BYTES) {
+    const set = emptySlots()
+    for (const slot of slots) addSlot(set, slot)
+    return encodeSlots(set)
   }
+  const list = new Uint8Array(slots.length * 2)
+  const view = new DataView(list.buffer)
+  for (const [i, slot] of slots.entries()) view.setUint16(i * 2, slot, true)
   return list
 }
 

@@ -12,30 +12,22 @@
 // grams first.
 import { type SqlBool, sql } from 'kysely'
 import type { Db, Executor, Transaction } from '../db/database.ts'
+import type { Engine } from '../db/engine.ts'
 import {
   addSlot,
   BLOCK_SIZE,
   decodeSlots,
   emptySlots,
+  encodeAscending,
   encodeSlots,
   folderGram,
   foldName,
-  gramsOf,
-  type SlotSet,
+  forEachGram,
   slotCount,
 } from './name-grams.ts'
 
 /** The block that counts each gram's files over all the account's blocks. */
 export const COUNTS_BLOCK = -1
-/** Rows per insert statement when a block is written: well within both engines' limits on parameters. */
-const ROWS_PER_INSERT = 500
-
-/** The grams (and folder) under which a file is found. */
-export function gramsOfFile(name: string, folderId: string | null): Set<string> {
-  const grams = gramsOf(foldName(name))
-  if (folderId !== null) grams.add(folderGram(folderId))
-  return grams
-}
 
 export class NameIndex {
   readonly #db: Db
@@ -95,11 +87,12 @@ export class NameIndex {
         const slots = before ? decodeSlots(before) : emptySlots()
         const count = slotCount(slots)
         addSlot(slots, file.seq % BLOCK_SIZE)
-        if (slotCount(slots) > count) rows.push({ gram, slots, files: count + 1 })
+        if (slotCount(slots) > count) rows.push({ gram, stored: encodeSlots(slots), files: count + 1 })
       }
-      await writeRows(trx, accountId, block, rows)
+      await writeRows(trx, this.#db.engine, accountId, block, rows)
       await addToCounts(
         trx,
+        this.#db.engine,
         accountId,
         rows.map((row) => ({ gram: row.gram, files: 1 })),
       )
@@ -112,7 +105,7 @@ export class NameIndex {
    */
   async foldFull(accountId: string): Promise<number> {
     let written = 0
-    while (await this.#db.transaction((trx) => foldNext(trx, accountId))) written++
+    while (await this.#db.transaction((trx) => foldNext(trx, this.#db.engine, accountId))) written++
     return written
   }
 
@@ -161,7 +154,7 @@ async function lockAccount(trx: Transaction, accountId: string): Promise<{ writt
 }
 
 /** Writes the account's next block if it is full and not written yet; whether it wrote one. */
-async function foldNext(trx: Transaction, accountId: string): Promise<boolean> {
+async function foldNext(trx: Transaction, engine: Engine, accountId: string): Promise<boolean> {
   const { written, files } = await lockAccount(trx, accountId)
   if ((written + 1) * BLOCK_SIZE > files) return false
   const first = written * BLOCK_SIZE
@@ -172,18 +165,25 @@ async function foldNext(trx: Transaction, accountId: string): Promise<boolean> {
     .where('seq', '>=', first)
     .where('seq', '<', first + BLOCK_SIZE)
     .execute()
-  const byGram = new Map<string, SlotSet>()
-  for (const file of members) {
+  // Each gram's slots in ascending order: the files are read in slot order, and a slot is added once.
+  const byGram = new Map<string, number[]>()
+  for (const file of members.sort((x, y) => Number(x.seq) - Number(y.seq))) {
     const slot = Number(file.seq) - first
-    for (const gram of gramsOfFile(file.name, file.folder_id)) {
-      const slots = byGram.get(gram) ?? emptySlots()
-      byGram.set(gram, slots)
-      addSlot(slots, slot)
+    const add = (gram: string) => {
+      const slots = byGram.get(gram)
+      if (!slots) byGram.set(gram, [slot])
+      else if (slots.at(-1) !== slot) slots.push(slot)
     }
+    forEachGram(foldName(file.name), add)
+    if (file.folder_id !== null) add(folderGram(file.folder_id))
   }
-  const rows = [...byGram].map(([gram, slots]) => ({ gram, slots, files: slotCount(slots) }))
-  await writeRows(trx, accountId, written, rows)
-  await addToCounts(trx, accountId, rows)
+  const rows = [...byGram].map(([gram, slots]) => ({
+    gram,
+    stored: encodeAscending(slots),
+    files: slots.length,
+  }))
+  await writeRows(trx, engine, accountId, written, rows)
+  await addToCounts(trx, engine, accountId, rows)
   await trx
     .updateTable('accounts')
     .set({ name_blocks: written + 1 })
@@ -194,60 +194,55 @@ async function foldNext(trx: Transaction, accountId: string): Promise<boolean> {
 
 interface GramRow {
   gram: string
-  slots: SlotSet
+  /** The slots as `encodeSlots` stores them. */
+  stored: Uint8Array
   files: number
 }
 
-/** Writes (or replaces) the block's rows of these grams. */
-async function writeRows(trx: Executor, accountId: string, block: number, rows: GramRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    await trx
-      .insertInto('name_grams')
-      .values(
-        rows.slice(i, i + ROWS_PER_INSERT).map((row) => {
-          const stored = encodeSlots(row.slots)
-          return {
-            account_id: accountId,
-            gram: row.gram,
-            block,
-            files: row.files,
-            slots: Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength),
-          }
-        }),
-      )
-      .onConflict((oc) =>
-        oc.columns(['account_id', 'gram', 'block']).doUpdateSet((eb) => ({
-          files: eb.ref('excluded.files'),
-          slots: eb.ref('excluded.slots'),
-        })),
-      )
-      .execute()
+/**
+ * Writes (or replaces) the block's rows of these grams, in one statement however many: the rows as arrays
+ * (PostgreSQL) or JSON (SQLite), a block's thousands of rows being too many for a statement's parameters.
+ */
+async function writeRows(trx: Executor, engine: Engine, accountId: string, block: number, rows: GramRow[]) {
+  if (rows.length === 0) return
+  const upsert = sql`on conflict (account_id, gram, block) do update set files = excluded.files, slots = excluded.slots`
+  if (engine === 'postgres') {
+    const slots = rows.map(({ stored }) => Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength))
+    await sql`insert into name_grams (account_id, gram, block, files, slots)
+      select ${accountId}, gram, ${block}, files, slots
+      from unnest(${rows.map((row) => row.gram)}::text[], ${rows.map((row) => row.files)}::int[], ${slots}::bytea[])
+        as row (gram, files, slots)
+      ${upsert}`.execute(trx)
+    return
   }
+  const json = JSON.stringify(
+    rows.map(({ gram, files, stored }) => [gram, files, Buffer.from(stored).toString('hex')]),
+  )
+  // `where true`: SQLite's parser needs it before an upsert's ON CONFLICT.
+  await sql`insert into name_grams (account_id, gram, block, files, slots)
+    select ${accountId}, value ->> 0, ${block}, value ->> 1, unhex(value ->> 2) from json_each(${json}) where true
+    ${upsert}`.execute(trx)
 }
 
-/** Adds to the grams' counts of files (COUNTS_BLOCK). */
+/** Adds to the grams' counts of files (COUNTS_BLOCK), in one statement as `writeRows`. */
 async function addToCounts(
   trx: Executor,
+  engine: Engine,
   accountId: string,
   counts: { gram: string; files: number }[],
-): Promise<void> {
-  for (let i = 0; i < counts.length; i += ROWS_PER_INSERT) {
-    await trx
-      .insertInto('name_grams')
-      .values(
-        counts.slice(i, i + ROWS_PER_INSERT).map((count) => ({
-          account_id: accountId,
-          gram: count.gram,
-          block: COUNTS_BLOCK,
-          files: count.files,
-          slots: Buffer.alloc(0),
-        })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['account_id', 'gram', 'block']).doUpdateSet((eb) => ({
-          files: eb(eb.ref('name_grams.files'), '+', eb.ref('excluded.files')),
-        })),
-      )
-      .execute()
+) {
+  if (counts.length === 0) return
+  const upsert = sql`on conflict (account_id, gram, block) do update set files = name_grams.files + excluded.files`
+  if (engine === 'postgres') {
+    await sql`insert into name_grams (account_id, gram, block, files, slots)
+      select ${accountId}, gram, ${sql.lit(COUNTS_BLOCK)}, files, ''::bytea
+      from unnest(${counts.map((count) => count.gram)}::text[], ${counts.map((count) => count.files)}::int[])
+        as count (gram, files)
+      ${upsert}`.execute(trx)
+    return
   }
+  const json = JSON.stringify(counts.map(({ gram, files }) => [gram, files]))
+  await sql`insert into name_grams (account_id, gram, block, files, slots)
+    select ${accountId}, value ->> 0, ${sql.lit(COUNTS_BLOCK)}, value ->> 1, x'' from json_each(${json}) where true
+    ${upsert}`.execute(trx)
 }

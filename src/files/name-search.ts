@@ -31,19 +31,16 @@ import {
 } from './name-grams.ts'
 import { COUNTS_BLOCK } from './name-index.repository.ts'
 
-/**
- * Rows read at first from the files not in blocks yet, then at a time: a page of a query most names match is
- * in the first, and the rest of a block's files (more only while the job is behind) in one more.
- */
-const FIRST_UNINDEXED_ROWS = 128
-const UNINDEXED_ROWS = BLOCK_SIZE
 /** The most grams a search intersects: more narrow the candidates little, and cost a row per block each. */
 const MAX_GRAMS = 4
-/** Blocks read at a time, at first and at most: doubled each time while the page is not full. */
-const FIRST_BLOCKS = 4
-const MOST_BLOCKS = 512
-/** Candidates whose rows are read at a time, at most. */
-const MOST_CANDIDATES = 1024
+/** Blocks read at a time, at first and at most: four times as many each time while the page is not full. */
+const FIRST_BLOCKS = 16
+const MOST_BLOCKS = 1024
+/**
+ * Candidates whose rows are read at a time, at most. At first twice as many as the page still needs, then
+ * twice as many each time while few of them match.
+ */
+const MOST_CANDIDATES = 4096
 
 export interface SearchOptions {
   accountId: string
@@ -85,12 +82,14 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     const account = await reads.account(accountId, cursor)
     if (!account) return { items: [], nextCursor: null }
     const { newest } = account
+    const near = nearMatches(folded)
     const unindexed = account.blocks * BLOCK_SIZE
-    for (let high = newest, rows = FIRST_UNINDEXED_ROWS; high >= unindexed && matches.length < wanted; ) {
-      const low = Math.max(unindexed, high - rows + 1)
-      take(await reads.files(accountId, low, high, folderId))
-      high = low - 1
-      rows = UNINDEXED_ROWS
+    for (let high = newest; high >= unindexed && matches.length < wanted; ) {
+      const needed = wanted - matches.length
+      const rows = await reads.files({ accountId, low: unindexed, high, folderId, near, limit: needed })
+      take(rows)
+      if (rows.length < needed) break
+      high = Number(rows.at(-1)?.seq) - 1
     }
 
     if (matches.length < wanted && newest >= 0 && account.blocks > 0) {
@@ -106,13 +105,15 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
           const low = Math.max(0, high - blocks + 1)
           const candidates = await reads.candidates(accountId, rarest, low, high)
           const eligible = candidates.filter((seq) => seq <= newest)
+          let batch = 2 * (wanted - matches.length)
           for (let i = 0; i < eligible.length && matches.length < wanted; ) {
-            const batch = eligible.slice(i, i + Math.min(MOST_CANDIDATES, 2 * (wanted - matches.length)))
-            i += batch.length
-            take(await reads.filesNumbered(accountId, batch))
+            const seqs = eligible.slice(i, i + batch)
+            i += seqs.length
+            take(await reads.filesNumbered(accountId, seqs, near))
+            batch = Math.min(MOST_CANDIDATES, Math.max(2 * (wanted - matches.length), 2 * batch))
           }
           high = low - 1
-          blocks = Math.min(blocks * 2, MOST_BLOCKS)
+          blocks = Math.min(blocks * 4, MOST_BLOCKS)
         }
       }
     }
@@ -131,11 +132,13 @@ class SearchReads {
   readonly #db: Db
   readonly #shapes: PreparedShapes
   readonly #inList: InList
+  readonly #nearMatch: NearMatch
 
   constructor(db: Db) {
     this.#db = db
     this.#shapes = new PreparedShapes(db)
     this.#inList = IN_LIST[db.engine]
+    this.#nearMatch = NEAR_MATCH[db.engine]
   }
 
   /**
@@ -166,36 +169,49 @@ class SearchReads {
     return row && { blocks: Number(row.name_blocks), newest: Number(row.newest) }
   }
 
-  /** The account's files numbered `low` to `high` (in the folder, if given), newest first. */
-  files(accountId: string, low: number, high: number, folderId: string | undefined): Promise<FileRow[]> {
-    const values = folderId === undefined ? [accountId, low, high] : [accountId, low, high, folderId]
+  /**
+   * The account's files numbered `low` to `high` (in the folder, if given) that may match (`nearMatches`),
+   * newest first, at most `limit`.
+   */
+  files(scope: {
+    accountId: string
+    low: number
+    high: number
+    folderId: string | undefined
+    near: string | null
+    limit: number
+  }): Promise<FileRow[]> {
+    const { accountId, low, high, folderId, near, limit } = scope
+    const values = [accountId, low, high, near, limit, ...(folderId === undefined ? [] : [folderId])]
     return this.#shapes.read<FileRow>(
       `search_unindexed_${folderId === undefined ? 'all' : 'folder'}`,
       values,
-      (id, from, to, folder) => {
+      (id, from, to, ascii, most, folder) => {
         let files = this.#db.kysely
           .selectFrom('files')
           .select(['seq', 'id', 'name', 'folder_id', 'created_at'])
           .where('account_id', '=', id as string)
           .where('seq', '>=', from as number)
           .where('seq', '<=', to as number)
+          .where(this.#nearMatch(ascii))
         if (folder !== undefined) files = files.where('folder_id', '=', folder as string)
-        return files.orderBy('seq', 'desc')
+        return files.orderBy('seq', 'desc').limit(most as number)
       },
     )
   }
 
-  /** The account's files of these numbers (newest first), those that still exist. */
-  async filesNumbered(accountId: string, seqs: number[]): Promise<FileRow[]> {
+  /** The account's files of these numbers that may match (`nearMatches`), newest first. */
+  async filesNumbered(accountId: string, seqs: number[], near: string | null): Promise<FileRow[]> {
     const rows = await this.#shapes.read<FileRow>(
       'search_candidates',
-      [accountId, this.#listValue(seqs)],
-      (id, list) =>
+      [accountId, this.#listValue(seqs), near],
+      (id, list, ascii) =>
         this.#db.kysely
           .selectFrom('files')
           .select(['seq', 'id', 'name', 'folder_id', 'created_at'])
           .where('account_id', '=', id as string)
-          .where(this.#inList('seq', list)),
+          .where(this.#inList('seq', list))
+          .where(this.#nearMatch(ascii)),
     )
     return rows.sort((a, b) => Number(b.seq) - Number(a.seq))
   }
@@ -268,4 +284,25 @@ const IN_LIST: Record<Engine, InList> = {
   // A JSON array.
   sqlite: (column, placeholder) =>
     sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${placeholder}))`,
+}
+
+/**
+ * What the database tests of a name before the search tests it (`foldName`), so that it sends only the rows
+ * that may match: names with a character other than ASCII, which only the search folds, and the names whose
+ * ASCII letters lower-cased contain the query, when it is all ASCII (`nearMatches`; else null, and no name of
+ * ASCII alone matches). Exact for ASCII names, whose folding is just that.
+ */
+type NearMatch = (query: unknown) => RawBuilder<SqlBool>
+
+/** The query as `NearMatch` takes it: folded, and null unless all ASCII. */
+const nearMatches = (folded: string) => (/[^\p{ASCII}]/u.test(folded) ? null : folded)
+
+const NEAR_MATCH: Record<Engine, NearMatch> = {
+  // Lower-cased in the C collation, which lower-cases ASCII alone whatever the database's locale (translate()
+  // would too, at ten times the cost).
+  postgres: (query) =>
+    sql<SqlBool>`(octet_length(name) <> length(name) or strpos(lower(name collate "C"), ${query}) > 0)`,
+  // SQLite's lower() is ASCII's alone.
+  sqlite: (query) =>
+    sql<SqlBool>`(length(cast(name as blob)) <> length(name) or instr(lower(name), ${query}) > 0)`,
 }
