@@ -23,6 +23,7 @@ import * as signInFailures from './migrations/0016_sign_in_failures.ts'
 import * as uploadIntentsClient from './migrations/0017_upload_intents_client.ts'
 import * as fileDigestsPending from './migrations/0018_file_digests_pending.ts'
 import * as nameIndex from './migrations/0019_name_index.ts'
+import * as orderIndexesWithoutNames from './migrations/0020_order_indexes_without_names.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0017_upload_intents_client': uploadIntentsClient,
   '0018_file_digests_pending': fileDigestsPending,
   '0019_name_index': nameIndex,
+  '0020_order_indexes_without_names': orderIndexesWithoutNames,
 }
 
 class Migrations implements MigrationProvider {
