@@ -8,6 +8,8 @@
 //   so an answer that changes with the load fails too;
 // - the speed: wrk, 8 connections, asking for the pages followed in turn (so deep pages count as much as the
 //   first), alone and while a second wrk (4 connections) asks for the pages of the hard kinds.
+// Lists too (their newest pages, and pages from the middle of the account on, with a cursor), and the practical
+// limit: a bare Fastify route answering a page of 100 files from memory.
 // A wrong answer is printed as such and makes the run exit 1: a fast wrong answer is no figure.
 // The data set is kept under .bench/search-<N> (PostgreSQL: the database coffer_search_<N>) for later runs.
 import { writeFileSync } from 'node:fs'
@@ -17,6 +19,7 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import type { Db } from '../src/db/database.ts'
 import type { Engine } from '../src/db/engine.ts'
+import { encodeCursor } from '../src/db/pagination.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import {
   freePort,
@@ -30,6 +33,8 @@ import {
 import {
   ACCOUNT_ID,
   BENCH_DIR,
+  createdAtOf,
+  fileIdOf,
   fileNameOf,
   folderIdOf,
   openSeeded,
@@ -52,7 +57,10 @@ const FOLDER = folderIdOf(ACCOUNT_ID, 42)
 
 interface Kind {
   name: string
-  query: string
+  /** None: a list. */
+  query?: string
+  /** A list from the cursor of this seeded file on, as a client deep in the pages asks. */
+  from?: number
   folderId?: string
   /** Part of the concurrent load. */
   hard?: boolean
@@ -77,27 +85,35 @@ function kindsOf(files: number): Kind[] {
     { name: 'common trigrams, 1 match', query: `report-${pad7(Math.floor(files / 2) + 1)}`, hard: true },
     { name: 'a hash fragment, few matches', query: fileNameOf(Math.floor(files / 3)).slice(15, 20) },
     { name: 'no match', query: 'report-x', hard: true },
+    { name: 'list, the newest pages' },
+    { name: 'list, pages from the middle', from: Math.floor(files / 2) },
   ]
   return [...base, ...base.map((kind) => ({ ...kind, name: `${kind.name}, in a folder`, folderId: FOLDER }))]
 }
 
 const pathOf = (kind: Kind, cursor?: string) =>
   `/api/v1/files?${new URLSearchParams({
-    query: kind.query,
+    ...(kind.query === undefined ? {} : { query: kind.query }),
     limit: String(LIMIT),
     ...(kind.folderId ? { folderId: kind.folderId } : {}),
     ...(cursor ? { cursor } : {}),
   })}`
 
+/** The cursor a client holds after seeded file n, in the lists' order. */
+const cursorAfter = (n: number) => encodeCursor({ createdAt: createdAtOf(n), id: fileIdOf(ACCOUNT_ID, n) })
+
 /** What a plain scan of the account's rows finds: the count, and the first MAX_PAGES pages' ids. */
 async function plainScan(db: Db, kind: Kind): Promise<{ count: number; ids: string[] }> {
   // Lower-cased on both sides: the names and queries here are ASCII, where both engines' lower() agree.
   const contains =
-    db.engine === 'postgres'
-      ? sql`strpos(lower(name), lower(${kind.query})) > 0`
-      : sql`instr(lower(name), lower(${kind.query})) > 0`
+    kind.query === undefined
+      ? sql`true`
+      : db.engine === 'postgres'
+        ? sql`strpos(lower(name), lower(${kind.query})) > 0`
+        : sql`instr(lower(name), lower(${kind.query})) > 0`
   const folder = kind.folderId ? sql`and folder_id = ${kind.folderId}` : sql``
-  const where = sql`account_id = ${ACCOUNT_ID} ${folder} and ${contains}`
+  const from = kind.from === undefined ? sql`` : sql`and created_at < ${createdAtOf(kind.from)}`
+  const where = sql`account_id = ${ACCOUNT_ID} ${folder} ${from} and ${contains}`
   const counted = await sql<{ n: number }>`select count(*) as n from files where ${where}`.execute(db.kysely)
   const ids = await sql<{ id: string }>`select id from files where ${where}
     order by created_at desc, id desc limit ${MAX_PAGES * LIMIT}`.execute(db.kysely)
@@ -120,7 +136,7 @@ async function follow(
   const paths: string[] = []
   const problems: string[] = []
   const got: string[] = []
-  let cursor: string | undefined
+  let cursor = kind.from === undefined ? undefined : cursorAfter(kind.from)
   do {
     const pagePath = pathOf(kind, cursor)
     paths.push(pagePath)
@@ -155,7 +171,8 @@ interface Row {
   matches: number
   pages: number
   alone: WrkFigures
-  loaded: WrkFigures
+  /** Under the hard load; none for the bare route, which that load does not reach. */
+  loaded?: WrkFigures
   problems: string[]
 }
 
@@ -231,13 +248,34 @@ async function benchEngine(engine: Engine): Promise<Row[]> {
       }
       rows.push(row)
       console.log(
-        `  [${engine}] ${kind.name} (${JSON.stringify(kind.query)}): ${row.matches} matches, ${row.pages} pages, ` +
+        `  [${engine}] ${kind.name} (${kind.query === undefined ? 'a list' : JSON.stringify(kind.query)}): ${row.matches} matches, ${row.pages} pages, ` +
           `p99 ${alone.p99} ms alone, ${loaded.p99} ms under load${allProblems.length ? `; WRONG: ${allProblems.join('; ')}` : ''}`,
       )
     }
+    rows.push(await bareRoute(base, headers))
     return rows
   } finally {
     await stopChild(server)
+  }
+}
+
+/**
+ * The practical limit in the same run: a bare Fastify route answering a page of 100 files (the first of a
+ * search in every name, as Coffer sent it) from memory, at the same connections, alone and under the same load.
+ */
+async function bareRoute(base: string, headers: Record<string, string>): Promise<Row> {
+  const kind: Kind = { name: 'bare Fastify route, the same JSON (100 files)' }
+  const page = await fetch(base + pathOf({ name: '', query: '.pdf' }), { headers })
+  const port = await freePort()
+  const bare = startChild('bench/bare-server.ts', { PORT: String(port), BODY: await page.text() })
+  try {
+    const url = `http://127.0.0.1:${port}/`
+    await waitForServer(url, bare)
+    await wrk(url, CONNECTIONS, 1)
+    const alone = await wrk(url, CONNECTIONS, SECONDS)
+    return { kind, matches: 0, pages: 1, alone, problems: [] }
+  } finally {
+    await stopChild(bare)
   }
 }
 
@@ -256,7 +294,7 @@ for (const engine of ENGINES) {
   for (const row of rows) {
     console.log(
       `| ${row.kind.name} | ${row.matches.toLocaleString('en')} | ${row.pages}${row.pages === MAX_PAGES ? '+' : ''} | ` +
-        `${row.alone.p50} | ${row.alone.p99} | ${Math.round(row.alone.rps).toLocaleString('en')} | ${row.loaded.p99} | ` +
+        `${row.alone.p50} | ${row.alone.p99} | ${Math.round(row.alone.rps).toLocaleString('en')} | ${row.loaded?.p99 ?? '–'} | ` +
         `${row.problems.length ? 'WRONG' : 'right'} |`,
     )
   }

@@ -44,6 +44,9 @@ export const folderIdOf = (accountId: string, f: number) =>
 export const fileNameOf = (n: number) =>
   `report-${String(n).padStart(7, '0')}-${((n * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}.pdf`
 
+/** When the seeded file n was made. */
+export const createdAtOf = (n: number) => BASE_TIME + n
+
 /** (n × 2654435761) mod 2^32 in SQL, n being a 64-bit integer expression. */
 const HASH = (n: string) => `((${n} * 2654435761) % 4294967296)`
 

@@ -1,19 +1,19 @@
 // Name search over an account's files, newest first: a page holds the newest matches after the cursor, and
 // is short only when it is the last, however many files match and wherever among the account's files they lie.
 //
-// A search reads the account's files from the newest back, in two parts (see name-index.ts):
-// 1. The files not in the index's blocks yet (at most BLOCK_SIZE, and those the job has not written): read
-//    one by one, their names tested here.
+// A search reads the account's files from the newest back, in two parts (see name-index.repository.ts):
+// 1. The files not in the index's blocks yet (at most BLOCK_SIZE, and those the job has not written yet).
 // 2. The blocks, newest first, a few at a time and more each time: for each block, the slots held by all of
 //    the query's rarest grams (and by the folder's gram), which are the candidates; then the candidates'
-//    rows, newest first, each name tested. A gram no file holds settles the search at once.
-// It stops as soon as it has one match more than the page: that match says another page follows, so no page
-// but the last is short. Every name is tested here, on the row as read, with one folding of case for both
-// engines (`foldName`): a candidate that holds the grams apart, or that was renamed or deleted, is passed over.
+//    rows, newest first. A gram no file holds settles the search at once.
+// The database sends only the rows whose names may match (`NearMatch`), and the search tests each with one
+// folding of case for both engines (`foldName`): a candidate that holds the grams apart, or that was renamed or
+// deleted, is passed over. It stops as soon as it has one match more than the page: that match says another
+// page follows, so no page but the last is short.
 //
 // The cost is bounded by what the answer needs: the first part reads at most BLOCK_SIZE rows; the second one
 // row per block for each gram read, and the rows of candidates until the page is full. A query that matches
-// few files reads few candidates, however old; one that matches many finds its page in the first candidates.
+// few files has few candidates, however old; one that matches many finds its page in the first candidates.
 import { type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
