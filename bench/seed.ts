@@ -33,6 +33,8 @@ export const BENCH_DIR = path.resolve('.bench')
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_DATABASE = 'coffer_bench'
 const BATCH = 250_000
+/** Blocks of the name index written in one transaction: the server writes one, or a few at start. */
+const SEED_BLOCKS_AT_ONCE = 64
 const BASE_TIME = Date.UTC(2024, 0, 1)
 
 /** The seeded file n's id and folder's id, from the account's: readable, and distinct between accounts. */
@@ -124,7 +126,7 @@ export async function seedAccount(
     }
     await sql`analyze`.execute(k)
     const indexing = performance.now()
-    const blocks = await names.foldFull(accountId)
+    const blocks = await names.foldFull(accountId, SEED_BLOCKS_AT_ONCE)
     options.progress?.(
       `  name index: ${blocks.toLocaleString('en')} blocks in ${((performance.now() - indexing) / 1000).toFixed(0)} s`,
     )
@@ -241,7 +243,7 @@ export async function openSeeded(
   }
   // Files seeded before the name index (numbered by migration 0019) get their blocks now, not from the server
   // while it is measured.
-  await new NameIndex(db).foldAll()
+  await new NameIndex(db).foldAll(SEED_BLOCKS_AT_ONCE)
   return { db, dataDir, databaseUrl }
 }
 

@@ -87,9 +87,9 @@ export class NameIndex {
         const slots = before ? decodeSlots(before) : emptySlots()
         const count = slotCount(slots)
         addSlot(slots, file.seq % BLOCK_SIZE)
-        if (slotCount(slots) > count) rows.push({ gram, stored: encodeSlots(slots), files: count + 1 })
+        if (slotCount(slots) > count) rows.push({ gram, block, stored: encodeSlots(slots), files: count + 1 })
       }
-      await writeRows(trx, this.#db.engine, accountId, block, rows)
+      await writeRows(trx, this.#db.engine, accountId, rows)
       await addToCounts(
         trx,
         this.#db.engine,
@@ -100,24 +100,29 @@ export class NameIndex {
   }
 
   /**
-   * Writes the account's full blocks that the index does not hold yet, one transaction each; returns how
+   * Writes the account's full blocks that the index does not hold yet, `atOnce` to a transaction; returns how
    * many it wrote. Any process may call it at any time: the account row's lock makes one write each block.
+   * Several blocks at once write each gram's rows side by side, several times faster for many blocks (after
+   * migration 0019, or seeding); one keeps the transaction, and SQLite's one writer, short.
    */
-  async foldFull(accountId: string): Promise<number> {
+  async foldFull(accountId: string, atOnce = 1): Promise<number> {
     let written = 0
-    while (await this.#db.transaction((trx) => foldNext(trx, this.#db.engine, accountId))) written++
-    return written
+    for (;;) {
+      const blocks = await this.#db.transaction((trx) => foldNext(trx, this.#db.engine, accountId, atOnce))
+      if (blocks === 0) return written
+      written += blocks
+    }
   }
 
   /** `foldFull` for every account with a full block to write. */
-  async foldAll(): Promise<number> {
+  async foldAll(atOnce = 1): Promise<number> {
     const accounts = await this.#db.kysely
       .selectFrom('accounts')
       .select('id')
       .where(sql<SqlBool>`file_seq >= (name_blocks + 1) * ${sql.lit(BLOCK_SIZE)}`)
       .execute()
     let written = 0
-    for (const account of accounts) written += await this.foldFull(account.id)
+    for (const account of accounts) written += await this.foldFull(account.id, atOnce)
     return written
   }
 
@@ -153,74 +158,87 @@ async function lockAccount(trx: Transaction, accountId: string): Promise<{ writt
   return { written: Number(row.name_blocks), files: Number(row.file_seq) }
 }
 
-/** Writes the account's next block if it is full and not written yet; whether it wrote one. */
-async function foldNext(trx: Transaction, engine: Engine, accountId: string): Promise<boolean> {
+/** Writes the account's next full blocks not written yet, at most `most`; how many it wrote. */
+async function foldNext(trx: Transaction, engine: Engine, accountId: string, most: number): Promise<number> {
   const { written, files } = await lockAccount(trx, accountId)
-  if ((written + 1) * BLOCK_SIZE > files) return false
+  const blocks = Math.min(most, Math.floor(files / BLOCK_SIZE) - written)
+  if (blocks <= 0) return 0
   const first = written * BLOCK_SIZE
   const members = await trx
     .selectFrom('files')
     .select(['seq', 'name', 'folder_id'])
     .where('account_id', '=', accountId)
     .where('seq', '>=', first)
-    .where('seq', '<', first + BLOCK_SIZE)
+    .where('seq', '<', first + blocks * BLOCK_SIZE)
+    .orderBy('seq')
     .execute()
-  // Each gram's slots in ascending order: the files are read in slot order, and a slot is added once.
+  // Each gram's files in ascending order (from `first`): the files are read in that order, each added once.
   const byGram = new Map<string, number[]>()
-  for (const file of members.sort((x, y) => Number(x.seq) - Number(y.seq))) {
-    const slot = Number(file.seq) - first
+  for (const file of members) {
+    const at = Number(file.seq) - first
     const add = (gram: string) => {
-      const slots = byGram.get(gram)
-      if (!slots) byGram.set(gram, [slot])
-      else if (slots.at(-1) !== slot) slots.push(slot)
+      const held = byGram.get(gram)
+      if (!held) byGram.set(gram, [at])
+      else if (held.at(-1) !== at) held.push(at)
     }
     forEachGram(foldName(file.name), add)
     if (file.folder_id !== null) add(folderGram(file.folder_id))
   }
-  const rows = [...byGram].map(([gram, slots]) => ({
-    gram,
-    stored: encodeAscending(slots),
-    files: slots.length,
-  }))
-  await writeRows(trx, engine, accountId, written, rows)
-  await addToCounts(trx, engine, accountId, rows)
+  // In the index's order, gram then block, so that each gram's rows are written side by side.
+  const rows: GramRow[] = []
+  const counts: { gram: string; files: number }[] = []
+  for (const gram of [...byGram.keys()].sort()) {
+    const held = byGram.get(gram) as number[]
+    counts.push({ gram, files: held.length })
+    for (let start = 0; start < held.length; ) {
+      const block = Math.floor((held[start] as number) / BLOCK_SIZE)
+      let end = start
+      while (end < held.length && Math.floor((held[end] as number) / BLOCK_SIZE) === block) end++
+      const slots = held.slice(start, end).map((at) => at % BLOCK_SIZE)
+      rows.push({ gram, block: written + block, stored: encodeAscending(slots), files: slots.length })
+      start = end
+    }
+  }
+  await writeRows(trx, engine, accountId, rows)
+  await addToCounts(trx, engine, accountId, counts)
   await trx
     .updateTable('accounts')
-    .set({ name_blocks: written + 1 })
+    .set({ name_blocks: written + blocks })
     .where('id', '=', accountId)
     .execute()
-  return true
+  return blocks
 }
 
 interface GramRow {
   gram: string
+  block: number
   /** The slots as `encodeSlots` stores them. */
   stored: Uint8Array
   files: number
 }
 
 /**
- * Writes (or replaces) the block's rows of these grams, in one statement however many: the rows as arrays
+ * Writes (or replaces) these rows of blocks, in one statement however many: the rows as arrays
  * (PostgreSQL) or JSON (SQLite), a block's thousands of rows being too many for a statement's parameters.
  */
-async function writeRows(trx: Executor, engine: Engine, accountId: string, block: number, rows: GramRow[]) {
+async function writeRows(trx: Executor, engine: Engine, accountId: string, rows: GramRow[]) {
   if (rows.length === 0) return
   const upsert = sql`on conflict (account_id, gram, block) do update set files = excluded.files, slots = excluded.slots`
   if (engine === 'postgres') {
     const slots = rows.map(({ stored }) => Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength))
     await sql`insert into name_grams (account_id, gram, block, files, slots)
-      select ${accountId}, gram, ${block}, files, slots
-      from unnest(${rows.map((row) => row.gram)}::text[], ${rows.map((row) => row.files)}::int[], ${slots}::bytea[])
-        as row (gram, files, slots)
+      select ${accountId}, gram, block, files, slots
+      from unnest(${rows.map((row) => row.gram)}::text[], ${rows.map((row) => row.block)}::int[],
+        ${rows.map((row) => row.files)}::int[], ${slots}::bytea[]) as row (gram, block, files, slots)
       ${upsert}`.execute(trx)
     return
   }
   const json = JSON.stringify(
-    rows.map(({ gram, files, stored }) => [gram, files, Buffer.from(stored).toString('hex')]),
+    rows.map(({ gram, block, files, stored }) => [gram, block, files, Buffer.from(stored).toString('hex')]),
   )
   // `where true`: SQLite's parser needs it before an upsert's ON CONFLICT.
   await sql`insert into name_grams (account_id, gram, block, files, slots)
-    select ${accountId}, value ->> 0, ${block}, value ->> 1, unhex(value ->> 2) from json_each(${json}) where true
+    select ${accountId}, value ->> 0, value ->> 1, value ->> 2, unhex(value ->> 3) from json_each(${json}) where true
     ${upsert}`.execute(trx)
 }
 

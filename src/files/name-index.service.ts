@@ -7,6 +7,12 @@ import { NameIndex } from './name-index.repository.ts'
  * migration 0019, or left when a process stopped before writing a block its upload filled), then every
  * minute, in one process at a time.
  */
+/**
+ * Blocks written in one transaction: after migration 0019 there may be thousands to write, and each gram's rows
+ * written side by side cost less; few enough that SQLite's one writer is not held long (0.2 s here).
+ */
+const BLOCKS_AT_ONCE = 4
+
 export class NameIndexJob {
   readonly #index: NameIndex
   readonly #exclusively: Exclusively
@@ -21,7 +27,7 @@ export class NameIndexJob {
   start(log: JobLog): void {
     const run = () => {
       this.#running ??= this.#exclusively('name-index', async () => {
-        await this.#index.foldAll()
+        await this.#index.foldAll(BLOCKS_AT_ONCE)
       })
         .catch((error: unknown) => log.error({ err: error }, 'writing the name index failed'))
         .finally(() => {

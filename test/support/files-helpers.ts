@@ -52,7 +52,8 @@ export async function insertFiles(
   // Numbered for the name index among the account's files, by their times, and its full blocks written.
   const names = new NameIndex(c.db)
   await names.rebuild(accountId)
-  await names.foldFull(accountId)
+  // Several blocks to a transaction, as the server's job writes them.
+  await names.foldFull(accountId, 4)
 }
 
 export async function createFolder(app: App, account: TestAccount, name: string) {
