@@ -53,6 +53,30 @@ describeEachEngine('name index', (ctx) => {
     assert.equal(Number(account.last_file_at), Number(rows.at(-1)?.created_at))
   })
 
+  test('the file that fills a block has it written, and is found through it', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    await insertFiles(c, a.id, [1, BLOCK_SIZE - 1], ['doc-', '.txt'])
+    const blocks = async () =>
+      Number(
+        (
+          await c.db.kysely
+            .selectFrom('accounts')
+            .select('name_blocks')
+            .where('id', '=', a.id)
+            .executeTakeFirstOrThrow()
+        ).name_blocks,
+      )
+    assert.equal(await blocks(), 0)
+    const last = await createFile(c, a.id, { name: 'Last-of-the-block.txt' })
+    assert.equal(await blocks(), 1)
+    const found = await call(c.app, 'GET', '/api/v1/files?query=of-the-b', { token: a.token })
+    assert.deepEqual(
+      (found.body.data as { id: string }[]).map((f) => f.id),
+      [last.id],
+    )
+  })
+
   test('a block is written once, by one of the writers; renames made at once in it all count', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
