@@ -151,9 +151,6 @@ function buildSelectFiles(db: Kysely<Database>) {
 
 type FileRow = ReturnType<typeof selectFiles> extends SelectQueryBuilder<Database, never, infer O> ? O : never
 
-/** A file row's number in its account (PostgreSQL reads a bigint as a string). */
-const seqOf = (row: { seq: number | string | null }) => (row.seq === null ? null : Number(row.seq))
-
 function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
   return {
     id: row.id,
@@ -350,7 +347,7 @@ export class FilesRepository {
       .returning(['folder_id', 'seq'])
       .executeTakeFirst()
     if (row && name !== undefined) {
-      await this.#names.refile(trx, accountId, [{ seq: seqOf(row), grams: gramsOf(foldName(name)) }])
+      await this.#names.refile(trx, accountId, [{ seq: row.seq, grams: gramsOf(foldName(name)) }])
     }
     return row && { folderId: row.folder_id }
   }
@@ -395,7 +392,7 @@ export class FilesRepository {
     await this.#names.refile(
       trx,
       accountId,
-      moved.map((row) => ({ seq: seqOf(row), grams })),
+      moved.map((row) => ({ seq: row.seq, grams })),
     )
   }
 
