@@ -44,12 +44,15 @@ export const folderIdOf = (accountId: string, f: number) =>
   `fld_${accountId.slice(4)}_${String(f).padStart(3, '0')}`
 /** The seeded file n's name, as the statements below make it. */
 export const fileNameOf = (n: number) =>
-  `report-${String(n).padStart(7, '0')}-${((n * 2654435761) % 2 ** 32).toString(16).padStart(8, '0')}.pdf`
+  `report-${String(n).padStart(7, '0')}-${hashOf(n).toString(16).padStart(8, '0')}.pdf`
+
+/** (n × 2654435761) mod 2^32, exactly: from n = 3,393,264 on, the product is past a double's 2^53. */
+const hashOf = (n: number) => Number((BigInt(n) * 2654435761n) % 2n ** 32n)
 
 /** When the seeded file n was made. */
 export const createdAtOf = (n: number) => BASE_TIME + n
 
-/** (n × 2654435761) mod 2^32 in SQL, n being a 64-bit integer expression. */
+/** (n × 2654435761) mod 2^32 in SQL, n being a 64-bit integer expression (not a real: see `hashOf`). */
 const HASH = (n: string) => `((${n} * 2654435761) % 4294967296)`
 
 export interface SeedReport {
@@ -146,7 +149,7 @@ async function insertBatch(db: Db, accountId: string, tag: string, from: number,
         insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at, seq)
         select 'fil_' || ${tag} || '_' || lpad(n::text, 10, '0'), ${accountId},
                'fld_' || ${tag} || '_' || lpad((n % ${FOLDERS})::text, 3, '0'),
-               'report-' || lpad(n::text, 7, '0') || '-' || lpad(to_hex(${sql.raw(HASH('n::bigint'))}), 8, '0') || '.pdf',
+               'report-' || lpad(n::text, greatest(7, length(n::text)), '0') || '-' || lpad(to_hex(${sql.raw(HASH('n::bigint'))}), 8, '0') || '.pdf',
                'application/pdf', 1000 + n, 'files/' || ${accountId} || '/' || n, null,
                ${BASE_TIME}::bigint + n, ${BASE_TIME}::bigint + n, n - 1
         from generate_series(${from}::bigint, ${to}::bigint) as n`.execute(trx)
@@ -160,7 +163,7 @@ async function insertBatch(db: Db, accountId: string, tag: string, from: number,
       return
     }
     await sql`
-      with recursive seq(n) as (select ${from} union all select n + 1 from seq where n < ${to})
+      with recursive seq(n) as (select cast(${from} as integer) union all select n + 1 from seq where n < ${to})
       insert into files (id, account_id, folder_id, name, content_type, size, blob_key, sha256, created_at, updated_at, seq)
       select printf('fil_%s_%010d', ${tag}, n), ${accountId}, printf('fld_%s_%03d', ${tag}, n % ${FOLDERS}),
              printf('report-%07d-%08x.pdf', n, ${sql.raw(HASH('n'))}),
@@ -170,7 +173,7 @@ async function insertBatch(db: Db, accountId: string, tag: string, from: number,
     const firstShared = Math.ceil(from / 5) * 5
     if (firstShared > to) return
     await sql`
-      with recursive seq(n) as (select ${firstShared} union all select n + 5 from seq where n + 5 <= ${to})
+      with recursive seq(n) as (select cast(${firstShared} as integer) union all select n + 5 from seq where n + 5 <= ${to})
       insert into shares (id, account_id, file_id, public_id, is_active, expires_at, view_count, download_count, created_at, updated_at)
       select printf('shr_%s_%010d', ${tag}, n), ${accountId}, printf('fil_%s_%010d', ${tag}, n),
              printf('pub_%s_%010d', ${tag}, n), 1, null, n % 50, n % 7, ${BASE_TIME} + n, ${BASE_TIME} + n

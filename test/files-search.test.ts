@@ -14,9 +14,9 @@ import {
   encodeSlots,
   foldName,
   gramsOf,
-  intersectInto,
   queryGrams,
   slotsDescending,
+  slotsInAll,
 } from '../src/files/name-grams.ts'
 import { createFolder, insertFiles, newestFirst, walk } from './support/files-helpers.ts'
 import { call, createAccount, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
@@ -320,13 +320,26 @@ test('slot sets: stored as a list up to 255 slots, as a bitmap from 256, read ba
       [...read].sort((x, y) => y - x),
     )
   }
+  // The slots in all of several sets, as stored: bitmaps and lists alike, newest first.
   const odd = emptySlots()
   const low = emptySlots()
+  const few = emptySlots()
   for (let slot = 0; slot < BLOCK_SIZE; slot++) {
     if (slot % 2) addSlot(odd, slot)
-    if (slot < 10) addSlot(low, slot)
+    if (slot < 300) addSlot(low, slot)
+    if (slot % 100 === 1) addSlot(few, slot)
   }
-  assert.equal(intersectInto(odd, low), true)
-  assert.deepEqual(slotsDescending(odd), [9, 7, 5, 3, 1])
-  assert.equal(intersectInto(odd, emptySlots()), false)
+  const [oddStored, lowStored, fewStored] = [odd, low, few].map(encodeSlots) as [
+    Uint8Array,
+    Uint8Array,
+    Uint8Array,
+  ]
+  assert.equal(lowStored.byteLength, BLOCK_SIZE / 8)
+  assert.deepEqual(
+    slotsInAll([oddStored, lowStored]),
+    slotsDescending(low).filter((slot) => slot % 2),
+  )
+  assert.deepEqual(slotsInAll([lowStored, fewStored, oddStored]), [201, 101, 1])
+  assert.deepEqual(slotsInAll([fewStored, encodeSlots(emptySlots())]), [])
+  assert.deepEqual(slotsInAll([fewStored]), slotsDescending(few))
 })

@@ -73,17 +73,6 @@ export function addSlot(slots: SlotSet, slot: number): void {
   slots[slot >>> 5] = (slots[slot >>> 5] as number) | (1 << (slot & 31))
 }
 
-/** The slots in both sets, written into `into`; whether any is left. */
-export function intersectInto(into: SlotSet, other: SlotSet): boolean {
-  let any = 0
-  for (let i = 0; i < into.length; i++) {
-    const word = (into[i] as number) & (other[i] as number)
-    into[i] = word
-    any |= word
-  }
-  return any !== 0
-}
-
 /** The set's slots, highest (newest) first. */
 export function slotsDescending(slots: SlotSet): number[] {
   const found: number[] = []
@@ -144,4 +133,55 @@ export function decodeSlots(stored: Uint8Array): SlotSet {
   }
   for (let at = 0; at + 2 <= stored.byteLength; at += 2) addSlot(slots, view.getUint16(at, true))
   return slots
+}
+
+/**
+ * The slots that every one of these stored sets holds (`encodeSlots`'s form), highest (newest) first. Read
+ * from the stored bytes as they are: the shortest set's slots, each looked up in the others (a bit, or a
+ * binary search of a list).
+ */
+export function slotsInAll(stored: Uint8Array[]): number[] {
+  let shortest = stored[0]
+  if (!shortest) return []
+  for (const set of stored) if (set.byteLength < shortest.byteLength) shortest = set
+  let slots = shortest.byteLength === BITMAP_BYTES ? bitmapSlots(shortest) : listSlots(shortest)
+  for (const set of stored) {
+    if (set === shortest) continue
+    slots = slots.filter((slot) => holds(set, slot))
+    if (slots.length === 0) return slots
+  }
+  return slots.reverse()
+}
+
+/** The slots of a stored bitmap, ascending: slot n is bit n % 8 of byte n / 8 (little-endian words). */
+function bitmapSlots(bitmap: Uint8Array): number[] {
+  const slots: number[] = []
+  for (let byte = 0; byte < bitmap.byteLength; byte++) {
+    const bits = bitmap[byte] as number
+    if (bits === 0) continue
+    for (let bit = 0; bit < 8; bit++) if (bits & (1 << bit)) slots.push(byte * 8 + bit)
+  }
+  return slots
+}
+
+/** The slots of a stored list, ascending. */
+function listSlots(list: Uint8Array): number[] {
+  const slots: number[] = new Array(list.byteLength / 2)
+  for (let i = 0; i < slots.length; i++)
+    slots[i] = (list[2 * i] as number) | ((list[2 * i + 1] as number) << 8)
+  return slots
+}
+
+function holds(set: Uint8Array, slot: number): boolean {
+  if (set.byteLength === BITMAP_BYTES) return ((set[slot >>> 3] as number) & (1 << (slot & 7))) !== 0
+  let low = 0
+  let high = set.byteLength / 2 - 1
+  while (low <= high) {
+    const middle = (low + high) >>> 1
+    const value = (set[2 * middle] as number) | ((set[2 * middle + 1] as number) << 8)
+    if (value === slot) return true
+    if (value < slot) low = middle + 1
+    else high = middle - 1
+  }
+  return false
 }

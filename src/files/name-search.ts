@@ -19,16 +19,7 @@ import type { Db } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
 import { decodeCursor, encodeCursor, keysetAfter, type Page } from '../db/pagination.ts'
 import { PreparedShapes } from '../db/read-path/prepared.ts'
-import {
-  BLOCK_SIZE,
-  decodeSlots,
-  folderGram,
-  foldName,
-  intersectInto,
-  queryGrams,
-  type SlotSet,
-  slotsDescending,
-} from './name-grams.ts'
+import { BLOCK_SIZE, folderGram, foldName, queryGrams, slotsInAll } from './name-grams.ts'
 import { COUNTS_BLOCK } from './name-index.repository.ts'
 
 /** The most grams a search intersects: more narrow the candidates little, and cost a row per block each. */
@@ -249,22 +240,18 @@ class SearchReads {
           .where('block', '>=', from as number)
           .where('block', '<=', to as number),
     )
-    const byBlock = new Map<number, { held: number; slots: SlotSet }>()
+    const byBlock = new Map<number, Uint8Array[]>()
     for (const row of rows) {
       const block = Number(row.block)
-      const slots = decodeSlots(row.slots)
-      const entry = byBlock.get(block)
-      if (!entry) byBlock.set(block, { held: 1, slots })
-      else {
-        entry.held++
-        intersectInto(entry.slots, slots)
-      }
+      const sets = byBlock.get(block)
+      if (sets) sets.push(row.slots)
+      else byBlock.set(block, [row.slots])
     }
     const seqs: number[] = []
     for (const block of [...byBlock.keys()].sort((a, b) => b - a)) {
-      const entry = byBlock.get(block) as { held: number; slots: SlotSet }
-      if (entry.held < grams.length) continue
-      for (const slot of slotsDescending(entry.slots)) seqs.push(block * BLOCK_SIZE + slot)
+      const sets = byBlock.get(block) as Uint8Array[]
+      if (sets.length < grams.length) continue
+      for (const slot of slotsInAll(sets)) seqs.push(block * BLOCK_SIZE + slot)
     }
     return seqs
   }
