@@ -92,15 +92,21 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
         const rarest = grams.sort((a, b) => (counts.get(a) ?? 0) - (counts.get(b) ?? 0)).slice(0, MAX_GRAMS)
         let blocks = FIRST_BLOCKS
         let high = Math.min(Math.floor(newest / BLOCK_SIZE), account.blocks - 1)
+        let batch = 2 * wanted
         while (high >= 0 && matches.length < wanted) {
           const low = Math.max(0, high - blocks + 1)
-          const candidates = await reads.candidates(accountId, rarest, low, high)
-          const eligible = candidates.filter((seq) => seq <= newest)
-          let batch = 2 * (wanted - matches.length)
-          for (let i = 0; i < eligible.length && matches.length < wanted; ) {
-            const seqs = eligible.slice(i, i + batch)
-            i += seqs.length
-            take(await reads.filesNumbered(accountId, seqs, near))
+          // Block by block, newest first, so that a page found in the first blocks costs no more.
+          const candidates = (await reads.blocks(accountId, rarest, low, high))[Symbol.iterator]()
+          const pending: number[] = []
+          for (;;) {
+            const block = pending.length < batch ? candidates.next() : undefined
+            if (block && !block.done) {
+              pending.push(...block.value.filter((seq) => seq <= newest))
+              continue
+            }
+            if (pending.length === 0) break
+            take(await reads.filesNumbered(accountId, pending.splice(0, batch), near))
+            if (matches.length === wanted) break
             batch = Math.min(MOST_CANDIDATES, Math.max(2 * (wanted - matches.length), 2 * batch))
           }
           high = low - 1
@@ -224,10 +230,11 @@ class SearchReads {
   }
 
   /**
-   * The numbers of the files of blocks `low` to `high` whose slots all the grams hold, newest first: the
-   * candidates, to be tested on their rows.
+   * The candidates of blocks `low` to `high`, a block at a time, newest first: the numbers of the files whose
+   * slots all the grams hold, newest first. Read in one statement; each block's candidates are found when
+   * asked for.
    */
-  async candidates(accountId: string, grams: string[], low: number, high: number): Promise<number[]> {
+  async blocks(accountId: string, grams: string[], low: number, high: number): Promise<Iterable<number[]>> {
     const rows = await this.#shapes.read(
       'search_blocks',
       [accountId, this.#listValue(grams), low, high],
@@ -247,13 +254,10 @@ class SearchReads {
       if (sets) sets.push(row.slots)
       else byBlock.set(block, [row.slots])
     }
-    const seqs: number[] = []
-    for (const block of [...byBlock.keys()].sort((a, b) => b - a)) {
-      const sets = byBlock.get(block) as Uint8Array[]
-      if (sets.length < grams.length) continue
-      for (const slot of slotsInAll(sets)) seqs.push(block * BLOCK_SIZE + slot)
-    }
-    return seqs
+    const held = [...byBlock].filter(([, sets]) => sets.length === grams.length).sort(([a], [b]) => b - a)
+    return (function* () {
+      for (const [block, sets] of held) yield slotsInAll(sets).map((slot) => block * BLOCK_SIZE + slot)
+    })()
   }
 
   /** A list as one statement parameter, as `#inList` reads it. */
