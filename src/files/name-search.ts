@@ -191,7 +191,13 @@ class SearchReads {
           .where('seq', '>=', from as number)
           .where('seq', '<=', to as number)
           .where(this.#nearMatch(ascii))
-        if (folder !== undefined) files = files.where('folder_id', '=', folder as string)
+        if (folder !== undefined) {
+          // On SQLite, `+` keeps the folder's order index out of the plan: without statistics for it (Coffer
+          // never runs ANALYZE; a database analyzed before migration 0020 has none for it), SQLite read the
+          // whole folder's files through it and sorted them, 70 ms where the numbers' range takes 2.
+          const column = this.#db.engine === 'sqlite' ? sql.raw('+folder_id') : sql.ref('folder_id')
+          files = files.where(sql<SqlBool>`${column} = ${folder}`)
+        }
         return files.orderBy('seq', 'desc').limit(most as number)
       },
     )
