@@ -68,7 +68,7 @@ export interface Jobs {
   storageReconciler: StorageReconciler
   /** Removes expired sessions, setup links and OAuth records. */
   expiredRecords: ExpiredRecordsPurge
-  /** Writes the name index's full blocks (files/name-index.ts). */
+  /** Writes the name index's full blocks (files/name-index.repository.ts). */
   nameIndex: NameIndexJob
 }
 

@@ -4,7 +4,7 @@
 // figures of bench/app.ts rest on it.
 //
 // The statements are counted through the Db contract itself, which the app is built on here wrapped: every
-// `read` and `readThroughBitmaps` (the compiled statements of the read path), and every statement run through
+// `read` (the compiled statements of the read path), and every statement run through
 // its Kysely instance (a plugin sees each result). What lies below the contract is not counted: SQLite's read
 // transaction of a turn of the event loop (db/sqlite.ts), and PostgreSQL's change notifications.
 import assert from 'node:assert/strict'

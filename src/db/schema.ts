@@ -13,7 +13,7 @@ export interface AccountsTable {
   file_seq: Generated<number>
   /** When its newest file was made: the next one is made later, even by a clock behind this one. */
   last_file_at: Generated<number>
-  /** How many blocks of its files the name index holds (files/name-index.ts). */
+  /** How many blocks of its files the name index holds (files/name-index.repository.ts). */
   name_blocks: Generated<number>
 }
 
@@ -74,7 +74,7 @@ export interface FilesTable {
 }
 
 /**
- * The name index (migration 0019, files/name-index.ts): per account and block of its files, the slots of the
+ * The name index (migration 0019, files/name-index.repository.ts): per account and block of its files, the slots of the
  * files whose names hold `gram` (or that lie in a folder, for a folder's gram); block -1 holds a gram's count
  * over all blocks, with no slots.
  */

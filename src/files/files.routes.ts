@@ -52,14 +52,10 @@ export const filesRoutes: Routes = async (app, { services, urls }) => {
         operationId: 'listFiles',
         summary: 'List and search files',
         description:
-          'The account’s files, newest first. `query` matches a case-insensitive substring of the name; ' +
-          '`query`, `folderId` and pagination combine. A search does a bounded amount of work per call, so ' +
-          'on a large account a page of search results may hold fewer than `limit` files, or none, while ' +
-          '`pagination.nextCursor` is not null: that happens when the name index cannot settle the query ' +
-          '(its matches are many, or, on PostgreSQL, its letters too common for the index to narrow down ' +
-          'quickly) and the matches are older than the ten thousand files the call looked through, or when ' +
-          'a query of 1-2 characters, which no trigram index can answer, matches few names. Keep following ' +
-          '`nextCursor`; only null ends the results.',
+          'The account’s files, newest first. `query` matches a substring of the name, ignoring case as ' +
+          'Unicode folds it (`É` finds `é`, `STRASSE` finds `Straße`) but not accents (`e` does not find ' +
+          '`é`); `query`, `folderId` and pagination combine. A page holds fewer than `limit` files only when ' +
+          'it is the last: then `pagination.nextCursor` is null.',
         security: READ,
         querystring: ListFilesQuery,
         response: { 200: List(Type.Ref('File')), ...ERROR_RESPONSES },

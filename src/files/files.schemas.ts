@@ -99,11 +99,10 @@ export const ListFilesQuery = Type.Object(
         minLength: 1,
         maxLength: 200,
         description:
-          'Case-insensitive substring of the file name, matched literally (`%`, `_`, `"` and `\\` have no ' +
-          'special meaning). Index-backed from 3 characters; 1-2 character queries filter the listing as it ' +
-          'is walked, newest first, ten thousand files per call. Case folding covers ASCII and the ' +
-          'one-to-one letter pairs of other scripts (é/É, ж/Ж); accents are not folded (e does not match ' +
-          'é), and special casings (Greek final sigma, Turkish i, ß/SS) are not guaranteed.',
+          'Substring of the file name, matched literally (`%`, `_`, `"` and `\\` have no special meaning), ' +
+          'ignoring case as Unicode folds it: é/É, ж/Ж, ß/SS (and ẞ), ﬁ/fi, the Greek final sigma as σ, ' +
+          'the Turkish ı and İ as i. Accents are not folded (e does not match é); an accent written as a ' +
+          'separate mark matches the same letter written whole. Any length from one character.',
       }),
     ),
     ...PageQuery(50),

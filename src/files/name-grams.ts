@@ -1,4 +1,4 @@
-// The pieces of the name index (name-index.ts) that involve no database: how a name is folded for a
+// The pieces of the name index (name-index.repository.ts) that involve no database: how a name is folded for a
 // case-insensitive match, which grams of it are indexed, and the sets of slots a block keeps for each gram.
 
 /**

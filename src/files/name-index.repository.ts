@@ -5,8 +5,8 @@
 // Each file has a number in its account (`files.seq`, given by `allocate` in the transaction that makes it),
 // and lies in block seq / BLOCK_SIZE at slot seq % BLOCK_SIZE. A block is written once, whole, when it is
 // full (`foldFull`): a row per gram that any of its names hold, with the set of slots, and one per folder of
-// its files. Until then its files are read one by one by the search, which bounds that read by BLOCK_SIZE
-// (plus what the job has not folded yet). A name or folder changed later adds the file's slot to the rows of
+// its files. Until then the search reads its files' rows, at most BLOCK_SIZE (and those of blocks the job has
+// not written yet). A name or folder changed later adds the file's slot to the rows of
 // its new grams (`refile`); a deleted file's slots stay, and the search, which checks every candidate's row,
 // passes over them. Block -1 counts each gram's files over all blocks, for the search to read the rarest
 // grams first.

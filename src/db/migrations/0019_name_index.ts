@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.ts'
 
-// The name index of files/name-index.ts, which replaces the engines' trigram indexes (pg_trgm's GIN index,
+// The name index of files/name-index.repository.ts, which replaces the engines' trigram indexes (pg_trgm's GIN index,
 // SQLite's FTS5 table and its triggers): those find the names holding a substring in all accounts at once,
 // in no useful order, so a search could not tell which were an account's newest without reading them all.
 // - Each account numbers its files in the order they were made (`files.seq`, from 0; the account's
@@ -11,7 +11,7 @@ import type { Engine } from '../engine.ts'
 //   each gram (and of each folder's files); block -1 holds each gram's count of files over all blocks.
 //   `name_blocks` is how many of the account's blocks are in it; the files after them are read one by one.
 // Existing files are numbered here, in (created_at, id) order; their blocks are filled by the server's job
-// (name-index.ts) after start, and searches read the files not yet in blocks one by one until then.
+// (name-index.repository.ts) after start, and searches read the rows of the files not yet in blocks until then.
 export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
   await db.schema
     .alterTable('accounts')
