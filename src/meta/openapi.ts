@@ -120,10 +120,10 @@ Lists are ordered newest first (\`createdAt\` descending, then \`id\` descending
 default ${LIMITS.pageSize.filesDefault} for \`GET /files\` and ${LIMITS.pageSize.default} for every other list. Pagination is keyset-based: pass
 \`pagination.nextCursor\` as \`cursor\` to get the next page; \`null\` means there are no more. Cursors are opaque,
 at most ${LIMITS.cursorMaxLength} characters, and stay correct while items are added or removed: nothing repeats and nothing is
-skipped. A malformed cursor is a 400. \`GET /files\` takes \`query\`, a case-insensitive substring of the file
-name (letters of any script that have one upper and one lower case form match either; accents are not folded),
-combinable with \`folderId\` and pagination. A search does a bounded amount of work per call, so a page of search
-results can hold fewer than \`limit\` files, even none, with more to come: keep following \`nextCursor\`.
+skipped. A malformed cursor is a 400. \`GET /files\` takes \`query\`, a substring of the file name ignoring case
+as Unicode folds it (\`É\` finds \`é\`, \`STRASSE\` finds \`Straße\`; accents are not folded), combinable with
+\`folderId\` and pagination, newest first. A page of search results holds fewer than \`limit\` files only when it
+is the last one (\`nextCursor\` null).
 
 ## Identifiers and time
 IDs are type-prefixed (\`fil_\`, \`fld_\`, \`shr_\`, \`req_\`, \`upl_\`), time-sortable and random. Public link IDs carry
