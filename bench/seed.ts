@@ -33,8 +33,11 @@ export const BENCH_DIR = path.resolve('.bench')
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_DATABASE = 'coffer_bench'
 const BATCH = 250_000
-/** Blocks of the name index written in one transaction: the server writes one, or a few at start. */
-const SEED_BLOCKS_AT_ONCE = 64
+/**
+ * Chunks of the name index (4,096 files) written in one transaction: the server writes one, or a few at start.
+ * More write each gram's rows together, in fewer and longer rows, but hold every gram's files in memory.
+ */
+const SEED_CHUNKS_AT_ONCE = 64
 const BASE_TIME = Date.UTC(2024, 0, 1)
 
 /** The seeded file n's id and folder's id, from the account's: readable, and distinct between accounts. */
@@ -129,9 +132,9 @@ export async function seedAccount(
     }
     await sql`analyze`.execute(k)
     const indexing = performance.now()
-    const blocks = await names.foldFull(accountId, SEED_BLOCKS_AT_ONCE)
+    const chunks = await names.foldFull(accountId, SEED_CHUNKS_AT_ONCE)
     options.progress?.(
-      `  name index: ${blocks.toLocaleString('en')} blocks in ${((performance.now() - indexing) / 1000).toFixed(0)} s`,
+      `  name index: ${chunks.toLocaleString('en')} chunks in ${((performance.now() - indexing) / 1000).toFixed(0)} s`,
     )
   }
   return {
@@ -244,9 +247,9 @@ export async function openSeeded(
       `  [${engine}] seeded ${report.added.toLocaleString('en')} files in ${report.seconds.toFixed(1)} s`,
     )
   }
-  // Files seeded before the name index (numbered by migration 0019) get their blocks now, not from the server
-  // while it is measured.
-  await new NameIndex(db).foldAll(SEED_BLOCKS_AT_ONCE)
+  // Files seeded before the name index (numbered by migration 0019, or emptied by 0021) get their chunks now,
+  // not from the server while it is measured.
+  await new NameIndex(db).foldAll(SEED_CHUNKS_AT_ONCE)
   return { db, dataDir, databaseUrl }
 }
 

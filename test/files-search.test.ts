@@ -9,12 +9,14 @@ import type { StoredFile } from '../src/files/files.repository.ts'
 import {
   addSlot,
   BLOCK_SIZE,
+  CHUNK_SIZE,
   decodeSlots,
   emptySlots,
   encodeSlots,
   foldName,
   gramsOf,
   queryGrams,
+  slotsAscending,
   slotsDescending,
   slotsInAll,
 } from '../src/files/name-grams.ts'
@@ -156,10 +158,10 @@ describeEachEngine('files search', (ctx) => {
     const folders: string[] = []
     for (let f = 0; f < 4; f++) folders.push((await createFolder(c.app, a, `Folder ${f}`)).id)
     for (const [f, folderId] of folders.entries()) {
-      await insertFiles(c, a.id, [f * BLOCK_SIZE + 1, (f + 1) * BLOCK_SIZE], ['name-', '.txt'], folderId)
+      await insertFiles(c, a.id, [f * CHUNK_SIZE + 1, (f + 1) * CHUNK_SIZE], ['name-', '.txt'], folderId)
     }
-    // And files after the blocks, read one by one.
-    await insertFiles(c, a.id, [4 * BLOCK_SIZE + 1, 4 * BLOCK_SIZE + 100], ['name-', '.txt'], folders[2])
+    // And files after the index's chunks, read one by one.
+    await insertFiles(c, a.id, [4 * CHUNK_SIZE + 1, 4 * CHUNK_SIZE + 100], ['name-', '.txt'], folders[2])
     // Every statement the searches run, explained with its values.
     const read = c.db.read
     const statements = new Map<string, CompiledQuery>()
@@ -206,9 +208,9 @@ describeEachEngine('files search', (ctx) => {
     const c = ctx()
     const a = await createAccount(c.app)
     const folder = await createFolder(c.app, a, 'Reports')
-    // Three blocks and part of a fourth: old archives, photos after them, then a few of each in a folder.
-    const archives = BLOCK_SIZE + 700
-    const photos = 2 * BLOCK_SIZE
+    // Two blocks, the second partly indexed: old archives, photos after them, then a few archives in a folder.
+    const archives = CHUNK_SIZE + 700
+    const photos = BLOCK_SIZE
     await insertFiles(c, a.id, [1, archives], ['Archive-', '.txt'])
     await insertFiles(c, a.id, [archives + 1, archives + photos], ['photo-', '.jpg'])
     await insertFiles(
@@ -231,7 +233,7 @@ describeEachEngine('files search', (ctx) => {
       ids: [4209, 4208, 4207, 4206, 4205, 4204, 4203, 4202, 4201, 4200, 420].map(idOf),
       pages: 1,
     })
-    // Common and old, behind two blocks of photos: full pages from the first.
+    // Common and old, behind a block of photos: full pages from the first.
     const all = await searchAll(c, a.token, 'archive', 100)
     assert.deepEqual(all.ids, [
       ...newest(archives + photos + 1, archives + photos + 300),
@@ -244,13 +246,14 @@ describeEachEngine('files search', (ctx) => {
       newest(archives + photos + 1, archives + photos + 300),
     )
     assert.deepEqual((await searchAll(c, a.token, 'o', 100, folder.id)).ids.length, 0)
-    assert.equal((await searchAll(c, a.token, 'p', 100)).ids.length, photos)
+    // One character, in the old names only (.txt), behind the block of photos.
+    assert.deepEqual((await searchAll(c, a.token, 'x', 100)).ids, all.ids)
     // No match: one empty page, whatever the length.
     for (const query of ['z', 'zq', 'archive-0', 'photo-1.txt']) {
       assert.deepEqual(await searchAll(c, a.token, query, 100), { ids: [], pages: 1 }, query)
     }
 
-    // Changes to files whose blocks are written: a rename is found by its new name only, a move in its new
+    // Changes to files the index holds: a rename is found by its new name only, a move in its new
     // folder only, a deleted file no more.
     const renamed = idOf(10)
     const rename = await call(c.app, 'PATCH', `/api/v1/files/${renamed}`, {
@@ -269,9 +272,9 @@ describeEachEngine('files search', (ctx) => {
     )
 
     // Cursors stay put while files come: a new match is on the next search's first page, not on the pages
-    // of the search under way; new files fill a block, which is written, and are found in it.
+    // of the search under way; new files fill a chunk, which is written, and are found in it.
     const first = await searchPage(c, a.token, 'archive', { limit: 100 })
-    for (let i = 0; i < BLOCK_SIZE - 200; i += 500) {
+    for (let i = 0; i < CHUNK_SIZE - 200; i += 500) {
       await insertFiles(c, a.id, [10_000_000 + i, 10_000_000 + i + 499], ['late-archive-', '.txt'])
     }
     const made = await createFile(c, a.id, { name: 'Archive-newest.txt' })
@@ -285,7 +288,7 @@ describeEachEngine('files search', (ctx) => {
     const c = ctx()
     const a = await createAccount(c.app)
     const b = await createAccount(c.app)
-    await insertFiles(c, b.id, [1, 2 * BLOCK_SIZE], ['shared-', '.txt'])
+    await insertFiles(c, b.id, [1, 2 * CHUNK_SIZE], ['shared-', '.txt'])
     await insertFiles(c, a.id, [1, 30], ['shared-', '.txt'])
     await insertFiles(c, a.id, [31, 60], ['other-', '.txt'])
     const idOf = (n: number) => `fil_${a.id}_${n}`
@@ -308,13 +311,14 @@ test('folding: case as Unicode folds it, accents kept, one form of each accented
   assert.deepEqual(queryGrams('abcab'), ['abc', 'bca', 'cab'])
 })
 
-test('slot sets: stored as a list up to 255 slots, as a bitmap from 256, read back the same', () => {
-  for (const count of [0, 1, 255, 256, BLOCK_SIZE]) {
+test('slot sets: stored as a list up to 4,095 slots, as a bitmap from 4,096, read back the same', () => {
+  const listMost = BLOCK_SIZE / 16 - 1
+  for (const count of [0, 1, listMost, listMost + 1, BLOCK_SIZE]) {
     const slots = emptySlots()
     // An odd multiplier numbers every slot once.
     for (let i = 0; i < count; i++) addSlot(slots, (i * 2654435761) % BLOCK_SIZE)
     const stored = encodeSlots(slots)
-    assert.equal(stored.byteLength, count < 256 ? count * 2 : BLOCK_SIZE / 8)
+    assert.equal(stored.byteLength, count <= listMost ? count * 2 : BLOCK_SIZE / 8)
     const read = slotsDescending(decodeSlots(stored))
     assert.equal(read.length, count)
     assert.deepEqual(read, slotsDescending(slots))
@@ -322,14 +326,15 @@ test('slot sets: stored as a list up to 255 slots, as a bitmap from 256, read ba
       read,
       [...read].sort((x, y) => y - x),
     )
+    assert.deepEqual(slotsAscending(stored), [...read].reverse())
   }
-  // The slots in all of several sets, as stored: bitmaps and lists alike, newest first.
+  // The slots in all of several sets, as stored: bitmaps and lists alike, newest first, up to a slot.
   const odd = emptySlots()
   const low = emptySlots()
   const few = emptySlots()
   for (let slot = 0; slot < BLOCK_SIZE; slot++) {
     if (slot % 2) addSlot(odd, slot)
-    if (slot < 300) addSlot(low, slot)
+    if (slot < 5000) addSlot(low, slot)
     if (slot % 100 === 1) addSlot(few, slot)
   }
   const [oddStored, lowStored, fewStored] = [odd, low, few].map(encodeSlots) as [
@@ -338,11 +343,27 @@ test('slot sets: stored as a list up to 255 slots, as a bitmap from 256, read ba
     Uint8Array,
   ]
   assert.equal(lowStored.byteLength, BLOCK_SIZE / 8)
+  assert.equal(fewStored.byteLength, 2 * 656)
+  const inAll = (sets: Uint8Array[], highest?: number) => [...slotsInAll(sets, highest)]
   assert.deepEqual(
-    slotsInAll([oddStored, lowStored]),
+    inAll([oddStored, lowStored]),
     slotsDescending(low).filter((slot) => slot % 2),
   )
-  assert.deepEqual(slotsInAll([lowStored, fewStored, oddStored]), [201, 101, 1])
-  assert.deepEqual(slotsInAll([fewStored, encodeSlots(emptySlots())]), [])
-  assert.deepEqual(slotsInAll([fewStored]), slotsDescending(few))
+  assert.deepEqual(
+    inAll([oddStored, lowStored], 4000),
+    slotsDescending(low).filter((slot) => slot % 2 && slot <= 4000),
+  )
+  assert.deepEqual(inAll([lowStored, oddStored], 1), [1])
+  assert.deepEqual(inAll([lowStored, oddStored], 0), [])
+  assert.deepEqual(
+    inAll([lowStored, fewStored, oddStored]),
+    Array.from({ length: 50 }, (_, i) => 4901 - 100 * i),
+  )
+  assert.deepEqual(
+    inAll([lowStored, fewStored, oddStored], 4900),
+    inAll([lowStored, fewStored, oddStored]).slice(1),
+  )
+  assert.deepEqual(inAll([fewStored, encodeSlots(emptySlots())]), [])
+  assert.deepEqual(inAll([fewStored]), slotsDescending(few))
+  assert.deepEqual(inAll([fewStored], 101), [101, 1])
 })

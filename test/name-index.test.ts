@@ -1,6 +1,7 @@
 // The name index's bookkeeping (src/files/name-index.repository.ts): files numbered in their account in the
-// order they are made, at increasing times, also when many are made at once; blocks written once, by one
-// writer, with the changes made to their files after; and migration 0019's numbering of existing files.
+// order they are made, at increasing times, also when many are made at once; chunks written once, by one
+// writer, a block's rows extended by each, with the changes made to their files after; and migration 0019's
+// numbering of existing files.
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -9,9 +10,9 @@ import { test } from 'node:test'
 import { loadConfig } from '../src/config.ts'
 import { migrate } from '../src/db/migrate.ts'
 import { openDatabase } from '../src/db/open.ts'
-import { BLOCK_SIZE } from '../src/files/name-grams.ts'
+import { CHUNK_SIZE, slotsAscending } from '../src/files/name-grams.ts'
 import { COUNTS_BLOCK, NameIndex } from '../src/files/name-index.repository.ts'
-import { insertFiles } from './support/files-helpers.ts'
+import { createFolder, insertFiles, walk } from './support/files-helpers.ts'
 import {
   call,
   createAccount,
@@ -19,6 +20,7 @@ import {
   describeEachEngine,
   ENGINES,
   freshDatabase,
+  type TestContext,
 } from './support/harness.ts'
 
 describeEachEngine('name index', (ctx) => {
@@ -53,46 +55,86 @@ describeEachEngine('name index', (ctx) => {
     assert.equal(Number(account.last_file_at), Number(rows.at(-1)?.created_at))
   })
 
-  test('the file that fills a block has it written, and is found through it', async () => {
+  const indexed = async (c: TestContext, accountId: string) =>
+    Number(
+      (
+        await c.db.kysely
+          .selectFrom('accounts')
+          .select('name_indexed')
+          .where('id', '=', accountId)
+          .executeTakeFirstOrThrow()
+      ).name_indexed,
+    )
+
+  test('the file that fills a chunk has it written, and is found through it', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
-    await insertFiles(c, a.id, [1, BLOCK_SIZE - 1], ['doc-', '.txt'])
-    const blocks = async () =>
-      Number(
-        (
-          await c.db.kysely
-            .selectFrom('accounts')
-            .select('name_blocks')
-            .where('id', '=', a.id)
-            .executeTakeFirstOrThrow()
-        ).name_blocks,
-      )
-    assert.equal(await blocks(), 0)
-    const last = await createFile(c, a.id, { name: 'Last-of-the-block.txt' })
-    assert.equal(await blocks(), 1)
-    const found = await call(c.app, 'GET', '/api/v1/files?query=of-the-b', { token: a.token })
+    await insertFiles(c, a.id, [1, CHUNK_SIZE - 1], ['doc-', '.txt'])
+    assert.equal(await indexed(c, a.id), 0)
+    const last = await createFile(c, a.id, { name: 'Last-of-the-chunk.txt' })
+    assert.equal(await indexed(c, a.id), CHUNK_SIZE)
+    const found = await call(c.app, 'GET', '/api/v1/files?query=of-the-c', { token: a.token })
     assert.deepEqual(
       (found.body.data as { id: string }[]).map((f) => f.id),
       [last.id],
     )
   })
 
-  test('a block is written once, by one of the writers; renames made at once in it all count', async () => {
+  test('chunks written one at a time extend their block: the same rows as written together', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
-    await insertFiles(c, a.id, [1, 2 * BLOCK_SIZE + 10], ['doc-', '.txt'])
-    // insertFiles wrote the two full blocks; writing again, from several callers at once, writes nothing.
+    const folder = await createFolder(c.app, a, 'Half')
+    await insertFiles(c, a.id, [1, 2 * CHUNK_SIZE], ['doc-', '.txt'])
+    await insertFiles(c, a.id, [2 * CHUNK_SIZE + 1, 3 * CHUNK_SIZE + 5], ['doc-', '.pdf'], folder.id)
+    const index = new NameIndex(c.db)
+    const rows = async () => {
+      const all = await c.db.kysely
+        .selectFrom('name_grams')
+        .select(['gram', 'block', 'files', 'slots'])
+        .where('account_id', '=', a.id)
+        .orderBy('gram')
+        .orderBy('block')
+        .execute()
+      return all.map((row) => [
+        row.gram,
+        Number(row.block),
+        Number(row.files),
+        Buffer.from(row.slots).toString('hex'),
+      ])
+    }
+    const together = await rows()
+    await index.rebuild(a.id)
+    assert.equal(await index.foldFull(a.id, 1), 3)
+    assert.equal(await indexed(c, a.id), 3 * CHUNK_SIZE)
+    assert.deepEqual(await rows(), together)
+    // A gram in every name: each of the three chunks' slots, in order, in the block's one row.
+    const doc = await c.db.kysely
+      .selectFrom('name_grams')
+      .select(['files', 'slots'])
+      .where('account_id', '=', a.id)
+      .where('gram', '=', 'doc')
+      .where('block', '=', 0)
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(doc.files), 3 * CHUNK_SIZE)
+    assert.deepEqual(
+      slotsAscending(doc.slots),
+      Array.from({ length: 3 * CHUNK_SIZE }, (_, i) => i),
+    )
+    const pdfs = await walk(c.app, a.token, `&query=.pdf&folderId=${folder.id}`, 100)
+    assert.equal(pdfs.length, CHUNK_SIZE + 5)
+  })
+
+  test('a chunk is written once, by one of the writers; renames made at once in it all count', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    await insertFiles(c, a.id, [1, 2 * CHUNK_SIZE + 10], ['doc-', '.txt'])
+    // insertFiles wrote the two full chunks; writing again, from several callers at once, writes nothing.
     const index = new NameIndex(c.db)
     assert.deepEqual(
       await Promise.all([index.foldFull(a.id), index.foldFull(a.id), index.foldAll()]),
       [0, 0, 0],
     )
-    const blocks = await c.db.kysely
-      .selectFrom('accounts')
-      .select('name_blocks')
-      .where('id', '=', a.id)
-      .executeTakeFirstOrThrow()
-    assert.equal(Number(blocks.name_blocks), 2)
+    assert.equal(await indexed(c, a.id), 2 * CHUNK_SIZE)
     const count = await c.db.kysely
       .selectFrom('name_grams')
       .select('files')
@@ -100,9 +142,9 @@ describeEachEngine('name index', (ctx) => {
       .where('block', '=', COUNTS_BLOCK)
       .where('gram', '=', 'doc')
       .executeTakeFirstOrThrow()
-    assert.equal(Number(count.files), 2 * BLOCK_SIZE)
+    assert.equal(Number(count.files), 2 * CHUNK_SIZE)
 
-    // Twenty files of the first block renamed at once: each is found by its new name.
+    // Twenty files of the first chunk renamed at once: each is found by its new name.
     const renamed = Array.from({ length: 20 }, (_, i) => `fil_${a.id}_${100 + i}`)
     const answers = await Promise.all(
       renamed.map((id, i) =>
@@ -184,7 +226,7 @@ for (const engine of ENGINES) {
       )
       const counters = await db.kysely
         .selectFrom('accounts')
-        .select(['id', 'file_seq', 'last_file_at', 'name_blocks'])
+        .select(['id', 'file_seq', 'last_file_at', 'name_indexed'])
         .orderBy('id')
         .execute()
       assert.deepEqual(
@@ -192,7 +234,7 @@ for (const engine of ENGINES) {
           row.id,
           Number(row.file_seq),
           Number(row.last_file_at),
-          Number(row.name_blocks),
+          Number(row.name_indexed),
         ]),
         [
           ['acc_none', 0, 0, 0],

@@ -13,8 +13,11 @@ export interface AccountsTable {
   file_seq: Generated<number>
   /** When its newest file was made: the next one is made later, even by a clock behind this one. */
   last_file_at: Generated<number>
-  /** How many blocks of its files the name index holds (files/name-index.repository.ts). */
-  name_blocks: Generated<number>
+  /**
+   * How many of its files, the first by number, the name index holds (files/name-index.repository.ts;
+   * migration 0021).
+   */
+  name_indexed: Generated<number>
 }
 
 /** A failed sign-in of an existing account (migration 0016). */

@@ -12,7 +12,7 @@ import type { Database } from '../db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
 import { isShareActive } from '../shares/shares.repository.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
-import { BLOCK_SIZE, folderGram, foldName, gramsOf } from './name-grams.ts'
+import { CHUNK_SIZE, folderGram, foldName, gramsOf } from './name-grams.ts'
 import { NameIndex } from './name-index.repository.ts'
 import { nameSearch } from './name-search.ts'
 
@@ -306,9 +306,9 @@ export class FilesRepository {
     return { createdAt, seq }
   }
 
-  /** After a file was inserted and committed: writes the account's block it filled, if it filled one. */
-  async indexBlockFilled(accountId: string, seq: number): Promise<void> {
-    if ((seq + 1) % BLOCK_SIZE === 0) await this.#names.foldFull(accountId)
+  /** After a file was inserted and committed: adds to the name index the chunk it filled, if it filled one. */
+  async indexChunkFilled(accountId: string, seq: number): Promise<void> {
+    if ((seq + 1) % CHUNK_SIZE === 0) await this.#names.foldFull(accountId)
   }
 
   /** Records the generated preview of a file, once: a second record of it is ignored. */

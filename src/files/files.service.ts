@@ -90,8 +90,8 @@ export class FilesService {
       if (isForeignKeyViolation(error)) throw notFound(`Folder ${input.folderId}`)
       throw error
     }
-    // The file is made whatever this does: a block left unwritten is the name index job's to write.
-    await this.#files.indexBlockFilled(input.accountId, seq).catch(() => {})
+    // The file is made whatever this does: a chunk left unwritten is the name index job's to write.
+    await this.#files.indexChunkFilled(input.accountId, seq).catch(() => {})
     return this.get(input.accountId, id)
   }
 

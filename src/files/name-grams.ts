@@ -2,11 +2,17 @@
 // case-insensitive match, which grams of it are indexed, and the sets of slots a block keeps for each gram.
 
 /**
- * Files per block. A block's set of slots for a gram is a list of 2-byte slots, or a bitmap of BLOCK_SIZE
- * bits once the list would be as long; the block still open (newest) is read file by file, so its size bounds
- * that read too. Changing it needs the index rebuilt (`NameIndex.rebuild`).
+ * Files per block: a block keeps, for each gram, the set of its files holding it, as a list of 2-byte slots, or
+ * a bitmap of BLOCK_SIZE bits once the list would be as long. A search reads a row per block for each of its
+ * grams, so the fewer blocks the less it reads: at this size, 153 blocks for 10,000,000 files. Changing it
+ * needs the index rebuilt (`NameIndex.rebuild`); a slot must fit in 2 bytes.
  */
-export const BLOCK_SIZE = 4096
+export const BLOCK_SIZE = 65_536
+/**
+ * Files added to the index at a time: the newest block is written a chunk at a time as it fills, its rows
+ * extended. Until its chunk is written, a search reads a file's row itself, so this bounds that read too.
+ */
+export const CHUNK_SIZE = 4096
 const BITMAP_BYTES = BLOCK_SIZE / 8
 /** The longest gram indexed: a query of three characters or more is looked up by its trigrams. */
 const GRAM_LENGTH = 3
@@ -136,22 +142,38 @@ export function decodeSlots(stored: Uint8Array): SlotSet {
 }
 
 /**
- * The slots that every one of these stored sets holds (`encodeSlots`'s form), highest (newest) first. Read
- * from the stored bytes as they are: the shortest set's slots, each looked up in the others (a bit, or a
- * binary search of a list).
+ * The slots up to `highest` that every one of these stored sets holds (`encodeSlots`'s form), highest (newest)
+ * first, found as they are asked for: a search that needs a page of a block's matches goes no further. Read from
+ * the stored bytes as they are: the shortest set's slots, each looked up in the others (a bit, or a binary search
+ * of a list); bitmaps against bitmaps a byte at a time.
  */
-export function slotsInAll(stored: Uint8Array[]): number[] {
+export function* slotsInAll(stored: Uint8Array[], highest = BLOCK_SIZE - 1): Generator<number> {
   let shortest = stored[0]
-  if (!shortest) return []
+  if (!shortest) return
   for (const set of stored) if (set.byteLength < shortest.byteLength) shortest = set
-  let slots = shortest.byteLength === BITMAP_BYTES ? bitmapSlots(shortest) : listSlots(shortest)
-  for (const set of stored) {
-    if (set === shortest) continue
-    slots = slots.filter((slot) => holds(set, slot))
-    if (slots.length === 0) return slots
+  const others = stored.filter((set) => set !== shortest)
+  if (shortest.byteLength !== BITMAP_BYTES) {
+    const list = shortest
+    for (let i = listIndexAtMost(list, highest); i >= 0; i--) {
+      const slot = listSlot(list, i)
+      if (others.every((set) => holds(set, slot))) yield slot
+    }
+    return
   }
-  return slots.reverse()
+  // The shortest is a bitmap: so are all the others.
+  for (let byte = highest >>> 3; byte >= 0; byte--) {
+    let bits = shortest[byte] as number
+    if (byte === highest >>> 3) bits &= (2 << (highest & 7)) - 1
+    for (const set of others) bits &= set[byte] as number
+    for (let bit = 7; bits !== 0 && bit >= 0; bit--) {
+      if (bits & (1 << bit)) yield byte * 8 + bit
+    }
+  }
 }
+
+/** The slots of a stored set (`encodeSlots`'s form), ascending. */
+export const slotsAscending = (stored: Uint8Array): number[] =>
+  stored.byteLength === BITMAP_BYTES ? bitmapSlots(stored) : listSlots(stored)
 
 /** The slots of a stored bitmap, ascending: slot n is bit n % 8 of byte n / 8 (little-endian words). */
 function bitmapSlots(bitmap: Uint8Array): number[] {
@@ -167,21 +189,26 @@ function bitmapSlots(bitmap: Uint8Array): number[] {
 /** The slots of a stored list, ascending. */
 function listSlots(list: Uint8Array): number[] {
   const slots: number[] = new Array(list.byteLength / 2)
-  for (let i = 0; i < slots.length; i++)
-    slots[i] = (list[2 * i] as number) | ((list[2 * i + 1] as number) << 8)
+  for (let i = 0; i < slots.length; i++) slots[i] = listSlot(list, i)
   return slots
 }
 
 function holds(set: Uint8Array, slot: number): boolean {
   if (set.byteLength === BITMAP_BYTES) return ((set[slot >>> 3] as number) & (1 << (slot & 7))) !== 0
+  const at = listIndexAtMost(set, slot)
+  return at >= 0 && listSlot(set, at) === slot
+}
+
+const listSlot = (list: Uint8Array, i: number) => (list[2 * i] as number) | ((list[2 * i + 1] as number) << 8)
+
+/** The index of the highest slot of a stored list that is at most `slot`, or -1 when none is. */
+function listIndexAtMost(list: Uint8Array, slot: number): number {
   let low = 0
-  let high = set.byteLength / 2 - 1
+  let high = list.byteLength / 2 - 1
   while (low <= high) {
     const middle = (low + high) >>> 1
-    const value = (set[2 * middle] as number) | ((set[2 * middle + 1] as number) << 8)
-    if (value === slot) return true
-    if (value < slot) low = middle + 1
+    if (listSlot(list, middle) <= slot) low = middle + 1
     else high = middle - 1
   }
-  return false
+  return high
 }

@@ -3,19 +3,21 @@
 // newest blocks first and stops when it has a page (name-search.ts).
 //
 // Each file has a number in its account (`files.seq`, given by `allocate` in the transaction that makes it),
-// and lies in block seq / BLOCK_SIZE at slot seq % BLOCK_SIZE. A block is written once, whole, when it is
-// full (`foldFull`): a row per gram that any of its names hold, with the set of slots, and one per folder of
-// its files. Until then the search reads its files' rows, at most BLOCK_SIZE (and those of blocks the job has
-// not written yet). A name or folder changed later adds the file's slot to the rows of
-// its new grams (`refile`); a deleted file's slots stay, and the search, which checks every candidate's row,
-// passes over them. Block -1 counts each gram's files over all blocks, for the search to read the rarest
-// grams first.
+// and lies in block seq / BLOCK_SIZE at slot seq % BLOCK_SIZE. The index takes the files a chunk of CHUNK_SIZE
+// at a time, once the chunk is full (`foldFull`): a row per gram that any of the block's names hold, with the
+// set of slots, and one per folder of its files; a chunk in a block begun before extends its rows.
+// `accounts.name_indexed` is how many of the account's files the index holds; the search reads the rows of the
+// files after them (fewer than CHUNK_SIZE, and those of chunks the job has not written yet). A name or folder
+// changed later adds the file's slot to the rows of its new grams (`refile`); a deleted file's slots stay,
+// and the search, which checks every candidate's row, passes over them. Block -1 counts each gram's files over
+// all blocks, for the search to read the rarest grams first.
 import { type SqlBool, sql } from 'kysely'
 import type { Db, Executor, Transaction } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
 import {
   addSlot,
   BLOCK_SIZE,
+  CHUNK_SIZE,
   decodeSlots,
   emptySlots,
   encodeAscending,
@@ -24,6 +26,7 @@ import {
   foldName,
   forEachGram,
   slotCount,
+  slotsAscending,
 } from './name-grams.ts'
 
 /** The block that counts each gram's files over all the account's blocks. */
@@ -60,17 +63,16 @@ export class NameIndex {
   }
 
   /**
-   * After files' names or folders changed, in that transaction: for each file whose block is written already,
+   * After files' names or folders changed, in that transaction: for each file the index holds already,
    * adds its slot to the rows of `grams` (those of its new name, or its new folder's); those of before stay,
    * and are passed over. Takes the account row's lock, as `foldFull` does, so that two changes in one block
    * do not write over each other's slots.
    */
   async refile(trx: Transaction, accountId: string, files: { seq: number | null; grams: Set<string> }[]) {
-    const { written } = await lockAccount(trx, accountId)
+    const { indexed } = await lockAccount(trx, accountId)
     for (const file of files) {
-      if (file.seq === null || file.grams.size === 0) continue
+      if (file.seq === null || file.seq >= indexed || file.grams.size === 0) continue
       const block = Math.floor(file.seq / BLOCK_SIZE)
-      if (block >= written) continue
       const grams = [...file.grams]
       const stored = new Map<string, Uint8Array>()
       const held = await trx
@@ -100,26 +102,26 @@ export class NameIndex {
   }
 
   /**
-   * Writes the account's full blocks that the index does not hold yet, `atOnce` to a transaction; returns how
-   * many it wrote. Any process may call it at any time: the account row's lock makes one write each block.
-   * Several blocks at once write each gram's rows side by side, several times faster for many blocks (after
-   * migration 0019, or seeding); one keeps the transaction, and SQLite's one writer, short.
+   * Writes the account's full chunks that the index does not hold yet, `atOnce` to a transaction; returns how
+   * many it wrote. Any process may call it at any time: the account row's lock makes one write each chunk.
+   * Several chunks at once write each gram's rows side by side, several times faster for many (after migration
+   * 0021, or seeding); one keeps the transaction, and SQLite's one writer, short.
    */
   async foldFull(accountId: string, atOnce = 1): Promise<number> {
     let written = 0
     for (;;) {
-      const blocks = await this.#db.transaction((trx) => foldNext(trx, this.#db.engine, accountId, atOnce))
-      if (blocks === 0) return written
-      written += blocks
+      const chunks = await this.#db.transaction((trx) => foldNext(trx, this.#db.engine, accountId, atOnce))
+      if (chunks === 0) return written
+      written += chunks
     }
   }
 
-  /** `foldFull` for every account with a full block to write. */
+  /** `foldFull` for every account with a full chunk to write. */
   async foldAll(atOnce = 1): Promise<number> {
     const accounts = await this.#db.kysely
       .selectFrom('accounts')
       .select('id')
-      .where(sql<SqlBool>`file_seq >= (name_blocks + 1) * ${sql.lit(BLOCK_SIZE)}`)
+      .where(sql<SqlBool>`file_seq >= name_indexed + ${sql.lit(CHUNK_SIZE)}`)
       .execute()
     let written = 0
     for (const account of accounts) written += await this.foldFull(account.id, atOnce)
@@ -139,7 +141,7 @@ export class NameIndex {
         from (select id, row_number() over (order by created_at, id) - 1 as n
               from files where account_id = ${accountId}) as numbered
         where files.id = numbered.id`.execute(trx)
-      await sql`update accounts set name_blocks = 0,
+      await sql`update accounts set name_indexed = 0,
         file_seq = (select count(*) from files where files.account_id = accounts.id),
         last_file_at = coalesce((select max(created_at) from files where files.account_id = accounts.id), 0)
         where id = ${accountId}`.execute(trx)
@@ -147,43 +149,49 @@ export class NameIndex {
   }
 }
 
-/** Locks the account row until the transaction ends; how many blocks the index holds, and files there are. */
-async function lockAccount(trx: Transaction, accountId: string): Promise<{ written: number; files: number }> {
+/** Locks the account row until the transaction ends; how many files the index holds, and there are. */
+async function lockAccount(trx: Transaction, accountId: string): Promise<{ indexed: number; files: number }> {
   const row = await trx
     .updateTable('accounts')
-    .set((eb) => ({ name_blocks: eb.ref('name_blocks') }))
+    .set((eb) => ({ name_indexed: eb.ref('name_indexed') }))
     .where('id', '=', accountId)
-    .returning(['name_blocks', 'file_seq'])
+    .returning(['name_indexed', 'file_seq'])
     .executeTakeFirstOrThrow()
-  return { written: Number(row.name_blocks), files: Number(row.file_seq) }
+  return { indexed: Number(row.name_indexed), files: Number(row.file_seq) }
 }
 
-/** Writes the account's next full blocks not written yet, at most `most`; how many it wrote. */
+/** Writes the account's next full chunks not written yet, at most `most`; how many it wrote. */
 async function foldNext(trx: Transaction, engine: Engine, accountId: string, most: number): Promise<number> {
-  const { written, files } = await lockAccount(trx, accountId)
-  const blocks = Math.min(most, Math.floor(files / BLOCK_SIZE) - written)
-  if (blocks <= 0) return 0
-  const first = written * BLOCK_SIZE
+  const { indexed, files } = await lockAccount(trx, accountId)
+  const chunks = Math.min(most, Math.floor((files - indexed) / CHUNK_SIZE))
+  if (chunks <= 0) return 0
+  const end = indexed + chunks * CHUNK_SIZE
   const members = await trx
     .selectFrom('files')
     .select(['seq', 'name', 'folder_id'])
     .where('account_id', '=', accountId)
-    .where('seq', '>=', first)
-    .where('seq', '<', first + blocks * BLOCK_SIZE)
+    .where('seq', '>=', indexed)
+    .where('seq', '<', end)
     .orderBy('seq')
     .execute()
-  // Each gram's files in ascending order (from `first`): the files are read in that order, each added once.
+  // Each gram's files in ascending order: the files are read in that order, each added once.
   const byGram = new Map<string, number[]>()
   for (const file of members) {
-    const at = Number(file.seq) - first
+    const seq = Number(file.seq)
     const add = (gram: string) => {
       const held = byGram.get(gram)
-      if (!held) byGram.set(gram, [at])
-      else if (held.at(-1) !== at) held.push(at)
+      if (!held) byGram.set(gram, [seq])
+      else if (held.at(-1) !== seq) held.push(seq)
     }
     forEachGram(foldName(file.name), add)
     if (file.folder_id !== null) add(folderGram(file.folder_id))
   }
+  // The block begun before (when the first chunk is not the first of its block) keeps its slots, all lower.
+  const begun = indexed % BLOCK_SIZE === 0 ? undefined : Math.floor(indexed / BLOCK_SIZE)
+  const before =
+    begun === undefined
+      ? new Map<string, Uint8Array>()
+      : await readBlock(trx, engine, accountId, begun, byGram)
   // In the index's order, gram then block, so that each gram's rows are written side by side.
   const rows: GramRow[] = []
   const counts: { gram: string; files: number }[] = []
@@ -194,19 +202,41 @@ async function foldNext(trx: Transaction, engine: Engine, accountId: string, mos
       const block = Math.floor((held[start] as number) / BLOCK_SIZE)
       let end = start
       while (end < held.length && Math.floor((held[end] as number) / BLOCK_SIZE) === block) end++
-      const slots = held.slice(start, end).map((at) => at % BLOCK_SIZE)
-      rows.push({ gram, block: written + block, stored: encodeAscending(slots), files: slots.length })
+      const added = held.slice(start, end).map((seq) => seq % BLOCK_SIZE)
+      const kept = block === begun ? before.get(gram) : undefined
+      const slots = kept ? [...slotsAscending(kept), ...added] : added
+      rows.push({ gram, block, stored: encodeAscending(slots), files: slots.length })
       start = end
     }
   }
   await writeRows(trx, engine, accountId, rows)
   await addToCounts(trx, engine, accountId, counts)
-  await trx
-    .updateTable('accounts')
-    .set({ name_blocks: written + blocks })
-    .where('id', '=', accountId)
+  await trx.updateTable('accounts').set({ name_indexed: end }).where('id', '=', accountId).execute()
+  return chunks
+}
+
+/** The stored slots of these grams in one block of the account, by gram. */
+async function readBlock(
+  trx: Transaction,
+  engine: Engine,
+  accountId: string,
+  block: number,
+  grams: Map<string, unknown>,
+): Promise<Map<string, Uint8Array>> {
+  const list = [...grams.keys()]
+  // The grams as one parameter, as in `writeRows`: a chunk holds thousands.
+  const inList =
+    engine === 'postgres'
+      ? sql<SqlBool>`gram = any(${list}::text[])`
+      : sql<SqlBool>`gram in (select value from json_each(${JSON.stringify(list)}))`
+  const rows = await trx
+    .selectFrom('name_grams')
+    .select(['gram', 'slots'])
+    .where('account_id', '=', accountId)
+    .where('block', '=', block)
+    .where(inList)
     .execute()
-  return blocks
+  return new Map(rows.map((row) => [row.gram, row.slots]))
 }
 
 interface GramRow {

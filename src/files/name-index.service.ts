@@ -3,16 +3,16 @@ import type { Db, Exclusively } from '../db/database.ts'
 import { NameIndex } from './name-index.repository.ts'
 
 /**
- * Writes the blocks that searches still read file by file: at start (the blocks of files numbered by
- * migration 0019, or left when a process stopped before writing a block its upload filled), then every
- * minute, in one process at a time.
- */
-/**
- * Blocks written in one transaction: after migration 0019 there may be thousands to write, and each gram's rows
+ * Chunks written in one transaction: after migration 0021 there may be thousands to write, and each gram's rows
  * written side by side cost less; few enough that SQLite's one writer is not held long (0.2 s here).
  */
-const BLOCKS_AT_ONCE = 4
+const CHUNKS_AT_ONCE = 4
 
+/**
+ * Adds to the name index the chunks of files that searches still read one by one: at start (all of them after
+ * migration 0021, or those left when a process stopped before writing a chunk its upload filled), then every
+ * minute, in one process at a time.
+ */
 export class NameIndexJob {
   readonly #index: NameIndex
   readonly #exclusively: Exclusively
@@ -27,7 +27,7 @@ export class NameIndexJob {
   start(log: JobLog): void {
     const run = () => {
       this.#running ??= this.#exclusively('name-index', async () => {
-        await this.#index.foldAll(BLOCKS_AT_ONCE)
+        await this.#index.foldAll(CHUNKS_AT_ONCE)
       })
         .catch((error: unknown) => log.error({ err: error }, 'writing the name index failed'))
         .finally(() => {

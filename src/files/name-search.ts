@@ -2,7 +2,7 @@
 // is short only when it is the last, however many files match and wherever among the account's files they lie.
 //
 // A search reads the account's files from the newest back, in two parts (see name-index.repository.ts):
-// 1. The files not in the index's blocks yet (at most BLOCK_SIZE, and those the job has not written yet).
+// 1. The files not in the name index yet (fewer than CHUNK_SIZE, and those the job has not written yet).
 // 2. The blocks, newest first, a few at a time and more each time: for each block, the slots held by all of
 //    the query's rarest grams (and by the folder's gram), which are the candidates; then the candidates'
 //    rows, newest first. A gram no file holds settles the search at once.
@@ -11,9 +11,10 @@
 // deleted, is passed over. It stops as soon as it has one match more than the page: that match says another
 // page follows, so no page but the last is short.
 //
-// The cost is bounded by what the answer needs: the first part reads at most BLOCK_SIZE rows; the second one
-// row per block for each gram read, and the rows of candidates until the page is full. A query that matches
-// few files has few candidates, however old; one that matches many finds its page in the first candidates.
+// The cost is bounded by what the answer needs: the first part reads fewer than CHUNK_SIZE rows; the second
+// one row per block for each gram read (153 blocks for 10,000,000 files), and the rows of candidates until
+// the page is full. A query that matches few files has few candidates, however old; one that matches many
+// finds its page in the first candidates.
 import { type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
@@ -25,8 +26,8 @@ import { COUNTS_BLOCK } from './name-index.repository.ts'
 /** The most grams a search intersects: more narrow the candidates little, and cost a row per block each. */
 const MAX_GRAMS = 4
 /** Blocks read at a time, at first and at most: four times as many each time while the page is not full. */
-const FIRST_BLOCKS = 16
-const MOST_BLOCKS = 1024
+const FIRST_BLOCKS = 1
+const MOST_BLOCKS = 64
 /**
  * Candidates whose rows are read at a time, at most. At first twice as many as the page still needs, then
  * twice as many each time while few of them match.
@@ -72,42 +73,41 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
 
     const account = await reads.account(accountId, cursor)
     if (!account) return { items: [], nextCursor: null }
-    const { newest } = account
+    const { newest, indexed } = account
     const near = nearMatches(folded)
-    const unindexed = account.blocks * BLOCK_SIZE
-    for (let high = newest; high >= unindexed && matches.length < wanted; ) {
+    for (let high = newest; high >= indexed && matches.length < wanted; ) {
       const needed = wanted - matches.length
-      const rows = await reads.files({ accountId, low: unindexed, high, folderId, near, limit: needed })
+      const rows = await reads.files({ accountId, low: indexed, high, folderId, near, limit: needed })
       take(rows)
       if (rows.length < needed) break
       high = Number(rows.at(-1)?.seq) - 1
     }
 
-    if (matches.length < wanted && newest >= 0 && account.blocks > 0) {
+    if (matches.length < wanted && newest >= 0 && indexed > 0) {
       const grams = queryGrams(folded)
       if (folderId !== undefined) grams.push(folderGram(folderId))
       const counts = await reads.counts(accountId, grams)
       // A gram no file holds: no match in any block.
       if (counts.size === grams.length) {
         const rarest = grams.sort((a, b) => (counts.get(a) ?? 0) - (counts.get(b) ?? 0)).slice(0, MAX_GRAMS)
+        const below = Math.min(newest, indexed - 1)
         let blocks = FIRST_BLOCKS
-        let high = Math.min(Math.floor(newest / BLOCK_SIZE), account.blocks - 1)
+        let high = Math.floor(below / BLOCK_SIZE)
         let batch = 2 * wanted
         while (high >= 0 && matches.length < wanted) {
           const low = Math.max(0, high - blocks + 1)
-          // Block by block, newest first, so that a page found in the first blocks costs no more.
-          const candidates = (await reads.blocks(accountId, rarest, low, high))[Symbol.iterator]()
+          // Found block by block, newest first, as they are asked for: a page found early costs no more.
+          const candidates = await reads.candidates(accountId, rarest, low, high, below)
           const pending: number[] = []
-          for (;;) {
-            const block = pending.length < batch ? candidates.next() : undefined
-            if (block && !block.done) {
-              pending.push(...block.value.filter((seq) => seq <= newest))
-              continue
-            }
-            if (pending.length === 0) break
-            take(await reads.filesNumbered(accountId, pending.splice(0, batch), near))
+          for (const seq of candidates) {
+            pending.push(seq)
+            if (pending.length < batch) continue
+            take(await reads.filesNumbered(accountId, pending.splice(0), near))
             if (matches.length === wanted) break
             batch = Math.min(MOST_CANDIDATES, Math.max(2 * (wanted - matches.length), 2 * batch))
+          }
+          if (pending.length > 0 && matches.length < wanted) {
+            take(await reads.filesNumbered(accountId, pending, near))
           }
           high = low - 1
           blocks = Math.min(blocks * 4, MOST_BLOCKS)
@@ -139,8 +139,8 @@ class SearchReads {
   }
 
   /**
-   * How many blocks the account's index holds, and the number of the newest file the search may return: the
-   * account's newest, or after a cursor the next older file's, by the lists' order (-1 when none is).
+   * How many of the account's files the name index holds, and the number of the newest file the search may
+   * return: the account's newest, or after a cursor the next older file's, by the lists' order (-1 when none is).
    */
   async account(accountId: string, cursor: string | undefined) {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
@@ -150,7 +150,7 @@ class SearchReads {
       values,
       (id, createdAt, fileId) => {
         const accounts = this.#db.kysely.selectFrom('accounts').where('accounts.id', '=', id as string)
-        if (!after) return accounts.select(['name_blocks', sql<number>`file_seq - 1`.as('newest')])
+        if (!after) return accounts.select(['name_indexed', sql<number>`file_seq - 1`.as('newest')])
         const next = keysetAfter(
           this.#db.kysely
             .selectFrom('files')
@@ -160,10 +160,10 @@ class SearchReads {
           { createdAt: createdAt as number, id: fileId as string },
           1,
         )
-        return accounts.select((eb) => ['name_blocks', eb.fn.coalesce(next, sql<number>`-1`).as('newest')])
+        return accounts.select((eb) => ['name_indexed', eb.fn.coalesce(next, sql<number>`-1`).as('newest')])
       },
     )
-    return row && { blocks: Number(row.name_blocks), newest: Number(row.newest) }
+    return row && { indexed: Number(row.name_indexed), newest: Number(row.newest) }
   }
 
   /**
@@ -236,11 +236,16 @@ class SearchReads {
   }
 
   /**
-   * The candidates of blocks `low` to `high`, a block at a time, newest first: the numbers of the files whose
-   * slots all the grams hold, newest first. Read in one statement; each block's candidates are found when
-   * asked for.
+   * The candidates of blocks `low` to `high`: the numbers, up to `highest`, of the files whose slots all the
+   * grams hold, newest first. Read in one statement; each block's candidates are found as they are asked for.
    */
-  async blocks(accountId: string, grams: string[], low: number, high: number): Promise<Iterable<number[]>> {
+  async candidates(
+    accountId: string,
+    grams: string[],
+    low: number,
+    high: number,
+    highest: number,
+  ): Promise<Iterable<number>> {
     const rows = await this.#shapes.read(
       'search_blocks',
       [accountId, this.#listValue(grams), low, high],
@@ -262,7 +267,10 @@ class SearchReads {
     }
     const held = [...byBlock].filter(([, sets]) => sets.length === grams.length).sort(([a], [b]) => b - a)
     return (function* () {
-      for (const [block, sets] of held) yield slotsInAll(sets).map((slot) => block * BLOCK_SIZE + slot)
+      for (const [block, sets] of held) {
+        const first = block * BLOCK_SIZE
+        for (const slot of slotsInAll(sets, Math.min(BLOCK_SIZE - 1, highest - first))) yield first + slot
+      }
     })()
   }
 

@@ -49,10 +49,26 @@ export async function insertFiles(
            'k/' || ${accountId} || '/' || n, null, n, n
     from seq`.execute(c.db.kysely)
   await sql`analyze`.execute(c.db.kysely)
-  // Numbered for the name index among the account's files, by their times, and its full blocks written.
+  // Numbered for the name index among the account's files, by their times, and its full chunks written: after
+  // the account's files when they are all newer (the index keeps what it holds), else all again.
   const names = new NameIndex(c.db)
-  await names.rebuild(accountId)
-  // Several blocks to a transaction, as the server's job writes them.
+  const { last_file_at: last } = await c.db.kysely
+    .selectFrom('accounts')
+    .select('last_file_at')
+    .where('id', '=', accountId)
+    .executeTakeFirstOrThrow()
+  if (from > Number(last)) {
+    await sql`update files set seq = numbered.n
+      from (select id, (select file_seq from accounts where id = ${accountId})
+                       + row_number() over (order by created_at, id) - 1 as n
+            from files where account_id = ${accountId} and seq is null) as numbered
+      where files.id = numbered.id`.execute(c.db.kysely)
+    await sql`update accounts set file_seq = file_seq + ${to - from + 1}, last_file_at = ${to}
+      where id = ${accountId}`.execute(c.db.kysely)
+  } else {
+    await names.rebuild(accountId)
+  }
+  // Several chunks to a transaction, as the server's job writes them.
   await names.foldFull(accountId, 4)
 }
 
