@@ -183,7 +183,6 @@ describeEachEngine('files search', (ctx) => {
       'search_account_after',
       'search_blocks',
       'search_candidates',
-      'search_gram_counts',
       'search_unindexed_all',
       'search_unindexed_folder',
     ])

@@ -71,9 +71,11 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
       }
     }
 
-    const account = await reads.account(accountId, cursor)
+    const grams = queryGrams(folded)
+    if (folderId !== undefined) grams.push(folderGram(folderId))
+    const account = await reads.account(accountId, cursor, grams)
     if (!account) return { items: [], nextCursor: null }
-    const { newest, indexed } = account
+    const { newest, indexed, counts } = account
     const near = nearMatches(folded)
     for (let high = newest; high >= indexed && matches.length < wanted; ) {
       const needed = wanted - matches.length
@@ -84,11 +86,8 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     }
 
     if (matches.length < wanted && newest >= 0 && indexed > 0) {
-      const grams = queryGrams(folded)
-      if (folderId !== undefined) grams.push(folderGram(folderId))
-      const counts = await reads.counts(accountId, grams)
       // A gram no file holds: no match in any block.
-      if (counts.size === grams.length) {
+      if (grams.every((gram) => counts.has(gram))) {
         const rarest = grams.sort((a, b) => (counts.get(a) ?? 0) - (counts.get(b) ?? 0)).slice(0, MAX_GRAMS)
         const below = Math.min(newest, indexed - 1)
         let blocks = FIRST_BLOCKS
@@ -130,27 +129,34 @@ class SearchReads {
   readonly #shapes: PreparedShapes
   readonly #inList: InList
   readonly #nearMatch: NearMatch
+  readonly #gramCounts: GramCounts
 
   constructor(db: Db) {
     this.#db = db
     this.#shapes = new PreparedShapes(db)
     this.#inList = IN_LIST[db.engine]
     this.#nearMatch = NEAR_MATCH[db.engine]
+    this.#gramCounts = GRAM_COUNTS[db.engine]
   }
 
   /**
-   * How many of the account's files the name index holds, and the number of the newest file the search may
-   * return: the account's newest, or after a cursor the next older file's, by the lists' order (-1 when none is).
+   * How many of the account's files the name index holds; the number of the newest file the search may return:
+   * the account's newest, or after a cursor the next older file's, by the lists' order (-1 when none is); and
+   * each gram's count of files in the index (a gram no file holds is left out). One statement.
    */
-  async account(accountId: string, cursor: string | undefined) {
+  async account(accountId: string, cursor: string | undefined, grams: string[]) {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
-    const values = after ? [accountId, after.createdAt, after.id] : [accountId]
+    const list = this.#listValue(grams)
+    const values = after ? [accountId, list, after.createdAt, after.id] : [accountId, list]
     const [row] = await this.#shapes.read(
       `search_account${after ? '_after' : ''}`,
       values,
-      (id, createdAt, fileId) => {
-        const accounts = this.#db.kysely.selectFrom('accounts').where('accounts.id', '=', id as string)
-        if (!after) return accounts.select(['name_indexed', sql<number>`file_seq - 1`.as('newest')])
+      (id, grams, createdAt, fileId) => {
+        const accounts = this.#db.kysely
+          .selectFrom('accounts')
+          .where('accounts.id', '=', id as string)
+          .select([this.#gramCounts.select(id, grams).as('counts'), 'name_indexed'])
+        if (!after) return accounts.select(sql<number>`file_seq - 1`.as('newest'))
         const next = keysetAfter(
           this.#db.kysely
             .selectFrom('files')
@@ -160,10 +166,12 @@ class SearchReads {
           { createdAt: createdAt as number, id: fileId as string },
           1,
         )
-        return accounts.select((eb) => ['name_indexed', eb.fn.coalesce(next, sql<number>`-1`).as('newest')])
+        return accounts.select((eb) => eb.fn.coalesce(next, sql<number>`-1`).as('newest'))
       },
     )
-    return row && { indexed: Number(row.name_indexed), newest: Number(row.newest) }
+    if (!row) return undefined
+    const counts = Object.entries(this.#gramCounts.parse(row.counts)).filter(([, files]) => files > 0)
+    return { indexed: Number(row.name_indexed), newest: Number(row.newest), counts: new Map(counts) }
   }
 
   /**
@@ -217,22 +225,6 @@ class SearchReads {
           .where(this.#nearMatch(ascii)),
     )
     return rows.sort((a, b) => Number(b.seq) - Number(a.seq))
-  }
-
-  /** Each gram's count of files in the account's blocks; a gram no file holds is left out. */
-  async counts(accountId: string, grams: string[]): Promise<Map<string, number>> {
-    const rows = await this.#shapes.read(
-      'search_gram_counts',
-      [accountId, this.#listValue(grams)],
-      (id, list) =>
-        this.#db.kysely
-          .selectFrom('name_grams')
-          .select(['gram', 'files'])
-          .where('account_id', '=', id as string)
-          .where('block', '=', COUNTS_BLOCK)
-          .where(this.#inList('gram', list)),
-    )
-    return new Map(rows.filter((row) => Number(row.files) > 0).map((row) => [row.gram, Number(row.files)]))
   }
 
   /**
@@ -289,6 +281,26 @@ const IN_LIST: Record<Engine, InList> = {
   // A JSON array.
   sqlite: (column, placeholder) =>
     sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${placeholder}))`,
+}
+
+/** Each gram's count of files (COUNTS_BLOCK), as one value: a JSON object of the grams that have one. */
+interface GramCounts {
+  select(accountId: unknown, grams: unknown): RawBuilder<unknown>
+  parse(value: unknown): Record<string, number>
+}
+
+const GRAM_COUNTS: Record<Engine, GramCounts> = {
+  postgres: {
+    select: (accountId, grams) => sql`(select coalesce(json_object_agg(gram, files), '{}') from name_grams
+      where account_id = ${accountId} and block = ${sql.lit(COUNTS_BLOCK)} and ${IN_LIST.postgres('gram', grams)})`,
+    // node-postgres parses JSON.
+    parse: (value) => value as Record<string, number>,
+  },
+  sqlite: {
+    select: (accountId, grams) => sql`(select json_group_object(gram, files) from name_grams
+      where account_id = ${accountId} and block = ${sql.lit(COUNTS_BLOCK)} and ${IN_LIST.sqlite('gram', grams)})`,
+    parse: (value) => JSON.parse(value as string),
+  },
 }
 
 /**
