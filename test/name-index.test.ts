@@ -10,6 +10,7 @@ import { test } from 'node:test'
 import { loadConfig } from '../src/config.ts'
 import { migrate } from '../src/db/migrate.ts'
 import { openDatabase } from '../src/db/open.ts'
+import { FilesRepository } from '../src/files/files.repository.ts'
 import { CHUNK_SIZE, slotsAscending } from '../src/files/name-grams.ts'
 import { COUNTS_BLOCK, NameIndex } from '../src/files/name-index.repository.ts'
 import { createFolder, insertFiles, walk } from './support/files-helpers.ts'
@@ -163,6 +164,65 @@ describeEachEngine('name index', (ctx) => {
         [renamed[i]],
       )
     }
+  })
+  test('a block that deletions and renames left many stale slots in is written again from its files', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    await insertFiles(c, a.id, [1, 3 * CHUNK_SIZE], ['doc-', '.txt'])
+    const deleted = Array.from({ length: 2000 }, (_, i) => `fil_${a.id}_${i + 1}`)
+    await c.db.transaction((trx) => new FilesRepository(c.db).deleteMany(trx, a.id, deleted))
+    const renamed = Array.from({ length: 10 }, (_, i) => `fil_${a.id}_${3000 + i}`)
+    for (const [i, id] of renamed.entries()) {
+      const res = await call(c.app, 'PATCH', `/api/v1/files/${id}`, {
+        token: a.token,
+        body: { name: `Memo ${i}.md` },
+      })
+      assert.equal(res.status, 200)
+    }
+    const stale = async () =>
+      (
+        await c.db.kysely
+          .selectFrom('name_stale')
+          .select(['block', 'slots'])
+          .where('account_id', '=', a.id)
+          .execute()
+      ).map((row) => [Number(row.block), Number(row.slots)])
+    assert.deepEqual(await stale(), [[0, 2010]])
+    const index = new NameIndex(c.db)
+    assert.equal(await index.rewriteStale(4096), 0)
+    assert.equal(await index.rewriteStale(2000), 1)
+    assert.deepEqual(await stale(), [])
+
+    // The block's rows and the counts are those of the files as they are now.
+    const gram = async (gram: string, block: number) =>
+      c.db.kysely
+        .selectFrom('name_grams')
+        .select(['files', 'slots'])
+        .where('account_id', '=', a.id)
+        .where('gram', '=', gram)
+        .where('block', '=', block)
+        .executeTakeFirst()
+    const docs = await c.db.kysely
+      .selectFrom('files')
+      .select('seq')
+      .where('account_id', '=', a.id)
+      .where('name', 'like', 'doc-%')
+      .orderBy('seq')
+      .execute()
+    assert.equal(docs.length, 3 * CHUNK_SIZE - 2010)
+    const doc = await gram('doc', 0)
+    assert.deepEqual(
+      slotsAscending(doc?.slots as Uint8Array),
+      docs.map((row) => Number(row.seq)),
+    )
+    assert.equal(Number((await gram('doc', COUNTS_BLOCK))?.files), docs.length)
+    assert.equal(Number((await gram('mem', COUNTS_BLOCK))?.files), 10)
+    assert.equal(Number((await gram('mem', 0))?.files), 10)
+    const memos = await walk(c.app, a.token, '&query=memo', 100)
+    assert.deepEqual(memos, [...renamed].reverse())
+    assert.deepEqual(await walk(c.app, a.token, '&query=doc-1.', 100), [])
+    assert.deepEqual(await walk(c.app, a.token, '&query=doc-3001.', 100), [])
+    assert.deepEqual(await walk(c.app, a.token, '&query=doc-2001.', 100), [`fil_${a.id}_2001`])
   })
 })
 

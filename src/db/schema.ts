@@ -90,6 +90,16 @@ export interface NameGramsTable {
   slots: Uint8Array
 }
 
+/**
+ * Per account and block of the name index, how many of its slots were left behind by files deleted, renamed
+ * or moved since it was written (migration 0021): the job writes a block again once they are many.
+ */
+export interface NameStaleTable {
+  account_id: string
+  block: number
+  slots: number
+}
+
 export interface SharesTable {
   id: string
   account_id: string
@@ -290,6 +300,7 @@ export interface Database {
   folders: FoldersTable
   files: FilesTable
   name_grams: NameGramsTable
+  name_stale: NameStaleTable
   shares: SharesTable
   share_daily_counts: ShareDailyCountsTable
   download_passes: DownloadPassesTable

@@ -424,8 +424,13 @@ export class FilesRepository {
       .deleteFrom('files')
       .where('account_id', '=', accountId)
       .where('id', 'in', fileIds)
-      .returning(['id', 'folder_id'])
+      .returning(['id', 'folder_id', 'seq'])
       .execute()
+    await this.#names.markStale(
+      trx,
+      accountId,
+      rows.map((row) => row.seq),
+    )
     return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
   }
 

@@ -8,9 +8,11 @@
 // set of slots, and one per folder of its files; a chunk in a block begun before extends its rows.
 // `accounts.name_indexed` is how many of the account's files the index holds; the search reads the rows of the
 // files after them (fewer than CHUNK_SIZE, and those of chunks the job has not written yet). A name or folder
-// changed later adds the file's slot to the rows of its new grams (`refile`); a deleted file's slots stay,
-// and the search, which checks every candidate's row, passes over them. Block -1 counts each gram's files over
-// all blocks, for the search to read the rarest grams first.
+// changed later adds the file's slot to the rows of its new grams (`refile`); the slots it leaves behind, and
+// a deleted file's, stay: the search, which checks every candidate's row, passes over them. `name_stale` counts
+// them per block, and once a block has STALE_TO_REWRITE the job writes it again from its files
+// (`rewriteStale`), so that deletions and renames cost searches little and the counts stay near. Block -1
+// counts each gram's files over all blocks, for the search to read the rarest grams first.
 import { type SqlBool, sql } from 'kysely'
 import type { Db, Executor, Transaction } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
@@ -31,6 +33,13 @@ import {
 
 /** The block that counts each gram's files over all the account's blocks. */
 export const COUNTS_BLOCK = -1
+
+/**
+ * Slots left behind in a block that make the job write it again: an eighth of a block, which a search's
+ * candidates hold at most that many more of; a block's rewrite reads its files and writes its rows (about a
+ * second on SQLite, whose one writer it holds).
+ */
+const STALE_TO_REWRITE = BLOCK_SIZE / 8
 
 export class NameIndex {
   readonly #db: Db
@@ -70,8 +79,17 @@ export class NameIndex {
    */
   async refile(trx: Transaction, accountId: string, files: { seq: number | null; grams: Set<string> }[]) {
     const { indexed } = await lockAccount(trx, accountId)
-    for (const file of files) {
-      if (file.seq === null || file.seq >= indexed || file.grams.size === 0) continue
+    const indexedFiles = files.flatMap(({ seq, grams }) =>
+      seq !== null && seq < indexed ? [{ seq, grams }] : [],
+    )
+    // The slots of their names or folders of before stay behind.
+    await this.markStale(
+      trx,
+      accountId,
+      indexedFiles.map((file) => file.seq),
+    )
+    for (const file of indexedFiles) {
+      if (file.grams.size === 0) continue
       const block = Math.floor(file.seq / BLOCK_SIZE)
       const grams = [...file.grams]
       const stored = new Map<string, Uint8Array>()
@@ -99,6 +117,45 @@ export class NameIndex {
         rows.map((row) => ({ gram: row.gram, files: 1 })),
       )
     }
+  }
+
+  /**
+   * In the transaction that deletes, renames or moves these files (by number): counts the slots they leave
+   * behind in their blocks. Those of files the index does not hold yet are counted too, a few too many at most.
+   */
+  async markStale(trx: Transaction, accountId: string, seqs: (number | string | null)[]): Promise<void> {
+    const perBlock = new Map<number, number>()
+    for (const seq of seqs) {
+      if (seq === null) continue
+      const block = Math.floor(Number(seq) / BLOCK_SIZE)
+      perBlock.set(block, (perBlock.get(block) ?? 0) + 1)
+    }
+    if (perBlock.size === 0) return
+    await trx
+      .insertInto('name_stale')
+      .values([...perBlock].map(([block, slots]) => ({ account_id: accountId, block, slots })))
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'block'])
+          .doUpdateSet((eb) => ({ slots: eb('name_stale.slots', '+', eb.ref('excluded.slots')) })),
+      )
+      .execute()
+  }
+
+  /**
+   * Writes again, from their files, the blocks with `atLeast` slots left behind (STALE_TO_REWRITE), a block to
+   * a transaction; returns how many it wrote.
+   */
+  async rewriteStale(atLeast = STALE_TO_REWRITE): Promise<number> {
+    const stale = await this.#db.kysely
+      .selectFrom('name_stale')
+      .select(['account_id', 'block'])
+      .where('slots', '>=', atLeast)
+      .execute()
+    for (const { account_id: accountId, block } of stale) {
+      await this.#db.transaction((trx) => rewriteBlock(trx, this.#db.engine, accountId, Number(block)))
+    }
+    return stale.length
   }
 
   /**
@@ -137,6 +194,7 @@ export class NameIndex {
     await this.#db.transaction(async (trx) => {
       await lockAccount(trx, accountId)
       await trx.deleteFrom('name_grams').where('account_id', '=', accountId).execute()
+      await trx.deleteFrom('name_stale').where('account_id', '=', accountId).execute()
       await sql`update files set seq = numbered.n
         from (select id, row_number() over (order by created_at, id) - 1 as n
               from files where account_id = ${accountId}) as numbered
@@ -166,15 +224,75 @@ async function foldNext(trx: Transaction, engine: Engine, accountId: string, mos
   const chunks = Math.min(most, Math.floor((files - indexed) / CHUNK_SIZE))
   if (chunks <= 0) return 0
   const end = indexed + chunks * CHUNK_SIZE
+  const byGram = await gramsOfFiles(trx, accountId, indexed, end)
+  // The block begun before (when the first chunk is not the first of its block) keeps its slots, all lower.
+  const begun = indexed % BLOCK_SIZE === 0 ? undefined : Math.floor(indexed / BLOCK_SIZE)
+  const before =
+    begun === undefined
+      ? new Map<string, Uint8Array>()
+      : await readBlock(trx, engine, accountId, begun, byGram)
+  const rows = gramRows(byGram, (gram, block) => (block === begun ? before.get(gram) : undefined))
+  await writeRows(trx, engine, accountId, rows)
+  await addToCounts(
+    trx,
+    engine,
+    accountId,
+    [...byGram].map(([gram, held]) => ({ gram, files: held.length })),
+  )
+  await trx.updateTable('accounts').set({ name_indexed: end }).where('id', '=', accountId).execute()
+  return chunks
+}
+
+/**
+ * Writes one block again from its files (those the index holds): its rows replaced, the counts moved by the
+ * difference, its slots left behind forgotten.
+ */
+async function rewriteBlock(
+  trx: Transaction,
+  engine: Engine,
+  accountId: string,
+  block: number,
+): Promise<void> {
+  const { indexed } = await lockAccount(trx, accountId)
+  const first = block * BLOCK_SIZE
+  const byGram = await gramsOfFiles(trx, accountId, first, Math.min(indexed, first + BLOCK_SIZE))
+  const before = await trx
+    .deleteFrom('name_grams')
+    .where('account_id', '=', accountId)
+    .where('block', '=', block)
+    .returning(['gram', 'files'])
+    .execute()
+  const change = new Map<string, number>()
+  for (const row of before) change.set(row.gram, -Number(row.files))
+  for (const [gram, held] of byGram) change.set(gram, (change.get(gram) ?? 0) + held.length)
+  await writeRows(trx, engine, accountId, gramRows(byGram))
+  await addToCounts(
+    trx,
+    engine,
+    accountId,
+    [...change].filter(([, files]) => files !== 0).map(([gram, files]) => ({ gram, files })),
+  )
+  await trx.deleteFrom('name_stale').where('account_id', '=', accountId).where('block', '=', block).execute()
+}
+
+/**
+ * The grams of the account's files numbered `from` to `to` (excluded), each with the numbers of its files in
+ * ascending order: the files are read in that order, each added once.
+ */
+async function gramsOfFiles(
+  trx: Transaction,
+  accountId: string,
+  from: number,
+  to: number,
+): Promise<Map<string, number[]>> {
   const members = await trx
     .selectFrom('files')
     .select(['seq', 'name', 'folder_id'])
     .where('account_id', '=', accountId)
-    .where('seq', '>=', indexed)
-    .where('seq', '<', end)
+    .where('seq', '>=', from)
+    .where('seq', '<', to)
     .orderBy('seq')
     .execute()
-  // Each gram's files in ascending order: the files are read in that order, each added once.
   const byGram = new Map<string, number[]>()
   for (const file of members) {
     const seq = Number(file.seq)
@@ -186,33 +304,32 @@ async function foldNext(trx: Transaction, engine: Engine, accountId: string, mos
     forEachGram(foldName(file.name), add)
     if (file.folder_id !== null) add(folderGram(file.folder_id))
   }
-  // The block begun before (when the first chunk is not the first of its block) keeps its slots, all lower.
-  const begun = indexed % BLOCK_SIZE === 0 ? undefined : Math.floor(indexed / BLOCK_SIZE)
-  const before =
-    begun === undefined
-      ? new Map<string, Uint8Array>()
-      : await readBlock(trx, engine, accountId, begun, byGram)
-  // In the index's order, gram then block, so that each gram's rows are written side by side.
+  return byGram
+}
+
+/**
+ * The rows of these grams' files, per block, in the index's order (gram then block, so that each gram's rows
+ * are written side by side); a block's row extends the slots `kept` gives for it, which are all lower.
+ */
+function gramRows(
+  byGram: Map<string, number[]>,
+  kept: (gram: string, block: number) => Uint8Array | undefined = () => undefined,
+): GramRow[] {
   const rows: GramRow[] = []
-  const counts: { gram: string; files: number }[] = []
   for (const gram of [...byGram.keys()].sort()) {
     const held = byGram.get(gram) as number[]
-    counts.push({ gram, files: held.length })
     for (let start = 0; start < held.length; ) {
       const block = Math.floor((held[start] as number) / BLOCK_SIZE)
       let end = start
       while (end < held.length && Math.floor((held[end] as number) / BLOCK_SIZE) === block) end++
       const added = held.slice(start, end).map((seq) => seq % BLOCK_SIZE)
-      const kept = block === begun ? before.get(gram) : undefined
-      const slots = kept ? [...slotsAscending(kept), ...added] : added
+      const before = kept(gram, block)
+      const slots = before ? [...slotsAscending(before), ...added] : added
       rows.push({ gram, block, stored: encodeAscending(slots), files: slots.length })
       start = end
     }
   }
-  await writeRows(trx, engine, accountId, rows)
-  await addToCounts(trx, engine, accountId, counts)
-  await trx.updateTable('accounts').set({ name_indexed: end }).where('id', '=', accountId).execute()
-  return chunks
+  return rows
 }
 
 /** The stored slots of these grams in one block of the account, by gram. */

@@ -11,7 +11,8 @@ const CHUNKS_AT_ONCE = 4
 /**
  * Adds to the name index the chunks of files that searches still read one by one: at start (all of them after
  * migration 0021, or those left when a process stopped before writing a chunk its upload filled), then every
- * minute, in one process at a time.
+ * minute, in one process at a time; and writes again the blocks that deletions and renames left many stale
+ * slots in.
  */
 export class NameIndexJob {
   readonly #index: NameIndex
@@ -28,6 +29,7 @@ export class NameIndexJob {
     const run = () => {
       this.#running ??= this.#exclusively('name-index', async () => {
         await this.#index.foldAll(CHUNKS_AT_ONCE)
+        await this.#index.rewriteStale()
       })
         .catch((error: unknown) => log.error({ err: error }, 'writing the name index failed'))
         .finally(() => {
