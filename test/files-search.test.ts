@@ -158,10 +158,10 @@ describeEachEngine('files search', (ctx) => {
     const folders: string[] = []
     for (let f = 0; f < 4; f++) folders.push((await createFolder(c.app, a, `Folder ${f}`)).id)
     for (const [f, folderId] of folders.entries()) {
-      await insertFiles(c, a.id, [f * CHUNK_SIZE + 1, (f + 1) * CHUNK_SIZE], ['name-', '.txt'], folderId)
+      await insertFiles(c, a.id, [f * 4096 + 1, (f + 1) * 4096], ['name-', '.txt'], folderId)
     }
     // And files after the index's chunks, read one by one.
-    await insertFiles(c, a.id, [4 * CHUNK_SIZE + 1, 4 * CHUNK_SIZE + 100], ['name-', '.txt'], folders[2])
+    await insertFiles(c, a.id, [4 * 4096 + 1, 4 * 4096 + 100], ['name-', '.txt'], folders[2])
     // Every statement the searches run, explained with its values.
     const read = c.db.read
     const statements = new Map<string, CompiledQuery>()
@@ -208,7 +208,7 @@ describeEachEngine('files search', (ctx) => {
     const a = await createAccount(c.app)
     const folder = await createFolder(c.app, a, 'Reports')
     // Two blocks, the second partly indexed: old archives, photos after them, then a few archives in a folder.
-    const archives = CHUNK_SIZE + 700
+    const archives = 4796
     const photos = BLOCK_SIZE
     await insertFiles(c, a.id, [1, archives], ['Archive-', '.txt'])
     await insertFiles(c, a.id, [archives + 1, archives + photos], ['photo-', '.jpg'])
@@ -271,9 +271,9 @@ describeEachEngine('files search', (ctx) => {
     )
 
     // Cursors stay put while files come: a new match is on the next search's first page, not on the pages
-    // of the search under way; new files fill a chunk, which is written, and are found in it.
+    // of the search under way; new files fill chunks, which are written, and are found in them.
     const first = await searchPage(c, a.token, 'archive', { limit: 100 })
-    for (let i = 0; i < CHUNK_SIZE - 200; i += 500) {
+    for (let i = 0; i < 4000; i += 500) {
       await insertFiles(c, a.id, [10_000_000 + i, 10_000_000 + i + 499], ['late-archive-', '.txt'])
     }
     const made = await createFile(c, a.id, { name: 'Archive-newest.txt' })
@@ -294,7 +294,8 @@ describeEachEngine('files search', (ctx) => {
     const found = await searchAll(c, a.token, 'shared-', 10)
     assert.deepEqual(found, { ids: Array.from({ length: 30 }, (_, i) => idOf(30 - i)), pages: 3 })
     assert.deepEqual(await searchAll(c, a.token, 'shared-7.', 10), { ids: [idOf(7)], pages: 1 })
-    assert.deepEqual(await searchAll(c, a.token, 'shared-4097', 10), { ids: [], pages: 1 })
+    // Only the other account has this one.
+    assert.deepEqual(await searchAll(c, a.token, `shared-${2 * CHUNK_SIZE - 1}.`, 10), { ids: [], pages: 1 })
   })
 })
 
