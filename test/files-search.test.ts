@@ -363,6 +363,18 @@ test('slot sets: stored as a list up to 4,095 slots, as a bitmap from 4,096, rea
     inAll([lowStored, fewStored, oddStored], 4900),
     inAll([lowStored, fewStored, oddStored]).slice(1),
   )
+  // Lists against lists, each walked down once.
+  const tens = emptySlots()
+  for (let slot = 1; slot < 30_000; slot += 10) addSlot(tens, slot)
+  const tensStored = encodeSlots(tens)
+  assert.equal(tensStored.byteLength, 2 * 3000)
+  const fewBelow = slotsDescending(few).filter((slot) => slot < 30_000)
+  assert.deepEqual(inAll([tensStored, fewStored]), fewBelow)
+  assert.deepEqual(inAll([fewStored, tensStored, oddStored]), fewBelow)
+  assert.deepEqual(
+    inAll([tensStored, fewStored], 20_000),
+    fewBelow.filter((slot) => slot <= 20_000),
+  )
   assert.deepEqual(inAll([fewStored, encodeSlots(emptySlots())]), [])
   assert.deepEqual(inAll([fewStored]), slotsDescending(few))
   assert.deepEqual(inAll([fewStored], 101), [101, 1])

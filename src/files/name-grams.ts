@@ -146,30 +146,44 @@ export function decodeSlots(stored: Uint8Array): SlotSet {
 /**
  * The slots up to `highest` that every one of these stored sets holds (`encodeSlots`'s form), highest (newest)
  * first, found as they are asked for: a search that needs a page of a block's matches goes no further. Read from
- * the stored bytes as they are: the shortest set's slots, each looked up in the others (a bit, or a binary search
- * of a list); bitmaps against bitmaps a byte at a time.
+ * the stored bytes as they are: the shortest set's slots, each looked up in the others, a bit of a bitmap or the
+ * next lower slot of a list (each list walked down once); bitmaps against bitmaps a byte at a time.
  */
 export function* slotsInAll(stored: Uint8Array[], highest = BLOCK_SIZE - 1): Generator<number> {
   let shortest = stored[0]
   if (!shortest) return
   for (const set of stored) if (set.byteLength < shortest.byteLength) shortest = set
   const others = stored.filter((set) => set !== shortest)
-  if (shortest.byteLength !== BITMAP_BYTES) {
-    const list = shortest
-    for (let i = listIndexAtMost(list, highest); i >= 0; i--) {
-      const slot = listSlot(list, i)
-      if (others.every((set) => holds(set, slot))) yield slot
+  if (shortest.byteLength === BITMAP_BYTES) {
+    // The shortest is a bitmap: so are all the others.
+    for (let byte = highest >>> 3; byte >= 0; byte--) {
+      let bits = shortest[byte] as number
+      if (byte === highest >>> 3) bits &= (2 << (highest & 7)) - 1
+      for (const set of others) bits &= set[byte] as number
+      for (let bit = 7; bits !== 0 && bit >= 0; bit--) {
+        if (bits & (1 << bit)) yield byte * 8 + bit
+      }
     }
     return
   }
-  // The shortest is a bitmap: so are all the others.
-  for (let byte = highest >>> 3; byte >= 0; byte--) {
-    let bits = shortest[byte] as number
-    if (byte === highest >>> 3) bits &= (2 << (highest & 7)) - 1
-    for (const set of others) bits &= set[byte] as number
-    for (let bit = 7; bits !== 0 && bit >= 0; bit--) {
-      if (bits & (1 << bit)) yield byte * 8 + bit
+  const bitmaps = others.filter((set) => set.byteLength === BITMAP_BYTES)
+  const lists = others.filter((set) => set.byteLength !== BITMAP_BYTES)
+  // Where each list's walk is: the index of its highest slot not above the slot looked up last.
+  const at = lists.map((list) => listIndexAtMost(list, highest))
+  candidates: for (let i = listIndexAtMost(shortest, highest); i >= 0; i--) {
+    const slot = listSlot(shortest, i)
+    for (const bitmap of bitmaps) {
+      if (((bitmap[slot >>> 3] as number) & (1 << (slot & 7))) === 0) continue candidates
     }
+    for (let k = 0; k < lists.length; k++) {
+      const list = lists[k] as Uint8Array
+      let j = at[k] as number
+      while (j >= 0 && listSlot(list, j) > slot) j--
+      at[k] = j
+      if (j < 0) return
+      if (listSlot(list, j) !== slot) continue candidates
+    }
+    yield slot
   }
 }
 
@@ -193,12 +207,6 @@ function listSlots(list: Uint8Array): number[] {
   const slots: number[] = new Array(list.byteLength / 2)
   for (let i = 0; i < slots.length; i++) slots[i] = listSlot(list, i)
   return slots
-}
-
-function holds(set: Uint8Array, slot: number): boolean {
-  if (set.byteLength === BITMAP_BYTES) return ((set[slot >>> 3] as number) & (1 << (slot & 7))) !== 0
-  const at = listIndexAtMost(set, slot)
-  return at >= 0 && listSlot(set, at) === slot
 }
 
 const listSlot = (list: Uint8Array, i: number) => (list[2 * i] as number) | ((list[2 * i + 1] as number) << 8)

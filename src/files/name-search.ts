@@ -15,17 +15,21 @@
 // one row per block for each gram read (153 blocks for 10,000,000 files), and the rows of candidates until
 // the page is full. A query that matches few files has few candidates, however old; one that matches many
 // finds its page in the first candidates.
-import { type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import { type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
 import { decodeCursor, encodeCursor, keysetAfter, type Page } from '../db/pagination.ts'
 import { PreparedShapes } from '../db/read-path/prepared.ts'
-import type { Database } from '../db/schema.ts'
 import { BLOCK_SIZE, folderGram, foldName, queryGrams, slotsInAll } from './name-grams.ts'
 import { COUNTS_BLOCK } from './name-index.repository.ts'
 
 /** The most grams a search intersects: more narrow the candidates little, and cost a row per block each. */
 const MAX_GRAMS = 4
+/**
+ * A gram in more than this share of the indexed files is left out unless it is the rarest: it narrows the
+ * candidates little (the names are tested anyway), and costs a bitmap of 8 KiB a block.
+ */
+const COMMON_SHARE = 1 / 4
 /**
  * Blocks read at a time, at first and at most: sixteen times as many each time while the page is not full. The
  * newest block alone fills the page of most queries that many names match; then a few statements read the rest
@@ -94,7 +98,11 @@ export function nameSearch(db: Db): (options: SearchOptions) => Promise<Page<str
     if (matches.length < wanted && newest >= 0 && indexed > 0) {
       // A gram no file holds: no match in any block.
       if (grams.every((gram) => counts.has(gram))) {
-        const rarest = grams.sort((a, b) => (counts.get(a) ?? 0) - (counts.get(b) ?? 0)).slice(0, MAX_GRAMS)
+        const countOf = (gram: string) => counts.get(gram) ?? 0
+        const rarest = grams
+          .sort((a, b) => countOf(a) - countOf(b))
+          .filter((gram, i) => i === 0 || countOf(gram) <= indexed * COMMON_SHARE)
+          .slice(0, MAX_GRAMS)
         const below = Math.min(newest, indexed - 1)
         let blocks = FIRST_BLOCKS
         let high = Math.floor(below / BLOCK_SIZE)
@@ -235,8 +243,7 @@ class SearchReads {
 
   /**
    * The candidates of blocks `low` to `high`: the numbers, up to `highest`, of the files whose slots all the
-   * grams hold, newest first. Read in one statement, which sends the rows of only the blocks where every gram
-   * has one (found from the index's keys alone); each block's candidates are found as they are asked for.
+   * grams hold, newest first. Read in one statement; each block's candidates are found as they are asked for.
    */
   async candidates(
     accountId: string,
@@ -247,23 +254,15 @@ class SearchReads {
   ): Promise<Iterable<number>> {
     const rows = await this.#shapes.read(
       'search_blocks',
-      [accountId, this.#listValue(grams), low, high, grams.length],
-      (id, list, from, to, count) => {
-        const inRange = <Q extends SelectQueryBuilder<Database, 'name_grams', object>>(query: Q): Q =>
-          query
-            .where('account_id', '=', id as string)
-            .where(this.#inList('gram', list))
-            .where('block', '>=', from as number)
-            .where('block', '<=', to as number) as Q
-        const complete = inRange(this.#db.kysely.selectFrom('name_grams').select('block'))
-          .groupBy('block')
-          .having(sql`count(*)`, '=', count as number)
-        return inRange(this.#db.kysely.selectFrom('name_grams').select(['gram', 'block', 'slots'])).where(
-          'block',
-          'in',
-          complete,
-        )
-      },
+      [accountId, this.#listValue(grams), low, high],
+      (id, list, from, to) =>
+        this.#db.kysely
+          .selectFrom('name_grams')
+          .select(['gram', 'block', 'slots'])
+          .where('account_id', '=', id as string)
+          .where(this.#inList('gram', list))
+          .where('block', '>=', from as number)
+          .where('block', '<=', to as number),
     )
     const byBlock = new Map<number, Uint8Array[]>()
     for (const row of rows) {
@@ -272,7 +271,10 @@ class SearchReads {
       if (sets) sets.push(row.slots)
       else byBlock.set(block, [row.slots])
     }
-    const newestFirst = [...byBlock].sort(([a], [b]) => b - a)
+    // A block where a gram has no row has no candidate.
+    const newestFirst = [...byBlock]
+      .filter(([, sets]) => sets.length === grams.length)
+      .sort(([a], [b]) => b - a)
     return (function* () {
       for (const [block, sets] of newestFirst) {
         const first = block * BLOCK_SIZE
