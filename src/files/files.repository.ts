@@ -387,8 +387,8 @@ export class FilesRepository {
       .where('id', 'in', fileIds)
       .returning('seq')
       .execute()
-    if (folderId === null) return
-    const grams = new Set([folderGram(folderId)])
+    // To root: no new gram, but the old folder's slots stay behind all the same.
+    const grams = new Set(folderId === null ? [] : [folderGram(folderId)])
     await this.#names.refile(
       trx,
       accountId,
