@@ -68,7 +68,10 @@ export interface Jobs {
   storageReconciler: StorageReconciler
   /** Removes expired sessions, setup links and OAuth records. */
   expiredRecords: ExpiredRecordsPurge
-  /** Writes the name index's full blocks (files/name-index.repository.ts). */
+  /**
+   * Adds full chunks of files to the name index, and writes again the blocks that deletions and renames left
+   * many stale slots in (files/name-index.repository.ts).
+   */
   nameIndex: NameIndexJob
 }
 
