@@ -187,6 +187,13 @@ describe('three processes behind nginx', { skip }, () => {
       (counts) => counts.reduce((sum, n) => sum + n, 0) >= total,
     )
 
+  /**
+   * `what` and nginx's error log, for an assertion on how requests were spread: a process nginx passed over
+   * had failed a request, and the log says how.
+   */
+  const spreadMessage = async (what: unknown) =>
+    `${JSON.stringify(what)}\nnginx's errors:\n${await nginx.errors()}`
+
   /** Uploads `content` through nginx as the real client does; resolves with the new file's id. */
   const uploadFile = async (name: string, type: string, content: Buffer) => {
     process.env.VERCEL_BLOB_API_URL = `${base}/blob`
@@ -264,7 +271,7 @@ describe('three processes behind nginx', { skip }, () => {
     const spread = await servedBy('GET', page, 1200)
     assert.ok(
       spread.every((count) => count > 300),
-      `${spread}`,
+      await spreadMessage(spread),
     )
   })
 
@@ -304,7 +311,7 @@ describe('three processes behind nginx', { skip }, () => {
     const steps = (await log(before + 5)).slice(before)
     assert.equal(steps.length, 5)
     // Every process served the session; each form was posted to another process than the one that drew it.
-    assert.equal(new Set(steps.map((step) => step.upstream)).size, 3, JSON.stringify(steps))
+    assert.equal(new Set(steps.map((step) => step.upstream)).size, 3, await spreadMessage(steps))
     assert.notEqual(steps[0]?.upstream, steps[1]?.upstream)
     assert.notEqual(steps[2]?.upstream, steps[3]?.upstream)
 
@@ -336,7 +343,7 @@ describe('three processes behind nginx', { skip }, () => {
     }
     // The process that handed out the code: the last step of the authorization, a redirect to the client.
     const authorizing = (await log()).filter((r) => r.uri.startsWith('/oauth/'))
-    assert.ok(new Set(authorizing.map((r) => r.upstream)).size >= 2, JSON.stringify(authorizing))
+    assert.ok(new Set(authorizing.map((r) => r.upstream)).size >= 2, await spreadMessage(authorizing))
     const codeFrom = authorizing.findLast((r) => r.method === 'GET' && r.uri.startsWith('/oauth/auth'))
     assert.ok(codeFrom)
     // Round-robin never sends two requests in a row to one process: once a probe has been served by the
@@ -415,7 +422,7 @@ describe('three processes behind nginx', { skip }, () => {
       assert.equal(wrong.status, 401, `attempt ${i}`)
     }
     const attempts = (await signIns(beforeGuesses + 20)).slice(-20)
-    assert.equal(new Set(attempts.map((r) => r.upstream)).size, 3, JSON.stringify(attempts))
+    assert.equal(new Set(attempts.map((r) => r.upstream)).size, 3, await spreadMessage(attempts))
     for (let i = 0; i < 3; i++) {
       const page = await guesser.send('GET', '/account/sign-in')
       const refused = await guesser.send('POST', '/account/sign-in', {
