@@ -23,6 +23,8 @@ import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { AppError } from './errors.ts'
+import { webhooksRoutes } from './events/webhooks.routes.ts'
+import { DeliverySchema, WebhookSchema, WebhookWithSecretSchema } from './events/webhooks.schemas.ts'
 import { downloadHandoff } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
@@ -158,6 +160,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     RequestLimitsSchema,
     PublicFileRequestSchema,
     SubmissionSchema,
+    WebhookSchema,
+    WebhookWithSecretSchema,
+    DeliverySchema,
   ]) {
     app.addSchema(schema)
   }
@@ -241,6 +246,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requestsRoutes,
     publicRequestsRoutes,
     analyticsRoutes,
+    webhooksRoutes,
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })
   }

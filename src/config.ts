@@ -43,6 +43,11 @@ export interface Config {
   /** SIGNUP=open: anyone may create an account on the sign-up page. Closed by default. */
   signUpOpen: boolean
   /**
+   * WEBHOOKS_ALLOW_PRIVATE=true: webhooks may go to loopback and private addresses, over http:// too (tests, a
+   * LAN). Off by default: only https:// to public addresses (events/webhook-targets.ts).
+   */
+  webhooksAllowPrivate: boolean
+  /**
    * On SIGTERM (server.ts): `/readyz` fails at once and requests are still served for `graceMs`, while load
    * balancers notice; then new connections are refused and what is under way has `timeoutMs` to finish.
    */
@@ -272,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     timeouts: timeouts(env),
     metrics: metrics(env),
     signUpOpen: signUp(env),
+    webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,
   }
 }

@@ -21,7 +21,19 @@ function base32(bytes: Uint8Array): string {
   return out
 }
 
-export type IdPrefix = 'acc' | 'key' | 'ses' | 'fld' | 'fil' | 'shr' | 'req' | 'sub' | 'upl'
+export type IdPrefix =
+  | 'acc'
+  | 'key'
+  | 'ses'
+  | 'fld'
+  | 'fil'
+  | 'shr'
+  | 'req'
+  | 'sub'
+  | 'upl'
+  | 'whk'
+  | 'evt'
+  | 'dlv'
 
 /** The last ID's time and random part: IDs made in the same millisecond by this process keep their order. */
 let lastTime = -1

@@ -9,6 +9,7 @@ import type { WebSessions } from './accounts/web-sessions.ts'
 import type { AnalyticsService } from './analytics/analytics.service.ts'
 import type { BlobApiService } from './blob-api/blob-api.service.ts'
 import type { Config } from './config.ts'
+import type { WebhooksService } from './events/webhooks.service.ts'
 import type { FilesService } from './files/files.service.ts'
 import type { FilesZipService } from './files/zip.service.ts'
 import type { FoldersService } from './folders/folders.service.ts'
@@ -44,6 +45,8 @@ export interface Services {
   uploads: UploadsService
   blobApi: BlobApiService
   health: HealthService
+  /** Webhook endpoints, their deliveries and test events. */
+  webhooks: WebhooksService
 }
 
 /** What every resource's routes receive. */

@@ -18,8 +18,15 @@ import { SigningKeyring } from './blob-api/signing-keys.ts'
 import type { Config } from './config.ts'
 import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
+import { EventsRepository } from './events/events.repository.ts'
+import { EventRecorder } from './events/events.ts'
+import { WebhookSecrets } from './events/webhook-secrets.ts'
+import { type SenderLog, WebhookSender } from './events/webhook-sender.ts'
+import { WebhooksRepository } from './events/webhooks.repository.ts'
+import { WebhooksService } from './events/webhooks.service.ts'
 import { FileDigestsService } from './files/file-digests.service.ts'
 import { FilesRepository } from './files/files.repository.ts'
+import { serializeFile } from './files/files.schemas.ts'
 import { FilesService } from './files/files.service.ts'
 import { NameIndexJob } from './files/name-index.service.ts'
 import { FilesZipService } from './files/zip.service.ts'
@@ -73,6 +80,8 @@ export interface Jobs {
    * many stale slots in (files/name-index.repository.ts).
    */
   nameIndex: NameIndexJob
+  /** Sends the webhook deliveries the outbox holds, in every process (events/webhook-sender.ts). */
+  webhookSender: WebhookSender
 }
 
 export interface Wiring {
@@ -82,7 +91,7 @@ export interface Wiring {
   /** The OAuth authorization server, its pages drawn by `pages` (oauth/oauth.routes.ts). */
   authorizationServer(pages: ProviderPages): Promise<AuthorizationServer>
   /** Starts every background job; their faults go to `log`. */
-  startJobs(log: Log & DeletionLog): void
+  startJobs(log: Log & DeletionLog & SenderLog): void
   /** Stops every background job and waits for the work under way, so nothing touches storage after it. */
   stopJobs(): Promise<void>
 }
@@ -217,8 +226,16 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
   const serverSecrets = new ServerSecrets(db)
   const downloadPasses = new DownloadPassesRepository(db)
   const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
+  const eventsRepository = new EventsRepository(db)
+  const webhooksRepository = new WebhooksRepository(db)
+  const webhookSecrets = new WebhookSecrets(serverSecrets)
 
   // Services: the domain rules.
+  // Events carry resources in the API's shapes: the routes' serializers, as the API answers.
+  const events = new EventRecorder({
+    events: eventsRepository,
+    shapes: { file: (file) => serializeFile(file, urls) },
+  })
   const blobDeletions = new BlobDeletionsService({
     deletions: new BlobDeletionsRepository(db),
     blobs,
@@ -230,6 +247,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     folders: foldersRepository,
     blobs,
     deletions: blobDeletions,
+    events,
   })
   const blobApi = new BlobApiService({ uploads: uploadsRepository, blobs, keyring, urls })
 
@@ -259,6 +277,12 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     exclusively,
   )
   const nameIndex = new NameIndexJob(db, exclusively)
+  const webhookSender = new WebhookSender({
+    events: eventsRepository,
+    webhooks: webhooksRepository,
+    secrets: webhookSecrets,
+    allowPrivate: config.webhooksAllowPrivate,
+  })
   const jobs: Jobs = {
     uploadProcessor,
     fileDigests,
@@ -266,6 +290,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     storageReconciler,
     expiredRecords,
     nameIndex,
+    webhookSender,
   }
   const uploads = new UploadsService({
     transaction,
@@ -313,6 +338,12 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     uploads,
     blobApi,
     health: new HealthService({ pingDatabase: db.ping, blobs }),
+    webhooks: new WebhooksService({
+      webhooks: webhooksRepository,
+      events: eventsRepository,
+      secrets: webhookSecrets,
+      allowPrivate: config.webhooksAllowPrivate,
+    }),
   }
 
   return {
@@ -338,6 +369,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       storageReconciler.start(log)
       expiredRecords.start(log)
       nameIndex.start(log)
+      webhookSender.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
@@ -346,6 +378,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       await storageReconciler.stop()
       await expiredRecords.stop()
       await nameIndex.stop()
+      await webhookSender.stop()
     },
   }
 }

@@ -56,6 +56,11 @@ function expectedIndex(config: Config, setupPending = true) {
       { name: 'requests:read', description: 'View file requests and submissions' },
       { name: 'requests:write', description: 'Create, update, move and disable file requests' },
       { name: 'analytics:read', description: 'View share analytics' },
+      { name: 'webhooks:read', description: 'View webhook endpoints and their deliveries' },
+      {
+        name: 'webhooks:write',
+        description: 'Create, change and delete webhook endpoints, and send test events',
+      },
     ],
     limits: {
       pageSize: { min: 1, max: 100, default: 25, filesDefault: 50 },
@@ -82,6 +87,19 @@ function expectedIndex(config: Config, setupPending = true) {
       multipartThresholdBytes: 5 * 1024 * 1024,
       grantTtlSeconds: config.uploadGrantTtlSeconds,
       grantMinLength: 32,
+    },
+    webhooks: {
+      events: [
+        {
+          name: 'file.created',
+          description: 'A file was made: an upload completed, or a file request received it.',
+        },
+        { name: 'file.deleted', description: 'A file was deleted (with its share link).' },
+      ],
+      signatures: 'standard-webhooks',
+      timeoutSeconds: 10,
+      retryWindowSeconds: 3 * 24 * 3600,
+      privateTargets: false,
     },
   }
 }

@@ -9,6 +9,8 @@ export const SCOPES = {
   'requests:read': 'View file requests and submissions',
   'requests:write': 'Create, update, move and disable file requests',
   'analytics:read': 'View share analytics',
+  'webhooks:read': 'View webhook endpoints and their deliveries',
+  'webhooks:write': 'Create, change and delete webhook endpoints, and send test events',
 } as const
 
 export type Scope = keyof typeof SCOPES

@@ -263,6 +263,17 @@ export class FilesRepository {
     return toPage(rows, limit, (row) => toStoredFile(row, now))
   }
 
+  /** Those of `fileIds` that are the account's, as the caller's transaction sees them (an event's snapshot). */
+  async inTransaction(trx: Transaction, accountId: string, fileIds: string[]): Promise<StoredFile[]> {
+    if (fileIds.length === 0) return []
+    const rows = await buildSelectFiles(trx)
+      .where('files.account_id', '=', accountId)
+      .where('files.id', 'in', fileIds)
+      .execute()
+    const now = Date.now()
+    return rows.map((row) => toStoredFile(row, now))
+  }
+
   /** Whether a file with this id exists, in any account. */
   async exists(fileId: string): Promise<boolean> {
     const row = await this.#db.selectFrom('files').select('id').where('id', '=', fileId).executeTakeFirst()

@@ -6,6 +6,7 @@ import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { notFound } from '../errors.ts'
+import type { EventRecorder } from '../events/events.ts'
 import { faultPoint } from '../fault-points.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
@@ -39,6 +40,7 @@ export class FilesService {
   readonly #folders: FoldersRepository
   readonly #blobs: BlobStore
   readonly #deletions: BlobDeletionsService
+  readonly #events: EventRecorder
 
   constructor(deps: {
     transaction: Transactor
@@ -46,12 +48,15 @@ export class FilesService {
     folders: FoldersRepository
     blobs: BlobStore
     deletions: BlobDeletionsService
+    /** Records file.created and file.deleted, in the transactions that make and delete files. */
+    events: EventRecorder
   }) {
     this.#transaction = deps.transaction
     this.#files = deps.files
     this.#folders = deps.folders
     this.#blobs = deps.blobs
     this.#deletions = deps.deletions
+    this.#events = deps.events
   }
 
   /**
@@ -84,6 +89,9 @@ export class FilesService {
         const inserted = await this.#files.insert(trx, { ...input, id, createdAt: now })
         await this.#folders.adjustCount(trx, input.folderId, 'file_count', 1)
         await alongside?.(trx, { id, createdAt: inserted.createdAt })
+        const audience = await this.#events.audience(trx, input.accountId, 'file.created')
+        if (audience)
+          await this.#events.files(trx, audience, await this.#files.inTransaction(trx, input.accountId, [id]))
         return inserted.seq
       })
     } catch (error) {
@@ -195,7 +203,18 @@ export class FilesService {
     if (ids.length === 0) return []
     const { deleted, keys } = await this.#transaction(async (trx) => {
       const keys = await this.#files.blobKeys(trx, accountId, ids)
+      // Read before the rows go: the event carries each file as it was, if this transaction deleted it.
+      const audience = await this.#events.audience(trx, accountId, 'file.deleted')
+      const before = audience ? await this.#files.inTransaction(trx, accountId, ids) : []
       const deleted = await this.#files.deleteMany(trx, accountId, ids)
+      if (audience) {
+        const gone = new Set(deleted.map((file) => file.id))
+        await this.#events.files(
+          trx,
+          audience,
+          before.filter((file) => gone.has(file.id)),
+        )
+      }
       const perFolder = new Map<string, number>()
       for (const { folderId } of deleted) {
         if (folderId !== null) perFolder.set(folderId, (perFolder.get(folderId) ?? 0) + 1)

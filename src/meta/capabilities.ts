@@ -5,6 +5,8 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { SCOPES } from '../auth/scopes.ts'
 import { API_KEY_PREFIX } from '../auth/secrets.ts'
 import type { Config } from '../config.ts'
+import { EVENT_TYPES } from '../events/event-types.ts'
+import { ATTEMPT_TIMEOUT_MS, GIVE_UP_AFTER_MS } from '../events/webhook-sender.ts'
 import type { PublicUrls } from '../public-urls.ts'
 
 /** Clients switch to multipart transfer above 5 MiB, as the upload procedure says (docs/uploads.md). */
@@ -140,10 +142,28 @@ export const CapabilityIndexSchema = Type.Object(
       },
       Strict,
     ),
+    webhooks: Type.Object(
+      {
+        events: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }, Strict), {
+          description: 'The event types an endpoint may receive (`POST /webhooks`).',
+        }),
+        signatures: Type.Literal('standard-webhooks', {
+          description:
+            'Deliveries carry `webhook-id`, `webhook-timestamp` and `webhook-signature` of the Standard Webhooks scheme.',
+        }),
+        timeoutSeconds: Count('An attempt succeeds with a 2xx answer within this time.'),
+        retryWindowSeconds: Count('Failed deliveries are tried again for this long after their event.'),
+        privateTargets: Type.Boolean({
+          description: 'Whether endpoints may be loopback or private addresses (WEBHOOKS_ALLOW_PRIVATE).',
+        }),
+      },
+      Strict,
+    ),
   },
   {
     ...Strict,
-    description: 'Capabilities of this server: links, authentication, scopes, limits and upload settings.',
+    description:
+      'Capabilities of this server: links, authentication, scopes, limits, upload settings and webhook events.',
   },
 )
 
@@ -208,6 +228,13 @@ export function capabilityIndex(config: Config, urls: PublicUrls, options: Index
       multipartThresholdBytes: MULTIPART_THRESHOLD_BYTES,
       grantTtlSeconds: config.uploadGrantTtlSeconds,
       grantMinLength,
+    },
+    webhooks: {
+      events: Object.entries(EVENT_TYPES).map(([name, description]) => ({ name, description })),
+      signatures: 'standard-webhooks',
+      timeoutSeconds: ATTEMPT_TIMEOUT_MS / 1000,
+      retryWindowSeconds: GIVE_UP_AFTER_MS / 1000,
+      privateTargets: config.webhooksAllowPrivate,
     },
   }
 }

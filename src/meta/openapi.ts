@@ -264,6 +264,11 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
         { name: 'requests', description: 'File requests that collect files from outside submitters' },
         { name: 'analytics', description: 'Share analytics' },
         {
+          name: 'webhooks',
+          description:
+            'Endpoints that receive events, signed by the Standard Webhooks scheme (a Coffer extension)',
+        },
+        {
           name: 'public requests',
           description:
             "A file request's public API, what its page calls: no credential, the request's public id is the capability (a Coffer extension)",

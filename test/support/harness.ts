@@ -262,6 +262,8 @@ export const ALL: Scope[] = [
   'requests:read',
   'requests:write',
   'analytics:read',
+  'webhooks:read',
+  'webhooks:write',
 ]
 
 export interface TestAccount {

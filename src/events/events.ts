@@ -1,0 +1,65 @@
+// Recording events: in the transaction of the change that causes them (the outbox), so that none is sent for a
+// change that rolled back and none is lost for one that committed. An event is recorded only when one of the
+// account's active endpoints receives its type, and its data is read only then: a change whose account has no
+// webhook pays one indexed lookup. The body is built here, as every endpoint receives it, in the API's shapes
+// (`EventShapes`, the serializers of the routes, handed over by wiring.ts).
+import type { Transaction } from '../db/database.ts'
+import type { StoredFile } from '../files/files.repository.ts'
+import { newId } from '../ids.ts'
+import type { EventType } from './event-types.ts'
+import type { EventsRepository, NewEvent } from './events.repository.ts'
+
+/** The API's shapes of what events carry. */
+export interface EventShapes {
+  file(file: StoredFile): unknown
+}
+
+/** The body of an event, as every endpoint receives it. */
+export const eventBody = (type: string, at: number, data: unknown) =>
+  JSON.stringify({ type, timestamp: new Date(at).toISOString(), data })
+
+/** Who receives an event of `type` from an account: its active endpoints that subscribe to it. */
+export interface Audience {
+  accountId: string
+  type: EventType
+  endpointIds: string[]
+}
+
+export class EventRecorder {
+  readonly #events: EventsRepository
+  readonly #shapes: EventShapes
+
+  constructor(deps: { events: EventsRepository; shapes: EventShapes }) {
+    this.#events = deps.events
+    this.#shapes = deps.shapes
+  }
+
+  /**
+   * Who would receive an event of `type` from the account, in `trx`; undefined when no one would, and then
+   * nothing need be read or recorded.
+   */
+  async audience(trx: Transaction, accountId: string, type: EventType): Promise<Audience | undefined> {
+    const endpointIds = await this.#events.subscribers(trx, accountId, type)
+    return endpointIds.length === 0 ? undefined : { accountId, type, endpointIds }
+  }
+
+  /** Records one event of the audience's type per file. */
+  async files(trx: Transaction, audience: Audience, files: StoredFile[]): Promise<void> {
+    const now = Date.now()
+    for (const file of files) {
+      await this.#record(trx, audience, now, this.#shapes.file(file))
+    }
+  }
+
+  async #record(trx: Transaction, audience: Audience, at: number, data: unknown): Promise<void> {
+    const { accountId, type, endpointIds } = audience
+    const event: NewEvent = {
+      id: newId('evt', at),
+      accountId,
+      type,
+      payload: eventBody(type, at, data),
+      createdAt: at,
+    }
+    await this.#events.insert(trx, event, endpointIds)
+  }
+}

@@ -1,0 +1,258 @@
+// Sends the deliveries the outbox holds (events.repository.ts), in every process that serves: each leases the
+// due ones row by row (on PostgreSQL skipping those another process is leasing), so processes share the work and
+// no attempt is made twice. An attempt is a POST of the event's body, signed by the Standard Webhooks scheme
+// with the maintained `standardwebhooks` library (`webhook-id` is the event's id, the same for every attempt and
+// endpoint); a 2xx within ATTEMPT_TIMEOUT_MS is success, and redirects are not followed. A failure is tried again
+// on RETRY_DELAYS_MS, then daily, until GIVE_UP_AFTER_MS after the event; an endpoint that has failed every
+// delivery for that long is disabled.
+import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import ipaddr from 'ipaddr.js'
+import { Webhook } from 'standardwebhooks'
+import type { DeliveryOutcome, EventsRepository, LeasedDelivery } from './events.repository.ts'
+import type { WebhookSecrets } from './webhook-secrets.ts'
+import { checkedLookup, refusalOf, TargetRefused } from './webhook-targets.ts'
+import type { WebhookEndpoint, WebhooksRepository } from './webhooks.repository.ts'
+
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const HOUR = 60 * MINUTE
+const DAY = 24 * HOUR
+
+/** The waits before the second, third, … attempt; then a day between attempts. */
+export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR]
+/** No attempt later than this after the event; an endpoint failing for this long is disabled. */
+export const GIVE_UP_AFTER_MS = 3 * DAY
+export const ATTEMPT_TIMEOUT_MS = 10 * SECOND
+/** How much of an answer's body is read and kept. */
+export const RESPONSE_LIMIT_BYTES = 1024
+/** Attempts in flight per process, and to one endpoint. */
+const MAX_IN_FLIGHT = 32
+const MAX_IN_FLIGHT_PER_ENDPOINT = 4
+/** Long enough for an attempt and its record; a process that dies holding one frees it after this. */
+const LEASE_MS = ATTEMPT_TIMEOUT_MS + 50 * SECOND
+const POLL_INTERVAL_MS = 500
+
+export interface SenderLog {
+  error(details: object, message: string): void
+  warn(details: object, message: string): void
+}
+
+export interface SenderDeps {
+  events: EventsRepository
+  webhooks: WebhooksRepository
+  secrets: WebhookSecrets
+  /** WEBHOOKS_ALLOW_PRIVATE: loopback and private addresses may receive webhooks, over http:// too. */
+  allowPrivate: boolean
+  /** The clock; tests move it forward to reach the retries of days. */
+  now?: () => number
+}
+
+/** When the attempt after `attempts` failed ones is due, or undefined when none is left. */
+export function nextAttemptAt(attempts: number, eventAt: number, failedAt: number): number | undefined {
+  const next = failedAt + (RETRY_DELAYS_MS[attempts - 1] ?? DAY)
+  return next <= eventAt + GIVE_UP_AFTER_MS ? next : undefined
+}
+
+export class WebhookSender {
+  readonly #events: EventsRepository
+  readonly #webhooks: WebhooksRepository
+  readonly #secrets: WebhookSecrets
+  readonly #allowPrivate: boolean
+  readonly #now: () => number
+  readonly #inFlight = new Map<string, Promise<void>>()
+  readonly #perEndpoint = new Map<string, number>()
+  #timer: NodeJS.Timeout | undefined
+  #polling: Promise<void> | undefined
+  #stopped = true
+  #log: SenderLog | undefined
+
+  constructor(deps: SenderDeps) {
+    this.#events = deps.events
+    this.#webhooks = deps.webhooks
+    this.#secrets = deps.secrets
+    this.#allowPrivate = deps.allowPrivate
+    this.#now = deps.now ?? Date.now
+  }
+
+  start(log: SenderLog): void {
+    this.#log = log
+    this.#stopped = false
+    this.#timer = setInterval(() => void this.poll(), POLL_INTERVAL_MS)
+    this.#timer.unref()
+    void this.poll()
+  }
+
+  /** Stops leasing and waits for the attempts under way. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#timer)
+    this.#timer = undefined
+    await this.#polling
+    await Promise.allSettled(this.#inFlight.values())
+  }
+
+  /** Leases and starts what is due now, as far as there is room; passes never overlap. */
+  poll(): Promise<void> {
+    this.#polling ??= this.#pollOnce().finally(() => {
+      this.#polling = undefined
+    })
+    return this.#polling
+  }
+
+  /** Resolves once every attempt started so far has ended (tests). */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.#inFlight.values())
+  }
+
+  async #pollOnce(): Promise<void> {
+    try {
+      while (!this.#stopped) {
+        const room = MAX_IN_FLIGHT - this.#inFlight.size
+        if (room <= 0) return
+        const leased = await this.#events.lease(this.#now(), LEASE_MS, room)
+        for (const delivery of leased) this.#begin(delivery)
+        if (leased.length < room) return
+      }
+    } catch (error) {
+      this.#log?.error({ err: error }, 'could not lease webhook deliveries')
+    }
+  }
+
+  #begin(delivery: LeasedDelivery): void {
+    const count = this.#perEndpoint.get(delivery.endpointId) ?? 0
+    if (count >= MAX_IN_FLIGHT_PER_ENDPOINT) {
+      // The endpoint has enough under way: another turn will take it.
+      void this.#events.release(delivery.id).catch(() => {})
+      return
+    }
+    this.#perEndpoint.set(delivery.endpointId, count + 1)
+    const work = this.#attempt(delivery)
+      .catch((error: unknown) =>
+        this.#log?.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed'),
+      )
+      .finally(() => {
+        this.#inFlight.delete(delivery.id)
+        const left = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1
+        if (left === 0) this.#perEndpoint.delete(delivery.endpointId)
+        else this.#perEndpoint.set(delivery.endpointId, left)
+        // Room was made: what waits may go at once rather than at the next tick.
+        if (!this.#stopped) void this.poll()
+      })
+    this.#inFlight.set(delivery.id, work)
+  }
+
+  async #attempt(delivery: LeasedDelivery): Promise<void> {
+    const endpoint = await this.#webhooks.byId(delivery.endpointId)
+    if (!endpoint?.isActive) {
+      await this.#events.abandon(delivery.id, this.#now())
+      return
+    }
+    const at = this.#now()
+    const started = performance.now()
+    const answer = await this.#post(endpoint, delivery, at)
+    const latencyMs = Math.round(performance.now() - started)
+    const attempt = delivery.attempts + 1
+    const succeeded = answer.status !== null && answer.status >= 200 && answer.status < 300
+    let outcome: DeliveryOutcome
+    if (succeeded) {
+      outcome = { state: 'succeeded' }
+    } else {
+      const next = nextAttemptAt(attempt, delivery.createdAt, at)
+      outcome = next === undefined ? { state: 'failed' } : { state: 'pending', nextAttemptAt: next }
+    }
+    await this.#events.recordAttempt(delivery.id, attempt, { at, latencyMs, ...answer }, outcome)
+    if (succeeded) await this.#webhooks.markAnswering(endpoint.id)
+    else await this.#failed(endpoint, at)
+  }
+
+  /** Every delivery to the endpoint has failed since `failingSince`: disabled once that is too long. */
+  async #failed(endpoint: WebhookEndpoint, at: number): Promise<void> {
+    const failingSince = await this.#webhooks.markFailing(endpoint.id, at)
+    if (failingSince === undefined || at - failingSince < GIVE_UP_AFTER_MS) return
+    const reason = `Every delivery failed from ${new Date(failingSince).toISOString()} to ${new Date(at).toISOString()}.`
+    if (await this.#webhooks.disableFailing(endpoint.id, reason)) {
+      this.#log?.warn({ endpointId: endpoint.id, accountId: endpoint.accountId }, 'webhook endpoint disabled')
+    }
+  }
+
+  /** The POST of one attempt: the status and the start of the body, or why no answer came. */
+  async #post(
+    endpoint: WebhookEndpoint,
+    delivery: LeasedDelivery,
+    at: number,
+  ): Promise<{ status: number | null; error: string | null; response: string | null }> {
+    const url = new URL(endpoint.url)
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    // A literal address is not looked up, so the lookup's check would not see it.
+    const refusal = ipaddr.isValid(host) ? refusalOf(host, this.#allowPrivate) : undefined
+    if (refusal) return { status: null, error: `Not sent: ${refusal}.`, response: null }
+    const body = Buffer.from(delivery.payload)
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'user-agent': 'Coffer-Webhooks/1',
+      'webhook-id': delivery.eventId,
+      'webhook-timestamp': String(Math.floor(at / 1000)),
+      'webhook-signature': await this.#signatures(endpoint, delivery, at),
+    }
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+    return new Promise((done) => {
+      const req = send(url, {
+        method: 'POST',
+        headers,
+        lookup: checkedLookup(this.#allowPrivate),
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        agent: false,
+      })
+      const fail = (error: Error) => {
+        const message =
+          error instanceof TargetRefused
+            ? `Not sent: ${error.message}`
+            : error.name === 'TimeoutError' || error.name === 'AbortError'
+              ? `No answer within ${ATTEMPT_TIMEOUT_MS / 1000} s.`
+              : `${(error as NodeJS.ErrnoException).code ?? error.name}: ${error.message}`
+        done({ status: null, error: message, response: null })
+      }
+      req.once('error', fail)
+      req.once('response', (res: IncomingMessage) => {
+        const chunks: Buffer[] = []
+        let size = 0
+        let finished = false
+        const finish = () => {
+          if (finished) return
+          finished = true
+          req.destroy()
+          const text = Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT_BYTES).toString('utf8')
+          done({ status: res.statusCode ?? null, error: null, response: text === '' ? null : text })
+        }
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
+          size += chunk.length
+          if (size >= RESPONSE_LIMIT_BYTES) finish()
+        })
+        res.once('end', finish)
+        res.once('error', finish)
+      })
+      req.end(body)
+    })
+  }
+
+  /** The signatures of the attempt: by the endpoint's secret, and by the one before while a rotation lasts. */
+  async #signatures(endpoint: WebhookEndpoint, delivery: LeasedDelivery, at: number): Promise<string> {
+    const generations = [endpoint.secretGeneration]
+    if (endpoint.previousSecretUntil !== null && endpoint.previousSecretUntil > at) {
+      generations.push(endpoint.secretGeneration - 1)
+    }
+    const signatures = await Promise.all(
+      generations.map(async (generation) =>
+        new Webhook(await this.#secrets.secretOf(endpoint.id, generation)).sign(
+          delivery.eventId,
+          new Date(at),
+          delivery.payload,
+        ),
+      ),
+    )
+    return signatures.join(' ')
+  }
+}

@@ -1,0 +1,341 @@
+// Webhooks (issue 26): endpoints made through the API, events recorded with the changes that cause them, and
+// delivered to a real HTTP receiver on 127.0.0.1 that verifies every signature with the `standardwebhooks`
+// library, as a subscriber would; failed attempts retried with the same `webhook-id`; secrets rotated; targets
+// that may not receive webhooks refused. On both engines.
+import assert from 'node:assert/strict'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, test } from 'node:test'
+import { Webhook } from 'standardwebhooks'
+import {
+  assertError,
+  call,
+  createAccount,
+  createFile,
+  describeEachEngine,
+  ENGINES,
+  startApp,
+  type TestAccount,
+} from './support/harness.ts'
+
+interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+  path: string
+}
+
+/** An HTTP server that records what it receives and answers with the statuses queued, then 204. */
+class Receiver {
+  readonly received: Received[] = []
+  readonly statuses: number[] = []
+  #server: Server | undefined
+  #waiters: (() => void)[] = []
+
+  async start(): Promise<string> {
+    this.#server = createServer((request, response) => {
+      const chunks: Buffer[] = []
+      request.on('data', (chunk: Buffer) => chunks.push(chunk))
+      request.on('end', () => {
+        this.received.push({
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          path: request.url ?? '',
+        })
+        response.statusCode = this.statuses.shift() ?? 204
+        response.end(response.statusCode >= 400 ? 'receiver says no' : undefined)
+        for (const wake of this.#waiters.splice(0)) wake()
+      })
+    })
+    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve))
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`
+  }
+
+  /** The requests received at `path`, once there are `count` of them (within `ms`). */
+  async at(path: string, count: number, ms = 15_000): Promise<Received[]> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const matching = this.received.filter((r) => r.path === path)
+      if (matching.length >= count) return matching
+      const left = deadline - Date.now()
+      assert.ok(left > 0, `${count} deliveries to ${path} within ${ms} ms; got ${matching.length}`)
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve)
+        setTimeout(resolve, Math.min(left, 200))
+      })
+    }
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()))
+  }
+}
+
+/** The event a delivery carries, after its signature was verified with `secret`. */
+function verified(delivery: Received, secret: string) {
+  const headers = {
+    'webhook-id': String(delivery.headers['webhook-id']),
+    'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
+    'webhook-signature': String(delivery.headers['webhook-signature']),
+  }
+  return new Webhook(secret).verify(delivery.body, headers) as { type: string; timestamp: string; data: any }
+}
+
+let receiver: Receiver
+let receiverBase: string
+before(async () => {
+  receiver = new Receiver()
+  receiverBase = await receiver.start()
+})
+after(() => receiver.stop())
+
+describeEachEngine(
+  'webhooks',
+  (ctx) => {
+    let account: TestAccount
+    let path = 0
+    /** A URL of the receiver no other endpoint uses. */
+    const newTarget = () => `${receiverBase}/hook-${ctx().engine}-${++path}`
+
+    before(async () => {
+      account = await createAccount(ctx().app)
+    })
+
+    /** The endpoint's deliveries once `done` holds of them: an attempt is recorded just after its answer. */
+    const deliveriesOf = async (endpointId: string, done: (deliveries: any[]) => boolean) => {
+      for (let i = 0; ; i++) {
+        const res = await call(ctx().app, 'GET', `/api/v1/webhooks/${endpointId}/deliveries`, {
+          token: account.token,
+        })
+        assert.equal(res.status, 200)
+        if (done(res.body.data) || i === 100) return res.body.data as any[]
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+    /** Every delivery has had `attempts` attempts. */
+    const attempted =
+      (attempts = 1) =>
+      (deliveries: any[]) =>
+        deliveries.every((d) => d.attempts.length >= attempts)
+
+    const createEndpoint = async (body: Record<string, unknown>, token = account.token) => {
+      const res = await call(ctx().app, 'POST', '/api/v1/webhooks', { token, body })
+      assert.equal(res.status, 201, JSON.stringify(res.body))
+      return res.body.data as { id: string; url: string; secret: string }
+    }
+
+    test('an endpoint is made with its secret, shown once; it is listed and read without it', async () => {
+      const url = newTarget()
+      const made = await createEndpoint({ url, events: ['file.deleted', 'file.created'], description: 'CI' })
+      assert.match(made.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+      assert.deepEqual(
+        { ...made, id: undefined, secret: undefined, createdAt: undefined, updatedAt: undefined },
+        {
+          id: undefined,
+          url,
+          events: ['file.created', 'file.deleted'],
+          description: 'CI',
+          isActive: true,
+          disabledReason: null,
+          failingSince: null,
+          secret: undefined,
+          createdAt: undefined,
+          updatedAt: undefined,
+        },
+      )
+      const read = await call(ctx().app, 'GET', `/api/v1/webhooks/${made.id}`, { token: account.token })
+      assert.equal(read.status, 200)
+      assert.equal(read.body.data.secret, undefined)
+      const list = await call(ctx().app, 'GET', '/api/v1/webhooks', { token: account.token })
+      assert.ok(list.body.data.some((endpoint: { id: string }) => endpoint.id === made.id))
+      // Another account sees nothing of it.
+      const other = await createAccount(ctx().app)
+      assertError(
+        await call(ctx().app, 'GET', `/api/v1/webhooks/${made.id}`, { token: other.token }),
+        404,
+        'not_found',
+      )
+    })
+
+    test('file.created and file.deleted arrive signed, with the File of the API, once per endpoint', async () => {
+      const url = newTarget()
+      const endpoint = await createEndpoint({ url, events: ['file.created', 'file.deleted'] })
+      const file = await createFile(ctx(), account.id, { name: 'report.pdf', contentType: 'application/pdf' })
+      const asApi = (await call(ctx().app, 'GET', `/api/v1/files/${file.id}`, { token: account.token })).body
+        .data
+      const deleted = await call(ctx().app, 'DELETE', `/api/v1/files/${file.id}`, { token: account.token })
+      assert.equal(deleted.status, 200)
+
+      // Deliveries to one endpoint go in parallel, so they may arrive in any order (the README says so).
+      const arrived = await receiver.at(new URL(url).pathname, 2)
+      const typeOf = (delivery: Received) => (JSON.parse(delivery.body) as { type: string }).type
+      const created = arrived.find((delivery) => typeOf(delivery) === 'file.created')
+      const gone = arrived.find((delivery) => typeOf(delivery) === 'file.deleted')
+      assert.ok(created && gone)
+      const createdEvent = verified(created, endpoint.secret)
+      const goneEvent = verified(gone, endpoint.secret)
+      assert.equal(createdEvent.type, 'file.created')
+      assert.deepEqual(createdEvent.data, asApi)
+      assert.equal(goneEvent.type, 'file.deleted')
+      assert.deepEqual(goneEvent.data, asApi)
+      assert.match(createdEvent.timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+      assert.equal(created.headers['content-type'], 'application/json')
+      assert.match(String(created.headers['webhook-id']), /^evt_/)
+      assert.notEqual(created.headers['webhook-id'], gone.headers['webhook-id'])
+      // A wrong secret does not verify.
+      assert.throws(() => verified(created, `whsec_${Buffer.alloc(32).toString('base64')}`))
+
+      const deliveries = await deliveriesOf(endpoint.id, attempted())
+      assert.deepEqual(
+        deliveries.map((d: any) => [d.eventType, d.state, d.attempts.map((a: any) => a.status)]),
+        [
+          ['file.deleted', 'succeeded', [204]],
+          ['file.created', 'succeeded', [204]],
+        ],
+      )
+    })
+
+    test('an endpoint gets only the types it asked for, and nothing once disabled', async () => {
+      const url = newTarget()
+      const endpoint = await createEndpoint({ url, events: ['file.deleted'] })
+      const kept = await createFile(ctx(), account.id)
+      const removed = await createFile(ctx(), account.id)
+      await call(ctx().app, 'DELETE', `/api/v1/files/${removed.id}`, { token: account.token })
+      const [only] = await receiver.at(new URL(url).pathname, 1)
+      assert.ok(only)
+      assert.equal(verified(only, endpoint.secret).data.id, removed.id)
+
+      const disabled = await call(ctx().app, 'PATCH', `/api/v1/webhooks/${endpoint.id}`, {
+        token: account.token,
+        body: { isActive: false },
+      })
+      assert.equal(disabled.body.data.isActive, false)
+      await call(ctx().app, 'DELETE', `/api/v1/files/${kept.id}`, { token: account.token })
+      // The ping of a live endpoint comes after anything recorded before it: by then nothing more arrived.
+      const witness = newTarget()
+      const live = await createEndpoint({ url: witness, events: ['file.created'] })
+      await call(ctx().app, 'POST', `/api/v1/webhooks/${live.id}/ping`, { token: account.token })
+      await receiver.at(new URL(witness).pathname, 1)
+      assert.equal(receiver.received.filter((r) => r.path === new URL(url).pathname).length, 1)
+      assertError(
+        await call(ctx().app, 'POST', `/api/v1/webhooks/${endpoint.id}/ping`, { token: account.token }),
+        409,
+        'conflict',
+      )
+    })
+
+    test('a failed attempt is tried again with the same webhook-id, and its answer is kept', async () => {
+      const url = newTarget()
+      const endpoint = await createEndpoint({ url, events: ['file.created'] })
+      receiver.statuses.push(500)
+      await call(ctx().app, 'POST', `/api/v1/webhooks/${endpoint.id}/ping`, { token: account.token })
+      const [first] = await receiver.at(new URL(url).pathname, 1)
+      let [delivery] = await deliveriesOf(endpoint.id, attempted(1))
+      assert.equal(delivery.state, 'pending')
+      assert.deepEqual(
+        delivery.attempts.map((a: any) => [a.attempt, a.status, a.response]),
+        [[1, 500, 'receiver says no']],
+      )
+      // The next attempt about 5 s after the first.
+      const wait = Date.parse(delivery.nextAttemptAt) - Date.parse(delivery.attempts[0].at)
+      assert.equal(wait, 5000)
+      const [, second] = await receiver.at(new URL(url).pathname, 2)
+      assert.ok(first && second)
+      assert.equal(second.headers['webhook-id'], first.headers['webhook-id'])
+      assert.equal(verified(second, endpoint.secret).type, 'webhook.ping')
+      assert.notEqual(second.headers['webhook-signature'], undefined)
+
+      // Sent again on demand, still as the same message.
+      ;[delivery] = await deliveriesOf(endpoint.id, attempted(2))
+      assert.equal(delivery.state, 'succeeded')
+      const retried = await call(
+        ctx().app,
+        'POST',
+        `/api/v1/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`,
+        { token: account.token },
+      )
+      assert.equal(retried.status, 202)
+      const [, , third] = await receiver.at(new URL(url).pathname, 3)
+      assert.equal(third?.headers['webhook-id'], first.headers['webhook-id'])
+    })
+
+    test('after a rotation, deliveries are signed by the new secret and, for a day, the old one', async () => {
+      const url = newTarget()
+      const endpoint = await createEndpoint({ url, events: ['file.created'] })
+      const rotated = await call(ctx().app, 'POST', `/api/v1/webhooks/${endpoint.id}/rotate-secret`, {
+        token: account.token,
+      })
+      assert.equal(rotated.status, 200)
+      const secret = rotated.body.data.secret as string
+      assert.notEqual(secret, endpoint.secret)
+      await createFile(ctx(), account.id)
+      const [delivery] = await receiver.at(new URL(url).pathname, 1)
+      assert.ok(delivery)
+      assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 2)
+      assert.equal(verified(delivery, secret).type, 'file.created')
+      assert.equal(verified(delivery, endpoint.secret).type, 'file.created')
+    })
+
+    test('webhooks need their scopes; bad bodies are 400s', async () => {
+      const filesOnly = await account.key(['files:read', 'files:write'])
+      assertError(
+        await call(ctx().app, 'GET', '/api/v1/webhooks', { token: filesOnly }),
+        403,
+        'insufficient_scope',
+      )
+      const reader = await account.key(['webhooks:read'])
+      assertError(
+        await call(ctx().app, 'POST', '/api/v1/webhooks', {
+          token: reader,
+          body: { url: newTarget(), events: ['file.created'] },
+        }),
+        403,
+        'insufficient_scope',
+      )
+      for (const body of [
+        { url: newTarget(), events: [] },
+        { url: newTarget(), events: ['file.renamed'] },
+        { url: 'not a url', events: ['file.created'] },
+        { url: 'ftp://127.0.0.1/x', events: ['file.created'] },
+        { url: 'http://user:pass@127.0.0.1/x', events: ['file.created'] },
+        { url: 'https://169.254.169.254/latest/meta-data', events: ['file.created'] },
+        { url: newTarget(), events: ['file.created'], extra: true },
+      ]) {
+        assertError(
+          await call(ctx().app, 'POST', '/api/v1/webhooks', { token: account.token, body }),
+          400,
+          'invalid_request',
+        )
+      }
+    })
+  },
+  { env: { WEBHOOKS_ALLOW_PRIVATE: 'true' } },
+)
+
+for (const engine of ENGINES) {
+  test(`without WEBHOOKS_ALLOW_PRIVATE, loopback and private targets are refused, and http:// anywhere [${engine}]`, async () => {
+    const c = await startApp(engine)
+    try {
+      const account = await createAccount(c.app)
+      for (const url of [
+        `${receiverBase}/x`,
+        'https://127.0.0.1/x',
+        'https://[::1]/x',
+        'https://10.1.2.3/x',
+        'https://192.168.0.1/x',
+        'https://[::ffff:127.0.0.1]/x',
+        'https://169.254.169.254/x',
+        'http://93.184.216.34/x',
+        'https://localhost/x',
+      ]) {
+        const res = await call(c.app, 'POST', '/api/v1/webhooks', {
+          token: account.token,
+          body: { url, events: ['file.created'] },
+        })
+        const message = assertError(res, 400, 'invalid_request')
+        assert.match(message, /url/, url)
+      }
+    } finally {
+      await c.stop()
+    }
+  })
+}
