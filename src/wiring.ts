@@ -46,6 +46,7 @@ import { OauthRecordsRepository } from './oauth/oauth-records.repository.ts'
 import { PublicUrls } from './public-urls.ts'
 import { PublicRequestsService } from './requests/public-requests.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
+import { serializeRequestWithCount, serializeSubmission } from './requests/requests.schemas.ts'
 import { RequestsService } from './requests/requests.service.ts'
 import { SubmissionsService } from './requests/submissions.service.ts'
 import type { Services } from './routes.ts'
@@ -53,6 +54,7 @@ import { DownloadPassesRepository } from './shares/download-passes.repository.ts
 import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository } from './shares/shares.repository.ts'
+import { serializeShareWithFile } from './shares/shares.schemas.ts'
 import { SharesService } from './shares/shares.service.ts'
 import { BackupsRepository } from './storage/backups.repository.ts'
 import { BackupsService } from './storage/backups.service.ts'
@@ -234,7 +236,12 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
   // Events carry resources in the API's shapes: the routes' serializers, as the API answers.
   const events = new EventRecorder({
     events: eventsRepository,
-    shapes: { file: (file) => serializeFile(file, urls) },
+    shapes: {
+      file: (file) => serializeFile(file, urls),
+      share: (share) => serializeShareWithFile(share, urls),
+      request: (request) => serializeRequestWithCount(request, urls),
+      submission: serializeSubmission,
+    },
   })
   const blobDeletions = new BlobDeletionsService({
     deletions: new BlobDeletionsRepository(db),
@@ -259,7 +266,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     uploads: uploadsRepository,
     files: filesRepository,
     filesService: files,
-    submissions: new SubmissionsService({ requests: requestsRepository, files }),
+    submissions: new SubmissionsService({ requests: requestsRepository, files, events }),
     blobApi,
     blobs,
     digests: fileDigests,
@@ -314,7 +321,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     }),
     files,
     zips: new FilesZipService({ files: filesRepository, folders: foldersRepository, blobs }),
-    shares: new SharesService({ shares: sharesRepository, files: filesRepository }),
+    shares: new SharesService({ transaction, shares: sharesRepository, files: filesRepository, events }),
     publicShares: new PublicSharesService({
       shares: sharesRepository,
       blobs,
@@ -327,6 +334,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       requests: requestsRepository,
       folders: foldersRepository,
       maxFileSize: config.maxFileSize,
+      events,
     }),
     publicRequests: new PublicRequestsService({
       requests: requestsRepository,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { after, before, test } from 'node:test'
+import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import {
   assertError,
@@ -17,6 +17,9 @@ import {
   startApp,
   type TestAccount,
 } from './support/harness.ts'
+import { newRequest, publicIdOf, REQUESTS } from './support/requests-helpers.ts'
+import { submit } from './support/submissions.ts'
+import { type ListeningContext, startListening } from './support/uploads.ts'
 
 interface Received {
   headers: IncomingHttpHeaders
@@ -337,5 +340,124 @@ for (const engine of ENGINES) {
     } finally {
       await c.stop()
     }
+  })
+}
+
+for (const engine of ENGINES) {
+  describe(`webhooks of shares and file requests [${engine}]`, () => {
+    let c: ListeningContext
+    let account: TestAccount
+    let endpoint: { id: string; secret: string }
+    const path = `/shares-and-requests-${engine}`
+    const events = async (count: number) =>
+      (await receiver.at(path, count)).map((delivery) => verified(delivery, endpoint.secret))
+
+    before(async () => {
+      c = await startListening(engine, { env: { WEBHOOKS_ALLOW_PRIVATE: 'true' } })
+      account = await createAccount(c.app)
+      const made = await call(c.app, 'POST', '/api/v1/webhooks', {
+        token: account.token,
+        body: {
+          url: `${receiverBase}${path}`,
+          events: ['share.created', 'submission.received', 'request.closed', 'file.created'],
+        },
+      })
+      endpoint = made.body.data
+    })
+    after(async () => c?.stop())
+
+    test('share.created carries the ShareWithFile of the API; a link already active records nothing', async () => {
+      const file = await createFile(c, account.id, { name: 'shared.txt' })
+      const before = receiver.received.filter((r) => r.path === path).length
+      const made = await call(c.app, 'POST', '/api/v1/shares', {
+        token: account.token,
+        body: { fileId: file.id },
+      })
+      assert.equal(made.status, 201)
+      await call(c.app, 'POST', '/api/v1/shares', { token: account.token, body: { fileId: file.id } })
+      const all = await events(before + 2)
+      const shared = all.filter((event) => event.type === 'share.created')
+      assert.equal(shared.length, 1)
+      const asApi = await call(c.app, 'GET', `/api/v1/shares/${made.body.data.id}`, { token: account.token })
+      assert.deepEqual(shared[0]?.data, asApi.body.data)
+    })
+
+    test('a submission records file.created, submission.received, and request.closed at its file limit', async () => {
+      const request = await newRequest(c.app, account.token, { title: 'Two at most' })
+      const limits = await call(c.app, 'PUT', `${REQUESTS}/${request.id}/limits`, {
+        token: account.token,
+        body: { maxFiles: 2 },
+      })
+      assert.equal(limits.status, 200)
+      const publicId = publicIdOf(request)
+      const before = receiver.received.filter((r) => r.path === path).length
+      const fields = { submitterName: 'Ada', submitterEmail: 'ada@example.com', message: 'Here you go' }
+      const sent = await submit(c.app, publicId, fields, [
+        { name: 'one.txt', type: 'text/plain', content: 'first' },
+        { name: 'two.txt', type: 'text/plain', content: 'second' },
+      ])
+      assert.deepEqual(
+        sent.statuses.map((status) => status.status),
+        ['complete', 'complete'],
+      )
+      // Two files, each with its submission, and the request closed by the second.
+      const ofRequest = (await events(before + 5)).slice(before)
+      const byType = (type: string) => ofRequest.filter((event) => event.type === type)
+      assert.deepEqual(
+        byType('file.created')
+          .map((event) => event.data.name)
+          .sort(),
+        ['one.txt', 'two.txt'],
+      )
+      const received = byType('submission.received')
+      assert.deepEqual(received.map((event) => event.data.submission.file.name).sort(), [
+        'one.txt',
+        'two.txt',
+      ])
+      const submissions = await call(c.app, 'GET', `${REQUESTS}/${request.id}/submissions`, {
+        token: account.token,
+      })
+      for (const event of received) {
+        assert.ok(
+          submissions.body.data.some(
+            (s: unknown) => JSON.stringify(s) === JSON.stringify(event.data.submission),
+          ),
+        )
+        assert.equal(event.data.request.id, request.id)
+      }
+      const closed = byType('request.closed')
+      assert.equal(closed.length, 1)
+      assert.equal(closed[0]?.data.reason, 'maxFiles')
+      assert.equal(closed[0]?.data.request.submissionCount, 2)
+    })
+
+    test('request.closed when its owner disables it, once', async () => {
+      const request = await newRequest(c.app, account.token, { title: 'Closed by hand' })
+      const before = receiver.received.filter((r) => r.path === path).length
+      for (let i = 0; i < 2; i++) {
+        const res = await call(c.app, 'PATCH', `${REQUESTS}/${request.id}`, {
+          token: account.token,
+          body: { isActive: false },
+        })
+        assert.equal(res.status, 200)
+      }
+      await call(c.app, 'PATCH', `${REQUESTS}/${request.id}`, {
+        token: account.token,
+        body: { title: 'Renamed' },
+      })
+      const asApi = await call(c.app, 'GET', `${REQUESTS}/${request.id}`, { token: account.token })
+      // Recorded after the changes above: once it and one more have arrived, nothing else was on its way.
+      await createFile(c, account.id, { name: 'witness.txt' })
+      const all = (await events(before + 2)).slice(before)
+      assert.equal(all.length, 2)
+      const closed = all.filter(
+        (event) => event.type === 'request.closed' && event.data.request.id === request.id,
+      )
+      assert.equal(closed.length, 1)
+      assert.equal(closed[0]?.data.reason, 'disabled')
+      assert.equal(closed[0]?.data.request.isActive, false)
+      assert.equal(closed[0]?.data.request.title, 'Closed by hand')
+      assert.equal(asApi.body.data.title, 'Renamed')
+    })
   })
 }

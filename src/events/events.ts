@@ -6,13 +6,22 @@
 import type { Transaction } from '../db/database.ts'
 import type { StoredFile } from '../files/files.repository.ts'
 import { newId } from '../ids.ts'
+import type { FileRequest, Submission } from '../requests/requests.repository.ts'
+import type { ShareWithFile } from '../shares/shares.repository.ts'
 import type { EventType } from './event-types.ts'
 import type { EventsRepository, NewEvent } from './events.repository.ts'
 
 /** The API's shapes of what events carry. */
 export interface EventShapes {
   file(file: StoredFile): unknown
+  share(share: ShareWithFile): unknown
+  /** A FileRequestWithCount. */
+  request(request: FileRequest): unknown
+  submission(submission: Submission): unknown
 }
+
+/** Why a file request stopped accepting files. */
+export type ClosedBecause = 'disabled' | 'maxFiles'
 
 /** The body of an event, as every endpoint receives it. */
 export const eventBody = (type: string, at: number, data: unknown) =>
@@ -49,6 +58,32 @@ export class EventRecorder {
     for (const file of files) {
       await this.#record(trx, audience, now, this.#shapes.file(file))
     }
+  }
+
+  /** A share link made or reactivated. */
+  async share(trx: Transaction, audience: Audience, share: ShareWithFile): Promise<void> {
+    await this.#record(trx, audience, Date.now(), this.#shapes.share(share))
+  }
+
+  /** A file received by a request: the request as it is now, and the Submission. */
+  async submission(
+    trx: Transaction,
+    audience: Audience,
+    request: FileRequest,
+    submission: Submission,
+  ): Promise<void> {
+    const data = { request: this.#shapes.request(request), submission: this.#shapes.submission(submission) }
+    await this.#record(trx, audience, Date.now(), data)
+  }
+
+  /** A request that stopped accepting files, and why. */
+  async requestClosed(
+    trx: Transaction,
+    audience: Audience,
+    request: FileRequest,
+    reason: ClosedBecause,
+  ): Promise<void> {
+    await this.#record(trx, audience, Date.now(), { request: this.#shapes.request(request), reason })
   }
 
   async #record(trx: Transaction, audience: Audience, at: number, data: unknown): Promise<void> {

@@ -323,9 +323,15 @@ export class RequestsRepository {
       .set({ updated_at: Date.now() })
       .where('id', '=', requestId)
       .where('account_id', '=', accountId)
-      .returning(['folder_id', 'collect_email'])
+      .returning(['folder_id', 'collect_email', 'is_active'])
       .executeTakeFirst()
-    return row && { folderId: row.folder_id, collectEmail: Boolean(row.collect_email) }
+    return (
+      row && {
+        folderId: row.folder_id,
+        collectEmail: Boolean(row.collect_email),
+        isActive: Boolean(row.is_active),
+      }
+    )
   }
 
   async update(trx: Transaction, requestId: string, changes: RequestChanges): Promise<void> {

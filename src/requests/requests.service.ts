@@ -5,6 +5,7 @@ import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { AppError, conflict, invalid, notFound } from '../errors.ts'
+import type { EventRecorder } from '../events/events.ts'
 import type { Folder, FoldersRepository } from '../folders/folders.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
 import type {
@@ -90,17 +91,21 @@ export class RequestsService {
   readonly #requests: RequestsRepository
   readonly #folders: FoldersRepository
   readonly #maxFileSize: number
+  readonly #events: EventRecorder
 
   constructor(deps: {
     transaction: Transactor
     requests: RequestsRepository
     folders: FoldersRepository
     maxFileSize: number
+    /** Records request.closed when the owner disables a request, in the same transaction. */
+    events: EventRecorder
   }) {
     this.#transaction = deps.transaction
     this.#requests = deps.requests
     this.#folders = deps.folders
     this.#maxFileSize = deps.maxFileSize
+    this.#events = deps.events
   }
 
   /** The account's requests, newest first; `folderId` (an owned folder, else 404) narrows to one folder. */
@@ -231,7 +236,12 @@ export class RequestsService {
         }
         await this.#requests.update(trx, requestId, changes)
         if (limits) await this.#requests.setLimits(accountId, requestId, limits, trx)
-        return (await this.#requests.get(accountId, requestId, trx)) as FileRequest
+        const updated = (await this.#requests.get(accountId, requestId, trx)) as FileRequest
+        if (current.isActive && patch.isActive === false) {
+          const audience = await this.#events.audience(trx, accountId, 'request.closed')
+          if (audience) await this.#events.requestClosed(trx, audience, updated, 'disabled')
+        }
+        return updated
       })
     } catch (error) {
       if (isForeignKeyViolation(error)) throw folderNotFound(patch.folderId)

@@ -2,10 +2,12 @@
 // upload's bytes, its File and its Submission are recorded together, in one transaction, in the request's
 // folder (root when it has none), owned by the request's owner, with the submission count moved by one.
 // Called by the upload processor (uploads/processing.ts), which is given this service by wiring.ts.
+import type { Transaction } from '../db/database.ts'
 import { AppError, invalid } from '../errors.ts'
+import type { EventRecorder } from '../events/events.ts'
 import type { FilesService } from '../files/files.service.ts'
 import { newId } from '../ids.ts'
-import type { RequestsRepository } from './requests.repository.ts'
+import type { RequestsRepository, Submission } from './requests.repository.ts'
 import { describeAllowedTypes, isAcceptedType } from './submission-rules.shared.ts'
 
 /** An upload of a request's page whose bytes are stored and checked. */
@@ -37,10 +39,17 @@ const requestDeleted = () =>
 export class SubmissionsService {
   readonly #requests: RequestsRepository
   readonly #files: FilesService
+  readonly #events: EventRecorder
 
-  constructor(deps: { requests: RequestsRepository; files: FilesService }) {
+  constructor(deps: {
+    requests: RequestsRepository
+    files: FilesService
+    /** Records submission.received, and request.closed when the file limit is reached, in the same transaction. */
+    events: EventRecorder
+  }) {
     this.#requests = deps.requests
     this.#files = deps.files
+    this.#events = deps.events
   }
 
   /**
@@ -67,15 +76,16 @@ export class SubmissionsService {
     const record = (folderId: string | null) =>
       this.#files.create({ ...file, accountId: request.accountId, folderId }, async (trx, created) => {
         await this.#requests.countSubmission(trx, request.id)
-        await this.#requests.insertSubmission(trx, {
+        const submission: Submission = {
           id: newId('sub', created.createdAt),
-          requestId: request.id,
           submitterName: upload.submitterName,
           submitterEmail: upload.submitterEmail,
           message: upload.message,
           createdAt: created.createdAt,
           file: { id: file.id, name: file.name, contentType: file.contentType, size: file.size },
-        })
+        }
+        await this.#requests.insertSubmission(trx, { ...submission, requestId: request.id })
+        await this.#recordEvents(trx, request.accountId, request.id, submission)
       })
     try {
       await record(request.folderId)
@@ -86,6 +96,23 @@ export class SubmissionsService {
       if (!(await this.#requests.byId(request.id))) throw requestDeleted()
       if (request.folderId === null) throw error
       await record(null)
+    }
+  }
+
+  /**
+   * submission.received, and request.closed if this file was the last the request allows; the request as this
+   * transaction leaves it.
+   */
+  async #recordEvents(trx: Transaction, accountId: string, requestId: string, submission: Submission) {
+    const received = await this.#events.audience(trx, accountId, 'submission.received')
+    const closed = await this.#events.audience(trx, accountId, 'request.closed')
+    if (!received && !closed) return
+    const request = await this.#requests.get(accountId, requestId, trx)
+    if (!request) return
+    if (received) await this.#events.submission(trx, received, request, submission)
+    const { maxFiles } = request.limits
+    if (closed && maxFiles !== null && request.submissionCount === maxFiles) {
+      await this.#events.requestClosed(trx, closed, request, 'maxFiles')
     }
   }
 }

@@ -252,8 +252,8 @@ export class SharesRepository {
   }
 
   /** shares ⋈ files: a page of shares with their files is one query. */
-  #selectWithFile() {
-    return this.#db
+  #selectWithFile(executor: Executor = this.#db) {
+    return executor
       .selectFrom('shares')
       .innerJoin('files', 'files.id', 'shares.file_id')
       .select([
@@ -270,16 +270,16 @@ export class SharesRepository {
     return toPage(rows, page.limit, (row) => toShareWithFile(row, now))
   }
 
-  async get(accountId: string, shareId: string): Promise<ShareWithFile | undefined> {
-    const row = await this.#selectWithFile()
+  async get(accountId: string, shareId: string, executor?: Executor): Promise<ShareWithFile | undefined> {
+    const row = await this.#selectWithFile(executor)
       .where('shares.id', '=', shareId)
       .where('shares.account_id', '=', accountId)
       .executeTakeFirst()
     return row && toShareWithFile(row, Date.now())
   }
 
-  async byFile(accountId: string, fileId: string): Promise<Share | undefined> {
-    const row = await this.#db
+  async byFile(accountId: string, fileId: string, executor: Executor = this.#db): Promise<Share | undefined> {
+    const row = await executor
       .selectFrom('shares')
       .select(SHARE_FIELDS)
       .where('file_id', '=', fileId)
@@ -296,9 +296,10 @@ export class SharesRepository {
     accountId: string,
     fileId: string,
     settings: Omit<ShareSettings, 'isActive'> & { expiresAt: number | null },
+    executor: Executor = this.#db,
   ): Promise<Share | undefined> {
     const now = Date.now()
-    const row = await this.#db
+    const row = await executor
       .updateTable('shares')
       .set({ ...settingsToColumns(settings), is_active: true, updated_at: now })
       .where('file_id', '=', fileId)
@@ -310,8 +311,8 @@ export class SharesRepository {
   }
 
   /** A file with a link already is a unique violation; a file that is gone, a foreign-key violation. */
-  async insert(share: NewShareRow): Promise<void> {
-    await this.#db
+  async insert(share: NewShareRow, executor: Executor = this.#db): Promise<void> {
+    await executor
       .insertInto('shares')
       .values({
         id: share.id,

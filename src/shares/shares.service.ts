@@ -2,9 +2,11 @@
 // the effective state together (isShareActive); every answer carries the effective one. A link may also ask
 // for a password (kept only as a scrypt hash) and allow a number of downloads in all.
 import { hashPassword } from '../auth/secrets.ts'
+import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
+import type { EventRecorder } from '../events/events.ts'
 import type { FilesRepository } from '../files/files.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
 import type { Share, ShareSettings, SharesRepository, ShareWithFile } from './shares.repository.ts'
@@ -42,12 +44,22 @@ function assertFutureExpiry(expiresAt: number | null, now: number): void {
 }
 
 export class SharesService {
+  readonly #transaction: Transactor
   readonly #shares: SharesRepository
   readonly #files: FilesRepository
+  readonly #events: EventRecorder
 
-  constructor(deps: { shares: SharesRepository; files: FilesRepository }) {
+  constructor(deps: {
+    transaction: Transactor
+    shares: SharesRepository
+    files: FilesRepository
+    /** Records share.created with the link made or reactivated, in the same transaction. */
+    events: EventRecorder
+  }) {
+    this.#transaction = deps.transaction
     this.#shares = deps.shares
     this.#files = deps.files
+    this.#events = deps.events
   }
 
   list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<ShareWithFile>> {
@@ -72,11 +84,6 @@ export class SharesService {
     if (!(await this.#files.byId(accountId, fileId))) throw notFound(`File ${fileId}`)
 
     const settings = await toSettings({ ...options, expiresAt })
-    const reactivated = await this.#shares.reactivate(accountId, fileId, { ...settings, expiresAt })
-    if (reactivated) return reactivated
-    const active = await this.#shares.byFile(accountId, fileId)
-    if (active) return active
-
     const share = {
       id: newId('shr', now),
       accountId,
@@ -88,7 +95,25 @@ export class SharesService {
       createdAt: now,
     }
     try {
-      await this.#shares.insert(share)
+      return await this.#transaction(async (trx) => {
+        const reactivated = await this.#shares.reactivate(accountId, fileId, { ...settings, expiresAt }, trx)
+        if (reactivated) {
+          await this.#recordCreated(trx, accountId, reactivated.id)
+          return reactivated
+        }
+        const active = await this.#shares.byFile(accountId, fileId, trx)
+        if (active) return active
+        await this.#shares.insert(share, trx)
+        await this.#recordCreated(trx, accountId, share.id)
+        const { passwordHash, ...created } = share
+        return {
+          ...created,
+          isActive: true,
+          viewCount: 0,
+          downloadCount: 0,
+          hasPassword: passwordHash !== null,
+        }
+      })
     } catch (error) {
       // A concurrent request created the file's link first: answer with that one, like any active link.
       if (isUniqueViolation(error)) {
@@ -98,8 +123,13 @@ export class SharesService {
       if (isForeignKeyViolation(error)) throw notFound(`File ${fileId}`)
       throw error
     }
-    const { passwordHash, ...created } = share
-    return { ...created, isActive: true, viewCount: 0, downloadCount: 0, hasPassword: passwordHash !== null }
+  }
+
+  /** share.created, with the link as this transaction leaves it. */
+  async #recordCreated(trx: Transaction, accountId: string, shareId: string): Promise<void> {
+    const audience = await this.#events.audience(trx, accountId, 'share.created')
+    const share = audience && (await this.#shares.get(accountId, shareId, trx))
+    if (audience && share) await this.#events.share(trx, audience, share)
   }
 
   /**
