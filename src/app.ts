@@ -25,6 +25,7 @@ import { ServerSecrets } from './db/server-secrets.ts'
 import { AppError } from './errors.ts'
 import { webhooksRoutes } from './events/webhooks.routes.ts'
 import { DeliverySchema, WebhookSchema, WebhookWithSecretSchema } from './events/webhooks.schemas.ts'
+import { webhooksAppRoutes } from './events/webhooks-app.routes.ts'
 import { downloadHandoff } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
@@ -238,6 +239,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(uploadsAppRoutes, routeDeps)
   await app.register(foldersAppRoutes, routeDeps)
   await app.register(sharesAppRoutes, routeDeps)
+  await app.register(webhooksAppRoutes, routeDeps)
   for (const routes of [
     filesRoutes,
     uploadsRoutes,

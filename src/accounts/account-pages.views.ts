@@ -23,6 +23,7 @@ export const ACCOUNT_PATHS = {
   newKey: '/account/keys/new',
   revokeKey: (id: string) => `/account/keys/${id}/revoke`,
   apps: '/account/apps',
+  webhooks: '/account/webhooks',
   revokeApp: (grantId: string) => `/account/apps/${grantId}/revoke`,
   password: '/account/password',
 } as const
@@ -94,20 +95,22 @@ export function signUpPage(state: SignedOutForm & { returnTo: string }): Page {
   }
 }
 
-type Section = 'keys' | 'apps' | 'password'
+/** The account settings' tabs. */
+export type SettingsSection = 'keys' | 'apps' | 'webhooks' | 'password'
 
 /**
  * A settings page: the app's header (with the account menu, which signs out), the account's email, the
  * settings' tabs, then the page's card.
  */
-function settingsPage(nav: AppNav, current: Section, title: string, body: string): Page {
-  const link = (section: Section, href: string, label: string) =>
+export function settingsPage(nav: AppNav, current: SettingsSection, title: string, body: string): Page {
+  const link = (section: SettingsSection, href: string, label: string) =>
     html`<li><a href="${href}"!${section === current ? html` aria-current="page"` : ''}>${label}</a></li>`
   const main = html`<div class="settings">
 <div class="settings-head"><div><p class="eyebrow">Account</p><p class="account-email">${nav.email}</p></div></div>
 <nav class="tabs" aria-label="Account settings"><ul>
 !${link('keys', ACCOUNT_PATHS.keys, 'API keys')}
 !${link('apps', ACCOUNT_PATHS.apps, 'Connected apps')}
+!${link('webhooks', ACCOUNT_PATHS.webhooks, 'Webhooks')}
 !${link('password', ACCOUNT_PATHS.password, 'Password and sessions')}
 </ul></nav>
 <section class="card" aria-labelledby="page-title"><div class="card-body">
@@ -118,7 +121,8 @@ function settingsPage(nav: AppNav, current: Section, title: string, body: string
   return { title: `${title} · Coffer`, main, nav }
 }
 
-function when(ms: number | null, never: string): string {
+/** A time for people (the browser shows it in their own zone), or `never` when there is none. */
+export function when(ms: number | null, never: string): string {
   if (ms === null) return html`<span class="muted">${never}</span>`
   const iso = new Date(ms).toISOString()
   return html`<time datetime="${iso}" data-local>${formatDate(ms)}</time>`

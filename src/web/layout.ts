@@ -38,6 +38,7 @@ const SECTIONS = [
 const ACCOUNT_LINKS = [
   { href: '/account/keys', label: 'API keys' },
   { href: '/account/apps', label: 'Connected apps' },
+  { href: '/account/webhooks', label: 'Webhooks' },
   { href: '/account/password', label: 'Password and sessions' },
 ] as const
 
