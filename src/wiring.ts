@@ -18,7 +18,7 @@ import { SigningKeyring } from './blob-api/signing-keys.ts'
 import type { Config } from './config.ts'
 import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
-import { EventsRepository } from './events/events.repository.ts'
+import { EVENT_RETENTION_MS, EventsRepository } from './events/events.repository.ts'
 import { EventRecorder } from './events/events.ts'
 import { WebhookSecrets } from './events/webhook-secrets.ts'
 import { type SenderLog, WebhookSender } from './events/webhook-sender.ts'
@@ -175,7 +175,8 @@ export function wireAccounts(
 
 /**
  * Every ten minutes, the rows whose time is up: sessions, setup links, OAuth codes, tokens and grants, the byte
- * budgets of download passes, failed sign-ins older than the password page shows.
+ * budgets of download passes, failed sign-ins older than the password page shows, webhook events and their
+ * deliveries kept past EVENT_RETENTION_MS.
  */
 export class ExpiredRecordsPurge {
   readonly #purges: Record<string, () => Promise<unknown>>
@@ -280,6 +281,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       'failed sign-ins': () => accounts.accounts.purgeFailedSignIns(),
       'OAuth records': () => oauthRecords.deleteExpired(),
       'download passes': () => downloadPasses.deleteExpired(),
+      'webhook events': () => eventsRepository.purge(Date.now() - EVENT_RETENTION_MS),
     },
     exclusively,
   )

@@ -136,7 +136,7 @@ for (const engine of ENGINES) {
         assert.equal(await nav.getByRole('link', { name: 'Files' }).getAttribute('aria-current'), 'page')
         await page.locator('.account-menu summary').click()
         const menu = await page.locator('.menu-panel').innerText()
-        for (const item of ['API keys', 'Connected apps', 'Password and sessions', 'Sign out']) {
+        for (const item of ['API keys', 'Connected apps', 'Webhooks', 'Password and sessions', 'Sign out']) {
           assert.ok(menu.includes(item), item)
         }
         await page.keyboard.press('Escape')

@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
+import { EVENT_RETENTION_MS, EventsRepository } from '../src/events/events.repository.ts'
 import {
   assertError,
   call,
@@ -276,6 +277,54 @@ describeEachEngine(
       assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 2)
       assert.equal(verified(delivery, secret).type, 'file.created')
       assert.equal(verified(delivery, endpoint.secret).type, 'file.created')
+    })
+
+    test('events past their retention go with their deliveries, unless an attempt is still due', async () => {
+      const endpoint = await createEndpoint({ url: newTarget(), events: ['file.created'] })
+      const events = new EventsRepository(ctx().db)
+      const old = Date.now() - EVENT_RETENTION_MS - 1000
+      // Written as they would stand: one delivery ended long ago, one sent again on demand and not yet due (so
+      // that the sender leaves both alone).
+      const rows = [
+        { id: 'evt_old_done', state: 'failed' as const, next: null },
+        { id: 'evt_old_due', state: 'pending' as const, next: Date.now() + 3_600_000 },
+      ]
+      for (const row of rows) {
+        await ctx()
+          .db.kysely.insertInto('events')
+          .values({
+            id: row.id,
+            account_id: account.id,
+            type: 'webhook.ping',
+            payload: '{}',
+            created_at: old,
+          })
+          .execute()
+        await ctx()
+          .db.kysely.insertInto('webhook_deliveries')
+          .values({
+            id: `dlv_${row.id}`,
+            endpoint_id: endpoint.id,
+            event_id: row.id,
+            state: row.state,
+            attempts: 1,
+            next_attempt_at: row.next,
+            lease_until: null,
+            created_at: old,
+            updated_at: old,
+          })
+          .execute()
+      }
+      assert.ok((await events.purge(Date.now() - EVENT_RETENTION_MS)) >= 1)
+      const left = await ctx()
+        .db.kysely.selectFrom('webhook_deliveries')
+        .select('event_id')
+        .where('endpoint_id', '=', endpoint.id)
+        .execute()
+      assert.deepEqual(
+        left.map((row) => row.event_id),
+        ['evt_old_due'],
+      )
     })
 
     test('webhooks need their scopes; bad bodies are 400s', async () => {

@@ -8,6 +8,9 @@ import { decodeCursor, fetchSizeFor, keysetAfter, type Page, toPage } from '../d
 import type { Database } from '../db/schema.ts'
 import { newId } from '../ids.ts'
 
+/** How long events and their deliveries are kept once no attempt is due: the deliveries an owner can look at. */
+export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000
+
 export interface NewEvent {
   id: string
   accountId: string
@@ -311,7 +314,10 @@ export class EventsRepository {
     return toPage([...byId.values()], page.limit, ({ created_at, ...delivery }) => delivery)
   }
 
-  /** Removes events older than `before` that no delivery still waits on; how many went. */
+  /**
+   * Removes events older than `before` that no delivery still waits on, with their deliveries and attempts (by
+   * foreign key); how many went.
+   */
   async purge(before: number): Promise<number> {
     const result = await this.#db
       .deleteFrom('events')
