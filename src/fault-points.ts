@@ -11,6 +11,8 @@ export type FaultPoint =
   | 'file-created'
   /** A folder's deletion (its files and requests moved to root) is committed; the answer is not sent. */
   | 'folder-deleted'
+  /** A webhook delivery is leased by this process; its attempt is not made. */
+  | 'webhook-leased'
 
 export function faultPoint(point: FaultPoint): void {
   if (armed === point) process.kill(process.pid, 'SIGKILL')

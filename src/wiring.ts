@@ -287,6 +287,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
   )
   const nameIndex = new NameIndexJob(db, exclusively)
   const webhookSender = new WebhookSender({
+    soleSender: db.engine === 'sqlite',
     events: eventsRepository,
     webhooks: webhooksRepository,
     secrets: webhookSecrets,

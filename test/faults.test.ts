@@ -1,15 +1,17 @@
 // The server killed (SIGKILL, as a power cut would) at chosen points, then started again, on each engine:
 // what the crash interrupted is finished at start, and nothing acknowledged is lost. Each kill point is a
 // fault point of the server (src/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
-// point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves).
+// point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves). The
+// events of a change killed after its commit, and a webhook delivery whose sender died holding it, reach their
+// receiver after the restart, once.
 // Blobs on the local disk on SQLite's leg, in a bucket of Ceph's object store on PostgreSQL's.
 // Also slow clients against the server as shipped: bodies that trickle on every small-body surface are cut off
 // by its own limits while other clients are served (issue 23, item 9).
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { mkdtemp, rm, utimes } from 'node:fs/promises'
-import { get as httpGet } from 'node:http'
-import { connect, type Socket } from 'node:net'
+import { createServer, get as httpGet } from 'node:http'
+import { type AddressInfo, connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
@@ -40,6 +42,26 @@ function getFrom(from: string, port: number, target: string): Promise<{ status: 
   })
 }
 
+/** A webhook receiver on 127.0.0.1: every event it got, by `webhook-id` and type; it answers 200. */
+async function webhookReceiver() {
+  const received: { id: string; type: string }[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const { type } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string }
+      received.push({ id: String(request.headers['webhook-id']), type })
+      response.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+    ofType: (type: string) => received.filter((event) => event.type === type),
+    close: () => new Promise((resolve) => server.close(resolve)),
+  }
+}
+
 /** Waits until `check` holds, or fails after `ms`. */
 async function eventually(check: () => Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms
@@ -67,6 +89,8 @@ for (const engine of ENGINES) {
       RATE_LIMIT_MAX: '100000',
       // Two thousand views at once from this one address, each on a connection of its own.
       MAX_CONNECTIONS_PER_ADDRESS: '0',
+      // Webhooks to the test's receiver on 127.0.0.1.
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
       ...(faultPoint ? { COFFER_FAULT_POINT: faultPoint } : {}),
     })
     const db = () => openDatabase({ dataDir, databaseUrl: database.url, poolSize: 1 })
@@ -89,6 +113,15 @@ for (const engine of ENGINES) {
       await blobs?.drop()
       await rm(dataDir, { recursive: true, force: true })
     })
+
+    /** Deletes a test's webhook endpoint, so that the uploads of later tests send it nothing. */
+    async function deleteEndpoint(on: ServerProcess, id: string): Promise<void> {
+      const response = await fetch(`${on.base}/api/v1/webhooks/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}` },
+      })
+      assert.equal(response.status, 200)
+    }
 
     /** Uploads `count` small files through the API of `on`; resolves with their ids. */
     async function uploadFiles(on: ServerProcess, count: number): Promise<string[]> {
@@ -322,6 +355,117 @@ for (const engine of ENGINES) {
       assert.ok(counted >= received, `${counted} views counted, ${received} received`)
       await server.stop()
       server = undefined
+    })
+
+    test('a change killed after its commit: its event is delivered at the next start, once', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
+      const receiver = await webhookReceiver()
+      const { ofType } = receiver
+      try {
+        server = await startServer(env('files-deleted'))
+        const made = await fetch(`${server.base}/api/v1/webhooks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            url: receiver.url,
+            events: ['file.created', 'file.deleted'],
+          }),
+        })
+        assert.equal(made.status, 201)
+        const endpointId = ((await made.json()) as { data: { id: string } }).data.id
+        const [fileId] = await uploadFiles(server, 1)
+        await eventually(async () => ofType('file.created').length === 1, 10_000, 'file.created')
+
+        const deleting = fetch(`${server.base}/api/v1/files/${fileId}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${token}` },
+        })
+        await assert.rejects(deleting, 'the server died before it answered')
+        await server.exited()
+        assert.equal(server.child.signalCode, 'SIGKILL')
+        // The point: the deletion and its event are committed, and nothing was sent.
+        const reader = db()
+        try {
+          const events = await reader.kysely
+            .selectFrom('events')
+            .select('type')
+            .where('type', '=', 'file.deleted')
+            .execute()
+          assert.equal(events.length, 1)
+        } finally {
+          await reader.close()
+        }
+        assert.equal(ofType('file.deleted').length, 0)
+
+        server = await startServer(env())
+        await eventually(
+          async () => ofType('file.deleted').length > 0,
+          30_000,
+          'file.deleted after the start',
+        )
+        // Nothing more comes of it.
+        await new Promise((resolve) => setTimeout(resolve, 2000))
+        assert.equal(ofType('file.deleted').length, 1)
+        assert.equal(ofType('file.created').length, 1)
+        await deleteEndpoint(server, endpointId)
+        await server.stop()
+        server = undefined
+      } finally {
+        await receiver.close()
+      }
+    })
+
+    test('a sender killed holding a delivery: the delivery is made after its lease, once', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
+      const receiver = await webhookReceiver()
+      try {
+        server = await startServer(env('webhook-leased'))
+        const made = await fetch(`${server.base}/api/v1/webhooks`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: receiver.url, events: ['file.created'] }),
+        })
+        assert.equal(made.status, 201)
+        const { id } = ((await made.json()) as { data: { id: string } }).data
+        await fetch(`${server.base}/api/v1/webhooks/${id}/ping`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        })
+        await server.exited()
+        assert.equal(server.child.signalCode, 'SIGKILL')
+        // The point: the delivery is leased by the dead process, and nothing was sent.
+        const reader = db()
+        try {
+          const [delivery] = await reader.kysely
+            .selectFrom('webhook_deliveries')
+            .select(['state', 'lease_until', 'attempts'])
+            .where('endpoint_id', '=', id)
+            .execute()
+          assert.equal(delivery?.state, 'pending')
+          assert.equal(Number(delivery?.attempts), 0)
+          assert.ok(Number(delivery?.lease_until) > Date.now(), 'the dead process still holds the lease')
+        } finally {
+          await reader.close()
+        }
+        assert.equal(receiver.ofType('webhook.ping').length, 0)
+
+        // SQLite's one process takes the lease back at start; PostgreSQL's wait for it to run out (30 s).
+        server = await startServer(env())
+        await eventually(
+          async () => receiver.ofType('webhook.ping').length > 0,
+          45_000,
+          'the ping after the start',
+        )
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+        assert.equal(receiver.ofType('webhook.ping').length, 1)
+        await deleteEndpoint(server, id)
+        await server.stop()
+        server = undefined
+      } finally {
+        await receiver.close()
+      }
     })
 
     test('after every fault: the storage check finds nothing to repair and no row without its blob', {

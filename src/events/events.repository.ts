@@ -159,6 +159,16 @@ export class EventsRepository {
     }))
   }
 
+  /** Ends every lease: for a process that knows no other can hold one (the embedded mode, at start). */
+  async releaseLeases(): Promise<void> {
+    await this.#db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: null })
+      .where('state', '=', 'pending')
+      .where('lease_until', 'is not', null)
+      .execute()
+  }
+
   /** Gives a leased delivery back untried, for another turn. */
   async release(deliveryId: string): Promise<void> {
     await this.#db

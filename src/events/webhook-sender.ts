@@ -9,6 +9,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import ipaddr from 'ipaddr.js'
 import { Webhook } from 'standardwebhooks'
+import { faultPoint } from '../fault-points.ts'
 import type { DeliveryOutcome, EventsRepository, LeasedDelivery } from './events.repository.ts'
 import type { WebhookSecrets } from './webhook-secrets.ts'
 import { checkedLookup, refusalOf, TargetRefused } from './webhook-targets.ts'
@@ -30,7 +31,7 @@ export const RESPONSE_LIMIT_BYTES = 1024
 const MAX_IN_FLIGHT = 32
 const MAX_IN_FLIGHT_PER_ENDPOINT = 4
 /** Long enough for an attempt and its record; a process that dies holding one frees it after this. */
-const LEASE_MS = ATTEMPT_TIMEOUT_MS + 50 * SECOND
+const LEASE_MS = ATTEMPT_TIMEOUT_MS + 20 * SECOND
 const POLL_INTERVAL_MS = 500
 
 export interface SenderLog {
@@ -39,6 +40,11 @@ export interface SenderLog {
 }
 
 export interface SenderDeps {
+  /**
+   * Whether this process is the only one that sends (the embedded mode, on SQLite): at start, no lease can then
+   * belong to a live process, so it takes back every one at once instead of waiting for them to run out.
+   */
+  soleSender: boolean
   events: EventsRepository
   webhooks: WebhooksRepository
   secrets: WebhookSecrets
@@ -55,6 +61,7 @@ export function nextAttemptAt(attempts: number, eventAt: number, failedAt: numbe
 }
 
 export class WebhookSender {
+  readonly #soleSender: boolean
   readonly #events: EventsRepository
   readonly #webhooks: WebhooksRepository
   readonly #secrets: WebhookSecrets
@@ -68,6 +75,7 @@ export class WebhookSender {
   #log: SenderLog | undefined
 
   constructor(deps: SenderDeps) {
+    this.#soleSender = deps.soleSender
     this.#events = deps.events
     this.#webhooks = deps.webhooks
     this.#secrets = deps.secrets
@@ -75,12 +83,20 @@ export class WebhookSender {
     this.#now = deps.now ?? Date.now
   }
 
+  /** Takes back what a dead process left (embedded mode), then leases what is due every POLL_INTERVAL_MS. */
   start(log: SenderLog): void {
     this.#log = log
     this.#stopped = false
+    this.#polling = (this.#soleSender ? this.#events.releaseLeases() : Promise.resolve())
+      .catch((error: unknown) =>
+        log.error({ err: error }, 'could not take back the leases of webhook deliveries'),
+      )
+      .then(() => this.#pollOnce())
+      .finally(() => {
+        this.#polling = undefined
+      })
     this.#timer = setInterval(() => void this.poll(), POLL_INTERVAL_MS)
     this.#timer.unref()
-    void this.poll()
   }
 
   /** Stops leasing and waits for the attempts under way. */
@@ -111,6 +127,7 @@ export class WebhookSender {
         const room = MAX_IN_FLIGHT - this.#inFlight.size
         if (room <= 0) return
         const leased = await this.#events.lease(this.#now(), LEASE_MS, room)
+        if (leased.length > 0) faultPoint('webhook-leased')
         for (const delivery of leased) this.#begin(delivery)
         if (leased.length < room) return
       }
