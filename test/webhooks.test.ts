@@ -32,6 +32,8 @@ interface Received {
 class Receiver {
   readonly received: Received[] = []
   readonly statuses: number[] = []
+  /** Paths whose answers wait this many milliseconds. */
+  readonly slow = new Map<string, number>()
   #server: Server | undefined
   #waiters: (() => void)[] = []
 
@@ -40,14 +42,13 @@ class Receiver {
       const chunks: Buffer[] = []
       request.on('data', (chunk: Buffer) => chunks.push(chunk))
       request.on('end', () => {
-        this.received.push({
-          headers: request.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-          path: request.url ?? '',
-        })
-        response.statusCode = this.statuses.shift() ?? 204
-        response.end(response.statusCode >= 400 ? 'receiver says no' : undefined)
-        for (const wake of this.#waiters.splice(0)) wake()
+        const path = request.url ?? ''
+        setTimeout(() => {
+          this.received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), path })
+          response.statusCode = this.statuses.shift() ?? 204
+          response.end(response.statusCode >= 400 ? 'receiver says no' : undefined)
+          for (const wake of this.#waiters.splice(0)) wake()
+        }, this.slow.get(path) ?? 0)
       })
     })
     await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve))
@@ -260,6 +261,26 @@ describeEachEngine(
       assert.equal(retried.status, 202)
       const [, , third] = await receiver.at(new URL(url).pathname, 3)
       assert.equal(third?.headers['webhook-id'], first.headers['webhook-id'])
+    })
+
+    test('a slow endpoint with a backlog holds up no other', async () => {
+      const slowUrl = newTarget()
+      receiver.slow.set(new URL(slowUrl).pathname, 1000)
+      const slow = await createEndpoint({ url: slowUrl, events: ['file.created'] })
+      const quickUrl = newTarget()
+      const quick = await createEndpoint({ url: quickUrl, events: ['file.created'] })
+      // Forty events for the slow one: four at a time, a second each.
+      for (let i = 0; i < 40; i++) {
+        await call(ctx().app, 'POST', `/api/v1/webhooks/${slow.id}/ping`, { token: account.token })
+      }
+      const sent = Date.now()
+      await call(ctx().app, 'POST', `/api/v1/webhooks/${quick.id}/ping`, { token: account.token })
+      await receiver.at(new URL(quickUrl).pathname, 1)
+      const waited = Date.now() - sent
+      assert.ok(waited < 3000, `the quick endpoint waited ${waited} ms`)
+      assert.ok(receiver.received.filter((r) => r.path === new URL(slowUrl).pathname).length < 40)
+      // The backlog is not dropped: the slow endpoint gets every event in the end.
+      await receiver.at(new URL(slowUrl).pathname, 40, 30_000)
     })
 
     test('after a rotation, deliveries are signed by the new secret and, for a day, the old one', async () => {

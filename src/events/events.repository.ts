@@ -111,16 +111,23 @@ export class EventsRepository {
   }
 
   /**
-   * Leases up to `limit` deliveries due at `now` that no live sender holds, oldest first, until `now + leaseMs`.
-   * On PostgreSQL the rows another process is leasing at the same moment are skipped, not waited for.
+   * Leases up to `limit` deliveries due at `now` that no live sender holds, oldest first, until `now + leaseMs`;
+   * none to the endpoints of `skipEndpoints` (those with enough under way). On PostgreSQL the rows another
+   * process is leasing at the same moment are skipped, not waited for.
    */
-  async lease(now: number, leaseMs: number, limit: number): Promise<LeasedDelivery[]> {
+  async lease(
+    now: number,
+    leaseMs: number,
+    limit: number,
+    skipEndpoints: string[] = [],
+  ): Promise<LeasedDelivery[]> {
     const due = this.#db
       .selectFrom('webhook_deliveries')
       .select('id')
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .$if(skipEndpoints.length > 0, (query) => query.where('endpoint_id', 'not in', skipEndpoints))
       .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(limit)
@@ -169,12 +176,12 @@ export class EventsRepository {
       .execute()
   }
 
-  /** Gives a leased delivery back untried, for another turn. */
-  async release(deliveryId: string): Promise<void> {
+  /** Gives leased deliveries back untried, for another turn. */
+  async release(deliveryIds: string[]): Promise<void> {
     await this.#db
       .updateTable('webhook_deliveries')
       .set({ lease_until: null })
-      .where('id', '=', deliveryId)
+      .where('id', 'in', deliveryIds)
       .execute()
   }
 

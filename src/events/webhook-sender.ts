@@ -126,9 +126,16 @@ export class WebhookSender {
       while (!this.#stopped) {
         const room = MAX_IN_FLIGHT - this.#inFlight.size
         if (room <= 0) return
-        const leased = await this.#events.lease(this.#now(), LEASE_MS, room)
+        // Endpoints with enough under way are left out, so that one with a backlog holds up no other.
+        const saturated = [...this.#perEndpoint]
+          .filter(([, count]) => count >= MAX_IN_FLIGHT_PER_ENDPOINT)
+          .map(([endpointId]) => endpointId)
+        const leased = await this.#events.lease(this.#now(), LEASE_MS, room, saturated)
         if (leased.length > 0) faultPoint('webhook-leased')
-        for (const delivery of leased) this.#begin(delivery)
+        // Those beyond an endpoint's share go back at once, for a later turn or another process; their endpoint
+        // is left out of the next lease.
+        const surplus = leased.filter((delivery) => !this.#begin(delivery))
+        if (surplus.length > 0) await this.#events.release(surplus.map((delivery) => delivery.id))
         if (leased.length < room) return
       }
     } catch (error) {
@@ -136,13 +143,10 @@ export class WebhookSender {
     }
   }
 
-  #begin(delivery: LeasedDelivery): void {
+  /** Starts the delivery's attempt, unless its endpoint has enough under way; whether it started. */
+  #begin(delivery: LeasedDelivery): boolean {
     const count = this.#perEndpoint.get(delivery.endpointId) ?? 0
-    if (count >= MAX_IN_FLIGHT_PER_ENDPOINT) {
-      // The endpoint has enough under way: another turn will take it.
-      void this.#events.release(delivery.id).catch(() => {})
-      return
-    }
+    if (count >= MAX_IN_FLIGHT_PER_ENDPOINT) return false
     this.#perEndpoint.set(delivery.endpointId, count + 1)
     const work = this.#attempt(delivery)
       .catch((error: unknown) =>
@@ -157,6 +161,7 @@ export class WebhookSender {
         if (!this.#stopped) void this.poll()
       })
     this.#inFlight.set(delivery.id, work)
+    return true
   }
 
   async #attempt(delivery: LeasedDelivery): Promise<void> {
