@@ -10,10 +10,13 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import * as oauth from 'oauth4webapi'
+import { openDatabase } from '../src/db/open.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
 import { cli, newAccount, newEmail, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
@@ -128,6 +131,8 @@ describe('three processes behind nginx', { skip }, () => {
       PUBLIC_URL: base,
       TRUST_PROXY: 'true',
       RATE_LIMIT_MAX: String(RATE_LIMIT_MAX),
+      // Webhooks to the test's receiver on 127.0.0.1.
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
     })
     const account = await newAccount(storage)
     token = (await newKey(storage, account.email, 'all')).key
@@ -431,6 +436,93 @@ describe('three processes behind nginx', { skip }, () => {
         _csrf: FormClient.csrfOf(page),
       })
       assert.equal(refused.status, 429, `try ${i} after the lockout`)
+    }
+  })
+
+  test('10,000 webhook deliveries shared by the three processes: each attempt made once', async () => {
+    const EVENTS = 10_000
+    const seen = new Map<string, number>()
+    const receiver = createServer((request, response) => {
+      const id = String(request.headers['webhook-id'])
+      seen.set(id, (seen.get(id) ?? 0) + 1)
+      request.resume()
+      request.on('end', () => response.end())
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    const reader = openDatabase({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, poolSize: 1 })
+    try {
+      const made = await fetch(`${base}/api/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+          events: ['file.created'],
+        }),
+      })
+      assert.equal(made.status, 201)
+      const endpointId = ((await made.json()) as { data: { id: string } }).data.id
+      const { account_id: accountId } = await reader.kysely
+        .selectFrom('webhook_endpoints')
+        .select('account_id')
+        .where('id', '=', endpointId)
+        .executeTakeFirstOrThrow()
+      // Written as the outbox holds them, all due at once: what the senders share is under test here.
+      const now = Date.now()
+      await reader.kysely.transaction().execute(async (trx) => {
+        for (let from = 0; from < EVENTS; from += 1000) {
+          const ids = Array.from({ length: 1000 }, (_, i) => `evt_fleet_${from + i}`)
+          await trx
+            .insertInto('events')
+            .values(
+              ids.map((id) => ({
+                id,
+                account_id: accountId,
+                type: 'webhook.ping',
+                payload: '{}',
+                created_at: now,
+              })),
+            )
+            .execute()
+          await trx
+            .insertInto('webhook_deliveries')
+            .values(
+              ids.map((id) => ({
+                id: `dlv_${id}`,
+                endpoint_id: endpointId,
+                event_id: id,
+                state: 'pending' as const,
+                attempts: 0,
+                next_attempt_at: now,
+                lease_until: null,
+                created_at: now,
+                updated_at: now,
+              })),
+            )
+            .execute()
+        }
+      })
+      const started = Date.now()
+      for (let waited = 0; seen.size < EVENTS && waited < 120_000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const seconds = (Date.now() - started) / 1000
+      console.log(`# ${EVENTS} deliveries by three processes in ${seconds.toFixed(1)} s`)
+      assert.equal(seen.size, EVENTS)
+      assert.deepEqual([...new Set(seen.values())], [1], 'no webhook-id was received twice')
+      const attempts = await reader.kysely
+        .selectFrom('webhook_attempts')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('attempt').as('most')])
+        .where('delivery_id', 'like', 'dlv_evt_fleet_%')
+        .executeTakeFirstOrThrow()
+      assert.deepEqual({ n: Number(attempts.n), most: Number(attempts.most) }, { n: EVENTS, most: 1 })
+      const deleted = await fetch(`${base}/api/v1/webhooks/${endpointId}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}` },
+      })
+      assert.equal(deleted.status, 200)
+    } finally {
+      await reader.close()
+      await new Promise((resolve) => receiver.close(resolve))
     }
   })
 

@@ -6,6 +6,7 @@ import type { Db, Transaction } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
 import { decodeCursor, fetchSizeFor, keysetAfter, type Page, toPage } from '../db/pagination.ts'
 import type { Database } from '../db/schema.ts'
+import { WriteBatch } from '../db/write-batch.ts'
 import { newId } from '../ids.ts'
 
 /** How long events and their deliveries are kept once no attempt is due: the deliveries an owner can look at. */
@@ -42,6 +43,15 @@ export interface AttemptRecord {
 /** What comes of an attempt: succeeded, failed for good, or pending again at `nextAttemptAt`. */
 export type DeliveryOutcome = { state: 'succeeded' | 'failed' } | { state: 'pending'; nextAttemptAt: number }
 
+type DeliveryState = 'pending' | 'succeeded' | 'failed'
+
+interface AttemptToRecord {
+  deliveryId: string
+  attempt: number
+  record: AttemptRecord
+  outcome: DeliveryOutcome
+}
+
 export interface Delivery {
   id: string
   eventId: string
@@ -56,10 +66,12 @@ export interface Delivery {
 export class EventsRepository {
   readonly #db: Kysely<Database>
   readonly #engine: Engine
+  readonly #attempts: WriteBatch<AttemptToRecord, void>
 
   constructor(db: Db) {
     this.#db = db.kysely
     this.#engine = db.engine
+    this.#attempts = new WriteBatch((attempts) => this.#commitAttempts(attempts), { maxItems: 200 })
   }
 
   /** The account's active endpoints that receive `type`, in the caller's transaction. */
@@ -187,53 +199,59 @@ export class EventsRepository {
 
   /**
    * Records attempt number `attempt` of the delivery and what comes of it, together; the lease ends. A retry
-   * asked for meanwhile wins over the outcome: the delivery is due again at once.
+   * asked for meanwhile wins over the outcome: the delivery is due again at once. The records of attempts that
+   * end together are committed together (db/write-batch.ts): one commit for many deliveries.
    */
-  async recordAttempt(
+  recordAttempt(
     deliveryId: string,
     attempt: number,
     record: AttemptRecord,
     outcome: DeliveryOutcome,
   ): Promise<void> {
+    return this.#attempts.add({ deliveryId, attempt, record, outcome })
+  }
+
+  async #commitAttempts(attempts: AttemptToRecord[]): Promise<void[]> {
     await this.#db.transaction().execute(async (trx) => {
       await trx
         .insertInto('webhook_attempts')
-        .values({
-          delivery_id: deliveryId,
-          attempt,
-          at: record.at,
-          status: record.status,
-          latency_ms: record.latencyMs,
-          error: record.error,
-          response: record.response,
-        })
+        .values(
+          attempts.map(({ deliveryId, attempt, record }) => ({
+            delivery_id: deliveryId,
+            attempt,
+            at: record.at,
+            status: record.status,
+            latency_ms: record.latencyMs,
+            error: record.error,
+            response: record.response,
+          })),
+        )
         .execute()
-      const retried = await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          state: 'pending',
-          attempts: attempt,
-          next_attempt_at: record.at,
-          lease_until: null,
-          retry_requested: false,
-          updated_at: record.at,
-        })
-        .where('id', '=', deliveryId)
-        .where('retry_requested', '=', true)
-        .executeTakeFirst()
-      if (Number(retried.numUpdatedRows) > 0) return
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          state: outcome.state,
-          attempts: attempt,
-          next_attempt_at: outcome.state === 'pending' ? outcome.nextAttemptAt : null,
-          lease_until: null,
-          updated_at: record.at,
-        })
-        .where('id', '=', deliveryId)
-        .execute()
+      // In the order of their ids, so that concurrent batches of several processes lock rows in one order.
+      for (const { deliveryId, attempt, record, outcome } of [...attempts].sort((a, b) =>
+        a.deliveryId < b.deliveryId ? -1 : 1,
+      )) {
+        const next = outcome.state === 'pending' ? outcome.nextAttemptAt : null
+        await trx
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({
+            state: eb
+              .case()
+              .when('retry_requested', '=', true)
+              .then('pending' as DeliveryState)
+              .else(outcome.state as DeliveryState)
+              .end(),
+            next_attempt_at: eb.case().when('retry_requested', '=', true).then(record.at).else(next).end(),
+            retry_requested: false,
+            attempts: attempt,
+            lease_until: null,
+            updated_at: record.at,
+          }))
+          .where('id', '=', deliveryId)
+          .execute()
+      }
     })
+    return attempts.map(() => undefined)
   }
 
   /** Ends a delivery without an attempt (its endpoint was disabled). */

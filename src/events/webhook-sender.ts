@@ -69,6 +69,11 @@ export class WebhookSender {
   readonly #now: () => number
   readonly #inFlight = new Map<string, Promise<void>>()
   readonly #perEndpoint = new Map<string, number>()
+  /**
+   * Leased deliveries of endpoints that have enough under way, each started when one of its endpoint's ends: at
+   * most MAX_IN_FLIGHT_PER_ENDPOINT an endpoint, so none waits longer than one attempt, well within its lease.
+   */
+  readonly #waiting = new Map<string, LeasedDelivery[]>()
   #timer: NodeJS.Timeout | undefined
   #polling: Promise<void> | undefined
   #stopped = true
@@ -99,12 +104,19 @@ export class WebhookSender {
     this.#timer.unref()
   }
 
-  /** Stops leasing and waits for the attempts under way. */
+  /** Stops leasing, gives back what waits, and waits for the attempts under way. */
   async stop(): Promise<void> {
     this.#stopped = true
     clearInterval(this.#timer)
     this.#timer = undefined
     await this.#polling
+    const waiting = [...this.#waiting.values()].flat()
+    this.#waiting.clear()
+    if (waiting.length > 0) {
+      await this.#events
+        .release(waiting.map((delivery) => delivery.id))
+        .catch((error: unknown) => this.#log?.error({ err: error }, 'could not give back webhook deliveries'))
+    }
     await Promise.allSettled(this.#inFlight.values())
   }
 
@@ -124,17 +136,18 @@ export class WebhookSender {
   async #pollOnce(): Promise<void> {
     try {
       while (!this.#stopped) {
-        const room = MAX_IN_FLIGHT - this.#inFlight.size
+        const waiting = [...this.#waiting.values()].reduce((sum, list) => sum + list.length, 0)
+        const room = MAX_IN_FLIGHT - this.#inFlight.size - waiting
         if (room <= 0) return
-        // Endpoints with enough under way are left out, so that one with a backlog holds up no other.
-        const saturated = [...this.#perEndpoint]
-          .filter(([, count]) => count >= MAX_IN_FLIGHT_PER_ENDPOINT)
-          .map(([endpointId]) => endpointId)
-        const leased = await this.#events.lease(this.#now(), LEASE_MS, room, saturated)
+        // Endpoints with as many under way and waiting as they may have are left out, so that one with a
+        // backlog holds up no other.
+        const full = [...this.#perEndpoint.keys()].filter(
+          (endpointId) => (this.#waiting.get(endpointId)?.length ?? 0) >= MAX_IN_FLIGHT_PER_ENDPOINT,
+        )
+        const leased = await this.#events.lease(this.#now(), LEASE_MS, room, full)
         if (leased.length > 0) faultPoint('webhook-leased')
-        // Those beyond an endpoint's share go back at once, for a later turn or another process; their endpoint
-        // is left out of the next lease.
-        const surplus = leased.filter((delivery) => !this.#begin(delivery))
+        // Those beyond what an endpoint may have go back at once, for a later turn or another process.
+        const surplus = leased.filter((delivery) => !this.#take(delivery))
         if (surplus.length > 0) await this.#events.release(surplus.map((delivery) => delivery.id))
         if (leased.length < room) return
       }
@@ -143,11 +156,24 @@ export class WebhookSender {
     }
   }
 
-  /** Starts the delivery's attempt, unless its endpoint has enough under way; whether it started. */
-  #begin(delivery: LeasedDelivery): boolean {
-    const count = this.#perEndpoint.get(delivery.endpointId) ?? 0
-    if (count >= MAX_IN_FLIGHT_PER_ENDPOINT) return false
-    this.#perEndpoint.set(delivery.endpointId, count + 1)
+  /**
+   * Starts the delivery's attempt, or keeps it waiting while its endpoint has enough under way; false when the
+   * endpoint has as many waiting as it may.
+   */
+  #take(delivery: LeasedDelivery): boolean {
+    if ((this.#perEndpoint.get(delivery.endpointId) ?? 0) < MAX_IN_FLIGHT_PER_ENDPOINT) {
+      this.#begin(delivery)
+      return true
+    }
+    const waiting = this.#waiting.get(delivery.endpointId) ?? []
+    if (waiting.length >= MAX_IN_FLIGHT_PER_ENDPOINT) return false
+    waiting.push(delivery)
+    this.#waiting.set(delivery.endpointId, waiting)
+    return true
+  }
+
+  #begin(delivery: LeasedDelivery): void {
+    this.#perEndpoint.set(delivery.endpointId, (this.#perEndpoint.get(delivery.endpointId) ?? 0) + 1)
     const work = this.#attempt(delivery)
       .catch((error: unknown) =>
         this.#log?.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed'),
@@ -157,11 +183,14 @@ export class WebhookSender {
         const left = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1
         if (left === 0) this.#perEndpoint.delete(delivery.endpointId)
         else this.#perEndpoint.set(delivery.endpointId, left)
-        // Room was made: what waits may go at once rather than at the next tick.
-        if (!this.#stopped) void this.poll()
+        if (this.#stopped) return
+        // The endpoint's next, if one waits; and room was made, so what is due may go before the next tick.
+        const next = this.#waiting.get(delivery.endpointId)?.shift()
+        if (this.#waiting.get(delivery.endpointId)?.length === 0) this.#waiting.delete(delivery.endpointId)
+        if (next) this.#begin(next)
+        void this.poll()
       })
     this.#inFlight.set(delivery.id, work)
-    return true
   }
 
   async #attempt(delivery: LeasedDelivery): Promise<void> {
