@@ -66,7 +66,7 @@ export interface Delivery {
 export class EventsRepository {
   readonly #db: Kysely<Database>
   readonly #engine: Engine
-  readonly #attempts: WriteBatch<AttemptToRecord, void>
+  readonly #attempts: WriteBatch<AttemptToRecord, undefined>
 
   constructor(db: Db) {
     this.#db = db.kysely
@@ -211,7 +211,7 @@ export class EventsRepository {
     return this.#attempts.add({ deliveryId, attempt, record, outcome })
   }
 
-  async #commitAttempts(attempts: AttemptToRecord[]): Promise<void[]> {
+  async #commitAttempts(attempts: AttemptToRecord[]): Promise<undefined[]> {
     await this.#db.transaction().execute(async (trx) => {
       await trx
         .insertInto('webhook_attempts')
