@@ -184,11 +184,12 @@ export class WebhookSender {
         if (left === 0) this.#perEndpoint.delete(delivery.endpointId)
         else this.#perEndpoint.set(delivery.endpointId, left)
         if (this.#stopped) return
-        // The endpoint's next, if one waits; and room was made, so what is due may go before the next tick.
+        // The endpoint's next, if one waits. Otherwise room was made, and what is due may go before the next
+        // tick; not after every attempt of a backlog, whose leases would each read past the whole backlog.
         const next = this.#waiting.get(delivery.endpointId)?.shift()
         if (this.#waiting.get(delivery.endpointId)?.length === 0) this.#waiting.delete(delivery.endpointId)
         if (next) this.#begin(next)
-        void this.poll()
+        else void this.poll()
       })
     this.#inFlight.set(delivery.id, work)
   }
