@@ -254,6 +254,16 @@ export class EventsRepository {
     return attempts.map(() => undefined)
   }
 
+  /** When the delivery's first attempt was made; undefined before it. */
+  async firstAttemptAt(deliveryId: string): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.min('at').as('first'))
+      .where('delivery_id', '=', deliveryId)
+      .executeTakeFirst()
+    return row?.first == null ? undefined : Number(row.first)
+  }
+
   /** Ends a delivery without an attempt (its endpoint was disabled). */
   async abandon(deliveryId: string, now: number): Promise<void> {
     await this.#db

@@ -54,10 +54,14 @@ export interface SenderDeps {
   now?: () => number
 }
 
-/** When the attempt after `attempts` failed ones is due, or undefined when none is left. */
+/**
+ * When the attempt after `attempts` failed ones is due, or undefined when none is left: the last falls at
+ * GIVE_UP_AFTER_MS after the event, so that an endpoint that never answers has failed that long by then.
+ */
 export function nextAttemptAt(attempts: number, eventAt: number, failedAt: number): number | undefined {
-  const next = failedAt + (RETRY_DELAYS_MS[attempts - 1] ?? DAY)
-  return next <= eventAt + GIVE_UP_AFTER_MS ? next : undefined
+  const deadline = eventAt + GIVE_UP_AFTER_MS
+  if (failedAt >= deadline) return undefined
+  return Math.min(failedAt + (RETRY_DELAYS_MS[attempts - 1] ?? DAY), deadline)
 }
 
 export class WebhookSender {
@@ -128,7 +132,7 @@ export class WebhookSender {
     return this.#polling
   }
 
-  /** Resolves once every attempt started so far has ended (tests). */
+  /** Resolves once every attempt started so far has ended (the tests of the retry schedule). */
   async settled(): Promise<void> {
     await Promise.allSettled(this.#inFlight.values())
   }
@@ -215,13 +219,21 @@ export class WebhookSender {
     }
     await this.#events.recordAttempt(delivery.id, attempt, { at, latencyMs, ...answer }, outcome)
     if (succeeded) await this.#webhooks.markAnswering(endpoint.id)
-    else await this.#failed(endpoint, at)
+    else await this.#failed(endpoint, at, outcome.state === 'failed' ? delivery.id : undefined)
   }
 
-  /** Every delivery to the endpoint has failed since `failingSince`: disabled once that is too long. */
-  async #failed(endpoint: WebhookEndpoint, at: number): Promise<void> {
+  /**
+   * An attempt failed at `at`; `exhausted`, the delivery that has no attempt left, if so. The endpoint is
+   * disabled once every delivery to it has failed for GIVE_UP_AFTER_MS, or when one runs out of attempts (its
+   * last falls at GIVE_UP_AFTER_MS after its event) without the endpoint answering anything since its first.
+   */
+  async #failed(endpoint: WebhookEndpoint, at: number, exhausted: string | undefined): Promise<void> {
     const failingSince = await this.#webhooks.markFailing(endpoint.id, at)
-    if (failingSince === undefined || at - failingSince < GIVE_UP_AFTER_MS) return
+    if (failingSince === undefined) return
+    const tooLong =
+      at - failingSince >= GIVE_UP_AFTER_MS ||
+      (exhausted !== undefined && failingSince <= ((await this.#events.firstAttemptAt(exhausted)) ?? at))
+    if (!tooLong) return
     const reason = `Every delivery failed from ${new Date(failingSince).toISOString()} to ${new Date(at).toISOString()}.`
     if (await this.#webhooks.disableFailing(endpoint.id, reason)) {
       this.#log?.warn({ endpointId: endpoint.id, accountId: endpoint.accountId }, 'webhook endpoint disabled')
