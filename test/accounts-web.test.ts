@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/accounts/sessions.service.ts'
 import type { App } from '../src/app.ts'
+import { ALL_SCOPES } from '../src/auth/scopes.ts'
 import { captureLogs, describeEachEngine, type TestContext } from './support/harness.ts'
 import { newOwner, OWNER_PASSWORD, WebClient } from './support/web-client.ts'
 
@@ -206,7 +207,7 @@ describeEachEngine('account pages over HTTP', (ctx) => {
       browser.post('/account/keys/new', form, '/account/keys')
     const scopesMarked = (body: string, message: RegExp) => {
       const boxes = [...body.matchAll(/<input type="checkbox" name="scopes"[^>]*>/g)].map((m) => m[0])
-      assert.equal(boxes.length, 9)
+      assert.equal(boxes.length, ALL_SCOPES.length)
       for (const box of boxes) assert.match(box, /aria-invalid="true" aria-describedby="field-scopes-error"/)
       assert.match(/id="field-scopes-error">([^<]*)</.exec(body)?.[1] ?? '', message)
     }
