@@ -376,6 +376,20 @@ for (const engine of ENGINES) {
         const endpointId = ((await made.json()) as { data: { id: string } }).data.id
         const [fileId] = await uploadFiles(server, 1)
         await eventually(async () => ofType('file.created').length === 1, 10_000, 'file.created')
+        // Its attempt recorded too: a kill between the answer and the record would send it again after the
+        // restart (at least once), which is not what this test is about.
+        const on = server
+        await eventually(
+          async () => {
+            const response = await fetch(`${on.base}/api/v1/webhooks/${endpointId}/deliveries`, {
+              headers: { authorization: `Bearer ${token}` },
+            })
+            const { data } = (await response.json()) as { data: { state: string }[] }
+            return data.length === 1 && data[0]?.state === 'succeeded'
+          },
+          10_000,
+          'the record of the file.created attempt',
+        )
 
         const deleting = fetch(`${server.base}/api/v1/files/${fileId}`, {
           method: 'DELETE',
@@ -412,6 +426,9 @@ for (const engine of ENGINES) {
         await server.stop()
         server = undefined
       } finally {
+        // A failure above must not leave its server running into the next test, on the same data.
+        await server?.stop()
+        server = undefined
         await receiver.close()
       }
     })
@@ -464,6 +481,9 @@ for (const engine of ENGINES) {
         await server.stop()
         server = undefined
       } finally {
+        // A failure above must not leave its server running into the next test, on the same data.
+        await server?.stop()
+        server = undefined
         await receiver.close()
       }
     })
