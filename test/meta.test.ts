@@ -95,6 +95,19 @@ function expectedIndex(config: Config, setupPending = true) {
           description: 'A file was made: an upload completed, or a file request received it.',
         },
         { name: 'file.deleted', description: 'A file was deleted (with its share link).' },
+        {
+          name: 'share.created',
+          description: 'A share link was created for a file, or a disabled or expired one reactivated.',
+        },
+        {
+          name: 'submission.received',
+          description: 'A file request received a file: the request and the Submission.',
+        },
+        {
+          name: 'request.closed',
+          description:
+            'A file request stopped accepting files: its owner disabled it, or it received as many files as it allows.',
+        },
       ],
       signatures: 'standard-webhooks',
       timeoutSeconds: 10,
