@@ -54,6 +54,15 @@ const OPERATION_IDS = {
   'get /analytics': 'getAnalytics',
   'get /analytics/daily': 'getDailyAnalytics',
   'get /analytics/top-shares': 'getTopShares',
+  'get /webhooks': 'listWebhooks',
+  'post /webhooks': 'createWebhook',
+  'get /webhooks/{webhookId}': 'getWebhook',
+  'patch /webhooks/{webhookId}': 'updateWebhook',
+  'delete /webhooks/{webhookId}': 'deleteWebhook',
+  'post /webhooks/{webhookId}/rotate-secret': 'rotateWebhookSecret',
+  'post /webhooks/{webhookId}/ping': 'pingWebhook',
+  'get /webhooks/{webhookId}/deliveries': 'listWebhookDeliveries',
+  'post /webhooks/{webhookId}/deliveries/{deliveryId}/retry': 'retryWebhookDelivery',
 }
 
 /** The project's own compiler settings, for code that lives outside the project. */
