@@ -1,19 +1,47 @@
 // Tells when this process has written through Kysely, for caches that must not serve what it read before its
 // own write (see Db.changeEpoch). Other processes' writes arrive as PostgreSQL notifications, but this
 // process's own may arrive after it has answered the writer, whose next request must already see the change.
-import type {
-  CompiledQuery,
-  DatabaseConnection,
-  Dialect,
-  Driver,
-  QueryResult,
-  TransactionSettings,
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  DeleteQueryNode,
+  type Dialect,
+  type Driver,
+  InsertQueryNode,
+  type OperationNode,
+  type QueryResult,
+  TableNode,
+  type TransactionSettings,
+  UpdateQueryNode,
 } from 'kysely'
 
-/** A statement that may change rows: anything but a SELECT (raw SQL counts unless it starts with one). */
+/**
+ * Tables whose rows no cache keeps: the webhooks' outbox, which every process polls twice a second. A write to
+ * them alone must not make the caches read again what they hold.
+ */
+const UNCACHED_TABLES = new Set(['events', 'webhook_endpoints', 'webhook_deliveries', 'webhook_attempts'])
+
+/** The table an INSERT, UPDATE or DELETE of one table writes; undefined for anything else. */
+function writtenTable(node: OperationNode): string | undefined {
+  const target = UpdateQueryNode.is(node)
+    ? node.table
+    : InsertQueryNode.is(node)
+      ? node.into
+      : DeleteQueryNode.is(node) && node.from.froms.length === 1
+        ? node.from.froms[0]
+        : undefined
+  return target && TableNode.is(target) ? target.table.identifier.name : undefined
+}
+
+/**
+ * A statement that may change rows a cache keeps: anything but a SELECT (raw SQL counts unless it starts with
+ * one) and a write to UNCACHED_TABLES.
+ */
 function mayWrite(query: CompiledQuery): boolean {
   const kind = query.query.kind
   if (kind === 'SelectQueryNode') return false
+  const table = writtenTable(query.query)
+  if (table !== undefined && UNCACHED_TABLES.has(table)) return false
   return !(kind === 'RawNode' && /^\s*select\b/i.test(query.sql))
 }
 
