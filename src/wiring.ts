@@ -326,7 +326,9 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     zips: new FilesZipService({ files: filesRepository, folders: foldersRepository, blobs }),
     shares: new SharesService({ transaction, shares: sharesRepository, files: filesRepository, events }),
     publicShares: new PublicSharesService({
+      transaction,
       shares: sharesRepository,
+      events,
       blobs,
       passes: new LinkPasses(serverSecrets),
       downloadPasses,

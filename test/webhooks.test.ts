@@ -452,6 +452,63 @@ for (const engine of ENGINES) {
       assert.deepEqual(shared[0]?.data, asApi.body.data)
     })
 
+    test('share.viewed and share.downloaded by the counting rules of the share page, each with its counts', async () => {
+      const visitsPath = `${path}-visits`
+      const made = await call(c.app, 'POST', '/api/v1/webhooks', {
+        token: account.token,
+        body: { url: `${receiverBase}${visitsPath}`, events: ['share.viewed', 'share.downloaded'] },
+      })
+      assert.equal(made.status, 201)
+      const file = await createFile(c, account.id, { name: 'visited.txt', content: 'visit me' })
+      const shared = await call(c.app, 'POST', '/api/v1/shares', {
+        token: account.token,
+        body: { fileId: file.id, maxDownloads: 1 },
+      })
+      const { id: shareId, publicUrl } = shared.body.data
+      const page = new URL(publicUrl).pathname
+      // Two views (a prefetch and a HEAD count none), one download, and one the limit refuses.
+      for (const init of [{}, {}, { headers: { 'sec-purpose': 'prefetch' } }, { method: 'HEAD' }]) {
+        assert.equal((await fetch(`${c.base}${page}`, init)).status, 200)
+      }
+      assert.equal((await fetch(`${c.base}${page}/download`)).status, 200)
+      assert.notEqual((await fetch(`${c.base}${page}/download`)).status, 200)
+      const received = (await receiver.at(visitsPath, 3)).map((delivery) =>
+        verified(delivery, made.body.data.secret),
+      )
+      assert.deepEqual(received.map((event) => event.type).sort(), [
+        'share.downloaded',
+        'share.viewed',
+        'share.viewed',
+      ])
+      const asApi = await call(c.app, 'GET', `/api/v1/shares/${shareId}`, { token: account.token })
+      assert.deepEqual(received.find((event) => event.type === 'share.downloaded')?.data, asApi.body.data)
+      assert.deepEqual(
+        received
+          .filter((event) => event.type === 'share.viewed')
+          .map((event) => [event.data.id, event.data.viewCount])
+          .sort(),
+        [
+          [shareId, 1],
+          [shareId, 2],
+        ],
+      )
+      // Nothing else was on its way (the exhausted link's page counted no view): the next event to arrive is
+      // that of a view of another link.
+      const other = await createFile(c, account.id, { name: 'witness.txt' })
+      const witness = await call(c.app, 'POST', '/api/v1/shares', {
+        token: account.token,
+        body: { fileId: other.id },
+      })
+      await fetch(witness.body.data.publicUrl)
+      const next = (await receiver.at(visitsPath, 4)).slice(3)
+      assert.deepEqual(
+        next
+          .map((delivery) => verified(delivery, made.body.data.secret))
+          .map((event) => [event.type, event.data.id]),
+        [['share.viewed', witness.body.data.id]],
+      )
+    })
+
     test('a submission records file.created, submission.received, and request.closed at its file limit', async () => {
       const request = await newRequest(c.app, account.token, { title: 'Two at most' })
       const limits = await call(c.app, 'PUT', `${REQUESTS}/${request.id}/limits`, {

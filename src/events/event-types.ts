@@ -4,6 +4,10 @@ export const EVENT_TYPES = {
   'file.created': 'A file was made: an upload completed, or a file request received it.',
   'file.deleted': 'A file was deleted (with its share link).',
   'share.created': 'A share link was created for a file, or a disabled or expired one reactivated.',
+  'share.viewed':
+    "A share link's page was viewed, as its view count counts: the link with its counts including this view.",
+  'share.downloaded':
+    "A share link's file was downloaded, as its download count counts: the link with its counts including this download.",
   'submission.received': 'A file request received a file: the request and the Submission.',
   'request.closed':
     'A file request stopped accepting files: its owner disabled it, or it received as many files as it allows.',

@@ -86,6 +86,28 @@ export class EventsRepository {
     return rows.map((row) => row.id)
   }
 
+  /**
+   * The active endpoints of any of the accounts that receive any of the types, with the types each receives;
+   * outside a transaction, for writes that look once for a batch of changes of many accounts.
+   */
+  async subscribersOfAccounts(
+    accountIds: string[],
+    types: string[],
+  ): Promise<{ id: string; accountId: string; types: string[] }[]> {
+    const rows = await this.#db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'account_id', 'event_types'])
+      .where('account_id', 'in', accountIds)
+      .where('is_active', '=', true)
+      .where((eb) => eb.or(types.map((type) => eb('event_types', 'like', `% ${type} %`))))
+      .execute()
+    return rows.map((row) => ({
+      id: row.id,
+      accountId: row.account_id,
+      types: row.event_types.trim().split(' '),
+    }))
+  }
+
   /** Records the event and a delivery of it to each endpoint, due at once. */
   async insert(executor: Kysely<Database>, event: NewEvent, endpointIds: string[]): Promise<void> {
     await executor

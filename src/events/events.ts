@@ -34,6 +34,9 @@ export interface Audience {
   endpointIds: string[]
 }
 
+/** The key of an account's audience for a type in `EventRecorder.audiences`. */
+export const audienceKey = (accountId: string, type: EventType) => `${accountId} ${type}`
+
 export class EventRecorder {
   readonly #events: EventsRepository
   readonly #shapes: EventShapes
@@ -52,6 +55,26 @@ export class EventRecorder {
     return endpointIds.length === 0 ? undefined : { accountId, type, endpointIds }
   }
 
+  /**
+   * Who would receive events of `types` from each of the accounts, read outside any transaction (for writes
+   * batched across accounts, such as counting visits): keyed by `audienceKey`, none for an account and type no
+   * one receives.
+   */
+  async audiences(accountIds: string[], types: EventType[]): Promise<Map<string, Audience>> {
+    const audiences = new Map<string, Audience>()
+    if (accountIds.length === 0) return audiences
+    for (const endpoint of await this.#events.subscribersOfAccounts(accountIds, types)) {
+      for (const type of types) {
+        if (!endpoint.types.includes(type)) continue
+        const key = audienceKey(endpoint.accountId, type)
+        const audience = audiences.get(key) ?? { accountId: endpoint.accountId, type, endpointIds: [] }
+        audience.endpointIds.push(endpoint.id)
+        audiences.set(key, audience)
+      }
+    }
+    return audiences
+  }
+
   /** Records one event of the audience's type per file. */
   async files(trx: Transaction, audience: Audience, files: StoredFile[]): Promise<void> {
     const now = Date.now()
@@ -60,7 +83,7 @@ export class EventRecorder {
     }
   }
 
-  /** A share link made or reactivated. */
+  /** An event about a share link (made, reactivated, viewed, downloaded), with the link as it is now. */
   async share(trx: Transaction, audience: Audience, share: ShareWithFile): Promise<void> {
     await this.#record(trx, audience, Date.now(), this.#shapes.share(share))
   }

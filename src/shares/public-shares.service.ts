@@ -3,15 +3,21 @@
 // counting views and downloads (the download limit). The public id is the capability: no account is involved.
 import { hashSecret, verifyPassword } from '../auth/secrets.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
+import type { Transactor } from '../db/database.ts'
+import { WriteBatch } from '../db/write-batch.ts'
+import type { EventType } from '../events/event-types.ts'
+import { audienceKey, type EventRecorder } from '../events/events.ts'
 import { type FaultLog, type FileContent, fileContent, type ServedFile } from '../files/file-content.ts'
 import { readTextHead, type TextHead } from '../files/text-head.ts'
 import type { DownloadPassesRepository } from './download-passes.repository.ts'
 import type { LinkPasses } from './link-passes.ts'
-import type { PublicLinkRow, SharesRepository } from './shares.repository.ts'
+import type { PublicLinkRow, SharesRepository, ShareWithFile, Visit } from './shares.repository.ts'
 
 /** A link that works: what its page may show once any password has been given. */
 export interface PublicLink {
   shareId: string
+  /** The owner's, whose webhooks may hear of the link's views and downloads. */
+  accountId: string
   publicId: string
   file: ServedFile
   preview: PublicLinkRow['preview']
@@ -62,6 +68,7 @@ function linkOf(row: PublicLinkRow): PublicLink {
   const { share } = row
   return {
     shareId: share.id,
+    accountId: share.accountId,
     publicId: share.publicId,
     file: row.file,
     preview: row.preview,
@@ -114,8 +121,16 @@ export type DownloadAdmission =
    */
   | { kind: 'start-from-beginning' }
 
+/** A visit to count, with the account whose webhooks may hear of it. */
+type AccountVisit = Visit & { accountId: string }
+
+const VISIT_EVENTS: Record<Visit['kind'], EventType> = { view: 'share.viewed', download: 'share.downloaded' }
+
 export class PublicSharesService {
+  readonly #transaction: Transactor
   readonly #shares: SharesRepository
+  readonly #events: EventRecorder
+  readonly #visits: WriteBatch<AccountVisit, boolean>
   readonly #blobs: BlobStore
   readonly #passes: LinkPasses
   readonly #downloadPasses: DownloadPassesRepository
@@ -123,13 +138,20 @@ export class PublicSharesService {
   readonly #passwordAttemptsPerAddress: ReturnType<AttemptCounters>
 
   constructor(deps: {
+    transaction: Transactor
     shares: SharesRepository
+    /** Records share.viewed and share.downloaded with the visits they tell of, in the same transaction. */
+    events: EventRecorder
     blobs: BlobStore
     passes: LinkPasses
     downloadPasses: DownloadPassesRepository
     attempts: AttemptCounters
   }) {
+    this.#transaction = deps.transaction
     this.#shares = deps.shares
+    this.#events = deps.events
+    // Views and downloads come in bursts: those that arrive together are committed together (db/write-batch.ts).
+    this.#visits = new WriteBatch((visits) => this.#commitVisits(visits), { maxItems: 1000 })
     this.#blobs = deps.blobs
     this.#passes = deps.passes
     this.#downloadPasses = deps.downloadPasses
@@ -258,7 +280,7 @@ export class PublicSharesService {
 
   /** Counts a view of the page; resolves once it is committed. */
   async countView(link: PublicLink): Promise<void> {
-    await this.#shares.countVisit({ shareId: link.shareId, kind: 'view', limited: false })
+    await this.#visits.add({ shareId: link.shareId, accountId: link.accountId, kind: 'view', limited: false })
   }
 
   /**
@@ -266,7 +288,38 @@ export class PublicSharesService {
    * reached by then (the download must then be refused).
    */
   #countDownload(link: PublicLink): Promise<boolean> {
-    return this.#shares.countVisit({ shareId: link.shareId, kind: 'download', limited: link.limited })
+    return this.#visits.add({
+      shareId: link.shareId,
+      accountId: link.accountId,
+      kind: 'download',
+      limited: link.limited,
+    })
+  }
+
+  /**
+   * Commits a batch of visits. When a webhook of one of their accounts hears of views or downloads (looked up
+   * once for the batch), the visits are counted and their events recorded in one transaction: one event per
+   * visit counted, carrying the link as the batch leaves it. Otherwise the counting goes as fast as it can
+   * (SharesRepository.countVisits), and costs this one indexed lookup more.
+   */
+  async #commitVisits(visits: AccountVisit[]): Promise<boolean[]> {
+    const accountIds = [...new Set(visits.map((visit) => visit.accountId))]
+    const audiences = await this.#events.audiences(accountIds, Object.values(VISIT_EVENTS))
+    if (audiences.size === 0) return this.#shares.countVisits(visits)
+    return this.#transaction(async (trx) => {
+      const counted = await this.#shares.countVisits(visits, trx)
+      const shares = new Map<string, ShareWithFile | undefined>()
+      for (const [i, visit] of visits.entries()) {
+        const audience = audiences.get(audienceKey(visit.accountId, VISIT_EVENTS[visit.kind]))
+        if (!audience || !counted[i]) continue
+        if (!shares.has(visit.shareId)) {
+          shares.set(visit.shareId, await this.#shares.get(visit.accountId, visit.shareId, trx))
+        }
+        const share = shares.get(visit.shareId)
+        if (share) await this.#events.share(trx, audience, share)
+      }
+      return counted
+    })
   }
 
   /** Whether `password` is the link's. Slow on purpose (scrypt): `unlock` limits the attempts first. */

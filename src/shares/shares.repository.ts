@@ -2,12 +2,11 @@
 // between a check and its write. View and download counts are increments in SQL, never read-modified-written;
 // those of requests that arrive together are committed together (db/write-batch.ts), with the day's counts.
 import { type CompiledQuery, type Kysely, type Selectable, sql, type Updateable } from 'kysely'
-import type { Db, Executor } from '../db/database.ts'
+import type { Db, Executor, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { idLookup } from '../db/read-path/id-lookup.ts'
 import { compileOnce, preparePages } from '../db/read-path/prepared.ts'
 import type { Database, SharesTable } from '../db/schema.ts'
-import { WriteBatch } from '../db/write-batch.ts'
 import type { ServedFile } from '../files/file-content.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from '../files/file-previews.repository.ts'
 
@@ -204,8 +203,7 @@ export class SharesRepository {
   readonly #db: Kysely<Database>
   readonly #listPage
   readonly #publicLink
-  readonly #visits: WriteBatch<Visit, boolean>
-  readonly #countVisits: ReturnType<typeof countVisitStatements>
+  readonly #addVisits: ReturnType<typeof countVisitStatements>
   readonly #countLimitedDownload: (shareId: string) => CompiledQuery
 
   constructor(db: Db) {
@@ -238,7 +236,7 @@ export class SharesRepository {
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
     )
-    this.#countVisits = countVisitStatements(db)
+    this.#addVisits = countVisitStatements(db)
     this.#countLimitedDownload = compileOnce(1, (shareId: string) =>
       db.kysely
         .updateTable('shares')
@@ -248,7 +246,6 @@ export class SharesRepository {
           eb.or([eb('max_downloads', 'is', null), eb('download_count', '<', eb.ref('max_downloads'))]),
         ),
     )
-    this.#visits = new WriteBatch((visits) => this.#commitVisits(visits), { maxItems: 1000 })
   }
 
   /** shares ⋈ files: a page of shares with their files is one query. */
@@ -385,21 +382,15 @@ export class SharesRepository {
   }
 
   /**
-   * Counts a view or a download, with the day's counts, and resolves once that is committed: true when it was
-   * counted, false when the link's download limit had been reached (nothing is counted then).
+   * Counts visits, with the day's counts, committed when this resolves (or with `trx`, the caller's
+   * transaction): per link, its views and unlimited downloads with the day's counts in one go (one statement on
+   * PostgreSQL, which can update and insert in one; two in a transaction on SQLite), and each download of a
+   * limited link by a conditional statement of its own, so that the limit holds exactly. Several links are
+   * written in the order of their ids, so that concurrent batches of several processes always lock them in the
+   * same order. One outcome per visit: true when it was counted, false when its link's download limit had been
+   * reached (nothing is counted then).
    */
-  countVisit(visit: Visit): Promise<boolean> {
-    return this.#visits.add(visit)
-  }
-
-  /**
-   * Commits a batch of visits: per link, its views and unlimited downloads with the day's counts in one go (one
-   * statement on PostgreSQL, which can update and insert in one; two in a transaction on SQLite), and each
-   * download of a limited link by a conditional statement of its own, so that the limit holds exactly. A batch
-   * of several links is one transaction, which writes them in the order of their ids, so that concurrent
-   * batches of several processes always lock them in the same order.
-   */
-  async #commitVisits(visits: Visit[]): Promise<boolean[]> {
+  async countVisits(visits: Visit[], trx?: Transaction): Promise<boolean[]> {
     const day = Math.floor(Date.now() / DAY_MS)
     const counted = visits.map(() => true)
     const byShare = new Map<string, { views: number; downloads: number; limited: number[] }>()
@@ -425,14 +416,15 @@ export class SharesRepository {
         }
         // The limited downloads granted were counted in total above; they count for the day here.
         if (views > 0 || downloads > 0 || granted > 0) {
-          for (const statement of this.#countVisits(shareId, day, views, downloads, granted)) {
+          for (const statement of this.#addVisits(shareId, day, views, downloads, granted)) {
             await executor.executeQuery(statement)
           }
         }
       }
     }
     const statements = (this.#database.engine === 'postgres' ? 1 : 2) * byShare.size
-    if (statements === 1 && visits.every((visit) => !visit.limited)) await write(this.#db)
+    if (trx) await write(trx)
+    else if (statements === 1 && visits.every((visit) => !visit.limited)) await write(this.#db)
     else await this.#database.transaction(write)
     return counted
   }

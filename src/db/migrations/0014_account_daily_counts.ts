@@ -4,7 +4,7 @@ import type { Engine } from '../engine.ts'
 // The daily counts of shares carry their account, so that the account's views and downloads per day, and its
 // most viewed shares of a period, are read from an index of the days' rows, (account_id, day), instead of one
 // lookup per share the account has. The account is the share's, copied once when the day's row is made
-// (SharesRepository.countVisit); the rows go with their share as before, and so with the account. No foreign
+// (SharesRepository.countVisits); the rows go with their share as before, and so with the account. No foreign
 // key of its own: the share's already ties the row to the account, and a second check would cost every new
 // day's row.
 //
