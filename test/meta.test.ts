@@ -100,6 +100,16 @@ function expectedIndex(config: Config, setupPending = true) {
           description: 'A share link was created for a file, or a disabled or expired one reactivated.',
         },
         {
+          name: 'share.viewed',
+          description:
+            "A share link's page was viewed, as its view count counts: the link with its counts including this view.",
+        },
+        {
+          name: 'share.downloaded',
+          description:
+            "A share link's file was downloaded, as its download count counts: the link with its counts including this download.",
+        },
+        {
           name: 'submission.received',
           description: 'A file request received a file: the request and the Submission.',
         },
