@@ -176,29 +176,41 @@ export class WebhookSender {
     return true
   }
 
+  /**
+   * Starts the delivery's attempt. Its endpoint's share counts the POST only, not the record after it: the bound
+   * is on what the receiver is asked at once, and a commit's wait (an fsync) must not hold up its next POST.
+   */
   #begin(delivery: LeasedDelivery): void {
-    this.#perEndpoint.set(delivery.endpointId, (this.#perEndpoint.get(delivery.endpointId) ?? 0) + 1)
-    const work = this.#attempt(delivery)
+    const { endpointId } = delivery
+    this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1)
+    let answered = false
+    const onAnswer = () => {
+      if (answered) return
+      answered = true
+      const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1
+      if (left === 0) this.#perEndpoint.delete(endpointId)
+      else this.#perEndpoint.set(endpointId, left)
+      if (this.#stopped) return
+      // The endpoint's next, if one waits. Otherwise room was made, and what is due may go before the next
+      // tick; not after every attempt of a backlog, whose leases would each read past the whole backlog.
+      const next = this.#waiting.get(endpointId)?.shift()
+      if (this.#waiting.get(endpointId)?.length === 0) this.#waiting.delete(endpointId)
+      if (next) this.#begin(next)
+      else void this.poll()
+    }
+    const work = this.#attempt(delivery, onAnswer)
       .catch((error: unknown) =>
         this.#log?.error({ err: error, deliveryId: delivery.id }, 'webhook attempt failed'),
       )
       .finally(() => {
         this.#inFlight.delete(delivery.id)
-        const left = (this.#perEndpoint.get(delivery.endpointId) ?? 1) - 1
-        if (left === 0) this.#perEndpoint.delete(delivery.endpointId)
-        else this.#perEndpoint.set(delivery.endpointId, left)
-        if (this.#stopped) return
-        // The endpoint's next, if one waits. Otherwise room was made, and what is due may go before the next
-        // tick; not after every attempt of a backlog, whose leases would each read past the whole backlog.
-        const next = this.#waiting.get(delivery.endpointId)?.shift()
-        if (this.#waiting.get(delivery.endpointId)?.length === 0) this.#waiting.delete(delivery.endpointId)
-        if (next) this.#begin(next)
-        else void this.poll()
+        onAnswer()
       })
     this.#inFlight.set(delivery.id, work)
   }
 
-  async #attempt(delivery: LeasedDelivery): Promise<void> {
+  /** One attempt: the POST (`onAnswer` once it has ended), then its record and what it means for the endpoint. */
+  async #attempt(delivery: LeasedDelivery, onAnswer: () => void): Promise<void> {
     const endpoint = await this.#webhooks.byId(delivery.endpointId)
     if (!endpoint?.isActive) {
       await this.#events.abandon(delivery.id, this.#now())
@@ -208,6 +220,7 @@ export class WebhookSender {
     const started = performance.now()
     const answer = await this.#post(endpoint, delivery, at)
     const latencyMs = Math.round(performance.now() - started)
+    onAnswer()
     const attempt = delivery.attempts + 1
     const succeeded = answer.status !== null && answer.status >= 200 && answer.status < 300
     let outcome: DeliveryOutcome
