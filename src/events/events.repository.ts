@@ -63,6 +63,13 @@ export interface Delivery {
   updatedAt: number
 }
 
+/** Rows per INSERT: well within either engine's limit on bound values (SQLite's 32,766 the lower). */
+const ROWS_AT_ONCE = 500
+
+function* chunks<Row>(rows: Row[]): Generator<Row[]> {
+  for (let i = 0; i < rows.length; i += ROWS_AT_ONCE) yield rows.slice(i, i + ROWS_AT_ONCE)
+}
+
 export class EventsRepository {
   readonly #db: Kysely<Database>
   readonly #engine: Engine
@@ -108,40 +115,42 @@ export class EventsRepository {
     }))
   }
 
-  /** Records the event and a delivery of it to each endpoint, due at once. */
-  async insert(executor: Kysely<Database>, event: NewEvent, endpointIds: string[]): Promise<void> {
-    await executor
-      .insertInto('events')
-      .values({
-        id: event.id,
-        account_id: event.accountId,
-        type: event.type,
-        payload: event.payload,
+  /**
+   * Records the events and a delivery of each to each of its endpoints, due at once: the rows of many events in
+   * few statements (a batch of share visits may record hundreds).
+   */
+  async insert(
+    executor: Kysely<Database>,
+    events: { event: NewEvent; endpointIds: string[] }[],
+  ): Promise<void> {
+    const eventRows = events.map(({ event }) => ({
+      id: event.id,
+      account_id: event.accountId,
+      type: event.type,
+      payload: event.payload,
+      created_at: event.createdAt,
+    }))
+    const deliveryRows = events.flatMap(({ event, endpointIds }) =>
+      endpointIds.map((endpointId) => ({
+        id: newId('dlv', event.createdAt),
+        endpoint_id: endpointId,
+        event_id: event.id,
+        state: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: event.createdAt,
+        lease_until: null,
         created_at: event.createdAt,
-      })
-      .execute()
-    if (endpointIds.length === 0) return
-    await executor
-      .insertInto('webhook_deliveries')
-      .values(
-        endpointIds.map((endpointId) => ({
-          id: newId('dlv', event.createdAt),
-          endpoint_id: endpointId,
-          event_id: event.id,
-          state: 'pending' as const,
-          attempts: 0,
-          next_attempt_at: event.createdAt,
-          lease_until: null,
-          created_at: event.createdAt,
-          updated_at: event.createdAt,
-        })),
-      )
-      .execute()
+        updated_at: event.createdAt,
+      })),
+    )
+    for (const rows of chunks(eventRows)) await executor.insertInto('events').values(rows).execute()
+    for (const rows of chunks(deliveryRows))
+      await executor.insertInto('webhook_deliveries').values(rows).execute()
   }
 
   /** Records `event` for one endpoint outside any other change (a test event). */
   async insertAlone(event: NewEvent, endpointId: string): Promise<void> {
-    await this.#db.transaction().execute((trx) => this.insert(trx, event, [endpointId]))
+    await this.#db.transaction().execute((trx) => this.insert(trx, [{ event, endpointIds: [endpointId] }]))
   }
 
   /**

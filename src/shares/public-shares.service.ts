@@ -18,6 +18,8 @@ export interface PublicLink {
   shareId: string
   /** The owner's, whose webhooks may hear of the link's views and downloads. */
   accountId: string
+  /** Whether a webhook of the owner hears of the link's views, of its downloads, as the link was read. */
+  heard: PublicLinkRow['heard']
   publicId: string
   file: ServedFile
   preview: PublicLinkRow['preview']
@@ -69,6 +71,7 @@ function linkOf(row: PublicLinkRow): PublicLink {
   return {
     shareId: share.id,
     accountId: share.accountId,
+    heard: row.heard,
     publicId: share.publicId,
     file: row.file,
     preview: row.preview,
@@ -121,8 +124,8 @@ export type DownloadAdmission =
    */
   | { kind: 'start-from-beginning' }
 
-/** A visit to count, with the account whose webhooks may hear of it. */
-type AccountVisit = Visit & { accountId: string }
+/** A visit to count, with the account whose webhooks may hear of it, and whether one did when its link was read. */
+type AccountVisit = Visit & { accountId: string; heard: boolean }
 
 const VISIT_EVENTS: Record<Visit['kind'], EventType> = { view: 'share.viewed', download: 'share.downloaded' }
 
@@ -280,7 +283,8 @@ export class PublicSharesService {
 
   /** Counts a view of the page; resolves once it is committed. */
   async countView(link: PublicLink): Promise<void> {
-    await this.#visits.add({ shareId: link.shareId, accountId: link.accountId, kind: 'view', limited: false })
+    const { shareId, accountId, heard } = link
+    await this.#visits.add({ shareId, accountId, heard: heard.views, kind: 'view', limited: false })
   }
 
   /**
@@ -288,27 +292,26 @@ export class PublicSharesService {
    * reached by then (the download must then be refused).
    */
   #countDownload(link: PublicLink): Promise<boolean> {
-    return this.#visits.add({
-      shareId: link.shareId,
-      accountId: link.accountId,
-      kind: 'download',
-      limited: link.limited,
-    })
+    const { shareId, accountId, heard, limited } = link
+    return this.#visits.add({ shareId, accountId, heard: heard.downloads, kind: 'download', limited })
   }
 
   /**
-   * Commits a batch of visits. When a webhook of one of their accounts hears of views or downloads (looked up
-   * once for the batch), the visits are counted and their events recorded in one transaction: one event per
-   * visit counted, carrying the link as the batch leaves it. Otherwise the counting goes as fast as it can
-   * (SharesRepository.countVisits), and costs this one indexed lookup more.
+   * Commits a batch of visits. When webhooks hear of some (as their links were read), the visits are counted and
+   * the events of those heard recorded in one transaction: one event per visit counted, carrying the link as the
+   * batch leaves it, to the endpoints that hear of it now (looked up once for the batch). Otherwise the counting
+   * goes as fast as it can (SharesRepository.countVisits).
    */
   async #commitVisits(visits: AccountVisit[]): Promise<boolean[]> {
-    const accountIds = [...new Set(visits.map((visit) => visit.accountId))]
+    const heard = visits.filter((visit) => visit.heard)
+    if (heard.length === 0) return this.#shares.countVisits(visits)
+    const accountIds = [...new Set(heard.map((visit) => visit.accountId))]
     const audiences = await this.#events.audiences(accountIds, Object.values(VISIT_EVENTS))
     if (audiences.size === 0) return this.#shares.countVisits(visits)
     return this.#transaction(async (trx) => {
       const counted = await this.#shares.countVisits(visits, trx)
       const shares = new Map<string, ShareWithFile | undefined>()
+      const events: Parameters<EventRecorder['shares']>[1] = []
       for (const [i, visit] of visits.entries()) {
         const audience = audiences.get(audienceKey(visit.accountId, VISIT_EVENTS[visit.kind]))
         if (!audience || !counted[i]) continue
@@ -316,8 +319,9 @@ export class PublicSharesService {
           shares.set(visit.shareId, await this.#shares.get(visit.accountId, visit.shareId, trx))
         }
         const share = shares.get(visit.shareId)
-        if (share) await this.#events.share(trx, audience, share)
+        if (share) events.push({ audience, share })
       }
+      await this.#events.shares(trx, events)
       return counted
     })
   }

@@ -1,7 +1,14 @@
 // Shares' SQL. Each state change is one conditional statement, so a concurrent request can never slip
 // between a check and its write. View and download counts are increments in SQL, never read-modified-written;
 // those of requests that arrive together are committed together (db/write-batch.ts), with the day's counts.
-import { type CompiledQuery, type Kysely, type Selectable, sql, type Updateable } from 'kysely'
+import {
+  type CompiledQuery,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely'
 import type { Db, Executor, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { idLookup } from '../db/read-path/id-lookup.ts'
@@ -48,6 +55,8 @@ export interface PublicLinkRow {
   share: Share & { accountId: string; passwordHash: string | null }
   file: ServedFile
   preview: Omit<FilePreview, 'fileId'> | null
+  /** Whether an active webhook of the owner hears of the link's views, of its downloads (as read with it). */
+  heard: { views: boolean; downloads: boolean }
 }
 
 /** One visit to count: a view of the page, or a download, which a link's limit may refuse. */
@@ -198,6 +207,18 @@ function countVisitStatements(db: Db) {
   ]
 }
 
+/**
+ * The active webhook endpoints of a link's owner that hear of `type`: read with the link on every visit (by the
+ * endpoints' index on their account), so that counting a visit no one hears of costs nothing more.
+ */
+const visitListeners = (eb: ExpressionBuilder<Database, 'shares'>, type: string) =>
+  eb
+    .selectFrom('webhook_endpoints')
+    .select('webhook_endpoints.id')
+    .whereRef('webhook_endpoints.account_id', '=', 'shares.account_id')
+    .where('webhook_endpoints.is_active', '=', true)
+    .where('webhook_endpoints.event_types', 'like', `% ${type} %`)
+
 export class SharesRepository {
   readonly #database: Db
   readonly #db: Kysely<Database>
@@ -232,6 +253,8 @@ export class SharesRepository {
             'files.created_at as file_created_at',
             'files.blob_key as file_blob_key',
             ...JOINED_PREVIEW_COLUMNS,
+            (eb) => eb.exists(visitListeners(eb, 'share.viewed')).as('views_heard'),
+            (eb) => eb.exists(visitListeners(eb, 'share.downloaded')).as('downloads_heard'),
           ])
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
@@ -378,6 +401,7 @@ export class SharesRepository {
         blobKey: row.file_blob_key,
       },
       preview: joinedPreview(row),
+      heard: { views: Boolean(row.views_heard), downloads: Boolean(row.downloads_heard) },
     }
   }
 
