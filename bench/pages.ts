@@ -5,6 +5,10 @@
 // figures are the servers', not the client's. After the runs, the link's view count must equal the
 // requests wrk completed.
 //
+// Then the same with a webhook endpoint that hears of every view (share.viewed, to the bare server, which answers
+// 204): what recording an event with each view costs, and how fast the events recorded reach the receiver (from
+// the first view to the last delivery's 2xx, each one counted as succeeded in the outbox).
+//
 //   npm run bench:pages                      both engines, 10 s per run, 3 rounds
 //   BENCH_ENGINES=sqlite BENCH_SECONDS=5 npm run bench:pages
 import type { ChildProcess } from 'node:child_process'
@@ -34,6 +38,8 @@ const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',') as E
 const DURATION = Number(process.env.BENCH_SECONDS ?? 10)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const CONNECTIONS = [8, 64]
+/** How long the webhook deliveries may take to catch up once the views end, at most. */
+const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 120)
 const BENCH_DIR = path.resolve('.bench')
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PG_DATABASE = 'coffer_bench_pages'
@@ -58,7 +64,9 @@ async function freshDatabase(engine: Engine): Promise<{ dataDir: string; databas
 }
 
 /** An account with one text file and its share link, made through Coffer's own services. */
-async function shareOneFile(env: Record<string, string>): Promise<{ shareId: string; page: string }> {
+async function shareOneFile(
+  env: Record<string, string>,
+): Promise<{ accountId: string; shareId: string; page: string }> {
   const config = loadConfig(env)
   const db = openDatabase(config)
   await migrate(db)
@@ -81,7 +89,39 @@ async function shareOneFile(env: Record<string, string>): Promise<{ shareId: str
       sha256: null,
     })
     const share = await services.shares.create(account.id, id)
-    return { shareId: share.id, page: `/s/${share.publicId}` }
+    return { accountId: account.id, shareId: share.id, page: `/s/${share.publicId}` }
+  } finally {
+    await db.close()
+  }
+}
+
+/** An endpoint of the account that hears of every view, made through Coffer's own services. */
+async function addWebhook(env: Record<string, string>, accountId: string, url: string): Promise<void> {
+  const config = loadConfig(env)
+  const db = openDatabase(config)
+  const blobs = await LocalBlobStore.open(path.join(config.dataDir, 'blobs'))
+  try {
+    await wire({ config, db, blobs }).services.webhooks.create(accountId, { url, events: ['share.viewed'] })
+  } finally {
+    await db.close()
+  }
+}
+
+/** Waits until no delivery is pending, or `ms` have passed; the deliveries by state. */
+async function drained(env: Record<string, string>, ms: number): Promise<Record<string, number>> {
+  const db = openDatabase(loadConfig(env))
+  const deadline = performance.now() + ms
+  try {
+    for (;;) {
+      const rows = await db.kysely
+        .selectFrom('webhook_deliveries')
+        .select(['state', db.kysely.fn.countAll<number>().as('count')])
+        .groupBy('state')
+        .execute()
+      const byState = Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]))
+      if (!byState.pending || performance.now() > deadline) return byState
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
   } finally {
     await db.close()
   }
@@ -112,8 +152,9 @@ async function benchEngine(engine: Engine): Promise<string> {
     DATA_DIR: dataDir,
     PUBLIC_URL: base,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
   }
-  const { shareId, page } = await shareOneFile(env)
+  const { accountId, shareId, page } = await shareOneFile(env)
   const coffer = startChild('src/server.ts', {
     ...env,
     PORT: String(port),
@@ -180,6 +221,36 @@ async function benchEngine(engine: Engine): Promise<string> {
     lines.push('', `${engine}: share page views at ${ratios.join('; ')}.`)
     lines.push(
       `${engine}: ${counted.toLocaleString('en')} views counted for ${requests.toLocaleString('en')} pages wrk received (it drops those in flight when a run ends).`,
+    )
+
+    // The same views, each recording a share.viewed event that the server's sender delivers meanwhile; at the
+    // fewer connections only, as the events pile up faster than one endpoint takes them.
+    await addWebhook(env, accountId, bareUrl)
+    const heard: string[] = []
+    const firstHeard = performance.now()
+    for (const connections of CONNECTIONS.slice(0, 1)) {
+      await wrk(`${base}${page}`, connections, 2)
+      const runs: Measured[] = []
+      for (let round = 0; round < ROUNDS; round++)
+        runs.push(await wrk(`${base}${page}`, connections, DURATION))
+      const m = median(runs)
+      heard.push(
+        `| share page (view counted, share.viewed recorded), ${connections} connections | ${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${Math.round(m.rps).toLocaleString('en')} |`,
+      )
+    }
+    const viewsEnded = performance.now()
+    const deliveries = await drained(env, DRAIN_SECONDS * 1000)
+    const drainedAt = performance.now()
+    const delivered = deliveries.succeeded ?? 0
+    if (deliveries.failed) throw new Error(`${deliveries.failed} webhook deliveries failed`)
+    if (deliveries.pending) {
+      lines.push(
+        `${engine}: ${deliveries.pending.toLocaleString('en')} share.viewed events still pending after ${DRAIN_SECONDS} s.`,
+      )
+    }
+    lines.splice(2 + 3 * CONNECTIONS.length, 0, ...heard) // at the end of the table
+    lines.push(
+      `${engine}: ${delivered.toLocaleString('en')} share.viewed events delivered to a 2xx receiver in ${((drainedAt - firstHeard) / 1000).toFixed(1)} s from the first view (${Math.round((delivered * 1000) / (drainedAt - firstHeard)).toLocaleString('en')} events/s; the last ${((drainedAt - viewsEnded) / 1000).toFixed(1)} s after the views ended).`,
     )
     return lines.join('\n')
   } finally {

@@ -45,6 +45,7 @@ import { ConnectedAppsService } from './oauth/connected-apps.service.ts'
 import { OauthRecordsRepository } from './oauth/oauth-records.repository.ts'
 import { PublicUrls } from './public-urls.ts'
 import { PublicRequestsService } from './requests/public-requests.service.ts'
+import { RequestDeadlinesJob } from './requests/request-deadlines.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
 import { serializeRequestWithCount, serializeSubmission } from './requests/requests.schemas.ts'
 import { RequestsService } from './requests/requests.service.ts'
@@ -84,6 +85,8 @@ export interface Jobs {
   nameIndex: NameIndexJob
   /** Sends the webhook deliveries the outbox holds, in every process (events/webhook-sender.ts). */
   webhookSender: WebhookSender
+  /** Records request.closed for the file requests whose deadline passed while they were open. */
+  requestDeadlines: RequestDeadlinesJob
 }
 
 export interface Wiring {
@@ -293,6 +296,12 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     secrets: webhookSecrets,
     allowPrivate: config.webhooksAllowPrivate,
   })
+  const requestDeadlines = new RequestDeadlinesJob({
+    transaction,
+    requests: requestsRepository,
+    events,
+    exclusively,
+  })
   const jobs: Jobs = {
     uploadProcessor,
     fileDigests,
@@ -301,6 +310,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     expiredRecords,
     nameIndex,
     webhookSender,
+    requestDeadlines,
   }
   const uploads = new UploadsService({
     transaction,
@@ -383,6 +393,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       expiredRecords.start(log)
       nameIndex.start(log)
       webhookSender.start(log)
+      requestDeadlines.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
@@ -392,6 +403,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       await expiredRecords.stop()
       await nameIndex.stop()
       await webhookSender.stop()
+      await requestDeadlines.stop()
     },
   }
 }

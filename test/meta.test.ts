@@ -116,7 +116,7 @@ function expectedIndex(config: Config, setupPending = true) {
         {
           name: 'request.closed',
           description:
-            'A file request stopped accepting files: its owner disabled it, or it received as many files as it allows.',
+            'A file request stopped accepting files: its owner disabled it, it received as many files as it allows, or its deadline passed.',
         },
       ],
       signatures: 'standard-webhooks',

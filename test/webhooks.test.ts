@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
+import type { App } from '../src/app.ts'
 import { EVENT_RETENTION_MS, EventsRepository } from '../src/events/events.repository.ts'
 import {
   assertError,
@@ -18,6 +19,7 @@ import {
   startApp,
   type TestAccount,
 } from './support/harness.ts'
+import { checkEventAgainstOpenApi } from './support/openapi-check.ts'
 import { newRequest, publicIdOf, REQUESTS } from './support/requests-helpers.ts'
 import { submit } from './support/submissions.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
@@ -75,14 +77,23 @@ class Receiver {
   }
 }
 
-/** The event a delivery carries, after its signature was verified with `secret`. */
-function verified(delivery: Received, secret: string) {
+/**
+ * The event a delivery carries, after its signature was verified with `secret`, and its body checked against the
+ * `webhooks` of the app's OpenAPI document.
+ */
+function verified(delivery: Received, secret: string, app: App) {
   const headers = {
     'webhook-id': String(delivery.headers['webhook-id']),
     'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
     'webhook-signature': String(delivery.headers['webhook-signature']),
   }
-  return new Webhook(secret).verify(delivery.body, headers) as { type: string; timestamp: string; data: any }
+  const event = new Webhook(secret).verify(delivery.body, headers) as {
+    type: string
+    timestamp: string
+    data: any
+  }
+  checkEventAgainstOpenApi(app, event)
+  return event
 }
 
 let receiver: Receiver
@@ -176,8 +187,8 @@ describeEachEngine(
       const created = arrived.find((delivery) => typeOf(delivery) === 'file.created')
       const gone = arrived.find((delivery) => typeOf(delivery) === 'file.deleted')
       assert.ok(created && gone)
-      const createdEvent = verified(created, endpoint.secret)
-      const goneEvent = verified(gone, endpoint.secret)
+      const createdEvent = verified(created, endpoint.secret, ctx().app)
+      const goneEvent = verified(gone, endpoint.secret, ctx().app)
       assert.equal(createdEvent.type, 'file.created')
       assert.deepEqual(createdEvent.data, asApi)
       assert.equal(goneEvent.type, 'file.deleted')
@@ -187,7 +198,7 @@ describeEachEngine(
       assert.match(String(created.headers['webhook-id']), /^evt_/)
       assert.notEqual(created.headers['webhook-id'], gone.headers['webhook-id'])
       // A wrong secret does not verify.
-      assert.throws(() => verified(created, `whsec_${Buffer.alloc(32).toString('base64')}`))
+      assert.throws(() => verified(created, `whsec_${Buffer.alloc(32).toString('base64')}`, ctx().app))
 
       const deliveries = await deliveriesOf(endpoint.id, attempted())
       assert.deepEqual(
@@ -207,7 +218,7 @@ describeEachEngine(
       await call(ctx().app, 'DELETE', `/api/v1/files/${removed.id}`, { token: account.token })
       const [only] = await receiver.at(new URL(url).pathname, 1)
       assert.ok(only)
-      assert.equal(verified(only, endpoint.secret).data.id, removed.id)
+      assert.equal(verified(only, endpoint.secret, ctx().app).data.id, removed.id)
 
       const disabled = await call(ctx().app, 'PATCH', `/api/v1/webhooks/${endpoint.id}`, {
         token: account.token,
@@ -246,7 +257,7 @@ describeEachEngine(
       const [, second] = await receiver.at(new URL(url).pathname, 2)
       assert.ok(first && second)
       assert.equal(second.headers['webhook-id'], first.headers['webhook-id'])
-      assert.equal(verified(second, endpoint.secret).type, 'webhook.ping')
+      assert.equal(verified(second, endpoint.secret, ctx().app).type, 'webhook.ping')
       assert.notEqual(second.headers['webhook-signature'], undefined)
 
       // Sent again on demand, still as the same message.
@@ -296,8 +307,8 @@ describeEachEngine(
       const [delivery] = await receiver.at(new URL(url).pathname, 1)
       assert.ok(delivery)
       assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 2)
-      assert.equal(verified(delivery, secret).type, 'file.created')
-      assert.equal(verified(delivery, endpoint.secret).type, 'file.created')
+      assert.equal(verified(delivery, secret, ctx().app).type, 'file.created')
+      assert.equal(verified(delivery, endpoint.secret, ctx().app).type, 'file.created')
     })
 
     test('events past their retention go with their deliveries, unless an attempt is still due', async () => {
@@ -420,7 +431,7 @@ for (const engine of ENGINES) {
     let endpoint: { id: string; secret: string }
     const path = `/shares-and-requests-${engine}`
     const events = async (count: number) =>
-      (await receiver.at(path, count)).map((delivery) => verified(delivery, endpoint.secret))
+      (await receiver.at(path, count)).map((delivery) => verified(delivery, endpoint.secret, c.app))
 
     before(async () => {
       c = await startListening(engine, { env: { WEBHOOKS_ALLOW_PRIVATE: 'true' } })
@@ -473,7 +484,7 @@ for (const engine of ENGINES) {
       assert.equal((await fetch(`${c.base}${page}/download`)).status, 200)
       assert.notEqual((await fetch(`${c.base}${page}/download`)).status, 200)
       const received = (await receiver.at(visitsPath, 3)).map((delivery) =>
-        verified(delivery, made.body.data.secret),
+        verified(delivery, made.body.data.secret, c.app),
       )
       assert.deepEqual(received.map((event) => event.type).sort(), [
         'share.downloaded',
@@ -503,7 +514,7 @@ for (const engine of ENGINES) {
       const next = (await receiver.at(visitsPath, 4)).slice(3)
       assert.deepEqual(
         next
-          .map((delivery) => verified(delivery, made.body.data.secret))
+          .map((delivery) => verified(delivery, made.body.data.secret, c.app))
           .map((event) => [event.type, event.data.id]),
         [['share.viewed', witness.body.data.id]],
       )
@@ -585,6 +596,57 @@ for (const engine of ENGINES) {
       assert.equal(closed[0]?.data.request.isActive, false)
       assert.equal(closed[0]?.data.request.title, 'Closed by hand')
       assert.equal(asApi.body.data.title, 'Renamed')
+    })
+
+    test('request.closed when a deadline passes on an open request, once per deadline', async () => {
+      const closedPath = `${path}-closed`
+      const made = await call(c.app, 'POST', '/api/v1/webhooks', {
+        token: account.token,
+        body: { url: `${receiverBase}${closedPath}`, events: ['request.closed'] },
+      })
+      const withDeadline = async (title: string, inMs: number, maxFiles: number | null = null) => {
+        const request = await newRequest(c.app, account.token, { title })
+        const res = await call(c.app, 'PUT', `${REQUESTS}/${request.id}/limits`, {
+          token: account.token,
+          body: { deadline: new Date(Date.now() + inMs).toISOString(), maxFiles },
+        })
+        assert.equal(res.status, 200, JSON.stringify(res.body))
+        return request
+      }
+      const open = await withDeadline('Open at its deadline', 60_000)
+      const disabled = await withDeadline('Disabled before', 60_000)
+      const full = await withDeadline('Full before', 60_000, 1)
+      const later = await withDeadline('Later deadline', 600_000)
+      await call(c.app, 'PATCH', `${REQUESTS}/${disabled.id}`, {
+        token: account.token,
+        body: { isActive: false },
+      })
+      const sent = await submit(c.app, publicIdOf(full), { submitterEmail: 'ada@example.com' }, [
+        { name: 'a.txt', type: 'text/plain', content: 'a' },
+      ])
+      assert.equal(sent.statuses[0]?.status, 'complete')
+      const { requestDeadlines } = c.app.jobs
+      // As if 90 seconds had gone by: three deadlines passed, one of an open request. Twice: handled once.
+      await requestDeadlines.handlePassed(Date.now() + 90_000)
+      await requestDeadlines.handlePassed(Date.now() + 90_000)
+      // A new deadline for the same request: its passing is an event again.
+      const renewed = await call(c.app, 'PUT', `${REQUESTS}/${open.id}/limits`, {
+        token: account.token,
+        body: { deadline: new Date(Date.now() + 60_000).toISOString() },
+      })
+      assert.equal(renewed.status, 200)
+      await requestDeadlines.handlePassed(Date.now() + 90_000)
+      const received = (await receiver.at(closedPath, 4)).map((delivery) =>
+        verified(delivery, made.body.data.secret, c.app),
+      )
+      const reasons = (id: string) =>
+        received.filter((event) => event.data.request.id === id).map((event) => event.data.reason)
+      assert.deepEqual(reasons(open.id), ['deadline', 'deadline'])
+      assert.deepEqual(reasons(disabled.id), ['disabled'])
+      assert.deepEqual(reasons(full.id), ['maxFiles'])
+      assert.deepEqual(reasons(later.id), [])
+      const first = received.find((event) => event.data.reason === 'deadline')
+      assert.equal(first?.data.request.title, 'Open at its deadline')
     })
   })
 }

@@ -26,6 +26,7 @@ import * as nameIndex from './migrations/0019_name_index.ts'
 import * as orderIndexesWithoutNames from './migrations/0020_order_indexes_without_names.ts'
 import * as nameIndexBlocksOf65536 from './migrations/0021_name_index_blocks_of_65536.ts'
 import * as webhooks from './migrations/0022_webhooks.ts'
+import * as requestDeadlineEvents from './migrations/0023_request_deadline_events.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0020_order_indexes_without_names': orderIndexesWithoutNames,
   '0021_name_index_blocks_of_65536': nameIndexBlocksOf65536,
   '0022_webhooks': webhooks,
+  '0023_request_deadline_events': requestDeadlineEvents,
 }
 
 class Migrations implements MigrationProvider {

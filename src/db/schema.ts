@@ -150,6 +150,8 @@ export interface FileRequestsTable {
   submission_count: Generated<number>
   /** After this time the public page accepts no more files; null for no deadline. */
   deadline_at: number | null
+  /** Whether the deadline's passing was handled (request.closed recorded); false again when it changes. */
+  deadline_handled: Generated<boolean>
   /** Files accepted in all, submissions and uploads under way together; null for no limit. */
   max_files: number | null
   /** The largest file accepted, in bytes; null for the server's MAX_FILE_SIZE. */

@@ -10,7 +10,7 @@ export const EVENT_TYPES = {
     "A share link's file was downloaded, as its download count counts: the link with its counts including this download.",
   'submission.received': 'A file request received a file: the request and the Submission.',
   'request.closed':
-    'A file request stopped accepting files: its owner disabled it, or it received as many files as it allows.',
+    'A file request stopped accepting files: its owner disabled it, it received as many files as it allows, or its deadline passed.',
 } as const
 
 export type EventType = keyof typeof EVENT_TYPES

@@ -21,7 +21,8 @@ export interface EventShapes {
 }
 
 /** Why a file request stopped accepting files. */
-export type ClosedBecause = 'disabled' | 'maxFiles'
+export const CLOSED_BECAUSE = ['disabled', 'maxFiles', 'deadline'] as const
+export type ClosedBecause = (typeof CLOSED_BECAUSE)[number]
 
 /** The body of an event, as every endpoint receives it. */
 export const eventBody = (type: string, at: number, data: unknown) =>
@@ -78,14 +79,24 @@ export class EventRecorder {
   /** Records one event of the audience's type per file. */
   async files(trx: Transaction, audience: Audience, files: StoredFile[]): Promise<void> {
     const now = Date.now()
-    for (const file of files) {
-      await this.#record(trx, audience, now, this.#shapes.file(file))
-    }
+    await this.#events.insert(
+      trx,
+      files.map((file) => this.#event(audience, now, this.#shapes.file(file))),
+    )
   }
 
   /** An event about a share link (made, reactivated, viewed, downloaded), with the link as it is now. */
   async share(trx: Transaction, audience: Audience, share: ShareWithFile): Promise<void> {
-    await this.#record(trx, audience, Date.now(), this.#shapes.share(share))
+    await this.shares(trx, [{ audience, share }])
+  }
+
+  /** Events about share links, each to its audience: recorded together (a batch of visits). */
+  async shares(trx: Transaction, events: { audience: Audience; share: ShareWithFile }[]): Promise<void> {
+    const now = Date.now()
+    await this.#events.insert(
+      trx,
+      events.map(({ audience, share }) => this.#event(audience, now, this.#shapes.share(share))),
+    )
   }
 
   /** A file received by a request: the request as it is now, and the Submission. */
@@ -110,14 +121,12 @@ export class EventRecorder {
   }
 
   async #record(trx: Transaction, audience: Audience, at: number, data: unknown): Promise<void> {
+    await this.#events.insert(trx, [this.#event(audience, at, data)])
+  }
+
+  #event(audience: Audience, at: number, data: unknown): { event: NewEvent; endpointIds: string[] } {
     const { accountId, type, endpointIds } = audience
-    const event: NewEvent = {
-      id: newId('evt', at),
-      accountId,
-      type,
-      payload: eventBody(type, at, data),
-      createdAt: at,
-    }
-    await this.#events.insert(trx, event, endpointIds)
+    const event = { id: newId('evt', at), accountId, type, payload: eventBody(type, at, data), createdAt: at }
+    return { event, endpointIds }
   }
 }

@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
 import { DateTime, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
-import { ALL_EVENT_TYPES, EVENT_TYPES } from './event-types.ts'
+import { ALL_EVENT_TYPES, EVENT_TYPES, type EventType, PING_EVENT } from './event-types.ts'
 import type { Delivery } from './events.repository.ts'
+import { CLOSED_BECAUSE } from './events.ts'
 import { MAX_URL_LENGTH } from './webhook-targets.ts'
 import type { WebhookEndpoint } from './webhooks.repository.ts'
 
@@ -138,5 +139,104 @@ export function serializeDelivery(delivery: Delivery) {
     nextAttemptAt: toIsoOrNull(delivery.nextAttemptAt),
     createdAt: toIso(delivery.createdAt),
     updatedAt: toIso(delivery.updatedAt),
+  }
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const RequestClosedData = {
+  type: 'object',
+  required: ['request', 'reason'],
+  additionalProperties: false,
+  properties: {
+    request: ref('FileRequestWithCount'),
+    reason: {
+      enum: CLOSED_BECAUSE,
+      description:
+        'Its owner disabled it (`disabled`), it received as many files as it allows (`maxFiles`), or its deadline passed while it was open (`deadline`, recorded within seconds of it).',
+    },
+  },
+}
+/** What each event type's `data` holds: the API's own shapes, as they were when the change committed. */
+const EVENT_DATA: Record<EventType, object> = {
+  'file.created': ref('File'),
+  'file.deleted': ref('File'),
+  'share.created': ref('ShareWithFile'),
+  'share.viewed': ref('ShareWithFile'),
+  'share.downloaded': ref('ShareWithFile'),
+  'submission.received': {
+    type: 'object',
+    required: ['request', 'submission'],
+    additionalProperties: false,
+    properties: { request: ref('FileRequestWithCount'), submission: ref('Submission') },
+  },
+  'request.closed': RequestClosedData,
+}
+const PING_DATA = {
+  type: 'object',
+  required: ['webhookId', 'message'],
+  additionalProperties: false,
+  properties: { webhookId: { type: 'string' }, message: { type: 'string' } },
+}
+
+/**
+ * The OpenAPI document's `webhooks`: per event type, the POST an endpoint receives, its body and the Standard
+ * Webhooks headers that sign it.
+ */
+export function eventWebhooks(): Record<string, object> {
+  const signed = (type: string, description: string, data: object) => ({
+    post: {
+      // file.created → fileCreatedEvent
+      operationId: `${type.replace(/\.(\w)/g, (_, letter: string) => letter.toUpperCase())}Event`,
+      summary: type,
+      // Not a credential of the API's: the signature headers below, by the endpoint's own secret.
+      security: [],
+      description: `${description} Signed by the Standard Webhooks scheme: verify \`webhook-signature\` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.`,
+      tags: ['webhooks'],
+      parameters: [
+        [
+          'webhook-id',
+          "The event's id: the same on every attempt and every endpoint, so a receiver can drop repeats.",
+        ],
+        ['webhook-timestamp', 'When this attempt was signed, in seconds since 1970.'],
+        [
+          'webhook-signature',
+          '`v1,<base64 HMAC-SHA256>`, one per secret that signs (two for 24 hours after a rotation).',
+        ],
+      ].map(([name, about]) => ({
+        name,
+        in: 'header',
+        required: true,
+        description: about,
+        schema: { type: 'string' },
+      })),
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['type', 'timestamp', 'data'],
+              additionalProperties: false,
+              properties: {
+                type: { const: type },
+                timestamp: { type: 'string', format: 'date-time', description: 'When the change committed.' },
+                data,
+              },
+            },
+          },
+        },
+      },
+      responses: { '2XX': { description: 'Received.' } },
+    },
+  })
+  return {
+    ...Object.fromEntries(
+      ALL_EVENT_TYPES.map((type) => [type, signed(type, EVENT_TYPES[type], EVENT_DATA[type])]),
+    ),
+    [PING_EVENT]: signed(
+      PING_EVENT,
+      'A test event, sent by `POST /webhooks/{id}/ping` to that endpoint alone.',
+      PING_DATA,
+    ),
   }
 }

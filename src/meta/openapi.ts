@@ -5,6 +5,7 @@ import type { SwaggerOptions } from '@fastify/swagger'
 import { SCOPES } from '../auth/scopes.ts'
 import type { Config } from '../config.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
+import { eventWebhooks } from '../events/webhooks.schemas.ts'
 import { BEARER_SECURITY } from '../http/auth.ts'
 import { API_BASE_PATH, type PublicUrls } from '../public-urls.ts'
 import { LIMITS, MULTIPART_THRESHOLD_BYTES } from './capabilities.ts'
@@ -286,7 +287,7 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject
       describeResponses(documentObject.openapiObject as OpenApiDocument)
-      return documentObject.openapiObject
+      return { ...documentObject.openapiObject, webhooks: eventWebhooks() }
     },
   }
 }

@@ -1,6 +1,6 @@
 // File requests' SQL, and their submissions'. Every read of a request joins its folder in the same query.
 // Submission counts are moved atomically in SQL, in the transaction of the submission they count.
-import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely'
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
@@ -377,11 +377,42 @@ export class RequestsRepository {
   ): Promise<boolean> {
     const result = await (trx ?? this.#db)
       .updateTable('file_requests')
-      .set({ ...limitsToColumns(limits), updated_at: Date.now() })
+      // A new deadline (in the future, or none) has not passed: its passing is yet to be handled.
+      .set({ ...limitsToColumns(limits), deadline_handled: false, updated_at: Date.now() })
       .where('id', '=', requestId)
       .where('account_id', '=', accountId)
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * Takes, in the caller's transaction, up to `limit` requests whose deadline passed by `now` and was not yet
+   * handled, each with its account, the earliest deadline first, and marks them handled. The condition on
+   * `deadline_handled` is written as the partial index's (migration 0023), so that both engines read only it.
+   */
+  async takePassedDeadlines(
+    trx: Transaction,
+    now: number,
+    limit: number,
+  ): Promise<{ accountId: string; request: FileRequest }[]> {
+    const rows = await selectRequests(trx)
+      .select('file_requests.account_id')
+      .where(sql.ref('file_requests.deadline_handled'), '=', sql.lit(false))
+      .where('file_requests.deadline_at', '<=', now)
+      .orderBy('file_requests.deadline_at')
+      .limit(limit)
+      .execute()
+    if (rows.length === 0) return []
+    await trx
+      .updateTable('file_requests')
+      .set({ deadline_handled: true })
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .execute()
+    return rows.map((row) => ({ accountId: row.account_id, request: toFileRequest(row) }))
   }
 
   /** The request behind a public link; undefined for an unknown link. */

@@ -78,3 +78,20 @@ export async function checkResponseAgainstOpenApi(
     )
   }
 }
+
+/** Validates an event a webhook received against the OpenAPI document's `webhooks` entry for its type. */
+export function checkEventAgainstOpenApi(app: App, event: { type: string }): void {
+  const checker = checkerFor(app)
+  const key = `webhook ${event.type}`
+  let validate = checker.validators.get(key)
+  if (!validate) {
+    const ref = `openapi#/${pointer('webhooks', event.type, 'post', 'requestBody', 'content', 'application/json', 'schema')}`
+    validate = checker.ajv.compile({ $ref: ref })
+    checker.validators.set(key, validate)
+  }
+  if (!validate(event)) {
+    assert.fail(
+      `${key}: event does not match the OpenAPI document: ${checker.ajv.errorsText(validate.errors)}\n${JSON.stringify(event)}`,
+    )
+  }
+}

@@ -1,0 +1,81 @@
+// The passing of file requests' deadlines, as events: a request still open when its deadline passes closes then,
+// and its owner's webhooks hear of it (request.closed, reason `deadline`). Nothing else happens at a deadline (the
+// public page and the uploads check it themselves), so a request whose deadline passes while no webhook listens
+// is only marked handled.
+import type { Exclusively, Transactor } from '../db/database.ts'
+import type { EventRecorder } from '../events/events.ts'
+import type { RequestsRepository } from './requests.repository.ts'
+
+/** How often the job looks for deadlines that passed: how late a request.closed of a deadline may be. */
+export const DEADLINE_CHECK_INTERVAL_MS = 10_000
+
+/** Requests handled in one transaction; more wait for the next. */
+const DEADLINES_AT_ONCE = 500
+
+export class RequestDeadlinesJob {
+  readonly #transaction: Transactor
+  readonly #requests: RequestsRepository
+  readonly #events: EventRecorder
+  readonly #exclusively: Exclusively
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<unknown> | undefined
+
+  constructor(deps: {
+    transaction: Transactor
+    requests: RequestsRepository
+    events: EventRecorder
+    exclusively: Exclusively
+  }) {
+    this.#transaction = deps.transaction
+    this.#requests = deps.requests
+    this.#events = deps.events
+    this.#exclusively = deps.exclusively
+  }
+
+  /** Handles the deadlines that have passed, in one process at a time; resolves when none is left. */
+  async handlePassed(now = Date.now()): Promise<void> {
+    await this.#exclusively('request-deadlines', async () => {
+      while ((await this.#handleSome(now)) === DEADLINES_AT_ONCE) {}
+    })
+  }
+
+  /**
+   * One transaction: takes passed deadlines and records request.closed for each request still open then (not
+   * disabled by its owner, nor full: those closed before, and said so). Returns how many it took.
+   */
+  #handleSome(now: number): Promise<number> {
+    return this.#transaction(async (trx) => {
+      const passed = await this.#requests.takePassedDeadlines(trx, now, DEADLINES_AT_ONCE)
+      for (const { accountId, request } of passed) {
+        const { maxFiles } = request.limits
+        const open = request.isActive && (maxFiles === null || request.submissionCount < maxFiles)
+        if (!open) continue
+        const audience = await this.#events.audience(trx, accountId, 'request.closed')
+        if (audience) await this.#events.requestClosed(trx, audience, request, 'deadline')
+      }
+      return passed.length
+    })
+  }
+
+  start(log: JobLog): void {
+    const run = () => {
+      this.#running ??= this.handlePassed()
+        .catch((error: unknown) => log.error({ err: error }, 'handling passed request deadlines failed'))
+        .finally(() => {
+          this.#running = undefined
+        })
+    }
+    run()
+    this.#timer = setInterval(run, DEADLINE_CHECK_INTERVAL_MS)
+    this.#timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#running
+  }
+}
+
+interface JobLog {
+  error(fields: { err: unknown }, message: string): void
+}
