@@ -18,8 +18,8 @@ export interface PublicLink {
   shareId: string
   /** The owner's, whose webhooks may hear of the link's views and downloads. */
   accountId: string
-  /** Whether a webhook of the owner hears of the link's views, of its downloads, as the link was read. */
-  heard: PublicLinkRow['heard']
+  /** Whether the owner had an active webhook endpoint as the link was read, which may hear of its visits. */
+  ownerHasWebhooks: boolean
   publicId: string
   file: ServedFile
   preview: PublicLinkRow['preview']
@@ -71,7 +71,7 @@ function linkOf(row: PublicLinkRow): PublicLink {
   return {
     shareId: share.id,
     accountId: share.accountId,
-    heard: row.heard,
+    ownerHasWebhooks: row.ownerHasWebhooks,
     publicId: share.publicId,
     file: row.file,
     preview: row.preview,
@@ -124,8 +124,8 @@ export type DownloadAdmission =
    */
   | { kind: 'start-from-beginning' }
 
-/** A visit to count, with the account whose webhooks may hear of it, and whether one did when its link was read. */
-type AccountVisit = Visit & { accountId: string; heard: boolean }
+/** A visit to count, with the account whose webhooks may hear of it, and whether it had any as its link was read. */
+type AccountVisit = Visit & { accountId: string; ownerHasWebhooks: boolean }
 
 const VISIT_EVENTS: Record<Visit['kind'], EventType> = { view: 'share.viewed', download: 'share.downloaded' }
 
@@ -283,8 +283,8 @@ export class PublicSharesService {
 
   /** Counts a view of the page; resolves once it is committed. */
   async countView(link: PublicLink): Promise<void> {
-    const { shareId, accountId, heard } = link
-    await this.#visits.add({ shareId, accountId, heard: heard.views, kind: 'view', limited: false })
+    const { shareId, accountId, ownerHasWebhooks } = link
+    await this.#visits.add({ shareId, accountId, ownerHasWebhooks, kind: 'view', limited: false })
   }
 
   /**
@@ -292,20 +292,20 @@ export class PublicSharesService {
    * reached by then (the download must then be refused).
    */
   #countDownload(link: PublicLink): Promise<boolean> {
-    const { shareId, accountId, heard, limited } = link
-    return this.#visits.add({ shareId, accountId, heard: heard.downloads, kind: 'download', limited })
+    const { shareId, accountId, ownerHasWebhooks, limited } = link
+    return this.#visits.add({ shareId, accountId, ownerHasWebhooks, kind: 'download', limited })
   }
 
   /**
-   * Commits a batch of visits. When webhooks hear of some (as their links were read), the visits are counted and
-   * the events of those heard recorded in one transaction: one event per visit counted, carrying the link as the
-   * batch leaves it, to the endpoints that hear of it now (looked up once for the batch). Otherwise the counting
-   * goes as fast as it can (SharesRepository.countVisits).
+   * Commits a batch of visits. When webhooks hear of some (looked up once for the batch, among the accounts that
+   * had webhooks as their links were read), the visits are counted and their events recorded in one transaction:
+   * one event per visit counted, carrying the link as the batch leaves it. Otherwise the counting goes as fast as
+   * it can (SharesRepository.countVisits).
    */
   async #commitVisits(visits: AccountVisit[]): Promise<boolean[]> {
-    const heard = visits.filter((visit) => visit.heard)
-    if (heard.length === 0) return this.#shares.countVisits(visits)
-    const accountIds = [...new Set(heard.map((visit) => visit.accountId))]
+    const withWebhooks = visits.filter((visit) => visit.ownerHasWebhooks)
+    if (withWebhooks.length === 0) return this.#shares.countVisits(visits)
+    const accountIds = [...new Set(withWebhooks.map((visit) => visit.accountId))]
     const audiences = await this.#events.audiences(accountIds, Object.values(VISIT_EVENTS))
     if (audiences.size === 0) return this.#shares.countVisits(visits)
     return this.#transaction(async (trx) => {
