@@ -48,6 +48,11 @@ export interface Config {
    */
   webhooksAllowPrivate: boolean
   /**
+   * Email (mail/): SMTP_URL (`smtp://` or `smtps://`, credentials in it) and MAIL_FROM, the sender's address. Both
+   * or neither; without them nothing is sent and the pages offer nothing that needs email.
+   */
+  mail: { smtpUrl: string; from: string } | undefined
+  /**
    * On SIGTERM (server.ts): `/readyz` fails at once and requests are still served for `graceMs`, while load
    * balancers notice; then new connections are refused and what is under way has `timeoutMs` to finish.
    */
@@ -132,6 +137,18 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`)
   }
   return raw
+}
+
+function mail(env: Env): Config['mail'] {
+  const smtpUrl = url(env, 'SMTP_URL', ['smtp:', 'smtps:'])
+  const from = env.MAIL_FROM || undefined
+  if (smtpUrl === undefined && from === undefined) return undefined
+  if (smtpUrl === undefined) throw new ConfigError('MAIL_FROM is set without SMTP_URL: set both, or neither')
+  if (from === undefined) throw new ConfigError('SMTP_URL is set without MAIL_FROM: set both, or neither')
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(from.replace(/^.*<(.*)>\s*$/, '$1'))) {
+    throw new ConfigError('MAIL_FROM must be an email address, or "Name <address>"')
+  }
+  return { smtpUrl, from }
 }
 
 function secret(env: Env, name: string): string | undefined {
@@ -278,6 +295,7 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: metrics(env),
     signUpOpen: signUp(env),
     webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+    mail: mail(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,
   }
 }

@@ -34,6 +34,7 @@ export type IdPrefix =
   | 'whk'
   | 'evt'
   | 'dlv'
+  | 'msg'
 
 /** The last ID's time and random part: IDs made in the same millisecond by this process keep their order. */
 let lastTime = -1

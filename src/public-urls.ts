@@ -50,6 +50,11 @@ export class PublicUrls {
     return `${this.origin}/s/${publicId}`
   }
 
+  /** The page a "Forgot your password?" email links to. */
+  passwordResetPage(secret: string): string {
+    return `${this.origin}/account/reset-password/${secret}`
+  }
+
   /** The public page of a file request, where outside submitters upload. */
   requestPage(publicId: string): string {
     return `${this.origin}/r/${publicId}`

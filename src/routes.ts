@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { AccountsService } from './accounts/accounts.service.ts'
 import type { ApiKeysService } from './accounts/api-keys.service.ts'
+import type { PasswordResetService } from './accounts/password-reset.service.ts'
 import type { SessionsService } from './accounts/sessions.service.ts'
 import type { SetupService } from './accounts/setup.service.ts'
 import type { WebSessions } from './accounts/web-sessions.ts'
@@ -47,6 +48,8 @@ export interface Services {
   health: HealthService
   /** Webhook endpoints, their deliveries and test events. */
   webhooks: WebhooksService
+  /** "Forgot your password?"; undefined without email (SMTP_URL), which it needs. */
+  passwordReset: PasswordResetService | undefined
 }
 
 /** What every resource's routes receive. */

@@ -5,6 +5,8 @@ import { AccountsRepository } from './accounts/accounts.repository.ts'
 import { AccountsService, type AttemptCounters } from './accounts/accounts.service.ts'
 import { ApiKeysRepository } from './accounts/api-keys.repository.ts'
 import { ApiKeysService } from './accounts/api-keys.service.ts'
+import { PasswordResetService } from './accounts/password-reset.service.ts'
+import { PasswordResetsRepository } from './accounts/password-resets.repository.ts'
 import { SessionsRepository } from './accounts/sessions.repository.ts'
 import { SessionsService } from './accounts/sessions.service.ts'
 import { SetupService } from './accounts/setup.service.ts'
@@ -20,6 +22,7 @@ import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { EVENT_RETENTION_MS, EventsRepository } from './events/events.repository.ts'
 import { EventRecorder } from './events/events.ts'
+import { endpointDisabledMessage } from './events/webhook-mail.ts'
 import { WebhookSecrets } from './events/webhook-secrets.ts'
 import { type SenderLog, WebhookSender } from './events/webhook-sender.ts'
 import { WebhooksRepository } from './events/webhooks.repository.ts'
@@ -34,6 +37,8 @@ import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
 import type { Metrics } from './http/metrics.ts'
 import { MemoryRateLimitStore } from './http/rate-limit-store.ts'
+import { MailRepository } from './mail/mail.repository.ts'
+import { MailSender } from './mail/mail-sender.ts'
 import { HealthService } from './meta/health.service.ts'
 import { AccessTokensService } from './oauth/access-tokens.service.ts'
 import {
@@ -87,6 +92,8 @@ export interface Jobs {
   webhookSender: WebhookSender
   /** Records request.closed for the file requests whose deadline passed while they were open. */
   requestDeadlines: RequestDeadlinesJob
+  /** Sends the mail outbox through SMTP; undefined without SMTP_URL. */
+  mailSender: MailSender | undefined
 }
 
 export interface Wiring {
@@ -154,7 +161,10 @@ const HOUR_MS = 60 * 60 * 1000
 export function wireAccounts(
   db: Db,
   attempts: AttemptCounters = attemptsInMemory,
-): Pick<Services, 'accounts' | 'apiKeys' | 'sessions' | 'setup'> & { oauthRecords: OauthRecordsRepository } {
+): Pick<Services, 'accounts' | 'apiKeys' | 'sessions' | 'setup'> & {
+  oauthRecords: OauthRecordsRepository
+  accountsRepository: AccountsRepository
+} {
   const accountsRepository = new AccountsRepository(db)
   const keys = new ApiKeysRepository(db)
   const sessions = new SessionsRepository(db)
@@ -173,6 +183,7 @@ export function wireAccounts(
     sessions: new SessionsService({ sessions }),
     setup: new SetupService({ links: new SetupLinksRepository(db), accountsRepository, accounts }),
     oauthRecords,
+    accountsRepository,
   }
 }
 
@@ -276,7 +287,28 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     digests: fileDigests,
   })
   const storageReconciler = wireStorage(db, blobs, config, exclusively).storage
-  const { oauthRecords, ...accounts } = wireAccounts(db, attempts)
+  const { oauthRecords, accountsRepository, ...accounts } = wireAccounts(db, attempts)
+  const mail = new MailRepository(db)
+  const passwordResets = new PasswordResetsRepository(db)
+  const mailSender =
+    config.mail &&
+    new MailSender({
+      mail,
+      exclusively,
+      config: { ...config.mail, publicHost: new URL(urls.origin).hostname },
+    })
+  const passwordReset =
+    config.mail &&
+    new PasswordResetService({
+      transaction,
+      accountsRepository,
+      accounts: accounts.accounts,
+      sessions: accounts.sessions,
+      resets: passwordResets,
+      queueMail: (trx, message) => mail.enqueue(trx, message),
+      resetPage: (secret) => urls.passwordResetPage(secret),
+      attempts,
+    })
   const expiredRecords = new ExpiredRecordsPurge(
     {
       sessions: () => accounts.sessions.purgeExpired(),
@@ -285,6 +317,8 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       'OAuth records': () => oauthRecords.deleteExpired(),
       'download passes': () => downloadPasses.deleteExpired(),
       'webhook events': () => eventsRepository.purge(Date.now() - EVENT_RETENTION_MS),
+      'password reset links': () => passwordResets.deleteExpired(Date.now()),
+      'emails sent': () => mail.purge(Date.now() - EVENT_RETENTION_MS),
     },
     exclusively,
   )
@@ -295,6 +329,15 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     webhooks: webhooksRepository,
     secrets: webhookSecrets,
     allowPrivate: config.webhooksAllowPrivate,
+    transaction,
+    onDisabled: config.mail
+      ? async (trx, endpoint, reason) => {
+          const owner = await accountsRepository.byId(endpoint.accountId)
+          if (!owner) return
+          const page = `${urls.origin}/account/webhooks/${endpoint.id}`
+          await mail.enqueue(trx, endpointDisabledMessage(owner.email, endpoint, reason, page))
+        }
+      : undefined,
   })
   const requestDeadlines = new RequestDeadlinesJob({
     transaction,
@@ -311,6 +354,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     nameIndex,
     webhookSender,
     requestDeadlines,
+    mailSender,
   }
   const uploads = new UploadsService({
     transaction,
@@ -324,6 +368,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
 
   const services: Services = {
     ...accounts,
+    passwordReset,
     accessTokens: new AccessTokensService({ records: oauthRecords, apiResource: urls.apiBase }),
     connectedApps: new ConnectedAppsService({ records: oauthRecords, apiResource: urls.apiBase }),
     folders: new FoldersService({
@@ -394,6 +439,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       nameIndex.start(log)
       webhookSender.start(log)
       requestDeadlines.start(log)
+      mailSender?.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
@@ -404,6 +450,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       await nameIndex.stop()
       await webhookSender.stop()
       await requestDeadlines.stop()
+      await mailSender?.stop()
     },
   }
 }

@@ -1,29 +1,38 @@
 // The retry schedule of webhook deliveries, on a clock the test moves: an endpoint that answers 500 to
 // everything gets the attempts of about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h after the one before, then daily,
 // the last three days after the event; the delivery then fails for good, and the endpoint, failing for three
-// days, is disabled with the reason. The sender runs alone here (no app, so no sender on the real clock), on a
-// real migrated database of each engine, against a real HTTP receiver.
+// days, is disabled with the reason, and its owner told by an email, queued in the transaction that disables it
+// and sent to a real SMTP server. The sender runs alone here (no app, so no sender on the real clock), on a real
+// migrated database of each engine, against a real HTTP receiver.
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import { migrate } from '../src/db/migrate.ts'
 import { openDatabase } from '../src/db/open.ts'
 import { ServerSecrets } from '../src/db/server-secrets.ts'
 import { EventsRepository } from '../src/events/events.repository.ts'
+import { endpointDisabledMessage } from '../src/events/webhook-mail.ts'
 import { WebhookSecrets } from '../src/events/webhook-secrets.ts'
 import { WebhookSender } from '../src/events/webhook-sender.ts'
 import { WebhooksRepository } from '../src/events/webhooks.repository.ts'
 import { WebhooksService } from '../src/events/webhooks.service.ts'
+import { MailRepository } from '../src/mail/mail.repository.ts'
+import { MailSender } from '../src/mail/mail-sender.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
+import { SmtpReceiver } from './support/smtp.ts'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
 const HOUR = 60 * MINUTE
+
+const smtp = new SmtpReceiver()
+const smtpUrl = await smtp.start()
+after(() => smtp.stop())
 
 for (const engine of ENGINES) {
   test(`a delivery that always fails: the schedule over three days, then the endpoint disabled [${engine}]`, async () => {
@@ -59,6 +68,7 @@ for (const engine of ENGINES) {
       await service.ping(account.id, endpoint.id)
 
       const clock = { now: Date.now() }
+      const mail = new MailRepository(db)
       sender = new WebhookSender({
         soleSender: false,
         events,
@@ -66,6 +76,11 @@ for (const engine of ENGINES) {
         secrets,
         allowPrivate: true,
         now: () => clock.now,
+        transaction: db.transaction,
+        onDisabled: (trx, disabled, reason) =>
+          mail
+            .enqueue(trx, endpointDisabledMessage(account.email, disabled, reason, 'http://coffer.test/page'))
+            .then(() => {}),
       })
       sender.start(log)
       const delivery = () =>
@@ -113,6 +128,22 @@ for (const engine of ENGINES) {
       const disabled = await webhooks.byId(endpoint.id)
       assert.equal(disabled?.isActive, false)
       assert.match(disabled?.disabledReason ?? '', /^Every delivery failed from /)
+      // Its owner is told, once, by email.
+      const mailSender = new MailSender({
+        mail,
+        exclusively: db.exclusively,
+        config: { smtpUrl, from: 'Coffer <coffer@example.com>', publicHost: 'coffer.test' },
+      })
+      await mailSender.sendDue()
+      await mailSender.sendDue()
+      await mailSender.stop()
+      const [told, ...more] = await smtp.to(account.email, 1)
+      assert.deepEqual(more, [])
+      assert.equal(told?.subject, 'A webhook endpoint of your Coffer account was disabled')
+      assert.deepEqual(told?.from?.value, [{ name: 'Coffer', address: 'coffer@example.com' }])
+      assert.match(told?.messageId ?? '', /^<msg_[0-9a-z]+@coffer\.test>$/)
+      assert.ok(told?.text?.includes(endpoint.url), told?.text)
+      assert.ok(told?.text?.includes(disabled?.disabledReason ?? '?'), told?.text)
       // Enabled again, it starts afresh.
       const enabled = await service.update(account.id, endpoint.id, { isActive: true })
       assert.deepEqual([enabled.isActive, enabled.failingSince, enabled.disabledReason], [true, null, null])

@@ -21,8 +21,10 @@ import type { Page } from '../web/layout.ts'
 import {
   ACCOUNT_PATHS,
   appsPage,
+  forgotPasswordPage,
   keysPage,
   passwordPage,
+  resetPasswordPage,
   type SignedOutForm,
   setupPage,
   signInPage,
@@ -78,6 +80,11 @@ const readPasswordChange = formReader(
   ),
 )
 
+const readForgotPassword = formReader(Type.Object({ email: Email }, { additionalProperties: false }))
+const readPasswordReset = formReader(
+  Type.Object({ password: NewPassword, confirm: GivenPassword }, { additionalProperties: false }),
+)
+
 const PASSWORDS_DIFFER = { confirm: 'The two passwords are not the same.' }
 
 /** The field an AppError of a service is about, as the form names it, and its message. */
@@ -88,7 +95,7 @@ function fieldError(error: unknown, fields: Record<string, string> = {}): Record
 }
 
 export const accountPagesRoutes: Routes = async (app, { services, config, web, webSessions }) => {
-  const { accounts, apiKeys, setup, connectedApps } = services
+  const { accounts, apiKeys, setup, connectedApps, passwordReset } = services
   await acceptForms(app)
   const page = { page: true } as const
   const hidden = { hide: true }
@@ -102,6 +109,9 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
     schema: hidden,
     preValidation: [webSessions.requireSession, app.csrfProtection],
   }
+
+  /** Without email (SMTP_URL), no link can be sent: the pages neither offer nor serve it. */
+  const canResetPassword = passwordReset !== undefined
 
   /** The session of a request that passed requireSession. */
   const sessionOf = (request: FastifyRequest) => {
@@ -121,18 +131,30 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
 
   // Sign-in and sign-out.
 
-  app.get<{ Querystring: { return_to?: string } }>(ACCOUNT_PATHS.signIn, open, async (request, reply) => {
-    const returnTo = safeReturnTo(request.query.return_to, HOME)
-    if (request.webSession) return reply.redirect(returnTo, 303)
-    const notice = (await setup.pending())
-      ? 'No account exists yet: open the setup link the server printed when it started.'
-      : undefined
-    return web.send(
-      reply,
-      200,
-      signInPage({ csrfToken: csrfToken(request, reply), returnTo, signUpOpen: config.signUpOpen, notice }),
-    )
-  })
+  app.get<{ Querystring: { return_to?: string; reset?: string } }>(
+    ACCOUNT_PATHS.signIn,
+    open,
+    async (request, reply) => {
+      const returnTo = safeReturnTo(request.query.return_to, HOME)
+      if (request.webSession) return reply.redirect(returnTo, 303)
+      const notice = (await setup.pending())
+        ? 'No account exists yet: open the setup link the server printed when it started.'
+        : request.query.reset === 'done'
+          ? 'Your password was changed, and every session of the account ended. Sign in with the new one.'
+          : undefined
+      return web.send(
+        reply,
+        200,
+        signInPage({
+          csrfToken: csrfToken(request, reply),
+          returnTo,
+          signUpOpen: config.signUpOpen,
+          canResetPassword,
+          notice,
+        }),
+      )
+    },
+  )
 
   app.post(ACCOUNT_PATHS.signIn, posted, async (request, reply) => {
     const form = readSignIn(request.body)
@@ -145,6 +167,7 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
           csrfToken: csrfToken(request, reply),
           returnTo,
           signUpOpen: config.signUpOpen,
+          canResetPassword,
           values: form.ok ? { email: form.value.email } : form.values,
           errors,
         }),
@@ -239,6 +262,65 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
         (state) => signUpPage({ ...state, returnTo }),
         returnTo,
       )
+    })
+  }
+
+  if (passwordReset) {
+    app.get(ACCOUNT_PATHS.forgotPassword, open, async (request, reply) =>
+      web.send(reply, 200, forgotPasswordPage({ csrfToken: csrfToken(request, reply) })),
+    )
+    app.post(ACCOUNT_PATHS.forgotPassword, posted, async (request, reply) => {
+      const form = readForgotPassword(request.body)
+      const again = (status: number, errors: Record<string, string>) =>
+        web.send(
+          reply,
+          status,
+          forgotPasswordPage({
+            csrfToken: csrfToken(request, reply),
+            values: form.ok ? form.value : form.values,
+            errors,
+          }),
+        )
+      if (!form.ok) return again(400, form.errors)
+      let result: Awaited<ReturnType<typeof passwordReset.request>>
+      try {
+        result = await passwordReset.request(form.value.email, addressBucket(request.ip))
+      } catch (error) {
+        return again(400, fieldError(error))
+      }
+      if (result.kind === 'throttled') return again(429, { form: tooMany(reply, result) })
+      return web.send(
+        reply,
+        200,
+        forgotPasswordPage({ csrfToken: csrfToken(request, reply), sentTo: form.value.email.trim() }),
+      )
+    })
+    const resetPath = `${ACCOUNT_PATHS.resetPassword}/:secret`
+    app.get<{ Params: { secret: string } }>(resetPath, open, async (request, reply) => {
+      const valid = await passwordReset.isValid(request.params.secret)
+      const page = resetPasswordPage({ csrfToken: csrfToken(request, reply), action: request.url, valid })
+      return web.send(reply, valid ? 200 : 410, page)
+    })
+    app.post<{ Params: { secret: string } }>(resetPath, posted, async (request, reply) => {
+      const form = readPasswordReset(request.body)
+      const again = (status: number, errors: Record<string, string>, valid = true) =>
+        web.send(
+          reply,
+          status,
+          resetPasswordPage({ csrfToken: csrfToken(request, reply), action: request.url, valid, errors }),
+        )
+      if (!form.ok) return again(400, form.errors)
+      if (form.value.password !== form.value.confirm) return again(400, PASSWORDS_DIFFER)
+      let done: boolean
+      try {
+        done = await passwordReset.reset(request.params.secret, form.value.password)
+      } catch (error) {
+        return again(400, fieldError(error))
+      }
+      if (!done) return again(410, {}, false)
+      // Whoever was signed in here is signed out with every other session of the account.
+      await webSessions.signOut(request, reply)
+      return reply.redirect(`${ACCOUNT_PATHS.signIn}?reset=done`, 303)
     })
   }
 

@@ -11,6 +11,7 @@ import type { AppNav, Page } from '../web/layout.ts'
 import type { FailedSignIn } from './accounts.repository.ts'
 import { MIN_PASSWORD_LENGTH } from './accounts.service.ts'
 import type { ApiKey } from './api-keys.repository.ts'
+import { RESET_LINK_LIFETIME_MS } from './password-reset.service.ts'
 
 export const ACCOUNT_PATHS = {
   home: '/account',
@@ -26,6 +27,8 @@ export const ACCOUNT_PATHS = {
   webhooks: '/account/webhooks',
   revokeApp: (grantId: string) => `/account/apps/${grantId}/revoke`,
   password: '/account/password',
+  forgotPassword: '/account/forgot-password',
+  resetPassword: '/account/reset-password',
 } as const
 
 /** A form of a signed-out visitor: its CSRF token, and what was typed and refused when shown again. */
@@ -45,7 +48,12 @@ function formCard(title: string, intro: string, body: string): string {
 }
 
 export function signInPage(
-  state: SignedOutForm & { returnTo: string; signUpOpen: boolean; notice?: string },
+  state: SignedOutForm & {
+    returnTo: string
+    signUpOpen: boolean
+    canResetPassword: boolean
+    notice?: string
+  },
 ): Page {
   const body = html`!${notice(state.notice)}
 <form method="post" action="${ACCOUNT_PATHS.signIn}" novalidate>
@@ -56,8 +64,53 @@ export function signInPage(
 !${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
 <div class="actions"><button class="button primary" type="submit">Sign in</button></div>
 </form>
+!${state.canResetPassword ? html`<p class="muted"><a href="${ACCOUNT_PATHS.forgotPassword}">Forgot your password?</a></p>` : ''}
 !${state.signUpOpen ? html`<p class="muted">No account yet? <a href="${ACCOUNT_PATHS.signUp}?return_to=${encodeURIComponent(state.returnTo)}">Create one</a>.</p>` : ''}`
   return { title: 'Sign in · Coffer', main: formCard('Sign in', 'Sign in to your Coffer account.', body) }
+}
+
+/** "Forgot your password?": the address to send a link to; once sent, the same answer for any address. */
+export function forgotPasswordPage(state: SignedOutForm & { sentTo?: string }): Page {
+  const body =
+    state.sentTo === undefined
+      ? html`<form method="post" action="${ACCOUNT_PATHS.forgotPassword}" novalidate>
+!${csrfInput(state.csrfToken)}
+!${formError(state)}
+!${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', maxLength: 254 })}
+<div class="actions"><button class="button primary" type="submit">Send me a link</button></div>
+</form>
+<p class="muted"><a href="${ACCOUNT_PATHS.signIn}">Back to sign in</a></p>`
+      : html`!${notice(`If ${state.sentTo} is the address of an account here, a link to choose a new password is on its way. It works for ${RESET_LINK_LIFETIME_MS / 60_000} minutes, once.`)}
+<p class="muted">Nothing after a few minutes? Look in the spam folder, or <a href="${ACCOUNT_PATHS.forgotPassword}">ask again</a>.</p>`
+  return {
+    title: 'Forgot your password? · Coffer',
+    main: formCard(
+      'Forgot your password?',
+      'Give the email address of your account, and we will send it a link to choose a new password.',
+      body,
+    ),
+  }
+}
+
+/** The page a reset link opens: a new password, or word that the link no longer works. */
+export function resetPasswordPage(state: SignedOutForm & { action: string; valid: boolean }): Page {
+  const body = state.valid
+    ? html`<form method="post" action="${state.action}" novalidate>
+!${csrfInput(state.csrfToken)}
+!${formError(state)}
+!${field(state, { name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password', hint: passwordHint })}
+!${field(state, { name: 'confirm', label: 'New password again', type: 'password', autocomplete: 'new-password' })}
+<div class="actions"><button class="button primary" type="submit">Set the new password</button></div>
+</form>`
+    : html`<p>This link was used, has expired, or is not right. <a href="${ACCOUNT_PATHS.forgotPassword}">Ask for a new one</a>.</p>`
+  return {
+    title: 'Choose a new password · Coffer',
+    main: formCard(
+      'Choose a new password',
+      'Every session of the account ends: sign in again with the new password.',
+      body,
+    ),
+  }
 }
 
 function newAccountForm(state: SignedOutForm, action: string, submit: string, returnTo?: string): string {

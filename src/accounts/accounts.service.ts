@@ -20,7 +20,7 @@ const decoy = () => {
   return decoyHash
 }
 
-function checkNewPassword(password: string): void {
+export function checkNewPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
     throw invalid(
       `The password must be at least ${MIN_PASSWORD_LENGTH} characters long (and at most ${MAX_PASSWORD_LENGTH}).`,
@@ -85,7 +85,7 @@ export type SignIn = { kind: 'ok'; account: Account } | { kind: 'wrong' } | Thro
 export type SignUp = { kind: 'created'; account: Account } | Throttled
 
 /** The longest wait of the decisions that refuse, or undefined when every one allows. */
-function throttled(decisions: AttemptDecision[]): Throttled | undefined {
+export function throttled(decisions: AttemptDecision[]): Throttled | undefined {
   if (decisions.every((decision) => decision.allowed)) return undefined
   const waitUs = Math.max(...decisions.map((decision) => decision.retryAfterUs))
   return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(waitUs / 1_000_000)) }

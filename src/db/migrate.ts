@@ -27,6 +27,7 @@ import * as orderIndexesWithoutNames from './migrations/0020_order_indexes_witho
 import * as nameIndexBlocksOf65536 from './migrations/0021_name_index_blocks_of_65536.ts'
 import * as webhooks from './migrations/0022_webhooks.ts'
 import * as requestDeadlineEvents from './migrations/0023_request_deadline_events.ts'
+import * as mail from './migrations/0024_mail.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0021_name_index_blocks_of_65536': nameIndexBlocksOf65536,
   '0022_webhooks': webhooks,
   '0023_request_deadline_events': requestDeadlineEvents,
+  '0024_mail': mail,
 }
 
 class Migrations implements MigrationProvider {

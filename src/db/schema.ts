@@ -316,6 +316,28 @@ export interface WebhookEndpointsTable {
   updated_at: number
 }
 
+/** An email to send, written in the transaction of the change that caused it (migration 0024). */
+export interface MailOutboxTable {
+  id: string
+  to_address: string
+  subject: string
+  text_body: string
+  state: 'pending' | 'sent' | 'failed'
+  attempts: number
+  next_attempt_at: number
+  last_error: string | null
+  created_at: number
+  updated_at: number
+}
+
+/** A "Forgot your password?" link: the hash of its secret, good once until `expires_at` (migration 0024). */
+export interface PasswordResetsTable {
+  secret_hash: string
+  account_id: string
+  expires_at: number
+  created_at: number
+}
+
 /** The outbox: an event, written in the transaction of the change that caused it (migration 0022). */
 export interface EventsTable {
   id: string
@@ -381,4 +403,6 @@ export interface Database {
   events: EventsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
+  mail_outbox: MailOutboxTable
+  password_resets: PasswordResetsTable
 }

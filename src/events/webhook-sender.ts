@@ -9,6 +9,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import ipaddr from 'ipaddr.js'
 import { Webhook } from 'standardwebhooks'
+import type { Transaction, Transactor } from '../db/database.ts'
 import { faultPoint } from '../fault-points.ts'
 import type { DeliveryOutcome, EventsRepository, LeasedDelivery } from './events.repository.ts'
 import type { WebhookSecrets } from './webhook-secrets.ts'
@@ -52,6 +53,9 @@ export interface SenderDeps {
   allowPrivate: boolean
   /** The clock; tests move it forward to reach the retries of days. */
   now?: () => number
+  transaction: Transactor
+  /** Tells the owner of an endpoint just disabled, in the transaction that disables it (an email, if any). */
+  onDisabled?: (trx: Transaction, endpoint: WebhookEndpoint, reason: string) => Promise<void>
 }
 
 /**
@@ -71,6 +75,8 @@ export class WebhookSender {
   readonly #secrets: WebhookSecrets
   readonly #allowPrivate: boolean
   readonly #now: () => number
+  readonly #transaction: Transactor
+  readonly #onDisabled: SenderDeps['onDisabled']
   readonly #inFlight = new Map<string, Promise<void>>()
   readonly #perEndpoint = new Map<string, number>()
   /**
@@ -90,6 +96,8 @@ export class WebhookSender {
     this.#secrets = deps.secrets
     this.#allowPrivate = deps.allowPrivate
     this.#now = deps.now ?? Date.now
+    this.#transaction = deps.transaction
+    this.#onDisabled = deps.onDisabled
   }
 
   /** Takes back what a dead process left (embedded mode), then leases what is due every POLL_INTERVAL_MS. */
@@ -248,7 +256,12 @@ export class WebhookSender {
       (exhausted !== undefined && failingSince <= ((await this.#events.firstAttemptAt(exhausted)) ?? at))
     if (!tooLong) return
     const reason = `Every delivery failed from ${new Date(failingSince).toISOString()} to ${new Date(at).toISOString()}.`
-    if (await this.#webhooks.disableFailing(endpoint.id, reason)) {
+    const disabled = await this.#transaction(async (trx) => {
+      if (!(await this.#webhooks.disableFailing(endpoint.id, reason, trx))) return false
+      await this.#onDisabled?.(trx, endpoint, reason)
+      return true
+    })
+    if (disabled) {
       this.#log?.warn({ endpointId: endpoint.id, accountId: endpoint.accountId }, 'webhook endpoint disabled')
     }
   }

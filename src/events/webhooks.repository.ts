@@ -201,8 +201,8 @@ export class WebhooksRepository {
   }
 
   /** Disables an endpoint that has failed too long, saying why; whether it was active. */
-  async disableFailing(id: string, reason: string): Promise<boolean> {
-    const result = await this.#db
+  async disableFailing(id: string, reason: string, executor: Executor = this.#db): Promise<boolean> {
+    const result = await executor
       .updateTable('webhook_endpoints')
       .set({ is_active: false, disabled_reason: reason, updated_at: Date.now() })
       .where('id', '=', id)
