@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { RESET_LINK_LIFETIME_MS } from '../src/accounts/password-reset.service.ts'
+import { ConfigError, loadConfig } from '../src/config.ts'
 import { captureLogs, describeEachEngine } from './support/harness.ts'
 import { SmtpReceiver } from './support/smtp.ts'
 import { newOwner, OWNER_PASSWORD, WebClient } from './support/web-client.ts'
@@ -180,4 +181,28 @@ describeEachEngine('without email', (ctx) => {
     assert.equal((await browser.get('/account/forgot-password')).statusCode, 404)
     assert.equal((await browser.get('/account/reset-password/coffer_reset_x')).statusCode, 404)
   })
+})
+
+test('SMTP_URL and MAIL_FROM: both or neither, an smtp URL and an address; credentials in no message', () => {
+  const withPassword = 'smtp://user:hunter2-secret@mail.example.com:587'
+  assert.deepEqual(loadConfig({ SMTP_URL: withPassword, MAIL_FROM: 'Coffer <c@example.com>' }).mail, {
+    smtpUrl: withPassword,
+    from: 'Coffer <c@example.com>',
+  })
+  assert.equal(loadConfig({}).mail, undefined)
+  for (const [env, message] of [
+    [{ SMTP_URL: withPassword }, /SMTP_URL is set without MAIL_FROM/],
+    [{ MAIL_FROM: 'c@example.com' }, /MAIL_FROM is set without SMTP_URL/],
+    [
+      { SMTP_URL: 'http://user:hunter2-secret@mail.example.com', MAIL_FROM: 'c@example.com' },
+      /SMTP_URL must use smtp: or smtps:/,
+    ],
+    [{ SMTP_URL: withPassword, MAIL_FROM: 'not an address' }, /MAIL_FROM must be an email address/],
+  ] as const) {
+    assert.throws(
+      () => loadConfig(env),
+      (error: Error) =>
+        error instanceof ConfigError && message.test(error.message) && !error.message.includes('hunter2'),
+    )
+  }
 })
