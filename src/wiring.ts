@@ -54,6 +54,7 @@ import { RequestDeadlinesJob } from './requests/request-deadlines.service.ts'
 import { RequestsRepository } from './requests/requests.repository.ts'
 import { serializeRequestWithCount, serializeSubmission } from './requests/requests.schemas.ts'
 import { RequestsService } from './requests/requests.service.ts'
+import { SubmissionNoticesJob } from './requests/submission-notices.service.ts'
 import { SubmissionsService } from './requests/submissions.service.ts'
 import type { Services } from './routes.ts'
 import { DownloadPassesRepository } from './shares/download-passes.repository.ts'
@@ -94,6 +95,8 @@ export interface Jobs {
   requestDeadlines: RequestDeadlinesJob
   /** Sends the mail outbox through SMTP; undefined without SMTP_URL. */
   mailSender: MailSender | undefined
+  /** Tells owners of their requests' submissions by email; undefined without SMTP_URL. */
+  submissionNotices: SubmissionNoticesJob | undefined
 }
 
 export interface Wiring {
@@ -281,7 +284,12 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     uploads: uploadsRepository,
     files: filesRepository,
     filesService: files,
-    submissions: new SubmissionsService({ requests: requestsRepository, files, events }),
+    submissions: new SubmissionsService({
+      requests: requestsRepository,
+      files,
+      events,
+      tellOwners: config.mail !== undefined,
+    }),
     blobApi,
     blobs,
     digests: fileDigests,
@@ -296,6 +304,16 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       mail,
       exclusively,
       config: { ...config.mail, publicHost: new URL(urls.origin).hostname },
+    })
+  const submissionNotices =
+    config.mail &&
+    new SubmissionNoticesJob({
+      transaction,
+      requests: requestsRepository,
+      exclusively,
+      ownerEmail: async (accountId) => (await accountsRepository.byId(accountId))?.email,
+      queueMail: (trx, message) => mail.enqueue(trx, message),
+      requestPage: (requestId) => `${urls.origin}/requests/${requestId}`,
     })
   const passwordReset =
     config.mail &&
@@ -331,11 +349,12 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     allowPrivate: config.webhooksAllowPrivate,
     transaction,
     onDisabled: config.mail
-      ? async (trx, endpoint, reason) => {
+      ? async (endpoint, reason) => {
           const owner = await accountsRepository.byId(endpoint.accountId)
-          if (!owner) return
+          if (!owner) return undefined
           const page = `${urls.origin}/account/webhooks/${endpoint.id}`
-          await mail.enqueue(trx, endpointDisabledMessage(owner.email, endpoint, reason, page))
+          const message = endpointDisabledMessage(owner.email, endpoint, reason, page)
+          return (trx) => mail.enqueue(trx, message).then(() => {})
         }
       : undefined,
   })
@@ -355,6 +374,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     webhookSender,
     requestDeadlines,
     mailSender,
+    submissionNotices,
   }
   const uploads = new UploadsService({
     transaction,
@@ -440,6 +460,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       webhookSender.start(log)
       requestDeadlines.start(log)
       mailSender?.start(log)
+      submissionNotices?.start(log)
     },
     stopJobs: async () => {
       await uploadProcessor.stop()
@@ -450,6 +471,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       await nameIndex.stop()
       await webhookSender.stop()
       await requestDeadlines.stop()
+      await submissionNotices?.stop()
       await mailSender?.stop()
     },
   }

@@ -77,10 +77,10 @@ for (const engine of ENGINES) {
         allowPrivate: true,
         now: () => clock.now,
         transaction: db.transaction,
-        onDisabled: (trx, disabled, reason) =>
-          mail
-            .enqueue(trx, endpointDisabledMessage(account.email, disabled, reason, 'http://coffer.test/page'))
-            .then(() => {}),
+        onDisabled: async (disabled, reason) => {
+          const message = endpointDisabledMessage(account.email, disabled, reason, 'http://coffer.test/page')
+          return (trx) => mail.enqueue(trx, message).then(() => {})
+        },
       })
       sender.start(log)
       const delivery = () =>

@@ -4,8 +4,8 @@
 // redacts `coffer_` secrets from the URLs it logs). Using a link ends every session of the account: whoever
 // knew the old password is signed out.
 import { hashSecret, newSecret } from '../auth/secrets.ts'
-import type { Transaction, Transactor } from '../db/database.ts'
-import type { MailMessage } from '../mail/mail.repository.ts'
+import type { Transactor } from '../db/database.ts'
+import type { MailMessage, QueueMail } from '../mail/mail.repository.ts'
 import type { AccountsRepository } from './accounts.repository.ts'
 import {
   type AccountsService,
@@ -24,9 +24,6 @@ export const RESET_LINK_LIFETIME_MS = 30 * 60_000
 /** Links asked for one address: 3, then one every 20 minutes; from one client address: 10, then one every 6. */
 const RESETS_PER_EMAIL = { limit: 3, windowMs: 60 * 60_000 }
 const RESETS_PER_CLIENT = { limit: 10, windowMs: 60 * 60_000 }
-
-/** Queues an email in the caller's transaction (mail/mail.repository.ts). */
-export type QueueMail = (trx: Transaction, message: MailMessage) => Promise<unknown>
 
 export class PasswordResetService {
   readonly #transaction: Transactor

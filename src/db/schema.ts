@@ -152,6 +152,10 @@ export interface FileRequestsTable {
   deadline_at: number | null
   /** Whether the deadline's passing was handled (request.closed recorded); false again when it changes. */
   deadline_handled: Generated<boolean>
+  /** Whether its owner is told of submissions by email (when the server sends email). */
+  email_owner: Generated<boolean>
+  /** When its owner was last told of submissions by email; null before the first. */
+  noticed_at: number | null
   /** Files accepted in all, submissions and uploads under way together; null for no limit. */
   max_files: number | null
   /** The largest file accepted, in bytes; null for the server's MAX_FILE_SIZE. */
@@ -330,6 +334,13 @@ export interface MailOutboxTable {
   updated_at: number
 }
 
+/** A submission its request's owner is still to be told of by email (migration 0024). */
+export interface SubmissionNoticesTable {
+  submission_id: string
+  request_id: string
+  created_at: number
+}
+
 /** A "Forgot your password?" link: the hash of its secret, good once until `expires_at` (migration 0024). */
 export interface PasswordResetsTable {
   secret_hash: string
@@ -405,4 +416,5 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable
   mail_outbox: MailOutboxTable
   password_resets: PasswordResetsTable
+  submission_notices: SubmissionNoticesTable
 }

@@ -54,8 +54,14 @@ export interface SenderDeps {
   /** The clock; tests move it forward to reach the retries of days. */
   now?: () => number
   transaction: Transactor
-  /** Tells the owner of an endpoint just disabled, in the transaction that disables it (an email, if any). */
-  onDisabled?: (trx: Transaction, endpoint: WebhookEndpoint, reason: string) => Promise<void>
+  /**
+   * Tells the owner of an endpoint being disabled (an email, if any): `prepare` reads what it needs before the
+   * transaction (on SQLite the transaction holds the one connection), and its result writes in it.
+   */
+  onDisabled?: (
+    endpoint: WebhookEndpoint,
+    reason: string,
+  ) => Promise<((trx: Transaction) => Promise<void>) | undefined>
 }
 
 /**
@@ -256,9 +262,10 @@ export class WebhookSender {
       (exhausted !== undefined && failingSince <= ((await this.#events.firstAttemptAt(exhausted)) ?? at))
     if (!tooLong) return
     const reason = `Every delivery failed from ${new Date(failingSince).toISOString()} to ${new Date(at).toISOString()}.`
+    const tell = await this.#onDisabled?.(endpoint, reason)
     const disabled = await this.#transaction(async (trx) => {
       if (!(await this.#webhooks.disableFailing(endpoint.id, reason, trx))) return false
-      await this.#onDisabled?.(trx, endpoint, reason)
+      await tell?.(trx)
       return true
     })
     if (disabled) {

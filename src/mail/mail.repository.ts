@@ -1,7 +1,7 @@
 // The mail outbox: messages written in the caller's transaction (so a message goes out for a change that
 // committed, and for no other), then sent and retried by the mail sender (mail-sender.ts).
 import type { Kysely } from 'kysely'
-import type { Db, Executor } from '../db/database.ts'
+import type { Db, Executor, Transaction } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
 import { newId } from '../ids.ts'
 
@@ -11,6 +11,9 @@ export interface MailMessage {
   subject: string
   text: string
 }
+
+/** Queues a message in the caller's transaction: what services that write email are handed (wiring.ts). */
+export type QueueMail = (trx: Transaction, message: MailMessage) => Promise<unknown>
 
 export interface QueuedMessage extends MailMessage {
   id: string

@@ -79,6 +79,8 @@ const RequestFormSchema = Type.Object(
       }),
     ),
     allowedTypes: Type.Optional(Type.String({ maxLength: 2000 })),
+    // A checkbox: sent as "on" when checked, not at all otherwise. Shown only when the server sends email.
+    emailOwner: Type.Optional(Type.Literal('on')),
   },
   { additionalProperties: false },
 )
@@ -190,6 +192,10 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const serverMaxFileSize = config.maxFileSize
   const linkOf = (request: { publicId: string }) => urls.requestPage(request.publicId)
+  /** The form's switch "Email me on each submission": only when the server sends email (SMTP_URL). */
+  const canEmail = config.mail !== undefined
+  /** The switch as the form sent it, when the form had it. */
+  const emailOwnerOf = (form: RequestForm) => (canEmail ? { emailOwner: form.emailOwner === 'on' } : {})
 
   function common(request: FastifyRequest, reply: FastifyReply, done?: keyof typeof NOTICES) {
     return {
@@ -232,6 +238,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
         folders,
         serverMaxFileSize,
         folderLimit: FOLDER_LIMIT,
+        canEmail,
       }),
     )
   }
@@ -252,6 +259,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
         ...input.fields,
         description: input.fields.description ?? undefined,
         ...input.email,
+        ...emailOwnerOf(form.value),
         limits: input.limits,
       })
       return reply.redirect(`${REQUEST_PATHS.page(created.id)}?done=created`, 303)
@@ -319,6 +327,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
         request: editing.request,
         serverMaxFileSize,
         folderLimit: FOLDER_LIMIT,
+        canEmail,
       }),
     )
   }
@@ -341,6 +350,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
         await requests.update(accountOf(request), request.params.id, {
           ...input.fields,
           ...input.email,
+          ...emailOwnerOf(form.value),
           limits: input.limits,
         })
       } catch (error) {

@@ -5,7 +5,16 @@
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
 import { describeType, formatCount, formatDate, formatSize } from '../web/format.ts'
-import { csrfInput, type FormState, field, formError, notice, select, textArea } from '../web/forms.ts'
+import {
+  checkbox,
+  csrfInput,
+  type FormState,
+  field,
+  formError,
+  notice,
+  select,
+  textArea,
+} from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import { ownerStatus } from './public-requests.service.ts'
 import type { FileRequest, SubmissionWithFile } from './requests.repository.ts'
@@ -211,6 +220,7 @@ export function formValuesOf(request: FileRequest): Record<string, string> {
     maxFiles: maxFiles === null ? '' : String(maxFiles),
     maxFileSize: maxFileSize === null ? '' : inMegabytes(maxFileSize),
     allowedTypes: allowedTypes.join(', '),
+    emailOwner: request.emailOwner ? 'on' : '',
   }
 }
 
@@ -223,6 +233,8 @@ export interface FormView extends Common {
   serverMaxFileSize: number
   /** How many folders the choice lists at most. */
   folderLimit: number
+  /** Whether the server sends email: the switch "Email me on each submission" is offered then. */
+  canEmail: boolean
 }
 
 function folderChoices(choices: FolderChoices) {
@@ -274,6 +286,7 @@ export function requestFormPage(view: FormView): Page {
 !${textArea(state, { name: 'description', label: 'Description', required: false, rows: 4, maxLength: 500, hint: 'What to send, and why. Shown on the public page; up to 500 characters.' })}
 !${select(state, { name: 'folderId', label: 'Folder', required: false, choices: folderChoices(view.folders), hint: folderHint(view.folders, view.folderLimit, 'the files sent through this request are put') })}
 !${select(state, { name: 'email', label: 'Submitter’s email', choices: EMAIL_CHOICES, selected: 'required', hint: 'Whether the public page asks the people who send files for their email address.' })}
+!${view.canEmail ? checkbox(state, { name: 'emailOwner', label: 'Email me on each submission', checked: state?.values === undefined, hint: 'Who sent what, with their message. At most one email every five minutes: what arrives meanwhile is gathered into it.' }) : ''}
 <fieldset class="req-limits">
 <legend>Limits</legend>
 <p class="hint">All optional: leave a field empty for no limit of that kind.</p>

@@ -1,6 +1,6 @@
 // File requests' SQL, and their submissions'. Every read of a request joins its folder in the same query.
 // Submission counts are moved atomically in SQL, in the transaction of the submission they count.
-import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql, type Updateable } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
@@ -32,6 +32,8 @@ export interface FileRequest {
   folder: Folder | null
   submissionCount: number
   limits: RequestLimits
+  /** Whether its owner is told of submissions by email (when the server sends email). */
+  emailOwner: boolean
 }
 
 export interface FileSummary {
@@ -68,18 +70,26 @@ export interface PublicFileRequest {
   isActive: boolean
   submissionCount: number
   limits: RequestLimits
+  emailOwner: boolean
 }
 
 export type NewRequestRow = Omit<FileRequest, 'folder' | 'submissionCount' | 'isActive' | 'limits'> & {
   accountId: string
 }
 
+/** What an email to a request's owner tells of: the request, and the submissions since the last one. */
+export interface SubmissionsToTell {
+  accountId: string
+  requestId: string
+  title: string
+  /** The oldest first. */
+  submissions: Submission[]
+}
+
 /** The columns a change may set; absent ones are left as they are. */
-export type RequestChanges = Partial<
-  Pick<
-    FileRequestsTable,
-    'title' | 'description' | 'collect_email' | 'email_required' | 'is_active' | 'folder_id'
-  >
+export type RequestChanges = Pick<
+  Updateable<FileRequestsTable>,
+  'title' | 'description' | 'collect_email' | 'email_required' | 'is_active' | 'folder_id' | 'email_owner'
 >
 
 const LIMIT_COLUMNS = [
@@ -123,6 +133,7 @@ const PUBLIC_COLUMNS = [
   'email_required',
   'is_active',
   'submission_count',
+  'email_owner',
   'deadline_at',
   'max_files',
   'max_file_size',
@@ -144,6 +155,7 @@ function toPublicRequest(row: PublicRow): PublicFileRequest {
     isActive: Boolean(row.is_active),
     submissionCount: Number(row.submission_count),
     limits: toLimits(row),
+    emailOwner: Boolean(row.email_owner),
   }
 }
 
@@ -161,6 +173,7 @@ function selectRequests(db: Kysely<Database>) {
       'file_requests.email_required',
       'file_requests.is_active',
       'file_requests.submission_count',
+      'file_requests.email_owner',
       'file_requests.created_at',
       'file_requests.folder_id',
       ...LIMIT_COLUMNS,
@@ -185,6 +198,7 @@ function toFileRequest(row: RequestRow): FileRequest {
     folder: joinedFolder(row),
     submissionCount: Number(row.submission_count),
     limits: toLimits(row),
+    emailOwner: Boolean(row.email_owner),
   }
 }
 
@@ -305,6 +319,7 @@ export class RequestsRepository {
         description: request.description,
         collect_email: request.collectEmail,
         email_required: request.emailRequired,
+        email_owner: request.emailOwner,
         is_active: true,
         created_at: request.createdAt,
         updated_at: request.createdAt,
@@ -457,6 +472,83 @@ export class RequestsRepository {
       .set((eb) => ({ submission_count: eb('submission_count', '+', 1) }))
       .where('id', '=', requestId)
       .execute()
+  }
+
+  /** A submission whose request's owner is to be told of it by email, in the submission's transaction. */
+  async queueNotice(
+    trx: Transaction,
+    notice: { submissionId: string; requestId: string; createdAt: number },
+  ): Promise<void> {
+    await trx
+      .insertInto('submission_notices')
+      .values({
+        submission_id: notice.submissionId,
+        request_id: notice.requestId,
+        created_at: notice.createdAt,
+      })
+      .execute()
+  }
+
+  /**
+   * Up to `limit` requests with submissions to tell of, whose owner was last told before `toldBefore`, or never;
+   * each with its account.
+   */
+  async requestsToTell(
+    toldBefore: number,
+    limit: number,
+  ): Promise<{ requestId: string; accountId: string }[]> {
+    const rows = await this.#db
+      .selectFrom('submission_notices')
+      .innerJoin('file_requests', 'file_requests.id', 'submission_notices.request_id')
+      .select(['submission_notices.request_id', 'file_requests.account_id'])
+      .distinct()
+      .where((eb) =>
+        eb.or([eb('file_requests.noticed_at', 'is', null), eb('file_requests.noticed_at', '<', toldBefore)]),
+      )
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({ requestId: row.request_id, accountId: row.account_id }))
+  }
+
+  /**
+   * Takes, in the caller's transaction, the request's submissions still to tell of, and marks its owner told at
+   * `now`; undefined when there were none. A submission recorded meanwhile is left for the next email.
+   */
+  async takeNotices(
+    trx: Transaction,
+    requestId: string,
+    now: number,
+  ): Promise<SubmissionsToTell | undefined> {
+    const taken = await trx
+      .deleteFrom('submission_notices')
+      .where('request_id', '=', requestId)
+      .returning('submission_id')
+      .execute()
+    if (taken.length === 0) return undefined
+    const request = await trx
+      .updateTable('file_requests')
+      .set({ noticed_at: now })
+      .where('id', '=', requestId)
+      .returning(['account_id', 'title'])
+      .executeTakeFirst()
+    if (!request) return undefined
+    const rows = await trx
+      .selectFrom('submissions')
+      .select(SUBMISSION_COLUMNS)
+      .where(
+        'id',
+        'in',
+        taken.map((row) => row.submission_id),
+      )
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+    return {
+      accountId: request.account_id,
+      requestId,
+      title: request.title,
+      submissions: rows.map(toSubmission),
+    }
   }
 
   async insertSubmission(trx: Transaction, submission: Submission & { requestId: string }): Promise<void> {

@@ -26,6 +26,8 @@ export interface NewFileRequest {
   folderId?: string | null
   /** Limits set with the request, in the same transaction (the owner's pages); none when absent. */
   limits?: LimitsInput
+  /** Whether its owner is told of submissions by email; true when absent. */
+  emailOwner?: boolean
 }
 
 /** A request's new limits; a property left out is no limit of that kind. */
@@ -46,6 +48,7 @@ export interface FileRequestPatch {
   folderId?: string | null
   /** Replaces every limit, in the same transaction as the rest of the patch (the owner's pages). */
   limits?: LimitsInput
+  emailOwner?: boolean
 }
 
 /** What the owner's page of a request shows: the request, a page of its submissions, the folders to move to. */
@@ -187,6 +190,7 @@ export class RequestsService {
           description: input.description ?? null,
           collectEmail,
           emailRequired: collectEmail && (input.emailRequired ?? true),
+          emailOwner: input.emailOwner ?? true,
           createdAt: now,
         })
         if (limits) await this.#requests.setLimits(accountId, id, limits, trx)
@@ -221,6 +225,7 @@ export class RequestsService {
         if (patch.isActive !== undefined) changes.is_active = patch.isActive
         if (patch.collectEmail !== undefined) changes.collect_email = patch.collectEmail
         if (patch.emailRequired !== undefined) changes.email_required = patch.emailRequired
+        if (patch.emailOwner !== undefined) changes.email_owner = patch.emailOwner
         if (patch.collectEmail === false) changes.email_required = false
         if (patch.emailRequired === true && !(patch.collectEmail ?? current.collectEmail)) {
           throw conflict(

@@ -40,16 +40,23 @@ export class SubmissionsService {
   readonly #requests: RequestsRepository
   readonly #files: FilesService
   readonly #events: EventRecorder
+  readonly #tellOwners: boolean
 
   constructor(deps: {
     requests: RequestsRepository
     files: FilesService
     /** Records submission.received, and request.closed when the file limit is reached, in the same transaction. */
     events: EventRecorder
+    /**
+     * Whether owners are told of submissions by email (the server sends email): each submission to a request whose
+     * switch is on is then queued for submission-notices.service.ts, in its transaction.
+     */
+    tellOwners: boolean
   }) {
     this.#requests = deps.requests
     this.#files = deps.files
     this.#events = deps.events
+    this.#tellOwners = deps.tellOwners
   }
 
   /**
@@ -85,6 +92,13 @@ export class SubmissionsService {
           file: { id: file.id, name: file.name, contentType: file.contentType, size: file.size },
         }
         await this.#requests.insertSubmission(trx, { ...submission, requestId: request.id })
+        if (this.#tellOwners && request.emailOwner) {
+          await this.#requests.queueNotice(trx, {
+            submissionId: submission.id,
+            requestId: request.id,
+            createdAt: submission.createdAt,
+          })
+        }
         await this.#recordEvents(trx, request.accountId, request.id, submission)
       })
     try {
