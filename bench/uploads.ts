@@ -1,10 +1,14 @@
 // Upload benchmark: throughput of a large file through Coffer (the real @vercel/blob client, as the upload
 // procedure of docs/uploads.md says: multipart above 5 MiB) against the same bytes to and from a plain Node
 // HTTP server writing to disk on this machine, as ratios; and the latency from "blob stored" to status complete for small files.
-// Both servers run in processes of their own; this process is the client.
+// Both servers run in processes of their own; this process is the client. Then the latency again with a webhook
+// endpoint that receives file.created (a receiver in this process answering 204): what recording the event
+// with each file costs, and how long its delivery takes.
 //   npx node bench/uploads.ts [--size-mib 1024] [--runs 3] [--latency-runs 50]
 // DATABASE_URL=postgres://... runs Coffer on PostgreSQL instead of SQLite.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import { parseArgs } from 'node:util'
@@ -158,6 +162,37 @@ async function latency(coffer: Server): Promise<{ client: number[]; server: numb
   return { client, server: rows.map((r) => Number(r.updated_at) - Number(r.stored_at)) }
 }
 
+/** A webhook receiver answering 204, and the endpoint of Coffer's account that sends it file.created. */
+async function addWebhook(coffer: Server): Promise<{ received: number; close(): void }> {
+  const state = { received: 0 }
+  const receiver = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      state.received++
+      response.statusCode = 204
+      response.end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const made = await fetch(`${coffer.base}/api/v1/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${coffer.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+      events: ['file.created'],
+    }),
+  })
+  if (made.status !== 201) throw new Error(`webhook not made: ${made.status} ${await made.text()}`)
+  return {
+    get received() {
+      return state.received
+    },
+    close: () => receiver.close(),
+  }
+}
+
+// The webhook run's endpoint is on loopback.
+process.env.WEBHOOKS_ALLOW_PRIVATE = 'true'
 const coffer = await spawnServer('test/support/upload-server.ts')
 const plain = await spawnServer('bench/plain-server.ts')
 try {
@@ -214,6 +249,19 @@ try {
       `server median ${median(server)} ms, p95 ${percentile(server, 95)} ms, max ${Math.max(...server)} ms; ` +
       `seen by a client polling the status: median ${median(client).toFixed(1)} ms, p95 ${percentile(client, 95).toFixed(1)} ms`,
   )
+  const webhook = await addWebhook(coffer)
+  const heard = await latency(coffer)
+  const deadline = performance.now() + 30_000
+  while (webhook.received < latencyRuns && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  webhook.close()
+  console.log(
+    `with a webhook receiving file.created: server median ${median(heard.server)} ms, p95 ${percentile(heard.server, 95)} ms; ` +
+      `client median ${median(heard.client).toFixed(1)} ms, p95 ${percentile(heard.client, 95).toFixed(1)} ms; ` +
+      `${webhook.received} of ${latencyRuns} events received`,
+  )
+  if (webhook.received < latencyRuns) throw new Error('file.created events missing')
 } finally {
   await stopServer(coffer)
   await stopServer(plain)

@@ -36,6 +36,8 @@ class Receiver {
   readonly statuses: number[] = []
   /** Paths whose answers wait this many milliseconds. */
   readonly slow = new Map<string, number>()
+  /** Paths that answer 302 to this location. */
+  readonly redirects = new Map<string, string>()
   #server: Server | undefined
   #waiters: (() => void)[] = []
 
@@ -47,7 +49,9 @@ class Receiver {
         const path = request.url ?? ''
         setTimeout(() => {
           this.received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), path })
-          response.statusCode = this.statuses.shift() ?? 204
+          const location = this.redirects.get(path)
+          if (location) response.setHeader('location', location)
+          response.statusCode = location ? 302 : (this.statuses.shift() ?? 204)
           response.end(response.statusCode >= 400 ? 'receiver says no' : undefined)
           for (const wake of this.#waiters.splice(0)) wake()
         }, this.slow.get(path) ?? 0)
@@ -272,6 +276,23 @@ describeEachEngine(
       assert.equal(retried.status, 202)
       const [, , third] = await receiver.at(new URL(url).pathname, 3)
       assert.equal(third?.headers['webhook-id'], first.headers['webhook-id'])
+    })
+
+    test('redirects are not followed: to a metadata address or anywhere else, a 302 is a failed attempt', async () => {
+      for (const location of [
+        'http://169.254.169.254/latest/meta-data/',
+        `${receiverBase}/redirected-here`,
+      ]) {
+        const url = newTarget()
+        receiver.redirects.set(new URL(url).pathname, location)
+        const endpoint = await createEndpoint({ url, events: ['file.created'] })
+        await call(ctx().app, 'POST', `/api/v1/webhooks/${endpoint.id}/ping`, { token: account.token })
+        await receiver.at(new URL(url).pathname, 1)
+        const [delivery] = await deliveriesOf(endpoint.id, (all) => all.length > 0 && attempted(1)(all))
+        assert.equal(delivery.state, 'pending', 'tried again later')
+        assert.equal(delivery.attempts[0].status, 302)
+      }
+      assert.equal(receiver.received.filter((r) => r.path === '/redirected-here').length, 0)
     })
 
     test('a slow endpoint with a backlog holds up no other', async () => {
