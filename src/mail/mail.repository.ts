@@ -70,21 +70,33 @@ export class MailRepository {
     }))
   }
 
+  /**
+   * Sent: the body is dropped, since it may hold a secret (a password reset link) that must not stay stored
+   * once it has left; the row says to whom, what about and when.
+   */
   async markSent(id: string, now: number): Promise<void> {
     await this.#db
       .updateTable('mail_outbox')
-      .set((eb) => ({ state: 'sent', attempts: eb('attempts', '+', 1), last_error: null, updated_at: now }))
+      .set((eb) => ({
+        state: 'sent',
+        attempts: eb('attempts', '+', 1),
+        text_body: '',
+        last_error: null,
+        updated_at: now,
+      }))
       .where('id', '=', id)
       .execute()
   }
 
-  /** An attempt failed: tried again at `retryAt`, or given up when there is none. */
+  /** An attempt failed: tried again at `retryAt`, or given up when there is none (its body dropped). */
   async markFailed(id: string, error: string, now: number, retryAt: number | undefined): Promise<void> {
     await this.#db
       .updateTable('mail_outbox')
       .set((eb) => ({
         state: retryAt === undefined ? 'failed' : 'pending',
         attempts: eb('attempts', '+', 1),
+        // Given up: the body goes as a sent one's does.
+        ...(retryAt === undefined ? { text_body: '' } : {}),
         next_attempt_at: retryAt ?? now,
         last_error: error.slice(0, 1000),
         updated_at: now,
