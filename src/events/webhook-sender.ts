@@ -28,7 +28,7 @@ export const GIVE_UP_AFTER_MS = 3 * DAY
 export const ATTEMPT_TIMEOUT_MS = 10 * SECOND
 /** How much of an answer's body is read and kept. */
 export const RESPONSE_LIMIT_BYTES = 1024
-/** Attempts in flight per process, and to one endpoint. */
+/** Attempts under way per process (POSTs and their records), and POSTs to one endpoint at once. */
 const MAX_IN_FLIGHT = 32
 const MAX_IN_FLIGHT_PER_ENDPOINT = 4
 /** Long enough for an attempt and its record; a process that dies holding one frees it after this. */
