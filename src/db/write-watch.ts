@@ -16,10 +16,19 @@ import {
 } from 'kysely'
 
 /**
- * Tables whose rows no cache keeps: the webhooks' outbox, which every process polls twice a second. A write to
- * them alone must not make the caches read again what they hold.
+ * Tables whose rows no cache keeps: the webhooks' outbox, which every process polls twice a second, and the
+ * mail's (each message sent is a write), with what they are written from. A write to them alone must not make
+ * the caches read again what they hold.
  */
-const UNCACHED_TABLES = new Set(['events', 'webhook_endpoints', 'webhook_deliveries', 'webhook_attempts'])
+const UNCACHED_TABLES = new Set([
+  'events',
+  'webhook_endpoints',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'mail_outbox',
+  'submission_notices',
+  'password_resets',
+])
 
 /** The table an INSERT, UPDATE or DELETE of one table writes; undefined for anything else. */
 function writtenTable(node: OperationNode): string | undefined {
