@@ -1,5 +1,6 @@
 // The name index's background job (name-index.repository.ts).
 import type { Db, Exclusively } from '../db/database.ts'
+import { Periodic, type PeriodicLog } from '../periodic.ts'
 import { NameIndex } from './name-index.repository.ts'
 
 /**
@@ -17,36 +18,25 @@ const CHUNKS_AT_ONCE = 4
 export class NameIndexJob {
   readonly #index: NameIndex
   readonly #exclusively: Exclusively
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<unknown> | undefined
+  readonly #schedule = new Periodic(
+    () =>
+      this.#exclusively('name-index', async () => {
+        await this.#index.foldAll(CHUNKS_AT_ONCE)
+        await this.#index.rewriteStale()
+      }),
+    { intervalMs: 60_000, failure: 'writing the name index failed' },
+  )
 
   constructor(db: Db, exclusively: Exclusively) {
     this.#index = new NameIndex(db)
     this.#exclusively = exclusively
   }
 
-  start(log: JobLog): void {
-    const run = () => {
-      this.#running ??= this.#exclusively('name-index', async () => {
-        await this.#index.foldAll(CHUNKS_AT_ONCE)
-        await this.#index.rewriteStale()
-      })
-        .catch((error: unknown) => log.error({ err: error }, 'writing the name index failed'))
-        .finally(() => {
-          this.#running = undefined
-        })
-    }
-    run()
-    this.#timer = setInterval(run, 60_000)
-    this.#timer.unref()
+  start(log: PeriodicLog): void {
+    this.#schedule.start(log)
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#running
+  stop(): Promise<void> {
+    return this.#schedule.stop()
   }
-}
-
-interface JobLog {
-  error(fields: { err: unknown }, message: string): void
 }

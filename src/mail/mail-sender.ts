@@ -4,6 +4,7 @@
 // mail systems tell a repeat.
 import { createTransport, type Transporter } from 'nodemailer'
 import type { Exclusively } from '../db/database.ts'
+import { Periodic } from '../periodic.ts'
 import type { MailRepository, QueuedMessage } from './mail.repository.ts'
 
 const MINUTE = 60_000
@@ -37,8 +38,10 @@ export class MailSender {
   readonly #exclusively: Exclusively
   readonly #config: MailConfig
   readonly #transport: Transporter
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<unknown> | undefined
+  readonly #schedule = new Periodic(() => this.sendDue(), {
+    intervalMs: MAIL_POLL_INTERVAL_MS,
+    failure: 'sending email failed',
+  })
   #log: MailLog | undefined
 
   constructor(deps: { mail: MailRepository; exclusively: Exclusively; config: MailConfig }) {
@@ -89,21 +92,11 @@ export class MailSender {
 
   start(log: MailLog): void {
     this.#log = log
-    const run = () => {
-      this.#running ??= this.sendDue()
-        .catch((error: unknown) => log.error({ err: error }, 'sending email failed'))
-        .finally(() => {
-          this.#running = undefined
-        })
-    }
-    run()
-    this.#timer = setInterval(run, MAIL_POLL_INTERVAL_MS)
-    this.#timer.unref()
+    this.#schedule.start(log)
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#running
+    await this.#schedule.stop()
     this.#transport.close()
   }
 }

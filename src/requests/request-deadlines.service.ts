@@ -4,6 +4,7 @@
 // is only marked handled.
 import type { Exclusively, Transactor } from '../db/database.ts'
 import type { EventRecorder } from '../events/events.ts'
+import { Periodic, type PeriodicLog } from '../periodic.ts'
 import type { RequestsRepository } from './requests.repository.ts'
 
 /** How often the job looks for deadlines that passed: how late a request.closed of a deadline may be. */
@@ -17,8 +18,10 @@ export class RequestDeadlinesJob {
   readonly #requests: RequestsRepository
   readonly #events: EventRecorder
   readonly #exclusively: Exclusively
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<unknown> | undefined
+  readonly #schedule = new Periodic(() => this.handlePassed(), {
+    intervalMs: DEADLINE_CHECK_INTERVAL_MS,
+    failure: 'handling passed request deadlines failed',
+  })
 
   constructor(deps: {
     transaction: Transactor
@@ -57,25 +60,11 @@ export class RequestDeadlinesJob {
     })
   }
 
-  start(log: JobLog): void {
-    const run = () => {
-      this.#running ??= this.handlePassed()
-        .catch((error: unknown) => log.error({ err: error }, 'handling passed request deadlines failed'))
-        .finally(() => {
-          this.#running = undefined
-        })
-    }
-    run()
-    this.#timer = setInterval(run, DEADLINE_CHECK_INTERVAL_MS)
-    this.#timer.unref()
+  start(log: PeriodicLog): void {
+    this.#schedule.start(log)
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#running
+  stop(): Promise<void> {
+    return this.#schedule.stop()
   }
-}
-
-interface JobLog {
-  error(fields: { err: unknown }, message: string): void
 }

@@ -5,6 +5,7 @@
 import type { Exclusively, Transactor } from '../db/database.ts'
 import { formatSize } from '../format-size.shared.ts'
 import type { MailMessage, QueueMail } from '../mail/mail.repository.ts'
+import { Periodic, type PeriodicLog } from '../periodic.ts'
 import type { RequestsRepository, SubmissionsToTell } from './requests.repository.ts'
 
 /** At most one email per request this often. */
@@ -19,8 +20,10 @@ export class SubmissionNoticesJob {
   readonly #ownerEmail: (accountId: string) => Promise<string | undefined>
   readonly #queueMail: QueueMail
   readonly #requestPage: (requestId: string) => string
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<unknown> | undefined
+  readonly #schedule = new Periodic(() => this.tellDue(), {
+    intervalMs: CHECK_INTERVAL_MS,
+    failure: 'telling owners of submissions failed',
+  })
 
   constructor(deps: {
     transaction: Transactor
@@ -60,27 +63,13 @@ export class SubmissionNoticesJob {
     })
   }
 
-  start(log: JobLog): void {
-    const run = () => {
-      this.#running ??= this.tellDue()
-        .catch((error: unknown) => log.error({ err: error }, 'telling owners of submissions failed'))
-        .finally(() => {
-          this.#running = undefined
-        })
-    }
-    run()
-    this.#timer = setInterval(run, CHECK_INTERVAL_MS)
-    this.#timer.unref()
+  start(log: PeriodicLog): void {
+    this.#schedule.start(log)
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#running
+  stop(): Promise<void> {
+    return this.#schedule.stop()
   }
-}
-
-interface JobLog {
-  error(fields: { err: unknown }, message: string): void
 }
 
 function submissionsMessage(to: string, told: SubmissionsToTell, page: string): MailMessage {
