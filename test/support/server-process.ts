@@ -32,11 +32,39 @@ export interface ServerProcess {
   stderr(): string
 }
 
+export interface ServerOptions {
+  /**
+   * A hosts file the process resolves names with instead of `/etc/hosts`, so that a test can make a real name
+   * resolve (through the system's resolver, as in production) to any address, and change its answer while the
+   * server runs (write the file in place). The server runs in a mount namespace of its own (`unshare`, as an
+   * unprivileged user may) where the file is bound over `/etc/hosts`; the rest of the system is untouched.
+   */
+  hostsFile?: string
+}
+
 /** Starts the server with `env` on `port` (a free one if not given); resolves once /healthz answers. */
-export async function startServer(env: Record<string, string>, port?: number): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string>,
+  port?: number,
+  options: ServerOptions = {},
+): Promise<ServerProcess> {
   const listenOn = port ?? (await freePort())
   const base = `http://127.0.0.1:${listenOn}`
-  const child = spawn(process.execPath, [SERVER], {
+  const [command, args] = options.hostsFile
+    ? [
+        'unshare',
+        // `exec`: the shell becomes the server, so that a signal sent to the child reaches the server.
+        [
+          '--map-root-user',
+          '--mount',
+          'sh',
+          '-c',
+          'mount --bind "$0" /etc/hosts && exec "$@"',
+          options.hostsFile,
+        ].concat([process.execPath, SERVER]),
+      ]
+    : [process.execPath, [SERVER]]
+  const child = spawn(command, args, {
     env: {
       ...process.env,
       PUBLIC_URL: base,
