@@ -2,7 +2,7 @@
 // everything gets the attempts of about 5 s, 5 min, 30 min, 2 h, 5 h and 10 h after the one before, then daily,
 // the last three days after the event; the delivery then fails for good, and the endpoint, failing for three
 // days, is disabled with the reason, and its owner told by an email, queued in the transaction that disables it
-// and sent to a real SMTP server. The sender runs alone here (no app, so no sender on the real clock), on a real
+// and sent to a real SMTP server, and in the app. The sender runs alone here (no app, so no sender on the real clock), on a real
 // migrated database of each engine, against a real HTTP receiver.
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -144,9 +144,14 @@ for (const engine of ENGINES) {
       assert.match(told?.messageId ?? '', /^<msg_[0-9a-z]+@coffer\.test>$/)
       assert.ok(told?.text?.includes(endpoint.url), told?.text)
       assert.ok(told?.text?.includes(disabled?.disabledReason ?? '?'), told?.text)
-      // Enabled again, it starts afresh.
+      // And in the app: every page's header marks it (web/layout.ts), from the owner's session.
+      const { sessions } = wireAccounts(db)
+      const { secret } = await sessions.start(account)
+      assert.equal((await sessions.resume(secret))?.failedWebhooks, 1)
+      // Enabled again, it starts afresh, and the mark is gone.
       const enabled = await service.update(account.id, endpoint.id, { isActive: true })
       assert.deepEqual([enabled.isActive, enabled.failingSince, enabled.disabledReason], [true, null, null])
+      assert.equal((await sessions.resume(secret))?.failedWebhooks, 0)
     } finally {
       await sender?.stop()
       await db.close()

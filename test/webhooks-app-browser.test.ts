@@ -1,7 +1,8 @@
 // The webhook pages of the account settings as a person uses them, in Chromium: no endpoint yet, a mistake in the
 // form shown beside its field, an endpoint added (its secret shown once, and it verifies what the receiver gets),
 // a test event sent and seen among the deliveries with the receiver's answer, a failed delivery sent again with
-// Retry, the secret rotated, the endpoint disabled and enabled, then deleted after a confirmation. Every page and
+// Retry, the secret rotated, the endpoint disabled and enabled, disabled after failing (marked in every page's
+// header), then deleted after a confirmation. Every page and
 // state is screenshotted on a phone and a desktop, light and dark (.cache/screenshots/webhooks-app-*), and
 // checked with axe-core; the keyboard reaches every control.
 import assert from 'node:assert/strict'
@@ -10,6 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
+import { WebhooksRepository } from '../src/events/webhooks.repository.ts'
 import { browserMissing, checkEveryLook, launchBrowser, newContext } from './support/browser.ts'
 import { ENGINES } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
@@ -141,6 +143,35 @@ for (const engine of ENGINES) {
       await page.getByRole('button', { name: 'Enable' }).click()
       await page.waitForLoadState()
       assert.match((await page.locator('[role=status]').first().textContent()) ?? '', /Endpoint enabled/)
+      // Disabled by its owner, it is no news to them: nothing marks it.
+      assert.equal(await page.locator('.attention-dot').count(), 0)
+
+      // Disabled by Coffer after days of failures (as the sender does): every page's header marks it, on the
+      // avatar and beside Webhooks in the menu, until the owner deals with it.
+      const endpointId = new URL(page.url()).pathname.split('/').at(-1) ?? ''
+      const reason = 'Every delivery failed from 2026-11-20 to 2026-11-23.'
+      assert.ok(await new WebhooksRepository(c.db).disableFailing(endpointId, reason))
+      await page.goto(`${c.base}/`)
+      assert.equal(await page.locator('.avatar .attention-dot').count(), 1)
+      assert.match(
+        (await page.locator('.account-menu summary').textContent()) ?? '',
+        /account menu, 1 webhook endpoint disabled/,
+      )
+      await page.locator('.account-menu summary').click()
+      const menuLink = page.locator('.menu-panel a[href="/account/webhooks"]')
+      assert.equal((await menuLink.textContent())?.replace(/\s+/g, ' '), 'Webhooks 1 disabled')
+      await shot('failed-marked')
+      await menuLink.click()
+      await page.waitForLoadState()
+      await page.getByRole('link', { name: 'Build server' }).click()
+      await page.waitForLoadState()
+      assert.match(
+        (await page.locator('main').textContent()) ?? '',
+        new RegExp(reason.replaceAll('.', '\\.')),
+      )
+      await page.getByRole('button', { name: 'Enable' }).click()
+      await page.waitForLoadState()
+      assert.equal(await page.locator('.attention-dot').count(), 0)
 
       await page.getByRole('link', { name: 'Delete' }).click()
       await page.waitForLoadState()

@@ -13,6 +13,8 @@ export interface StoredSession {
   expiresAt: number
   /** The account was disabled since the session began. */
   accountDisabled: boolean
+  /** The account's webhook endpoints that Coffer disabled after failing deliveries, still disabled. */
+  failedWebhooks: number
 }
 
 export class SessionsRepository {
@@ -35,6 +37,16 @@ export class SessionsRepository {
           'accounts.email',
           'accounts.created_at as account_created_at',
           'accounts.disabled_at',
+          // Shown in the header of every page (web/layout.ts), so that an owner learns of it wherever they are.
+          // Counted by the index on the account's endpoints, which an account has few of.
+          (eb) =>
+            eb
+              .selectFrom('webhook_endpoints')
+              .select((count) => count.fn.countAll<number>().as('n'))
+              .whereRef('webhook_endpoints.account_id', '=', 'accounts.id')
+              .where('webhook_endpoints.is_active', '=', false)
+              .where('webhook_endpoints.disabled_reason', 'is not', null)
+              .as('failed_webhooks'),
         ])
         .where('sessions.secret_hash', '=', secretHash),
     )
@@ -70,6 +82,7 @@ export class SessionsRepository {
         lastSeenAt: Number(row.last_seen_at),
         expiresAt: Number(row.expires_at),
         accountDisabled: row.disabled_at !== null,
+        failedWebhooks: Number(row.failed_webhooks ?? 0),
       }
     )
   }

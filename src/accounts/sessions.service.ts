@@ -14,6 +14,8 @@ const LAST_SEEN_RESOLUTION_MS = 60_000
 export interface Session {
   id: string
   account: Account
+  /** The account's webhook endpoints disabled by Coffer after failing deliveries (the header tells of them). */
+  failedWebhooks: number
 }
 
 export class SessionsService {
@@ -35,7 +37,7 @@ export class SessionsService {
       createdAt: now,
       expiresAt: now + SESSION_MAX_AGE_MS,
     })
-    return { session: { id, account }, secret, maxAgeMs: SESSION_MAX_AGE_MS }
+    return { session: { id, account, failedWebhooks: 0 }, secret, maxAgeMs: SESSION_MAX_AGE_MS }
   }
 
   /** The session a cookie's secret stands for, while it lasts; undefined otherwise. */
@@ -49,7 +51,7 @@ export class SessionsService {
       return undefined
     }
     if (now - stored.lastSeenAt > LAST_SEEN_RESOLUTION_MS) await this.#sessions.touch(stored.id, now)
-    return { id: stored.id, account: stored.account }
+    return { id: stored.id, account: stored.account, failedWebhooks: stored.failedWebhooks }
   }
 
   end(sessionId: string): Promise<void> {

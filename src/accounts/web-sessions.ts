@@ -38,7 +38,12 @@ export function sessionAccountId(request: FastifyRequest): string {
 export function appNav(request: FastifyRequest, reply: FastifyReply, current?: AppNav['current']): AppNav {
   const session = request.webSession
   if (!session) throw new Error('appNav needs a signed-in request: add requireSession to the route')
-  return { email: session.account.email, csrfToken: csrfToken(request, reply), current }
+  return {
+    email: session.account.email,
+    csrfToken: csrfToken(request, reply),
+    current,
+    failedWebhooks: session.failedWebhooks,
+  }
 }
 
 /** Where a signed-out browser is sent, with `return_to` naming where it wanted to go. */

@@ -25,6 +25,8 @@ export interface AppNav {
   /** The token of the sign-out form in the account menu. */
   csrfToken: string
   current?: 'files' | 'requests' | 'analytics' | 'account'
+  /** Webhook endpoints Coffer disabled after their deliveries failed for days: marked on the menu until dealt with. */
+  failedWebhooks?: number
 }
 
 /** The app's sections, in the order of the navigation. */
@@ -48,16 +50,22 @@ const ACCOUNT_LINKS = [
  */
 function appHeader(nav: AppNav): string {
   const current = (key: string) => (nav.current === key ? html` aria-current="page"` : '')
+  const failed = nav.failedWebhooks ?? 0
+  const failedText = `${failed} webhook ${failed === 1 ? 'endpoint' : 'endpoints'} disabled`
+  const badge = (href: string) =>
+    href === '/account/webhooks' && failed > 0
+      ? html` <span class="badge badge-warn" title="${failedText} after failing deliveries">${failed} disabled</span>`
+      : ''
   return html`<header class="site-header app-header">
 <a class="brand" href="/">!${LOGO}<span>Coffer</span></a>
 <nav class="app-nav" aria-label="Main"><ul>!${SECTIONS.map(
     (section) => html`<li><a href="${section.href}"!${current(section.key)}>${section.label}</a></li>`,
   )}</ul></nav>
 <details class="account-menu" data-menu>
-<summary!${current('account')}><span class="avatar" aria-hidden="true">${(nav.email[0] ?? '?').toUpperCase()}</span><span class="account-name">${nav.email}</span><span class="sr-only"> (account menu)</span></summary>
+<summary!${current('account')}><span class="avatar" aria-hidden="true">${(nav.email[0] ?? '?').toUpperCase()}!${failed > 0 ? html`<span class="attention-dot"></span>` : ''}</span><span class="account-name">${nav.email}</span><span class="sr-only"> (account menu!${failed > 0 ? html`, ${failedText}` : ''})</span></summary>
 <div class="menu-panel">
 <p class="menu-email">${nav.email}</p>
-<ul>!${ACCOUNT_LINKS.map((link) => html`<li><a href="${link.href}">${link.label}</a></li>`)}</ul>
+<ul>!${ACCOUNT_LINKS.map((link) => html`<li><a href="${link.href}">${link.label}!${badge(link.href)}</a></li>`)}</ul>
 <form method="post" action="/account/sign-out"><input type="hidden" name="_csrf" value="${nav.csrfToken}"><button class="menu-button" type="submit">Sign out</button></form>
 </div>
 </details>
