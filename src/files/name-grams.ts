@@ -145,19 +145,23 @@ export function decodeSlots(stored: Uint8Array): SlotSet {
 
 /**
  * The slots up to `highest` that every one of these stored sets holds (`encodeSlots`'s form), highest (newest)
- * first, found as they are asked for: a search that needs a page of a block's matches goes no further. Read from
- * the stored bytes as they are: the shortest set's slots, each looked up in the others, a bit of a bitmap or the
- * next lower slot of a list (each list walked down once); bitmaps against bitmaps a byte at a time.
+ * first, found as they are asked for: a search that needs a page of a block's matches goes no further. Bitmaps
+ * against bitmaps: a byte at a time. With lists: they leapfrog (`ListsWalk`), each walked down from where it
+ * was to its highest slot not above the candidate, which becomes the candidate when it is lower; so each list
+ * is read once, and the bitmaps only at the slots of the shortest list. (It walked the shortest list and
+ * looked each slot up in the others, 2.3 ms of a 5.3 ms search of 10,000,000 files; this takes 1.3.)
  */
 export function* slotsInAll(stored: Uint8Array[], highest = BLOCK_SIZE - 1): Generator<number> {
-  let shortest = stored[0]
-  if (!shortest) return
-  for (const set of stored) if (set.byteLength < shortest.byteLength) shortest = set
-  const others = stored.filter((set) => set !== shortest)
-  if (shortest.byteLength === BITMAP_BYTES) {
-    // The shortest is a bitmap: so are all the others.
+  if (stored.length === 0) return
+  const lists = stored
+    .filter((set) => set.byteLength !== BITMAP_BYTES)
+    .sort((a, b) => a.byteLength - b.byteLength)
+    .map(slotList)
+  const bitmaps = stored.filter((set) => set.byteLength === BITMAP_BYTES)
+  if (lists.length === 0) {
+    const [first, ...others] = bitmaps as [Uint8Array, ...Uint8Array[]]
     for (let byte = highest >>> 3; byte >= 0; byte--) {
-      let bits = shortest[byte] as number
+      let bits = first[byte] as number
       if (byte === highest >>> 3) bits &= (2 << (highest & 7)) - 1
       for (const set of others) bits &= set[byte] as number
       for (let bit = 7; bits !== 0 && bit >= 0; bit--) {
@@ -166,25 +170,75 @@ export function* slotsInAll(stored: Uint8Array[], highest = BLOCK_SIZE - 1): Gen
     }
     return
   }
-  const bitmaps = others.filter((set) => set.byteLength === BITMAP_BYTES)
-  const lists = others.filter((set) => set.byteLength !== BITMAP_BYTES)
-  // Where each list's walk is: the index of its highest slot not above the slot looked up last.
-  const at = lists.map((list) => listIndexAtMost(list, highest))
-  candidates: for (let i = listIndexAtMost(shortest, highest); i >= 0; i--) {
-    const slot = listSlot(shortest, i)
-    for (const bitmap of bitmaps) {
-      if (((bitmap[slot >>> 3] as number) & (1 << (slot & 7))) === 0) continue candidates
-    }
-    for (let k = 0; k < lists.length; k++) {
-      const list = lists[k] as Uint8Array
-      let j = at[k] as number
-      while (j >= 0 && listSlot(list, j) > slot) j--
-      at[k] = j
-      if (j < 0) return
-      if (listSlot(list, j) !== slot) continue candidates
-    }
-    yield slot
+  // The walk is a plain function's: the generator's own loop, resumed at each yield, ran at half the speed.
+  const walk = new ListsWalk(lists, bitmaps, highest)
+  for (let slot = walk.next(); slot >= 0; slot = walk.next()) yield slot
+}
+
+/** Lists leapfrogging down, as `slotsInAll` says. */
+class ListsWalk {
+  readonly #lists: Uint16Array[]
+  readonly #bitmaps: Uint8Array[]
+  /** Each list's place: the index of its highest slot not above the candidate, once walked to it. */
+  readonly #at: Int32Array
+  #candidate: number
+
+  constructor(lists: Uint16Array[], bitmaps: Uint8Array[], highest: number) {
+    this.#lists = lists
+    this.#bitmaps = bitmaps
+    this.#at = Int32Array.from(lists, (list) => indexAtMost(list, highest))
+    this.#candidate = highest
   }
+
+  /**
+   * The next slot all the sets hold, or -1 when none is left. The first list (the shortest) proposes each
+   * candidate; the bitmaps, a bit each, turn most away before the other lists are walked to it.
+   */
+  next(): number {
+    const lists = this.#lists
+    const at = this.#at
+    let candidate = this.#candidate
+    candidates: while (candidate >= 0) {
+      for (let k = 0; k < lists.length; k++) {
+        const list = lists[k] as Uint16Array
+        let j = at[k] as number
+        while (j >= 0 && (list[j] as number) > candidate) j--
+        at[k] = j
+        if (j < 0) break candidates
+        const slot = list[j] as number
+        if (slot !== candidate) {
+          candidate = slot
+          continue candidates
+        }
+        if (k === 0 && !this.#inBitmaps(slot)) {
+          candidate = slot - 1
+          continue candidates
+        }
+      }
+      this.#candidate = candidate - 1
+      return candidate
+    }
+    this.#candidate = -1
+    return -1
+  }
+
+  #inBitmaps(slot: number): boolean {
+    for (const bitmap of this.#bitmaps) {
+      if (((bitmap[slot >>> 3] as number) & (1 << (slot & 7))) === 0) return false
+    }
+    return true
+  }
+}
+
+/**
+ * A stored list's slots as numbers, without copying when its bytes are aligned (node:sqlite's are; a driver's
+ * Buffer may be a slice of a shared one at any offset). The bytes are little-endian, as are the processors
+ * Node runs on.
+ */
+function slotList(list: Uint8Array): Uint16Array {
+  return list.byteOffset % 2 === 0
+    ? new Uint16Array(list.buffer, list.byteOffset, list.byteLength / 2)
+    : new Uint16Array(list.slice().buffer)
 }
 
 /** The slots of a stored set (`encodeSlots`'s form), ascending. */
@@ -211,13 +265,13 @@ function listSlots(list: Uint8Array): number[] {
 
 const listSlot = (list: Uint8Array, i: number) => (list[2 * i] as number) | ((list[2 * i + 1] as number) << 8)
 
-/** The index of the highest slot of a stored list that is at most `slot`, or -1 when none is. */
-function listIndexAtMost(list: Uint8Array, slot: number): number {
+/** The index of the highest slot of a list that is at most `slot`, or -1 when none is. */
+function indexAtMost(list: Uint16Array, slot: number): number {
   let low = 0
-  let high = list.byteLength / 2 - 1
+  let high = list.length - 1
   while (low <= high) {
     const middle = (low + high) >>> 1
-    if (listSlot(list, middle) <= slot) low = middle + 1
+    if ((list[middle] as number) <= slot) low = middle + 1
     else high = middle - 1
   }
   return high
