@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CompiledQuery } from 'kysely'
+import { openDatabase } from '../src/db/open.ts'
 import type { StoredFile } from '../src/files/files.repository.ts'
 import {
   addSlot,
@@ -16,10 +17,12 @@ import {
   foldName,
   gramsOf,
   queryGrams,
+  type SlotSet,
   slotsAscending,
   slotsDescending,
   slotsInAll,
 } from '../src/files/name-grams.ts'
+import { NameIndex } from '../src/files/name-index.repository.ts'
 import { createFolder, insertFiles, newestFirst, walk } from './support/files-helpers.ts'
 import { call, createAccount, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
 
@@ -283,6 +286,46 @@ describeEachEngine('files search', (ctx) => {
     assert.equal((await searchAll(c, a.token, 'late-archive-', 100)).ids.length, 8 * 500)
   })
 
+  test('rows of the index kept in memory: never an answer of before a rename, a move or a chunk written', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const folder = await createFolder(c.app, a, 'Kept')
+    await insertFiles(c, a.id, [1, CHUNK_SIZE + 10], ['doc-', '.txt'])
+    const idOf = (n: number) => `fil_${a.id}_${n}`
+    const newestOf = (numbers: number[]) => numbers.sort((x, y) => y - x).map(idOf)
+    const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+    // Read from the block's rows, which the search keeps.
+    assert.deepEqual((await searchAll(c, a.token, 'doc-11.', 10)).ids, [idOf(11)])
+    assert.deepEqual((await searchAll(c, a.token, 'doc-12.', 10, folder.id)).ids, [])
+    // A rename adds the file to rows kept: the next search finds it. So does a move to the folder.
+    const renamed = await call(c.app, 'PATCH', `/api/v1/files/${idOf(500)}`, {
+      token: a.token,
+      body: { name: 'doc-11.copy.txt' },
+    })
+    assert.equal(renamed.status, 200)
+    assert.deepEqual((await searchAll(c, a.token, 'doc-11.', 10)).ids, newestOf([11, 500]))
+    const moved = await call(c.app, 'PATCH', `/api/v1/files/${idOf(12)}`, {
+      token: a.token,
+      body: { folderId: folder.id },
+    })
+    assert.equal(moved.status, 200)
+    assert.deepEqual((await searchAll(c, a.token, 'doc-12.', 10, folder.id)).ids, [idOf(12)])
+
+    // A chunk written by the job of another process (no file changes, so no notification on PostgreSQL) moves
+    // files from the search's own read of the newest files into the block's rows, which the search kept from
+    // before: it reads them again.
+    await insertFiles(c, a.id, [CHUNK_SIZE + 11, 2 * CHUNK_SIZE + 5], ['doc-', '.txt'], null, false)
+    const expected = newestOf([20, ...range(200, 209), ...range(2000, 2 * CHUNK_SIZE + 5)])
+    assert.deepEqual((await searchAll(c, a.token, 'doc-20', 100)).ids, expected)
+    const otherProcess = openDatabase({ dataDir: c.dataDir, databaseUrl: c.config.databaseUrl, poolSize: 1 })
+    try {
+      assert.equal(await new NameIndex(otherProcess).foldFull(a.id, 4), 1)
+    } finally {
+      await otherProcess.close()
+    }
+    assert.deepEqual((await searchAll(c, a.token, 'doc-20', 100)).ids, expected)
+  })
+
   test("search in one account among others of the same names: only the account's own matches", async () => {
     const c = ctx()
     const a = await createAccount(c.app)
@@ -378,4 +421,30 @@ test('slot sets: stored as a list up to 4,095 slots, as a bitmap from 4,096, rea
   assert.deepEqual(inAll([fewStored, encodeSlots(emptySlots())]), [])
   assert.deepEqual(inAll([fewStored]), slotsDescending(few))
   assert.deepEqual(inAll([fewStored], 101), [101, 1])
+  // A list stored at an odd offset of a larger buffer (as a driver's Buffer may be) reads the same.
+  const shifted = new Uint8Array(fewStored.byteLength + 1)
+  shifted.set(fewStored, 1)
+  assert.deepEqual(inAll([tensStored, shifted.subarray(1)]), fewBelow)
+
+  // Sets of every shape, in any order and any number, against the slots each set holds (a seeded generator,
+  // so that a failure is the same on every run).
+  let seed = 7
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+    return seed / 2 ** 32
+  }
+  for (let round = 0; round < 200; round++) {
+    const sets = Array.from({ length: 1 + Math.floor(random() * 4) }, () => {
+      const density = [0.0002, 0.003, 0.01, 0.05, 0.3, 0.95][Math.floor(random() * 6)] as number
+      const set = emptySlots()
+      for (let slot = 0; slot < BLOCK_SIZE; slot++) if (random() < density) addSlot(set, slot)
+      return set
+    })
+    const highest = random() < 0.3 ? Math.floor(random() * BLOCK_SIZE) : BLOCK_SIZE - 1
+    const held = sets.map((set) => new Set(slotsDescending(set)))
+    const expected = slotsDescending(sets[0] as SlotSet).filter(
+      (slot) => slot <= highest && held.every((slots) => slots.has(slot)),
+    )
+    assert.deepEqual(inAll(sets.map(encodeSlots), highest), expected, `round ${round}`)
+  }
 })

@@ -217,7 +217,8 @@ export class FilesRepository {
       2,
       (accountId: string, folderId: string) => inAccount(accountId).where('files.folder_id', '=', folderId),
     )
-    this.#search = nameSearch(db)
+    // FILE_CACHE_SIZE=0 turns off the name index's rows kept in memory too: every search reads them.
+    this.#search = nameSearch(db, options.cacheSize === 0 ? { cachedRows: 0 } : {})
     this.#names = new NameIndex(db)
     // The folder's order index (folder_id, account_id, created_at, id), as the folder's list walks it.
     this.#zipFolderPage = preparePages(
