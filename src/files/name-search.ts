@@ -21,7 +21,7 @@ import type { Engine } from '../db/engine.ts'
 import { decodeCursor, encodeCursor, keysetAfter, type Page } from '../db/pagination.ts'
 import { EpochCache } from '../db/read-path/epoch-cache.ts'
 import { PreparedShapes } from '../db/read-path/prepared.ts'
-import { BLOCK_SIZE, folderGram, foldName, queryGrams, slotsInAll } from './name-grams.ts'
+import { BLOCK_SIZE, CHUNK_SIZE, folderGram, foldName, queryGrams, slotsInAll } from './name-grams.ts'
 import { COUNTS_BLOCK } from './name-index.repository.ts'
 
 /** The most grams a search intersects: more narrow the candidates little, and cost a row per block each. */
@@ -52,6 +52,12 @@ const MOST_CANDIDATES = 4096
 const CACHED_ROWS = 8192
 /** However quiet the epoch, a row is read again after this long (see epoch-cache.ts). */
 const CACHED_ROW_MAX_AGE_MS = 60_000
+/**
+ * Accounts whose newest files (those after the index) are kept in memory per process, each at most
+ * KEPT_NEWEST_MOST files: every search reads them, 640 at 10,000,000 files, half a millisecond on SQLite.
+ */
+const KEPT_NEWEST_ACCOUNTS = 64
+const KEPT_NEWEST_MOST = 2 * CHUNK_SIZE
 /** A gram that has no row in a block: no slot holds it. */
 const NO_SLOTS = new Uint8Array(0)
 
@@ -72,6 +78,9 @@ interface FileRow {
   folder_id: string | null
   created_at: number | string
 }
+
+/** One of the newest files kept in memory (`SearchReads.newestFiles`), its name folded once asked for. */
+type KeptFile = FileRow & { folded?: string }
 
 /**
  * The search of GET /files?query=: one page of the ids of the account's files whose names contain the query,
@@ -101,12 +110,22 @@ export function nameSearch(
     if (!account) return { items: [], nextCursor: null }
     const { newest, indexed, counts } = account
     const near = nearMatches(folded)
-    for (let high = newest; high >= indexed && matches.length < wanted; ) {
-      const needed = wanted - matches.length
-      const rows = await reads.files({ accountId, low: indexed, high, folderId, near, limit: needed })
-      take(rows)
-      if (rows.length < needed) break
-      high = Number(rows.at(-1)?.seq) - 1
+    const kept = newest >= indexed ? await reads.newestFiles(accountId, indexed, account.last) : []
+    if (kept) {
+      for (const row of kept) {
+        if (matches.length === wanted) break
+        if (Number(row.seq) > newest || (inFolder !== null && row.folder_id !== inFolder)) continue
+        row.folded ??= foldName(row.name)
+        if (row.folded.includes(folded)) matches.push(row)
+      }
+    } else {
+      for (let high = newest; high >= indexed && matches.length < wanted; ) {
+        const needed = wanted - matches.length
+        const rows = await reads.files({ accountId, low: indexed, high, folderId, near, limit: needed })
+        take(rows)
+        if (rows.length < needed) break
+        high = Number(rows.at(-1)?.seq) - 1
+      }
     }
 
     if (matches.length < wanted && newest >= 0 && indexed > 0) {
@@ -159,11 +178,14 @@ class SearchReads {
   readonly #nearMatch: NearMatch
   readonly #gramCounts: GramCounts
   readonly #rows: EpochCache<Uint8Array> | undefined
+  readonly #newest: EpochCache<KeptFile[]> | undefined
 
   constructor(db: Db, cachedRows: number) {
     this.#db = db
-    this.#rows =
-      cachedRows > 0 ? new EpochCache({ maxEntries: cachedRows, maxAgeMs: CACHED_ROW_MAX_AGE_MS }) : undefined
+    const keep = <Value>(maxEntries: number) =>
+      cachedRows > 0 ? new EpochCache<Value>({ maxEntries, maxAgeMs: CACHED_ROW_MAX_AGE_MS }) : undefined
+    this.#rows = keep(cachedRows)
+    this.#newest = keep(KEPT_NEWEST_ACCOUNTS)
     this.#shapes = new PreparedShapes(db)
     this.#inList = IN_LIST[db.engine]
     this.#nearMatch = NEAR_MATCH[db.engine]
@@ -173,7 +195,8 @@ class SearchReads {
   /**
    * How many of the account's files the name index holds; the number of the newest file the search may return:
    * the account's newest, or after a cursor the next older file's, by the lists' order (-1 when none is); and
-   * each gram's count of files in the index (a gram no file holds is left out). One statement.
+   * each gram's count of files in the index (a gram no file holds is left out); and the number of the
+   * account's newest file. One statement.
    */
   async account(accountId: string, cursor: string | undefined, grams: string[]) {
     const after = cursor === undefined ? undefined : decodeCursor(cursor)
@@ -186,7 +209,11 @@ class SearchReads {
         const accounts = this.#db.kysely
           .selectFrom('accounts')
           .where('accounts.id', '=', id as string)
-          .select([this.#gramCounts.select(id, grams).as('counts'), 'name_indexed'])
+          .select([
+            this.#gramCounts.select(id, grams).as('counts'),
+            'name_indexed',
+            sql<number>`file_seq - 1`.as('last'),
+          ])
         if (!after) return accounts.select(sql<number>`file_seq - 1`.as('newest'))
         const next = keysetAfter(
           this.#db.kysely
@@ -202,7 +229,12 @@ class SearchReads {
     )
     if (!row) return undefined
     const counts = Object.entries(this.#gramCounts.parse(row.counts)).filter(([, files]) => files > 0)
-    return { indexed: Number(row.name_indexed), newest: Number(row.newest), counts: new Map(counts) }
+    return {
+      indexed: Number(row.name_indexed),
+      newest: Number(row.newest),
+      last: Number(row.last),
+      counts: new Map(counts),
+    }
   }
 
   /**
@@ -240,6 +272,35 @@ class SearchReads {
         return files.orderBy('seq', 'desc').limit(most as number)
       },
     )
+  }
+
+  /**
+   * The account's files numbered `indexed` to `last` (those after the index), newest first, from memory while
+   * the account's files are as they were; undefined when there are more than KEPT_NEWEST_MOST of them (the
+   * job is behind), or nothing is kept, for the search to read those that may match itself.
+   */
+  async newestFiles(accountId: string, indexed: number, last: number): Promise<KeptFile[] | undefined> {
+    const cache = this.#newest
+    if (!cache || last - indexed + 1 > KEPT_NEWEST_MOST) return undefined
+    const key = `${accountId}\u0000${indexed}\u0000${last}`
+    const epoch = this.#db.changeEpoch('files_folders_shares', accountId)
+    const now = Date.now()
+    const found = cache.get(key, epoch, now)
+    if (found) return found
+    const rows = await this.#shapes.read<KeptFile>(
+      'search_newest',
+      [accountId, indexed, last],
+      (id, from, to) =>
+        this.#db.kysely
+          .selectFrom('files')
+          .select(['seq', 'id', 'name', 'folder_id', 'created_at'])
+          .where('account_id', '=', id as string)
+          .where('seq', '>=', from as number)
+          .where('seq', '<=', to as number)
+          .orderBy('seq', 'desc'),
+    )
+    cache.set(key, rows, epoch, now)
+    return rows
   }
 
   /** The account's files of these numbers that may match (`nearMatches`), newest first. */
