@@ -79,6 +79,11 @@ describeEachEngine('files read path', (ctx) => {
       // Plans are weighed by the table's statistics: with a handful of rows, even a statement replanned
       // every time would do.
       await addLargeAccountFiles(c, a.id)
+      // As autovacuum leaves a table (its visibility map set): a list's page is read from the order index
+      // alone, and PostgreSQL weighs the plans by that. Freshly written, each row would cost a visit to the
+      // table, and the generic plan of a page after a cursor seemed dearer than planning each time (0.18 ms of
+      // planning for 0.05 of reading, measured at 10,000,000 files).
+      await sql`vacuum files`.execute(db.kysely)
       // Without the file cache, so that no lookup is answered from memory.
       const { services } = wire({ config: { ...c.config, fileCacheSize: 0 }, db, blobs: c.blobs })
       const { folders, shares, requests } = services
@@ -102,8 +107,12 @@ describeEachEngine('files read path', (ctx) => {
       const { rows } = await sql<{ name: string; generic_plans: number; custom_plans: number }>`
         select name, generic_plans, custom_plans from pg_prepared_statements
         where name ~ '^(files|folders|shares|requests|submissions)_' order by name`.execute(db.kysely)
+      // A list's files are read by the ids of its page: one statement per power of two of them, as many as the
+      // pages' sizes need (which depend on the order of files made in the same millisecond).
+      const byIdList = /^files_by_id_list_\d+$/
+      assert.ok(rows.some((row) => byIdList.test(row.name)))
       assert.deepEqual(
-        rows.map((row) => row.name),
+        rows.map((row) => row.name).filter((name) => !byIdList.test(name)),
         [
           'files_by_ids_1',
           'files_by_ids_4',
