@@ -10,6 +10,7 @@
 
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { Exclusively } from '../db/database.ts'
+import { Periodic } from '../periodic.ts'
 import type { StorageRepository } from './storage.repository.ts'
 
 /** The prefixes under which rows own blobs (files/blob-keys.ts). */
@@ -63,8 +64,7 @@ export class StorageReconciler {
   readonly #graceMs: number
   readonly #intervalMs: number
   readonly #exclusively: Exclusively
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<void> | undefined
+  #schedule: Periodic | undefined
 
   /**
    * `graceMs`: how long a blob without a row, or a leftover, may be part of an upload still under way (the
@@ -175,24 +175,17 @@ export class StorageReconciler {
         log.info({ storage: report }, 'storage check')
       }
     }
-    const run = () => {
-      this.#running ??= this.#exclusively('storage-check', checkAndLog)
-        .then((ran) => {
-          if (!ran) log.info({}, 'storage check: another process is running it')
-        })
-        .catch((err: unknown) => log.error({ err }, 'storage check failed'))
-        .finally(() => {
-          this.#running = undefined
-        })
-    }
-    run()
-    this.#timer = setInterval(run, this.#intervalMs)
-    this.#timer.unref()
+    this.#schedule = new Periodic(
+      async () => {
+        const ran = await this.#exclusively('storage-check', checkAndLog)
+        if (!ran) log.info({}, 'storage check: another process is running it')
+      },
+      { intervalMs: this.#intervalMs, failure: 'storage check failed' },
+    )
+    this.#schedule.start(log)
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    this.#timer = undefined
-    await this.#running
+    await this.#schedule?.stop()
   }
 }
