@@ -30,6 +30,7 @@ import {
   INSECURE,
   register,
   signInIfAsked,
+  tokenError,
 } from './support/oauth.ts'
 import { freePort } from './support/ports.ts'
 import { blobStorageFor, s3Missing } from './support/s3.ts'
@@ -376,8 +377,27 @@ describe('three processes behind nginx', { skip }, () => {
       3,
       'the code, its exchange and the refresh each on a process of its own',
     )
-    assert.equal(await apiStatus(base, refreshed.access_token), 200)
-    assert.equal(await apiStatus(base, tokens.access_token), 200, 'the first access token still works')
+    // Each process keeps both tokens in memory once it has served them (round-robin: three requests each).
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await apiStatus(base, refreshed.access_token), 200)
+      assert.equal(await apiStatus(base, tokens.access_token), 200, 'the first access token still works')
+    }
+    // The spent refresh token replayed, at one process: the grant ends, and with it both access tokens on
+    // every process, within moments (each learns of it by a notification).
+    const replay = await tokenError(
+      oauth
+        .refreshTokenGrantRequest(oc.as, oc.client, oauth.None(), tokens.refresh_token as string, INSECURE)
+        .then((response) => oauth.processRefreshTokenResponse(oc.as, oc.client, response)),
+    )
+    assert.equal(replay, 'invalid_grant')
+    const deadline = Date.now() + 1000
+    for (const token of [refreshed.access_token, tokens.access_token]) {
+      let refusals = 0
+      while (refusals < 3) {
+        if ((await apiStatus(base, token)) === 401) refusals += 1
+        else assert.ok(Date.now() < deadline, 'a process still takes a token of the replayed grant')
+      }
+    }
   })
 
   test('rate limits and sign-in lockouts hold across processes (Redis)', async () => {

@@ -5,9 +5,12 @@
 // the refusals, each with its exact error.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import * as oauth from 'oauth4webapi'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { ALL_SCOPES } from '../src/auth/scopes.ts'
+import { openDatabase } from '../src/db/open.ts'
+import { OauthRecordsRepository } from '../src/oauth/oauth-records.repository.ts'
 import {
   assertAccessible,
   browserMissing,
@@ -41,11 +44,12 @@ for (const engine of ENGINES) {
     let context: BrowserContext
     let page: Page
     let email: string
+    let accountId: string
 
     before(async () => {
       ctx = await startListening(engine)
       email = `owner-${engine}@example.com`
-      await ctx.app.services.accounts.create({ email, password: PASSWORD })
+      accountId = (await ctx.app.services.accounts.create({ email, password: PASSWORD })).id
       browser = await launchBrowser()
       context = await newContext(browser)
       page = await context.newPage()
@@ -189,6 +193,49 @@ for (const engine of ENGINES) {
           .then((response) => oauth.processRefreshTokenResponse(oc.as, oc.client, response)),
       )
       assert.equal(refresh, 'invalid_grant')
+    })
+
+    test('a token kept in memory ends with its grant when another process deletes it', async () => {
+      const oc = await register(ctx.base, { client_name: 'Cached app' })
+      const tokens = await authorize(oc, ['files:read'])
+      let lookups = 0
+      const read = ctx.db.read
+      ctx.db.read = (query, name) => {
+        if (name === 'oauth_access_token') lookups += 1
+        return read(query, name)
+      }
+      try {
+        // The first use records the grant's use (a write, which SQLite counts as a change), then the token
+        // is served from memory.
+        for (let i = 0; i < 3; i++) assert.equal(await apiStatus(ctx.base, tokens.access_token), 200)
+        await sleep(50)
+        assert.equal(await apiStatus(ctx.base, tokens.access_token), 200)
+        const before = lookups
+        for (let i = 0; i < 5; i++) assert.equal(await apiStatus(ctx.base, tokens.access_token), 200)
+        assert.equal(lookups, before, 'a token in use is not looked up again')
+      } finally {
+        ctx.db.read = read
+      }
+
+      // Another process (connections of its own) deletes the grant, as a replayed refresh token or the
+      // connected-apps page does there.
+      const other = openDatabase({ ...ctx.config, poolSize: 1 })
+      try {
+        const records = new OauthRecordsRepository(other)
+        const grant = (await records.grantsOf(accountId)).find((g) => g.clientId === oc.client.client_id)
+        assert.ok(grant)
+        await records.deleteGrant(grant.grantId)
+      } finally {
+        await other.close()
+      }
+      // SQLite: one file, so the next request's read sees the commit; PostgreSQL: the notification, within
+      // moments of the commit.
+      const deadline = Date.now() + (ctx.engine === 'sqlite' ? 0 : 1000)
+      while ((await apiStatus(ctx.base, tokens.access_token)) === 200) {
+        assert.ok(Date.now() < deadline, 'the deleted grant was not noticed in time')
+        await sleep(5)
+      }
+      assert.equal(await apiStatus(ctx.base, tokens.access_token), 401)
     })
 
     test('device flow: the user enters the code on its page, consents, and the tool gets its token', async () => {

@@ -67,7 +67,7 @@ export class ApiKeysRepository {
         .where('secret_hash', '=', hash),
     )
     this.#byHash = cachedLookup(db, {
-      watched: 'api_keys',
+      watched: 'credentials',
       maxEntries: CACHE_SIZE,
       maxAgeMs: CACHE_MAX_AGE_MS,
       read: async (hash) => {

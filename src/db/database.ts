@@ -16,12 +16,12 @@ export type Transactor = <T>(work: (trx: Transaction) => Promise<T>) => Promise<
 
 /**
  * Sets of rows whose changes every process learns of, so that it may keep what it read of them in memory
- * (read-path/cached-lookup.ts). On PostgreSQL, triggers notify a channel (migrations 0004 and 0007); on
- * SQLite, any commit to the database file counts as a change to every set.
- * - `api_keys`: every API key; not scoped.
+ * (read-path/cached-lookup.ts). On PostgreSQL, triggers notify a channel (migrations 0004, 0007 and 0025);
+ * on SQLite, any commit to the database file counts as a change to every set.
+ * - `credentials`: every API key, and OAuth access tokens with their grants; not scoped.
  * - `files_folders_shares`: an account's files, folders and shares; scoped by the account id.
  */
-export type WatchedRows = 'api_keys' | 'files_folders_shares'
+export type WatchedRows = 'credentials' | 'files_folders_shares'
 
 export interface Db {
   kysely: Kysely<Database>

@@ -28,6 +28,7 @@ import * as nameIndexBlocksOf65536 from './migrations/0021_name_index_blocks_of_
 import * as webhooks from './migrations/0022_webhooks.ts'
 import * as requestDeadlineEvents from './migrations/0023_request_deadline_events.ts'
 import * as mail from './migrations/0024_mail.ts'
+import * as tokenNotifications from './migrations/0025_token_notifications.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0022_webhooks': webhooks,
   '0023_request_deadline_events': requestDeadlineEvents,
   '0024_mail': mail,
+  '0025_token_notifications': tokenNotifications,
 }
 
 class Migrations implements MigrationProvider {

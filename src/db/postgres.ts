@@ -8,9 +8,9 @@ import { type RowFactory, rowFactory } from './row-factory.ts'
 import type { Database } from './schema.ts'
 import { watchWrites } from './write-watch.ts'
 
-/** The notification channel of each set of watched rows (migrations 0004: payload empty; 0007: an account id). */
+/** The notification channel of each set of watched rows (migrations 0004 and 0025: payload empty; 0007: an account id). */
 const CHANNELS: Record<WatchedRows, string> = {
-  api_keys: 'coffer_credentials',
+  credentials: 'coffer_credentials',
   files_folders_shares: 'coffer_metadata',
 }
 

@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely'
 import { hashSecret } from '../auth/secrets.ts'
 import type { Db } from '../db/database.ts'
+import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
 import { prepare } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 
@@ -28,17 +29,21 @@ export interface StoredGrant {
   lastUsedAt: number | null
 }
 
-/** What authenticating an access token needs. */
+/**
+ * What authenticating an access token needs: the entry kept in memory, so that a change to its
+ * `grantLastUsedAt` is remembered with it.
+ */
 export interface StoredAccessToken {
   payload: OauthPayload
+  /** When the token ends, in epoch milliseconds. */
+  expiresAt: number
   grantLastUsedAt: number | null
 }
 
-interface AccessTokenRow {
-  payload: string
-  expires_at: number | null
-  last_used_at: number | null
-}
+/** Tokens remembered per process: those of recent clients, bounded so that guessing cannot grow it. */
+const CACHED_TOKENS = 10_000
+/** However quiet the epoch, a cached token is read again after this long (see epoch-cache.ts). */
+const CACHED_TOKEN_MAX_AGE_MS = 60_000
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
@@ -64,12 +69,18 @@ function stored(model: string, id: string, row: { payload: string; consumed_at: 
 
 export class OauthRecordsRepository {
   readonly #db: Kysely<Database>
-  /** The lookup every request with an access token makes: compiled once, run through `Db.read`. */
-  readonly #accessToken: (hash: string) => Promise<AccessTokenRow[]>
+  /**
+   * The lookup every request with an access token makes, by the token's hash: compiled once, and kept in
+   * memory as API keys are (read-path/cached-lookup.ts), so that a token costs what a key costs. An entry is
+   * dropped when the token or its grant may have ended: here at once by the deletes below, in other processes
+   * by the epoch of `credentials` (the triggers of migration 0025), so that the next request with a revoked
+   * token, or one of a grant a replayed refresh token ended, is refused in any process.
+   */
+  readonly #accessTokens: CachedLookup<StoredAccessToken>
 
   constructor(db: Db) {
     this.#db = db.kysely
-    this.#accessToken = prepare(db, 'oauth_access_token', 1, (hash: string) =>
+    const findAccessToken = prepare(db, 'oauth_access_token', 1, (hash: string) =>
       db.kysely
         .selectFrom('oauth_records as t')
         .innerJoin('oauth_records as g', (join) =>
@@ -79,6 +90,21 @@ export class OauthRecordsRepository {
         .where('t.model', '=', 'AccessToken')
         .where('t.id_hash', '=', hash),
     )
+    this.#accessTokens = cachedLookup(db, {
+      watched: 'credentials',
+      maxEntries: CACHED_TOKENS,
+      maxAgeMs: CACHED_TOKEN_MAX_AGE_MS,
+      read: async (hash) => {
+        const [row] = await findAccessToken(hash)
+        if (!row || row.expires_at === null) return undefined
+        return {
+          // Without its id (`jti`): the token is not kept in memory as given, only its hash.
+          payload: JSON.parse(row.payload) as OauthPayload,
+          expiresAt: Number(row.expires_at),
+          grantLastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+        }
+      },
+    })
   }
 
   async upsert(model: string, id: string, payload: OauthPayload, expiresInSeconds?: number): Promise<void> {
@@ -151,11 +177,13 @@ export class OauthRecordsRepository {
   }
 
   async destroy(model: string, id: string): Promise<void> {
+    const idHash = idHashOf(model, id)
     await this.#db
       .deleteFrom('oauth_records')
       .where('model', '=', model)
-      .where('id_hash', '=', idHashOf(model, id))
+      .where('id_hash', '=', idHash)
       .execute()
+    if (model === 'AccessToken') this.#accessTokens.forgetKey(idHash)
   }
 
   async revokeByGrantId(model: string, grantId: string): Promise<void> {
@@ -164,11 +192,13 @@ export class OauthRecordsRepository {
       .where('model', '=', model)
       .where('grant_id', '=', grantId)
       .execute()
+    this.#accessTokens.forget((token) => token.payload.grantId === grantId)
   }
 
   /** Removes a grant with every code and token issued under it. */
   async deleteGrant(grantId: string): Promise<void> {
     await this.#db.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute()
+    this.#accessTokens.forget((token) => token.payload.grantId === grantId)
   }
 
   /** Removes every grant of the account, with their codes and tokens. */
@@ -183,6 +213,7 @@ export class OauthRecordsRepository {
           .where('model', '=', 'Grant'),
       )
       .execute()
+    this.#accessTokens.forget((token) => token.payload.accountId === accountId)
   }
 
   /** The account's grants, most recently used first. */
@@ -226,20 +257,18 @@ export class OauthRecordsRepository {
    * revoked it, ends its tokens at once, whatever their own rows say.
    */
   async accessToken(token: string): Promise<StoredAccessToken | undefined> {
-    const [row] = await this.#accessToken(hashSecret(token))
-    if (!row || row.expires_at === null || Number(row.expires_at) <= Date.now()) return undefined
-    return {
-      payload: stored('AccessToken', token, { payload: row.payload, consumed_at: null }),
-      grantLastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
-    }
+    const found = await this.#accessTokens.get(hashSecret(token))
+    return found && found.expiresAt > Date.now() ? found : undefined
   }
 
-  async recordGrantUse(grantId: string, at: number): Promise<void> {
+  /** Records a use of the grant of `token` (an entry `accessToken` returned), which remembers it. */
+  async recordGrantUse(token: StoredAccessToken, at: number): Promise<void> {
+    token.grantLastUsedAt = at
     await this.#db
       .updateTable('oauth_records')
       .set({ last_used_at: at })
       .where('model', '=', 'Grant')
-      .where('grant_id', '=', grantId)
+      .where('grant_id', '=', token.payload.grantId as string)
       .execute()
   }
 
@@ -248,7 +277,10 @@ export class OauthRecordsRepository {
       .deleteFrom('oauth_records')
       .where('expires_at', '<=', now)
       .executeTakeFirst()
-    return Number(result.numDeletedRows)
+    const deleted = Number(result.numDeletedRows)
+    // An expired grant ends its tokens, whichever they are.
+    if (deleted > 0) this.#accessTokens.forget(() => true)
+    return deleted
   }
 
   /** Records not past their expiry. */

@@ -30,6 +30,8 @@ export interface CachedLookup<Row> {
   getMany(keys: string[], scope?: string): Promise<(Row | undefined)[]>
   /** Drops this process's entries that pass `test`; other processes learn of the change through the epoch. */
   forget(test: (row: Row) => boolean): void
+  /** Drops this process's entry of `key` within `scope`, as `forget` does. */
+  forgetKey(key: string, scope?: string): void
 }
 
 export function cachedLookup<Row>(db: Db, options: CachedLookupOptions<Row>): CachedLookup<Row> {
@@ -47,6 +49,7 @@ export function cachedLookup<Row>(db: Db, options: CachedLookupOptions<Row>): Ca
         return keys.map((key) => rows.get(key))
       },
       forget: () => {},
+      forgetKey: () => {},
     }
   }
   const cache = new EpochCache<Row>({ maxEntries: options.maxEntries, maxAgeMs: options.maxAgeMs })
@@ -79,5 +82,6 @@ export function cachedLookup<Row>(db: Db, options: CachedLookupOptions<Row>): Ca
       })
     },
     forget: (test) => cache.deleteWhere(test),
+    forgetKey: (key, scope) => cache.delete(entryKeyOf(key, scope)),
   }
 }
