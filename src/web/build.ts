@@ -27,6 +27,8 @@ const ENTRIES: Record<string, string> = {
   'page.js': 'src/web/page.client.ts',
   'request-page.js': 'src/requests/request-page.client.ts',
   'files-app.js': 'src/files/files-app.client.ts',
+  // The SDK (coffer/client) for browsers, served like the others (its file named in dist/manifest.json).
+  'sdk.js': 'src/sdk/index.ts',
 }
 
 export type AssetName = keyof typeof ENTRIES
@@ -104,6 +106,8 @@ export async function buildAssets(): Promise<Manifest> {
     // The @vercel/blob client reads the blob API's address from `process.env`, which browsers lack; the page
     // that uploads sets this global from its own data (requests/request-page.client.ts).
     define: { 'process.env.VERCEL_BLOB_API_URL': 'COFFER_BLOB_API_URL' },
+    // The SDK reads a path's file only in Node, through a dynamic import a browser never reaches.
+    external: ['node:*'],
     plugins: [uploadsWithoutRequestStreams()],
   })
   await mkdir(ASSETS_DIR, { recursive: true })

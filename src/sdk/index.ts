@@ -1,0 +1,20 @@
+// coffer/client: Coffer's SDK, for Node and browsers. See README, "The SDK".
+export {
+  type Capabilities,
+  Coffer,
+  type CofferOptions,
+  type File,
+  type FileRequest,
+  type FileRequestWithCount,
+  type Folder,
+  type Page,
+  type Share,
+  type ShareWithFile,
+  type Submission,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookWithSecret,
+} from './coffer.ts'
+export { type ClientErrorCode, CofferError } from './errors.ts'
+export type { Credentials, OAuthCredentials, OAuthTokens } from './http.ts'
+export type { UploadOptions, UploadSource } from './upload.ts'
