@@ -64,6 +64,23 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/sdk/' },
     },
     {
+      name: 'user-cli-talks-http',
+      severity: 'error',
+      comment:
+        "The coffer command is a client of the API: it uses the SDK, shared formatting and the password prompt, never the server's own modules.",
+      from: { path: '^src/user-cli/' },
+      to: {
+        path: '^src/',
+        pathNot: [
+          '^src/user-cli/',
+          '^src/sdk/(?!generate-types)',
+          '[.]shared[.]ts$',
+          '^src/cli/password[.]ts$',
+          '^src/errors[.]ts$',
+        ],
+      },
+    },
+    {
       name: 'server-code-runs-no-browser-code',
       severity: 'error',
       comment: 'The server serves browser modules as built assets; it never imports them.',

@@ -253,19 +253,19 @@ for (const engine of ENGINES) {
         [request.id],
       )
 
-      // The public side, as a submitter's page: no credential of the owner's is needed for it, but the
-      // SDK sends one all the same, which these operations ignore.
+      // The public side, as a submitter's page: without a credential.
       const publicId = new URL(request.publicUrl).pathname.split('/').at(-1) as string
-      assert.equal((await coffer.publicRequests.get(publicId)).title, 'Tax papers')
-      const { uploads } = await coffer.publicRequests.prepareUploads(publicId, {
+      const submitter = new Coffer({ url: ctx.base })
+      assert.equal((await submitter.publicRequests.get(publicId)).title, 'Tax papers')
+      const { uploads } = await submitter.publicRequests.prepareUploads(publicId, {
         files: [{ name: 'w2.pdf', type: 'application/pdf', size: 10 }],
       })
       const [grant] = uploads
       assert.ok(grant)
       const handle = [{ intentId: grant.intentId, grant: grant.clientPayload.grant }]
-      const status = await coffer.publicRequests.uploadStatus(publicId, { uploads: handle })
+      const status = await submitter.publicRequests.uploadStatus(publicId, { uploads: handle })
       assert.equal(status[0]?.status, 'pending')
-      await coffer.publicRequests.cancelUploads(publicId, { uploads: handle })
+      await submitter.publicRequests.cancelUploads(publicId, { uploads: handle })
       assert.deepEqual(await collect(coffer.requests.submissions(request.id)), [])
 
       const totals = await coffer.analytics.get()

@@ -38,8 +38,11 @@ export interface Page<Item> {
 export interface CofferOptions {
   /** The server's address, such as `https://files.example.com` (without `/api/v1`). */
   url: string
-  /** An API key (`coffer_…`), or OAuth tokens that refresh themselves. */
-  credentials: Credentials
+  /**
+   * An API key (`coffer_…`), or OAuth tokens that refresh themselves; none for the operations that need none
+   * (`capabilities`, `publicRequests`).
+   */
+  credentials?: Credentials
   /** Retries of a request answered 429 or 503, each after its `Retry-After` (default 3). */
   retries?: number
   /** The longest wait before a retry, whatever `Retry-After` asks (default 60,000 ms). */

@@ -27,7 +27,8 @@ export type Credentials = { apiKey: string } | { oauth: OAuthCredentials }
 export interface SendOptions {
   /** The server's address, such as `https://files.example.com`. */
   url: string
-  credentials: Credentials
+  /** None for the operations that need none: the capability index, and the public side of file requests. */
+  credentials: Credentials | undefined
   /** Retries of a request answered 429 or 503 (default 3). */
   retries: number
   /** The longest wait before a retry, whatever `Retry-After` asks (default 60 s). */
@@ -47,9 +48,9 @@ export function authorizedFetch(options: SendOptions): (request: Request) => Pro
       const token = await credential.token()
       // A request's body can be read once: each attempt sends a copy.
       const sent = request.clone()
-      sent.headers.set('authorization', `Bearer ${token}`)
+      if (token !== undefined) sent.headers.set('authorization', `Bearer ${token}`)
       const response = await send(options.fetch, sent)
-      if (response.status === 401 && credential.refresh && !refreshed) {
+      if (response.status === 401 && credential.refresh && token !== undefined && !refreshed) {
         refreshed = true
         await response.body?.cancel()
         await credential.refresh(token)
@@ -112,14 +113,15 @@ function retryDelay(response: Response, attempt: number, most: number): number {
 }
 
 interface Credential {
-  /** The bearer credential to send now. */
-  token(): Promise<string>
+  /** The bearer credential to send now; undefined for none. */
+  token(): Promise<string | undefined>
   /** For OAuth: refreshes the access token unless it is no longer `stale` (another request refreshed it). */
   refresh?(stale: string): Promise<void>
 }
 
 function credentialOf(options: SendOptions): Credential {
   const { credentials } = options
+  if (credentials === undefined) return { token: async () => undefined }
   if ('apiKey' in credentials) {
     const key = credentials.apiKey
     return { token: async () => key }

@@ -72,20 +72,27 @@ export async function uploadFile(
   if (!grant) throw new CofferError(0, 'upload_failed', 'The server prepared no upload.', '')
 
   useBlobApi(uploads.blobApiUrl)
+  const sending = upload(grant.pathname, body as Parameters<typeof upload>[1], {
+    access: 'private',
+    contentType: grant.contentType,
+    handleUploadUrl: grant.handleUploadUrl,
+    clientPayload: JSON.stringify(grant.clientPayload),
+    multipart: size > uploads.multipartThresholdBytes,
+    ...(signal ? { abortSignal: signal } : {}),
+    ...(options.onProgress
+      ? { onUploadProgress: ({ loaded }) => options.onProgress?.({ loaded, total: size }) }
+      : {}),
+  })
   try {
-    await upload(grant.pathname, body as Parameters<typeof upload>[1], {
-      access: 'private',
-      contentType: grant.contentType,
-      handleUploadUrl: grant.handleUploadUrl,
-      clientPayload: JSON.stringify(grant.clientPayload),
-      multipart: size > uploads.multipartThresholdBytes,
-      ...(signal ? { abortSignal: signal } : {}),
-      ...(options.onProgress
-        ? { onUploadProgress: ({ loaded }) => options.onProgress?.({ loaded, total: size }) }
-        : {}),
-    })
+    // @vercel/blob passes the signal to its requests, but a multipart upload from a Node stream can wait on
+    // the stream after it, and never settle: the signal ends the wait here, and the file's stream is closed.
+    await (signal ? Promise.race([sending, abortion(signal)]) : sending)
   } catch (error) {
-    if (signal?.aborted) throw aborted(error)
+    if (signal?.aborted) {
+      ;(body as { destroy?: () => void }).destroy?.()
+      sending.catch(() => {})
+      throw aborted(error)
+    }
     if (error instanceof CofferError) throw error
     throw new CofferError(
       0,
@@ -104,6 +111,15 @@ export async function uploadFile(
     }
     await delay(wait, signal)
   }
+}
+
+/** Rejects once `signal` aborts. */
+function abortion(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const onAbort = () => reject(aborted(signal.reason))
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+  })
 }
 
 /**

@@ -1,0 +1,176 @@
+// `coffer upload` and `coffer download`: the bytes, with progress at a terminal (progress.ts).
+import { createWriteStream } from 'node:fs'
+import { readdir, rename, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { formatSize } from '../format-size.shared.ts'
+import type { Coffer, File } from '../sdk/index.ts'
+import { CofferError } from '../sdk/index.ts'
+import type { Output } from './output.ts'
+import { UsageError } from './output.ts'
+import { progress } from './progress.ts'
+
+/** The files under `paths`: each file, and every file under each directory (recursively, in name order). */
+export async function filesUnder(paths: string[]): Promise<{ path: string; size: number }[]> {
+  const found: { path: string; size: number }[] = []
+  const visit = async (entry: string) => {
+    const stats = await stat(entry).catch(() => {
+      throw new UsageError(`${entry}: no such file or directory.`)
+    })
+    if (stats.isFile()) found.push({ path: entry, size: stats.size })
+    else if (stats.isDirectory()) {
+      const names = (await readdir(entry)).sort()
+      for (const name of names) await visit(path.join(entry, name))
+    }
+  }
+  for (const entry of paths) await visit(entry)
+  return found
+}
+
+export interface Uploaded {
+  path: string
+  file: File
+  shareUrl?: string
+}
+
+/**
+ * Uploads the files under `paths`, `parallel` at a time, into `folderId`, sharing each when asked; each new
+ * file's id (and share URL) is printed as it is done. An empty file is refused by the API (a file has at least
+ * one byte): it is reported and the others go on.
+ */
+export async function upload(
+  coffer: Coffer,
+  out: Output,
+  options: {
+    paths: string[]
+    folderId: string | null
+    share: boolean
+    parallel: number
+    signal: AbortSignal
+  },
+): Promise<{ uploaded: Uploaded[]; failed: { path: string; error: string }[] }> {
+  const files = await filesUnder(options.paths)
+  if (files.length === 0) throw new UsageError('No file to upload under the paths given.')
+  const total = files.reduce((sum, file) => sum + file.size, 0)
+  const bars = progress(!out.json, files.length, total)
+  const uploaded: Uploaded[] = []
+  const failed: { path: string; error: string }[] = []
+  const queue = [...files]
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const { path: filePath, size } = next
+      const bar = bars.start(path.basename(filePath), size)
+      try {
+        const file = await coffer.files.upload(filePath, {
+          folderId: options.folderId,
+          onProgress: ({ loaded }) => bar.update(loaded),
+          signal: options.signal,
+        })
+        bar.done()
+        const done: Uploaded = { path: filePath, file }
+        if (options.share) done.shareUrl = (await coffer.shares.create({ fileId: file.id })).publicUrl
+        uploaded.push(done)
+        if (!out.json) {
+          bars.log(
+            `${file.id}  ${filePath}  ${formatSize(file.size)}${done.shareUrl ? `  ${done.shareUrl}` : ''}`,
+          )
+        }
+      } catch (error) {
+        bar.drop()
+        // What fails every file ends the upload: a cancellation, a credential refused or lacking a scope.
+        if (
+          error instanceof CofferError &&
+          (error.code === 'aborted' || error.status === 401 || error.status === 403)
+        ) {
+          throw error
+        }
+        failed.push({ path: filePath, error: (error as Error).message })
+        out.note(`${filePath}: ${(error as Error).message}`)
+      }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.parallel, files.length) }, worker))
+  } catch (error) {
+    if (options.signal.aborted) {
+      // Each file is made whole or not at all: those printed are uploaded, the others are not.
+      throw new CofferError(
+        0,
+        'aborted',
+        `Cancelled: ${uploaded.length} of ${files.length} files uploaded.`,
+        '',
+      )
+    }
+    throw error
+  } finally {
+    bars.stop()
+  }
+  return { uploaded, failed }
+}
+
+/**
+ * Downloads a file to `output` ('-' for stdout). The bytes go to `<output>.<file id>.part` first, renamed once
+ * whole: a download cut short (Ctrl-C, a lost connection, a kill) resumes from where that file ends.
+ */
+export async function download(
+  coffer: Coffer,
+  out: Output,
+  options: { file: File; output: string; signal: AbortSignal },
+): Promise<{ path: string; bytes: number; resumedFrom: number }> {
+  const { file, signal } = options
+  if (options.output === '-') {
+    const response = await coffer.files.download(file.id, { signal })
+    await pipeline(
+      Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+      process.stdout,
+    )
+    return { path: '-', bytes: file.size, resumedFrom: 0 }
+  }
+  const target = options.output
+  const partial = `${target}.${file.id}.part`
+  const have = await stat(partial).then(
+    (stats) => stats.size,
+    () => 0,
+  )
+  const from = have > 0 && have < file.size ? have : 0
+  if (have >= file.size && have > 0) await rm(partial)
+  const response = await coffer.files.download(file.id, { signal, ...(from > 0 ? { from } : {}) })
+  const bars = progress(!out.json, 1, file.size)
+  const bar = bars.start(file.name, file.size)
+  bar.update(from)
+  let loaded = from
+  const counted = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on(
+    'data',
+    (chunk: Buffer) => {
+      loaded += chunk.length
+      bar.update(loaded)
+    },
+  )
+  try {
+    await pipeline(counted, createWriteStream(partial, { flags: from > 0 ? 'a' : 'w' }), { signal })
+  } catch (error) {
+    bars.stop()
+    if (signal.aborted)
+      throw new CofferError(
+        0,
+        'aborted',
+        `Cancelled; run the command again to resume from ${formatSize(loaded)}.`,
+        '',
+      )
+    throw error
+  }
+  bar.done()
+  bars.stop()
+  const written = (await stat(partial)).size
+  if (written !== file.size) {
+    throw new CofferError(
+      0,
+      'network_error',
+      `The download ended at ${written} of ${file.size} bytes.`,
+      'Run the command again to resume it.',
+    )
+  }
+  await rename(partial, target)
+  return { path: target, bytes: file.size, resumedFrom: from }
+}
