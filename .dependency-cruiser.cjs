@@ -67,18 +67,27 @@ module.exports = {
       name: 'user-cli-talks-http',
       severity: 'error',
       comment:
-        "The coffer command is a client of the API: it uses the SDK, shared formatting and the password prompt, never the server's own modules.",
+        "The coffer command is a client of the API: it uses the SDK, the MCP tools, shared formatting and the password prompt, never the server's own modules.",
       from: { path: '^src/user-cli/' },
       to: {
         path: '^src/',
         pathNot: [
           '^src/user-cli/',
+          '^src/mcp/',
           '^src/sdk/(?!generate-types)',
           '[.]shared[.]ts$',
           '^src/cli/password[.]ts$',
           '^src/errors[.]ts$',
         ],
       },
+    },
+    {
+      name: 'mcp-tools-use-the-sdk',
+      severity: 'error',
+      comment:
+        'The MCP tools do what the API does, through the SDK: they import it and shared formatting, nothing of the server.',
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/', pathNot: ['^src/mcp/', '^src/sdk/(?!generate-types)', '[.]shared[.]ts$'] },
     },
     {
       name: 'server-code-runs-no-browser-code',

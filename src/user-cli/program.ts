@@ -479,6 +479,25 @@ Example:
     })
 
   program
+    .command('mcp')
+    .description('serve Coffer to an AI assistant (MCP over stdio), as the signed-in user')
+    .addHelpText(
+      'after',
+      `
+In a desktop assistant's MCP settings, a server whose command is:
+  npx coffer mcp          (or: coffer mcp, with COFFER_URL and COFFER_TOKEN for an API key)`,
+    )
+    .action(async () => {
+      const coffer = await run.connect()
+      const [{ cofferMcpServer }, { StdioServerTransport }] = await Promise.all([
+        import('../mcp/tools.ts'),
+        import('@modelcontextprotocol/sdk/server/stdio.js'),
+      ])
+      // Served until the assistant closes stdin; stdout is the protocol's alone.
+      await cofferMcpServer(coffer, program.version() ?? '').connect(new StdioServerTransport())
+    })
+
+  program
     .command('completion')
     .description('print a shell completion script')
     .argument('<shell>', 'bash or zsh')

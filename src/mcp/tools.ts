@@ -1,0 +1,469 @@
+// Coffer for AI agents: the MCP tools and resources, on the SDK (`coffer/client`), so that they do exactly what
+// the API does, with its scopes and its errors. The tools take the API's own names for their arguments
+// (fileId, folderId, shareId, requestId, query, cursor, limit, name, title) and answer with a short text for
+// the model and `structuredContent` in the API's shapes. `coffer mcp` serves them over stdio.
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import { formatSize } from '../format-size.shared.ts'
+import { CofferError } from '../sdk/errors.ts'
+import type { Coffer, File } from '../sdk/index.ts'
+
+/** The most bytes `read_file` and a resource read return: more would flood the model's context. */
+export const READ_LIMIT = 1024 * 1024
+/** The most bytes `upload_file` takes (its content travels inside a JSON-RPC message). */
+export const UPLOAD_LIMIT = 10 * 1024 * 1024
+
+const TEXT_TYPES =
+  /^(text\/|application\/(json|xml|javascript|x-yaml|yaml|toml|csv|x-sh|sql|graphql)|[^;]*\+(json|xml))/
+
+const id = (what: string) => z.string().min(1).max(128).describe(`The ${what}'s id.`)
+const cursor = z.string().max(128).optional().describe('`pagination.nextCursor` of the previous page.')
+const limit = z.number().int().min(1).max(100).optional().describe('Items per page (1 to 100).')
+const folderId = z.string().min(1).max(100)
+
+/** A tool's answer: a line or two for the model, the API's JSON as structured content. */
+function answer(text: string, data: unknown): CallToolResult {
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: (Array.isArray(data) ? { data } : data) as Record<string, unknown>,
+  }
+}
+
+const describeFile = (file: File) =>
+  `${file.name} (${file.id}, ${formatSize(file.size)}, ${file.contentType}${file.folder ? `, in ${file.folder.name}` : ''}${file.share?.isActive ? `, shared at ${file.share.publicUrl}` : ''})`
+
+const more = (nextCursor: string | null) => (nextCursor ? `\nMore: pass cursor "${nextCursor}".` : '')
+
+/** A refusal the model can act on: the API's code, message and hint. */
+function refusal(error: unknown): CallToolResult {
+  const text =
+    error instanceof CofferError
+      ? `${error.code}: ${error.message}${error.hint ? ` ${error.hint}` : ''}`
+      : `failed: ${(error as Error).message}`
+  return { isError: true, content: [{ type: 'text', text }] }
+}
+
+/** The first `most` bytes of a file and whether that is all of it. */
+async function headOf(
+  coffer: Coffer,
+  file: File,
+  most: number,
+): Promise<{ bytes: Uint8Array; whole: boolean }> {
+  const response = await coffer.files.download(file.id)
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  const chunks: Uint8Array[] = []
+  let length = 0
+  while (length < most) {
+    const { done, value } = await reader.read()
+    if (done) break
+    chunks.push(value)
+    length += value.byteLength
+  }
+  await reader.cancel().catch(() => {})
+  const bytes = new Uint8Array(Math.min(length, most))
+  let offset = 0
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, Math.min(chunk.byteLength, bytes.byteLength - offset))
+    bytes.set(part, offset)
+    offset += part.byteLength
+  }
+  return { bytes, whole: file.size <= most }
+}
+
+const isText = (file: File) => TEXT_TYPES.test(file.contentType)
+
+export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
+  const server = new McpServer(
+    { name: 'coffer', version },
+    {
+      instructions:
+        'Coffer holds the user’s files in flat folders, shares them by public links, and collects files from others by file requests. Find files with search_files; read a text file with read_file; share with share_file.',
+    },
+  )
+  const tool = <Shape extends z.ZodRawShape>(
+    name: string,
+    config: { title: string; description: string; input: Shape; readOnly: boolean; destructive?: boolean },
+    run: (args: z.infer<z.ZodObject<Shape>>) => Promise<CallToolResult>,
+  ) =>
+    server.registerTool(
+      name,
+      {
+        title: config.title,
+        description: config.description,
+        inputSchema: config.input,
+        annotations: {
+          title: config.title,
+          readOnlyHint: config.readOnly,
+          destructiveHint: config.destructive ?? false,
+          idempotentHint: config.readOnly,
+          openWorldHint: false,
+        },
+      },
+      (async (args: z.infer<z.ZodObject<Shape>>) => {
+        try {
+          return await run(args)
+        } catch (error) {
+          return refusal(error)
+        }
+      }) as never,
+    )
+
+  tool(
+    'search_files',
+    {
+      title: 'Search files',
+      description:
+        'Files whose names contain `query` (any case), newest first; in one folder with `folderId`.',
+      input: { query: z.string().min(1).max(200), folderId: folderId.optional(), cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.files.page(args)
+      const lines = page.data.map(describeFile)
+      return answer(
+        `${lines.length === 0 ? 'No file matches.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'list_files',
+    {
+      title: 'List files',
+      description: 'The files, newest first; in one folder with `folderId`.',
+      input: { folderId: folderId.optional(), cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.files.page(args)
+      return answer(
+        `${page.data.length === 0 ? 'No files.' : page.data.map(describeFile).join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'get_file',
+    { title: 'Get a file', description: 'A file’s details.', input: { fileId: id('file') }, readOnly: true },
+    async ({ fileId }) => {
+      const file = await coffer.files.get(fileId)
+      return answer(describeFile(file), file)
+    },
+  )
+  tool(
+    'read_file',
+    {
+      title: 'Read a text file',
+      description: `The text of a text file (UTF-8), its first ${formatSize(READ_LIMIT)} at most (\`maxBytes\` for less).`,
+      input: { fileId: id('file'), maxBytes: z.number().int().min(1).max(READ_LIMIT).optional() },
+      readOnly: true,
+    },
+    async ({ fileId, maxBytes }) => {
+      const file = await coffer.files.get(fileId)
+      if (!isText(file)) {
+        return refusal(
+          new CofferError(
+            415,
+            'not_text',
+            `${file.name} is ${file.contentType}, not text.`,
+            'Read it as the resource coffer://files/{id} (small files only), or share it.',
+          ),
+        )
+      }
+      const { bytes, whole } = await headOf(coffer, file, maxBytes ?? READ_LIMIT)
+      const text = new TextDecoder().decode(bytes)
+      return {
+        content: [
+          {
+            type: 'text',
+            text: whole
+              ? text
+              : `${text}\n[… the first ${formatSize(bytes.byteLength)} of ${formatSize(file.size)}]`,
+          },
+        ],
+        structuredContent: { file, text, truncated: !whole },
+      }
+    },
+  )
+  tool(
+    'upload_file',
+    {
+      title: 'Upload a file',
+      description: `Makes a file from text, or from base64 with \`encoding: "base64"\` (at most ${formatSize(UPLOAD_LIMIT)}).`,
+      input: {
+        name: z.string().min(1).max(255),
+        content: z.string(),
+        encoding: z.enum(['text', 'base64']).optional(),
+        type: z
+          .string()
+          .min(1)
+          .max(255)
+          .optional()
+          .describe('The content type; by default guessed from the name.'),
+        folderId: folderId.nullable().optional(),
+      },
+      readOnly: false,
+    },
+    async ({ name, content, encoding, type, folderId: folder }) => {
+      const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8')
+      if (bytes.byteLength > UPLOAD_LIMIT) {
+        return refusal(
+          new CofferError(
+            413,
+            'too_large',
+            `At most ${formatSize(UPLOAD_LIMIT)} through MCP.`,
+            'Use the coffer command or the SDK for larger files.',
+          ),
+        )
+      }
+      const file = await coffer.files.upload(bytes, {
+        name,
+        ...(type ? { type } : {}),
+        ...(folder === undefined ? {} : { folderId: folder }),
+      })
+      return answer(`Uploaded ${describeFile(file)}`, file)
+    },
+  )
+  tool(
+    'rename_file',
+    {
+      title: 'Rename a file',
+      description: 'Gives a file a new name.',
+      input: { fileId: id('file'), name: z.string().min(1).max(255) },
+      readOnly: false,
+    },
+    async ({ fileId, name }) => {
+      const file = await coffer.files.update(fileId, { name })
+      return answer(`Renamed: ${describeFile(file)}`, file)
+    },
+  )
+  tool(
+    'move_file',
+    {
+      title: 'Move a file',
+      description: 'Moves a file into a folder, or to the root with `folderId: null`.',
+      input: { fileId: id('file'), folderId: folderId.nullable() },
+      readOnly: false,
+    },
+    async ({ fileId, folderId: folder }) => {
+      const file = await coffer.files.update(fileId, { folderId: folder })
+      return answer(`Moved: ${describeFile(file)}`, file)
+    },
+  )
+  tool(
+    'delete_file',
+    {
+      title: 'Delete a file',
+      description: 'Deletes a file for good, with its share link.',
+      input: { fileId: id('file') },
+      readOnly: false,
+      destructive: true,
+    },
+    async ({ fileId }) => {
+      const deleted = await coffer.files.delete(fileId)
+      return answer(`Deleted ${fileId}.`, deleted)
+    },
+  )
+  tool(
+    'list_folders',
+    {
+      title: 'List folders',
+      description: 'The folders, with how many files each holds.',
+      input: { cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.folders.page(args)
+      const lines = page.data.map((f) => `${f.name} (${f.id}, ${f.fileCount} files)`)
+      return answer(
+        `${lines.length === 0 ? 'No folders.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'create_folder',
+    {
+      title: 'Create a folder',
+      description: 'Makes a folder (folders are flat).',
+      input: { name: z.string().min(1).max(80) },
+      readOnly: false,
+    },
+    async ({ name }) => {
+      const folder = await coffer.folders.create(name)
+      return answer(`Created folder ${folder.name} (${folder.id}).`, folder)
+    },
+  )
+  tool(
+    'share_file',
+    {
+      title: 'Share a file',
+      description:
+        'Makes (or turns on again) a file’s public link; anyone with it can view and download the file.',
+      input: {
+        fileId: id('file'),
+        expiresAt: z
+          .string()
+          .datetime()
+          .nullable()
+          .optional()
+          .describe('When the link stops working (ISO 8601).'),
+        password: z.string().min(1).max(200).optional().describe('A password the link asks for.'),
+        maxDownloads: z.number().int().min(1).optional(),
+      },
+      readOnly: false,
+    },
+    async (args) => {
+      const share = await coffer.shares.create(args)
+      return answer(`Shared: ${share.publicUrl}`, share)
+    },
+  )
+  tool(
+    'update_share',
+    {
+      title: 'Update a share link',
+      description:
+        'Turns a link off (`isActive: false`) or on, or changes its expiry, password or download limit.',
+      input: {
+        shareId: id('share'),
+        isActive: z.boolean().optional(),
+        expiresAt: z.string().datetime().nullable().optional(),
+        password: z.string().min(1).max(200).nullable().optional(),
+        maxDownloads: z.number().int().min(1).nullable().optional(),
+      },
+      readOnly: false,
+    },
+    async ({ shareId, ...body }) => {
+      const share = await coffer.shares.update(shareId, body)
+      return answer(`${share.publicUrl} is ${share.isActive ? 'on' : 'off'}.`, share)
+    },
+  )
+  tool(
+    'list_shares',
+    {
+      title: 'List share links',
+      description: 'The share links, with their files and counts.',
+      input: { cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.shares.page(args)
+      const lines = page.data.map(
+        (s) =>
+          `${s.file.name}: ${s.publicUrl} (${s.isActive ? 'on' : 'off'}, ${s.viewCount} views, ${s.downloadCount} downloads; ${s.id})`,
+      )
+      return answer(
+        `${lines.length === 0 ? 'No share links.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'create_file_request',
+    {
+      title: 'Create a file request',
+      description: 'Makes a link where others can upload files to the user, into a folder if given.',
+      input: {
+        title: z.string().min(3).max(100),
+        description: z.string().max(500).optional(),
+        folderId: folderId.nullable().optional(),
+        collectEmail: z.boolean().optional(),
+        emailRequired: z.boolean().optional(),
+      },
+      readOnly: false,
+    },
+    async (args) => {
+      const request = await coffer.requests.create(args)
+      return answer(`Created "${request.title}": ${request.publicUrl}`, request)
+    },
+  )
+  tool(
+    'list_file_requests',
+    {
+      title: 'List file requests',
+      description: 'The file requests, with how many files each received.',
+      input: { folderId: folderId.optional(), cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.requests.page(args)
+      const lines = page.data.map(
+        (r) =>
+          `${r.title} (${r.id}, ${r.isActive ? 'open' : 'closed'}, ${r.submissionCount} files): ${r.publicUrl}`,
+      )
+      return answer(
+        `${lines.length === 0 ? 'No file requests.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'list_submissions',
+    {
+      title: 'List submissions',
+      description: 'The files sent to a file request, newest first.',
+      input: { requestId: id('file request'), cursor, limit },
+      readOnly: true,
+    },
+    async ({ requestId, ...query }) => {
+      const page = await coffer.requests.submissionsPage(requestId, query)
+      const lines = page.data.map(
+        (s) =>
+          `${s.file.name} (${formatSize(s.file.size)}) from ${s.submitterEmail ?? s.submitterName ?? 'someone'}, ${s.createdAt}`,
+      )
+      return answer(
+        `${lines.length === 0 ? 'Nothing received yet.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'get_analytics',
+    {
+      title: 'Get share analytics',
+      description: 'Views and downloads: the totals, or one share link’s with `shareId`.',
+      input: { shareId: id('share').optional() },
+      readOnly: true,
+    },
+    async (args) => {
+      const figures = await coffer.analytics.get(args)
+      return answer(`${figures.views} views, ${figures.downloads} downloads.`, figures)
+    },
+  )
+
+  server.registerResource(
+    'file',
+    new ResourceTemplate('coffer://files/{fileId}', {
+      list: async () => {
+        const page = await coffer.files.page({ limit: 50 })
+        return {
+          resources: page.data.map((file) => ({
+            uri: `coffer://files/${file.id}`,
+            name: file.name,
+            mimeType: file.contentType,
+            size: file.size,
+          })),
+        }
+      },
+    }),
+    {
+      title: 'A file',
+      description: `A file’s content: text, or base64 for other files of ${formatSize(READ_LIMIT)} at most.`,
+    },
+    async (uri, { fileId }) => {
+      const file = await coffer.files.get(String(fileId))
+      if (!isText(file) && file.size > READ_LIMIT) {
+        throw new Error(
+          `${file.name} is ${formatSize(file.size)}: only text and files of ${formatSize(READ_LIMIT)} at most are read.`,
+        )
+      }
+      const { bytes } = await headOf(coffer, file, READ_LIMIT)
+      const content = isText(file)
+        ? { uri: uri.href, mimeType: file.contentType, text: new TextDecoder().decode(bytes) }
+        : { uri: uri.href, mimeType: file.contentType, blob: Buffer.from(bytes).toString('base64') }
+      return { contents: [content] }
+    },
+  )
+  return server
+}

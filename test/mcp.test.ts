@@ -1,0 +1,227 @@
+// `coffer mcp`, the MCP server for desktop assistants, as one meets it: the official SDK's client starts the
+// command over stdio (credentials from COFFER_URL and COFFER_TOKEN, as a host's configuration gives them), lists
+// its tools and resources, and calls every tool against a real server on both engines; a tool whose scope the
+// key lacks is refused with the API's error.
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { createAccount, ENGINES } from './support/harness.ts'
+import { type ListeningContext, startListening } from './support/uploads.ts'
+
+const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'user-cli', 'main.ts')
+
+const TOOLS = [
+  'search_files',
+  'list_files',
+  'get_file',
+  'read_file',
+  'upload_file',
+  'rename_file',
+  'move_file',
+  'delete_file',
+  'list_folders',
+  'create_folder',
+  'share_file',
+  'update_share',
+  'list_shares',
+  'create_file_request',
+  'list_file_requests',
+  'list_submissions',
+  'get_analytics',
+]
+
+/** An MCP client of `coffer mcp` signed in with `token`. */
+async function connect(base: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'coffer-test', version: '1.0.0' })
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN, 'mcp'],
+      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', COFFER_URL: base, COFFER_TOKEN: token },
+      stderr: 'pipe',
+    }),
+  )
+  return client
+}
+
+for (const engine of ENGINES) {
+  describe(`coffer mcp [${engine}]`, () => {
+    let ctx: ListeningContext
+    before(async () => {
+      ctx = await startListening(engine)
+    })
+    after(async () => {
+      await ctx?.stop()
+    })
+
+    test('every tool, listed with its schema and hints, then called; the file resource read', async () => {
+      const account = await createAccount(ctx.app)
+      const client = await connect(ctx.base, account.token)
+      try {
+        const { tools } = await client.listTools()
+        assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort())
+        const byName = new Map(tools.map((t) => [t.name, t]))
+        assert.equal(byName.get('delete_file')?.annotations?.destructiveHint, true)
+        assert.equal(byName.get('search_files')?.annotations?.readOnlyHint, true)
+        assert.equal(byName.get('upload_file')?.annotations?.readOnlyHint, false)
+        assert.deepEqual(byName.get('get_file')?.inputSchema.required, ['fileId'])
+
+        const call = async (name: string, args: Record<string, unknown>) => {
+          const result = (await client.callTool({ name, arguments: args })) as CallToolResult
+          assert.ok(!result.isError, `${name}: ${JSON.stringify(result.content)}`)
+          return result
+        }
+        const folder = (await call('create_folder', { name: 'Notes' })).structuredContent as { id: string }
+        const uploaded = await call('upload_file', {
+          name: 'todo.md',
+          content: '# Todo\n- ship',
+          folderId: folder.id,
+        })
+        const file = uploaded.structuredContent as { id: string; contentType: string }
+        assert.equal(file.contentType, 'text/markdown')
+        const binary = await call('upload_file', {
+          name: 'pixel.bin',
+          content: Buffer.from([0, 1, 2, 255]).toString('base64'),
+          encoding: 'base64',
+        })
+        const binaryId = (binary.structuredContent as { id: string }).id
+
+        const found = await call('search_files', { query: 'TODO' })
+        assert.match((found.content[0] as { text: string }).text, /todo\.md \(fil_/)
+        assert.deepEqual(
+          (found.structuredContent as { data: { id: string }[] }).data.map((f) => f.id),
+          [file.id],
+        )
+        assert.equal(
+          ((await call('list_files', { folderId: folder.id })).structuredContent as { data: unknown[] }).data
+            .length,
+          1,
+        )
+        assert.equal(
+          ((await call('get_file', { fileId: file.id })).structuredContent as { name: string }).name,
+          'todo.md',
+        )
+        const read = await call('read_file', { fileId: file.id })
+        assert.equal((read.content[0] as { text: string }).text, '# Todo\n- ship')
+        const notText = (await client.callTool({
+          name: 'read_file',
+          arguments: { fileId: binaryId },
+        })) as CallToolResult
+        assert.ok(notText.isError)
+        assert.equal(
+          (
+            (await call('rename_file', { fileId: file.id, name: 'done.md' })).structuredContent as {
+              name: string
+            }
+          ).name,
+          'done.md',
+        )
+        assert.equal(
+          (
+            (await call('move_file', { fileId: file.id, folderId: null })).structuredContent as {
+              folderId: null
+            }
+          ).folderId,
+          null,
+        )
+        assert.equal(
+          ((await call('list_folders', {})).structuredContent as { data: unknown[] }).data.length,
+          1,
+        )
+
+        const share = (await call('share_file', { fileId: file.id })).structuredContent as {
+          id: string
+          publicUrl: string
+        }
+        assert.equal((await fetch(share.publicUrl)).status, 200)
+        assert.equal(
+          ((await call('list_shares', {})).structuredContent as { data: unknown[] }).data.length,
+          1,
+        )
+        assert.equal(
+          (
+            (await call('update_share', { shareId: share.id, isActive: false })).structuredContent as {
+              isActive: boolean
+            }
+          ).isActive,
+          false,
+        )
+        assert.equal(
+          ((await call('get_analytics', { shareId: share.id })).structuredContent as { views: number }).views,
+          1,
+        )
+        assert.equal(((await call('get_analytics', {})).structuredContent as { views: number }).views, 1)
+
+        const request = (await call('create_file_request', { title: 'Receipts', folderId: folder.id }))
+          .structuredContent as { id: string }
+        assert.equal(
+          ((await call('list_file_requests', {})).structuredContent as { data: unknown[] }).data.length,
+          1,
+        )
+        assert.deepEqual(
+          (
+            (await call('list_submissions', { requestId: request.id })).structuredContent as {
+              data: unknown[]
+            }
+          ).data,
+          [],
+        )
+
+        // Resources: the files, by the template coffer://files/{fileId}; text as text, other bytes in base64.
+        const { resourceTemplates } = await client.listResourceTemplates()
+        assert.deepEqual(
+          resourceTemplates.map((t) => t.uriTemplate),
+          ['coffer://files/{fileId}'],
+        )
+        const { resources } = await client.listResources()
+        assert.deepEqual(
+          resources.map((r) => r.uri).sort(),
+          [`coffer://files/${binaryId}`, `coffer://files/${file.id}`].sort(),
+        )
+        const text = await client.readResource({ uri: `coffer://files/${file.id}` })
+        assert.equal((text.contents[0] as { text: string }).text, '# Todo\n- ship')
+        const blob = await client.readResource({ uri: `coffer://files/${binaryId}` })
+        assert.equal(
+          (blob.contents[0] as { blob: string }).blob,
+          Buffer.from([0, 1, 2, 255]).toString('base64'),
+        )
+
+        assert.deepEqual((await call('delete_file', { fileId: binaryId })).structuredContent, {
+          id: binaryId,
+        })
+        const gone = (await client.callTool({
+          name: 'get_file',
+          arguments: { fileId: binaryId },
+        })) as CallToolResult
+        assert.ok(gone.isError)
+        assert.match((gone.content[0] as { text: string }).text, /^not_found: /)
+      } finally {
+        await client.close()
+      }
+    })
+
+    test('a tool whose scope the credential lacks is refused, as the API refuses it', async () => {
+      const account = await createAccount(ctx.app)
+      const client = await connect(ctx.base, await account.key(['files:read']))
+      try {
+        assert.equal(
+          ((await client.callTool({ name: 'list_files', arguments: {} })) as CallToolResult).isError,
+          undefined,
+        )
+        const refused = (await client.callTool({
+          name: 'create_folder',
+          arguments: { name: 'Nope' },
+        })) as CallToolResult
+        assert.ok(refused.isError)
+        assert.match((refused.content[0] as { text: string }).text, /^insufficient_scope: .*folders:write/)
+        const invalid = (await client.callTool({ name: 'get_file', arguments: {} })) as CallToolResult
+        assert.ok(invalid.isError, 'a missing argument is refused by the schema')
+      } finally {
+        await client.close()
+      }
+    })
+  })
+}
