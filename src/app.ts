@@ -38,6 +38,7 @@ import { registerBaselineHeaders } from './http/baseline-headers.ts'
 import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
+import { InProcessCredentials } from './http/in-process-credentials.ts'
 import { Metrics } from './http/metrics.ts'
 import { registerRateLimitStores } from './http/rate-limit.ts'
 import { loggedRequest, requestLogger } from './http/request-logger.ts'
@@ -47,6 +48,7 @@ import { ErrorSchema } from './http/schemas.ts'
 import { buildSerializer } from './http/serialization.ts'
 import { parseJsonStrictly, strictQuerystring } from './http/strict-text.ts'
 import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
+import { mcpRoutes } from './mcp/mcp.routes.ts'
 import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
 import { oauthRoutes } from './oauth/oauth.routes.ts'
@@ -213,21 +215,36 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   })
 
+  // The MCP server's tools call the API in this process as the principal of their request.
+  const inProcess = new InProcessCredentials()
   await registerGuard(app, {
-    // API keys carry a prefix no OAuth token has.
-    authenticate: (bearer) =>
-      bearer.startsWith(API_KEY_PREFIX)
-        ? services.apiKeys.authenticate(bearer)
-        : services.accessTokens.authenticate(bearer),
     config: deps.config,
-    resourceMetadataUrl: urls.protectedResourceMetadata,
+    resources: {
+      api: {
+        // API keys carry a prefix no OAuth token has.
+        authenticate: async (bearer) =>
+          inProcess.principalOf(bearer) ??
+          (bearer.startsWith(API_KEY_PREFIX)
+            ? services.apiKeys.authenticate(bearer)
+            : services.accessTokens.authenticate(bearer)),
+        resourceMetadataUrl: urls.protectedResourceMetadata,
+      },
+      mcp: {
+        authenticate: (bearer) =>
+          bearer.startsWith(API_KEY_PREFIX)
+            ? services.apiKeys.authenticate(bearer)
+            : services.mcpAccessTokens.authenticate(bearer),
+        resourceMetadataUrl: urls.mcpResourceMetadata,
+      },
+    },
   })
 
   metrics?.serve(app, metricsConfig)
 
   const webSessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
-  const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions }
+  const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions, inProcess }
   await app.register(metaRoutes, routeDeps)
+  await app.register(mcpRoutes, routeDeps)
   await app.register(accountPagesRoutes, routeDeps)
   await app.register(oauthRoutes, routeDeps)
   await app.register(sharePagesRoutes, routeDeps)

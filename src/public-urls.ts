@@ -7,6 +7,9 @@ export const API_BASE_PATH = '/api/v1'
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
 /** The API's protected resource metadata (RFC 9728): the well-known prefix, then the API's path. */
 export const PROTECTED_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${API_BASE_PATH}`
+/** The MCP server (streamable HTTP), a protected resource of its own. */
+export const MCP_PATH = '/mcp'
+export const MCP_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`
 
 /** Where the blob client asks for its token, and where the blob endpoint reports stored blobs. */
 export const UPLOAD_HANDSHAKE_PATH = `${API_BASE_PATH}/files/uploads/handshake`
@@ -28,6 +31,9 @@ export class PublicUrls {
   /** The OAuth issuer: the origin of PUBLIC_URL. */
   readonly issuer: string
   readonly protectedResourceMetadata: string
+  /** The MCP server's address, which is also its resource identifier for OAuth (RFC 8707). */
+  readonly mcp: string
+  readonly mcpResourceMetadata: string
   readonly blobApi: string
   readonly uploadHandshake: string
   readonly uploadCallback: string
@@ -40,6 +46,8 @@ export class PublicUrls {
     this.issuer = new URL(origin).origin
     this.oauthMetadata = `${this.issuer}${OAUTH_METADATA_PATH}`
     this.protectedResourceMetadata = `${origin}${PROTECTED_RESOURCE_METADATA_PATH}`
+    this.mcp = `${origin}${MCP_PATH}`
+    this.mcpResourceMetadata = `${origin}${MCP_RESOURCE_METADATA_PATH}`
     this.blobApi = `${origin}${BLOB_API_PATH}`
     this.uploadHandshake = `${origin}${UPLOAD_HANDSHAKE_PATH}`
     this.uploadCallback = `${origin}${UPLOAD_CALLBACK_PATH}`

@@ -14,6 +14,7 @@ import type { WebhooksService } from './events/webhooks.service.ts'
 import type { FilesService } from './files/files.service.ts'
 import type { FilesZipService } from './files/zip.service.ts'
 import type { FoldersService } from './folders/folders.service.ts'
+import type { InProcessCredentials } from './http/in-process-credentials.ts'
 import type { HealthService } from './meta/health.service.ts'
 import type { AccessTokensService } from './oauth/access-tokens.service.ts'
 import type { AuthorizationServer, ProviderPages } from './oauth/authorization-server.ts'
@@ -32,7 +33,10 @@ export interface Services {
   apiKeys: ApiKeysService
   sessions: SessionsService
   setup: SetupService
+  /** OAuth access tokens for the API (PUBLIC_URL/api/v1). */
   accessTokens: AccessTokensService
+  /** OAuth access tokens for the MCP server (PUBLIC_URL/mcp): a token is for one of them only. */
+  mcpAccessTokens: AccessTokensService
   connectedApps: ConnectedAppsService
   folders: FoldersService
   files: FilesService
@@ -63,6 +67,8 @@ export interface RouteDeps {
   web: Web
   /** The signed-in browser: its session cookie, and the pre-handler of the pages that need one. */
   webSessions: WebSessions
+  /** Credentials for calls to the API within this process, as a request's principal (the MCP server's). */
+  inProcess: InProcessCredentials
 }
 
 /** The shape of every resource's routes module. */

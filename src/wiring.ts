@@ -389,8 +389,9 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
   const services: Services = {
     ...accounts,
     passwordReset,
-    accessTokens: new AccessTokensService({ records: oauthRecords, apiResource: urls.apiBase }),
-    connectedApps: new ConnectedAppsService({ records: oauthRecords, apiResource: urls.apiBase }),
+    accessTokens: new AccessTokensService({ records: oauthRecords, resource: urls.apiBase }),
+    mcpAccessTokens: new AccessTokensService({ records: oauthRecords, resource: urls.mcp }),
+    connectedApps: new ConnectedAppsService({ records: oauthRecords, resources: [urls.apiBase, urls.mcp] }),
     folders: new FoldersService({
       transaction,
       folders: foldersRepository,
@@ -441,7 +442,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     authorizationServer: (pages) =>
       createAuthorizationServer({
         issuer: urls.issuer,
-        apiResource: urls.apiBase,
+        resources: { api: urls.apiBase, mcp: urls.mcp },
         records: oauthRecords,
         accounts: new AccountsRepository(db),
         sessions: accounts.sessions,

@@ -1,5 +1,5 @@
-// The API's side of OAuth: the principal an access token stands for. A token counts only while it is
-// unexpired, for the API (its audience), and its grant still exists: revoking the grant (connected apps), a
+// A protected resource's side of OAuth (the API's, or the MCP server's): the principal an access token stands
+// for. A token counts only while it is unexpired, for this resource (its audience), and its grant still exists: revoking the grant (connected apps), a
 // replayed code or refresh token, or disabling the account ends it on the next request, in any process (the
 // token is kept in memory as keys are: see OauthRecordsRepository.accessToken). The rate limiter keys
 // it by its grant, so refreshing a token does not reset a client's limit.
@@ -14,9 +14,10 @@ export class AccessTokensService {
   readonly #records: OauthRecordsRepository
   readonly #resource: string
 
-  constructor(deps: { records: OauthRecordsRepository; apiResource: string }) {
+  /** `resource`: the audience this service accepts tokens of (the API's, or the MCP server's). */
+  constructor(deps: { records: OauthRecordsRepository; resource: string }) {
     this.#records = deps.records
-    this.#resource = deps.apiResource
+    this.#resource = deps.resource
   }
 
   async authenticate(token: string): Promise<Principal | undefined> {

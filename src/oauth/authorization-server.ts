@@ -43,8 +43,11 @@ export type ProviderContext = Parameters<NonNullable<Provider['app']['middleware
 export interface AuthorizationServerDeps {
   /** The origin of PUBLIC_URL: the issuer. */
   issuer: string
-  /** PUBLIC_URL + /api/v1: the one resource tokens are for. */
-  apiResource: string
+  /**
+   * The resources tokens are for (RFC 8707), each its own audience: PUBLIC_URL + /api/v1 (the API, the
+   * default), and PUBLIC_URL + /mcp (the MCP server).
+   */
+  resources: { api: string; mcp: string }
   records: OauthRecordsRepository
   accounts: AccountsRepository
   sessions: SessionsService
@@ -96,7 +99,7 @@ async function keepNewSession(ctx: ProviderContext, cookie: Record<string, unkno
 }
 
 export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<Provider> {
-  const { apiResource } = deps
+  const { resources } = deps
   const cookieKey = await deps.secret('oauth-cookie-key', () => randomBytes(32).toString('base64url'))
   // oidc-provider wants a signing key even though Coffer issues no ID token and no JWT: one RSA key, made by
   // the first process and shared by all.
@@ -221,15 +224,15 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       },
       resourceIndicators: {
         enabled: true,
-        defaultResource: async () => apiResource,
+        defaultResource: async () => resources.api,
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, resource) => {
-          if (resource !== apiResource) {
-            throw new errors.InvalidTarget(`the only resource is ${apiResource}`)
+          if (resource !== resources.api && resource !== resources.mcp) {
+            throw new errors.InvalidTarget(`the resources are ${resources.api} and ${resources.mcp}`)
           }
           return {
             scope: ALL_SCOPES.join(' '),
-            audience: apiResource,
+            audience: resource,
             accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
             accessTokenFormat: 'opaque',
           }

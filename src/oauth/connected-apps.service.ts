@@ -1,5 +1,5 @@
 // An account's connected applications: the OAuth clients it granted access, with the scopes granted for the
-// API and when they last used it. Revoking one removes its grant with every code and token of it.
+// API or the MCP server and when they last used it. Revoking one removes its grant with every code and token of it.
 
 import { isScope, type Scope } from '../auth/scopes.ts'
 import { notFound } from '../errors.ts'
@@ -20,11 +20,12 @@ interface GrantPayload {
 
 export class ConnectedAppsService {
   readonly #records: OauthRecordsRepository
-  readonly #resource: string
+  readonly #resources: string[]
 
-  constructor(deps: { records: OauthRecordsRepository; apiResource: string }) {
+  /** `resources`: those whose granted scopes are shown (the API's and the MCP server's). */
+  constructor(deps: { records: OauthRecordsRepository; resources: string[] }) {
     this.#records = deps.records
-    this.#resource = deps.apiResource
+    this.#resources = deps.resources
   }
 
   async list(accountId: string): Promise<ConnectedApp[]> {
@@ -32,12 +33,13 @@ export class ConnectedAppsService {
     const clients = await this.#records.clients([...new Set(grants.map((g) => g.clientId))])
     return grants.map((grant) => {
       const client = clients.get(grant.clientId)
-      const granted = (grant.payload as GrantPayload).resources?.[this.#resource] ?? ''
+      const byResource = (grant.payload as GrantPayload).resources ?? {}
+      const granted = new Set(this.#resources.flatMap((resource) => (byResource[resource] ?? '').split(' ')))
       return {
         grantId: grant.grantId,
         name: displayedClientName(String(client?.client_name ?? grant.clientId)),
         uri: typeof client?.client_uri === 'string' ? client.client_uri : undefined,
-        scopes: granted.split(' ').filter(isScope),
+        scopes: [...granted].filter(isScope),
         lastUsedAt: grant.lastUsedAt,
       }
     })

@@ -5,7 +5,8 @@
 // - /oauth/interaction/{uid}: the sign-in (Coffer's own session: a browser without one goes to the sign-in
 //   page and comes back) and the consent page, where the user grants all or some of the scopes asked for;
 //   its form is read through a TypeBox schema, like every page's.
-// - /.well-known/oauth-protected-resource/api/v1: the API's protected resource metadata (RFC 9728).
+// - /.well-known/oauth-protected-resource/api/v1 and …/mcp: the API's and the MCP server's protected resource
+//   metadata (RFC 9728).
 // Dynamic registration is rate limited per client address.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -15,7 +16,11 @@ import { csrfToken, SIGN_IN_PATH } from '../accounts/web-sessions.ts'
 import { ALL_SCOPES, type Scope } from '../auth/scopes.ts'
 import { hashSecret } from '../auth/secrets.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
-import { OAUTH_METADATA_PATH, PROTECTED_RESOURCE_METADATA_PATH } from '../public-urls.ts'
+import {
+  MCP_RESOURCE_METADATA_PATH,
+  OAUTH_METADATA_PATH,
+  PROTECTED_RESOURCE_METADATA_PATH,
+} from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState } from '../web/forms.ts'
@@ -177,16 +182,21 @@ export const oauthRoutes: Routes = async (app, deps) => {
     })
   })
 
-  app.get(PROTECTED_RESOURCE_METADATA_PATH, { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=3600').send({
-      resource: urls.apiBase,
-      authorization_servers: [urls.issuer],
-      scopes_supported: ALL_SCOPES,
-      bearer_methods_supported: ['header'],
-      resource_name: 'Coffer API',
-      resource_documentation: urls.docs,
-    }),
-  )
+  // The protected resource metadata (RFC 9728) of the API and of the MCP server: the same authorization server
+  // and scopes, each its own resource (a token is for one of them).
+  const resourceMetadata = (path: string, resource: string, name: string) =>
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=3600').send({
+        resource,
+        authorization_servers: [urls.issuer],
+        scopes_supported: ALL_SCOPES,
+        bearer_methods_supported: ['header'],
+        resource_name: name,
+        resource_documentation: urls.docs,
+      }),
+    )
+  resourceMetadata(PROTECTED_RESOURCE_METADATA_PATH, urls.apiBase, 'Coffer API')
+  resourceMetadata(MCP_RESOURCE_METADATA_PATH, urls.mcp, 'Coffer MCP server')
 
   // Sign-in and consent.
 
@@ -313,13 +323,15 @@ export const oauthRoutes: Routes = async (app, deps) => {
         const { Grant } = provider
         if (details.grantId) await (await Grant.find(details.grantId))?.destroy()
         const grant = new Grant({ accountId: session.account.id, clientId: String(details.params.client_id) })
-        // Granted for the API; the same names are also the provider's own scopes (so that a client's
-        // registration may name them), and are granted or refused there alike.
-        grant.addResourceScope(urls.apiBase, granted.join(' '))
+        // Granted for the resource asked for (the API, unless the MCP server); the same names are also the
+        // provider's own scopes (so that a client's registration may name them), and are granted or refused
+        // there alike.
+        const resource = details.params.resource === urls.mcp ? urls.mcp : urls.apiBase
+        grant.addResourceScope(resource, granted.join(' '))
         grant.addOIDCScope(granted.join(' '))
         const refused = requested.filter((scope) => !granted.includes(scope))
         if (refused.length > 0) {
-          grant.rejectResourceScope(urls.apiBase, refused.join(' '))
+          grant.rejectResourceScope(resource, refused.join(' '))
           grant.rejectOIDCScope(refused.join(' '))
         }
         const grantId = await grant.save()

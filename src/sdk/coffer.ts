@@ -111,12 +111,17 @@ export class Coffer {
     upload: (source: UploadSource, options: UploadOptions = {}): Promise<File> =>
       uploadFile(this, source, options),
     /**
-     * The file's bytes, as a Response whose body streams them. `from` asks for the bytes from that offset on
-     * (206), to resume a download.
+     * The file's bytes, as a Response whose body streams them. `from` and `to` (inclusive) ask for a range of
+     * them (206): from an offset on, to resume a download, or the first bytes only.
      */
     download: (
       fileId: string,
-      options: { from?: number; disposition?: 'attachment' | 'inline'; signal?: AbortSignal } = {},
+      options: {
+        from?: number
+        to?: number
+        disposition?: 'attachment' | 'inline'
+        signal?: AbortSignal
+      } = {},
     ) => this.#bytes(`/files/${encodeURIComponent(fileId)}/download`, options),
     /** The file's preview image (WebP), as a Response. */
     preview: (fileId: string, options: { signal?: AbortSignal } = {}) =>
@@ -253,12 +258,13 @@ export class Coffer {
 
   async #bytes(
     path: string,
-    options: { from?: number; disposition?: string; signal?: AbortSignal },
+    options: { from?: number; to?: number; disposition?: string; signal?: AbortSignal },
   ): Promise<Response> {
     const url = new URL(`${this.url}/api/v1${path}`)
     if (options.disposition) url.searchParams.set('disposition', options.disposition)
     const headers = new Headers()
-    if (options.from) headers.set('range', `bytes=${options.from}-`)
+    if (options.from || options.to !== undefined)
+      headers.set('range', `bytes=${options.from ?? 0}-${options.to ?? ''}`)
     const response = await this.#fetch(new Request(url, { headers, signal: options.signal ?? null }))
     if (!response.ok) throw await CofferError.fromResponse(response)
     return response

@@ -1,0 +1,103 @@
+// The MCP server over streamable HTTP at /mcp, for AI agents that reach Coffer over the network: the tools of
+// tools.ts, each request served by a server of its own (stateless: no session to keep, so any process of a
+// fleet answers any request, and JSON answers rather than event streams).
+//
+// Authorization as the MCP specification asks of an HTTP server: /mcp is an OAuth protected resource of its
+// own (RFC 9728 metadata at /.well-known/oauth-protected-resource/mcp, to which every 401 points), taking access
+// tokens issued for it (resource PUBLIC_URL/mcp, RFC 8707) and refusing the API's, as the API refuses its;
+// API keys open both (http/guard.ts). The tools call the API in this process (`app.inject`) with a credential
+// of the request's principal (http/in-process-credentials.ts), so each is exactly what the API does: its
+// validation, its errors and its scopes, checked by its own route schemas.
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { FastifyInstance } from 'fastify'
+import packageJson from '../../package.json' with { type: 'json' }
+import type { Principal } from '../auth/principal.ts'
+import { requireScopes } from '../http/auth.ts'
+import { MCP_PATH } from '../public-urls.ts'
+import type { Routes } from '../routes.ts'
+import { Coffer } from '../sdk/index.ts'
+import { cofferMcpServer, UPLOAD_LIMIT } from './tools.ts'
+
+/** A message may carry a file of UPLOAD_LIMIT in base64 (a third more), and JSON around it. */
+const BODY_LIMIT = Math.ceil((UPLOAD_LIMIT * 4) / 3) + 64 * 1024
+
+/** The SDK's fetch, answered by the app itself (`inject`): no socket, no second trip through a proxy. */
+function injectingFetch(app: FastifyInstance): typeof fetch {
+  return (async (input: Request) => {
+    const url = new URL(input.url)
+    const body = input.body ? Buffer.from(await input.arrayBuffer()) : undefined
+    const response = await app.inject({
+      method: input.method as 'GET',
+      url: url.pathname + url.search,
+      headers: Object.fromEntries(input.headers),
+      ...(body ? { payload: body } : {}),
+    })
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(response.headers)) {
+      for (const one of [value ?? []].flat()) headers.append(name, String(one))
+    }
+    const empty = response.statusCode === 204 || response.statusCode === 304 || input.method === 'HEAD'
+    return new Response(empty ? null : new Uint8Array(response.rawPayload), {
+      status: response.statusCode,
+      headers,
+    })
+  }) as typeof fetch
+}
+
+export const mcpRoutes: Routes = async (app, { inProcess, urls }) => {
+  const fetchInProcess = injectingFetch(app)
+
+  app.post(
+    MCP_PATH,
+    {
+      // Any credential: each tool needs what its API operation needs.
+      schema: { hide: true, security: requireScopes([]) },
+      config: { protectedResource: 'mcp' },
+      bodyLimit: BODY_LIMIT,
+    },
+    async (request, reply) => {
+      const { credential, end } = inProcess.issue(request.principal as Principal)
+      const coffer = new Coffer({
+        url: urls.origin,
+        credentials: { apiKey: credential },
+        fetch: fetchInProcess,
+        retries: 0,
+      })
+      const server = cofferMcpServer(coffer, packageJson.version)
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      })
+      reply.hijack()
+      reply.raw.on('close', () => {
+        end()
+        void transport.close()
+        void server.close()
+      })
+      await server.connect(transport)
+      await transport.handleRequest(request.raw, reply.raw, request.body)
+    },
+  )
+
+  // Stateless: no stream to open or resume (GET), no session to end (DELETE).
+  const onlyPost = {
+    schema: { hide: true, security: requireScopes([]) },
+    config: { protectedResource: 'mcp' as const },
+  }
+  for (const method of ['GET', 'DELETE'] as const) {
+    app.route({
+      method,
+      url: MCP_PATH,
+      ...onlyPost,
+      handler: async (_request, reply) =>
+        reply
+          .status(405)
+          .header('allow', 'POST')
+          .send({
+            jsonrpc: '2.0',
+            error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, POST only.' },
+            id: null,
+          }),
+    })
+  }
+}
