@@ -86,7 +86,7 @@ module.exports = {
       severity: 'error',
       comment:
         'The MCP tools do what the API does, through the SDK: they import it and shared formatting, nothing of the server (the route that serves them over HTTP, mcp.routes.ts, is a route like any other).',
-      from: { path: '^src/mcp/tools[.]ts$' },
+      from: { path: '^src/mcp/(tools|limits)[.]ts$' },
       to: { path: '^src/', pathNot: ['^src/mcp/', '^src/sdk/(?!generate-types)', '[.]shared[.]ts$'] },
     },
     {

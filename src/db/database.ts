@@ -42,8 +42,8 @@ export interface Db {
    * changed, in any process; NaN when that cannot be known. Stamp an entry with the epoch taken before
    * reading it, and trust the entry only while the epoch is the same. On SQLite it changes with every commit,
    * seen from the next turn of the event loop as `read` sees commits. On PostgreSQL it changes with every
-   * notification of a change to those rows, and, for `files_folders_shares`, with every write of this
-   * process at once, so that its next read sees its own writes before their notification arrives.
+   * notification of a change to those rows, and with every write of this process to them at once (any write,
+   * for `files_folders_shares`), so that its next read sees its own writes before their notification arrives.
    */
   changeEpoch(watched: WatchedRows, scope?: string): number
   /** Resolves when the database answers a trivial query (readiness). */

@@ -69,7 +69,12 @@ export function openPostgres(url: string, options: PostgresOptions): Db {
   const pool = newPgPool(url, options.poolSize)
   const changes = new PgChangeListener(url, Object.values(CHANNELS))
   const kysely = new Kysely<Database>({
-    dialect: watchWrites(new PostgresDialect({ pool }), () => changes.touch(CHANNELS.files_folders_shares)),
+    // This process's own writes move its epochs at once (their notifications come after the writer's next
+    // request may have read): any write, the files'; a write to the credentials' tables, theirs too.
+    dialect: watchWrites(new PostgresDialect({ pool }), ({ credentials }) => {
+      changes.touch(CHANNELS.files_folders_shares)
+      if (credentials) changes.touch(CHANNELS.credentials)
+    }),
   })
   const readNamed = namedStatementReader()
   // The advisory locks of background jobs (`exclusively`), on a connection of their own rather than the

@@ -54,25 +54,40 @@ function mayWrite(query: CompiledQuery): boolean {
   return !(kind === 'RawNode' && /^\s*select\b/i.test(query.sql))
 }
 
-/** A connection that remembers whether it ran a statement that may write. */
+/** The tables of credentials (Db.changeEpoch('credentials')): API keys, and OAuth's tokens and grants. */
+const CREDENTIAL_TABLES = new Set(['api_keys', 'oauth_records'])
+
+/** A connection that remembers whether it ran a statement that may write, and whether to credentials. */
 class WatchedConnection implements DatabaseConnection {
   readonly inner: DatabaseConnection
   wrote = false
+  wroteCredentials = false
 
   constructor(inner: DatabaseConnection) {
     this.inner = inner
   }
 
+  #watch(query: CompiledQuery): void {
+    if (!mayWrite(query)) return
+    this.wrote = true
+    const table = writtenTable(query.query)
+    // Raw SQL names no table it could be told by: it counts for both.
+    if (table === undefined || CREDENTIAL_TABLES.has(table)) this.wroteCredentials = true
+  }
+
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (mayWrite(query)) this.wrote = true
+    this.#watch(query)
     return this.inner.executeQuery<R>(query)
   }
 
   streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
-    if (mayWrite(query)) this.wrote = true
+    this.#watch(query)
     return this.inner.streamQuery<R>(query, chunkSize)
   }
 }
+
+/** What a connection released had written: anything, and credentials among it. */
+export type Written = (writes: { credentials: boolean }) => void
 
 /**
  * Calls `written` whenever a connection that ran a write goes back to the pool: after the statement, or
@@ -82,11 +97,11 @@ class WatchedConnection implements DatabaseConnection {
  */
 class WatchingDriver implements Driver {
   readonly #inner: Driver
-  readonly #written: () => void
+  readonly #written: Written
   /** One wrapper per pooled connection, reused: Kysely keeps a set of the connections it has seen. */
   readonly #watched = new WeakMap<DatabaseConnection, WatchedConnection>()
 
-  constructor(inner: Driver, written: () => void) {
+  constructor(inner: Driver, written: Written) {
     this.#inner = inner
     this.#written = written
   }
@@ -103,6 +118,7 @@ class WatchingDriver implements Driver {
       this.#watched.set(inner, watched)
     }
     watched.wrote = false
+    watched.wroteCredentials = false
     return watched
   }
 
@@ -122,7 +138,8 @@ class WatchingDriver implements Driver {
     try {
       await this.#inner.releaseConnection(innerOf(connection))
     } finally {
-      if ((connection as WatchedConnection).wrote) this.#written()
+      const watched = connection as WatchedConnection
+      if (watched.wrote) this.#written({ credentials: watched.wroteCredentials })
     }
   }
 
@@ -136,7 +153,7 @@ function innerOf(connection: DatabaseConnection): DatabaseConnection {
 }
 
 /** `dialect`, with `written` called after every release of a connection that may have written. */
-export function watchWrites(dialect: Dialect, written: () => void): Dialect {
+export function watchWrites(dialect: Dialect, written: Written): Dialect {
   return {
     createAdapter: () => dialect.createAdapter(),
     createDriver: () => new WatchingDriver(dialect.createDriver(), written),

@@ -8,7 +8,6 @@
 // API keys open both (http/guard.ts). The tools call the API in this process (`app.inject`) with a credential
 // of the request's principal (http/in-process-credentials.ts), so each is exactly what the API does: its
 // validation, its errors and its scopes, checked by its own route schemas.
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyInstance } from 'fastify'
 import packageJson from '../../package.json' with { type: 'json' }
 import type { Principal } from '../auth/principal.ts'
@@ -16,10 +15,23 @@ import { requireScopes } from '../http/auth.ts'
 import { MCP_PATH } from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
 import { Coffer } from '../sdk/index.ts'
-import { cofferMcpServer, UPLOAD_LIMIT } from './tools.ts'
+import { UPLOAD_LIMIT } from './limits.ts'
 
 /** A message may carry a file of UPLOAD_LIMIT in base64 (a third more), and JSON around it. */
 const BODY_LIMIT = Math.ceil((UPLOAD_LIMIT * 4) / 3) + 64 * 1024
+
+/**
+ * The MCP SDK and the tools, loaded by the first request to /mcp rather than at start: they are a large part of
+ * what a server would otherwise compile as it starts, and most servers never see an agent.
+ */
+const loadMcp = async () => {
+  const [{ StreamableHTTPServerTransport }, { cofferMcpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('./tools.ts'),
+  ])
+  return { StreamableHTTPServerTransport, cofferMcpServer }
+}
+let mcp: ReturnType<typeof loadMcp> | undefined
 
 /** The SDK's fetch, answered by the app itself (`inject`): no socket, no second trip through a proxy. */
 function injectingFetch(app: FastifyInstance): typeof fetch {
@@ -56,6 +68,8 @@ export const mcpRoutes: Routes = async (app, { inProcess, urls }) => {
       bodyLimit: BODY_LIMIT,
     },
     async (request, reply) => {
+      mcp ??= loadMcp()
+      const { StreamableHTTPServerTransport, cofferMcpServer } = await mcp
       const { credential, end } = inProcess.issue(request.principal as Principal)
       const coffer = new Coffer({
         url: urls.origin,

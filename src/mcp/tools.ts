@@ -8,11 +8,7 @@ import { z } from 'zod'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File } from '../sdk/index.ts'
-
-/** The most bytes `read_file` and a resource read return: more would flood the model's context. */
-export const READ_LIMIT = 1024 * 1024
-/** The most bytes `upload_file` takes (its content travels inside a JSON-RPC message). */
-export const UPLOAD_LIMIT = 10 * 1024 * 1024
+import { READ_LIMIT, UPLOAD_LIMIT } from './limits.ts'
 
 const TEXT_TYPES =
   /^(text\/|application\/(json|xml|javascript|x-yaml|yaml|toml|csv|x-sh|sql|graphql)|[^;]*\+(json|xml))/

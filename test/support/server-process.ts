@@ -108,7 +108,10 @@ export async function startServer(
     stdout: () => printed,
     stderr: () => printedOnStderr,
   }
-  for (let attempt = 0; attempt < 300; attempt++) {
+  // A server compiles every route's serializer as it starts, about 4 s of CPU: three starting at once beside
+  // another test file on 2 cores took more than the 15 s this once allowed. A minute, then it has failed.
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
     try {
       if ((await fetch(`${base}/healthz`)).ok) return server
