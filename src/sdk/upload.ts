@@ -61,7 +61,7 @@ export async function uploadFile(
   source: UploadSource,
   options: UploadOptions,
 ): Promise<File> {
-  const { body, name, size, type } = await describe(source, options)
+  const { open, name, size, type } = await describe(source, options)
   const signal = options.signal
   if (signal?.aborted) throw aborted(signal.reason)
   const { uploads } = await coffer.capabilities()
@@ -72,6 +72,8 @@ export async function uploadFile(
   if (!grant) throw new CofferError(0, 'upload_failed', 'The server prepared no upload.', '')
 
   useBlobApi(uploads.blobApiUrl)
+  // A path's file is opened only now that the upload is prepared: a refusal above leaves nothing open.
+  const body = await open()
   const sending = upload(grant.pathname, body as Parameters<typeof upload>[1], {
     access: 'private',
     contentType: grant.contentType,
@@ -137,19 +139,15 @@ function useBlobApi(url: string): void {
   global.process.env.VERCEL_BLOB_API_URL = url
 }
 
-/** The body `upload()` takes, and the name, size and type the server is told of. */
+/** How to open the body `upload()` takes, and the name, size and type the server is told of. */
 async function describe(source: UploadSource, options: UploadOptions) {
-  let body: unknown = source
+  let open = async (): Promise<unknown> => source
   let name = options.name
   let size = options.size
   let type = options.type
   if (typeof source === 'string') {
     // Node only: a browser never takes this branch, and never loads node:fs.
-    const [{ createReadStream }, { stat }, { basename }] = await Promise.all([
-      import('node:fs'),
-      import('node:fs/promises'),
-      import('node:path'),
-    ])
+    const [{ stat }, { basename }] = await Promise.all([import('node:fs/promises'), import('node:path')])
     const stats = await stat(source).catch((error: NodeJS.ErrnoException) => {
       throw new CofferError(
         0,
@@ -159,7 +157,7 @@ async function describe(source: UploadSource, options: UploadOptions) {
       )
     })
     if (!stats.isFile()) throw new CofferError(0, 'invalid_argument', `${source} is not a file.`, '')
-    body = createReadStream(source)
+    open = async () => (await import('node:fs')).createReadStream(source)
     name ??= basename(source)
     size ??= stats.size
   } else if (source instanceof Blob) {
@@ -181,5 +179,5 @@ async function describe(source: UploadSource, options: UploadOptions) {
     )
   }
   type ??= mime.getType(name) ?? 'application/octet-stream'
-  return { body, name, size, type }
+  return { open, name, size, type }
 }

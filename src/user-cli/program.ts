@@ -1,6 +1,7 @@
 // The coffer command's commands, options and help (commander). Each action connects with the saved
 // credentials (profiles.ts) and calls the SDK; what they print and how they end is output.ts's.
 import { Command, InvalidArgumentError, Option } from 'commander'
+import packageJson from '../../package.json' with { type: 'json' }
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Folder } from '../sdk/index.ts'
@@ -93,7 +94,7 @@ export function buildProgram(run: Run): Command {
   const { out } = run
   const program = new Command('coffer')
     .description('Your files on a Coffer server, from the terminal.')
-    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .version(packageJson.version, '-V, --version')
     .option('--json', 'print one JSON value on stdout (the result, or the error), for scripts')
     .option('-s, --server <name>', 'the saved server to use (see `coffer login --name`)')
     .showHelpAfterError('(add --help for usage)')
