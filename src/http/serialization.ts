@@ -25,18 +25,30 @@ export function withNullable(schema: unknown): unknown {
   return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, withNullable(value)]))
 }
 
-/** The schema controller's serializer factory: Fastify calls it per plugin context with the shared schemas. */
+/**
+ * The schema controller's serializer factory: Fastify calls it per plugin context with the shared schemas.
+ * Each serializer is built when its route first answers with that status, not at start: building all of them
+ * was most of a server's start (about 2 s of CPU for some 300 route and status pairs, most never used by a
+ * given process), and a server that starts fast is one a fleet can add or restart without a gap.
+ */
 export function buildSerializer(
   sharedSchemas: Record<string, unknown> = {},
 ): FastifySerializerCompiler<unknown> {
-  const schemas = withNullable(sharedSchemas) as Record<string, Schema>
+  let schemas: Record<string, Schema> | undefined
   return ({ schema }) => {
-    const own = schema as Schema
-    // A shared schema serialized as a route's own must not also be passed as an external one.
-    const external = { ...schemas }
-    if (typeof own.$id === 'string') delete external[own.$id]
-    return build(withNullable(own) as SerializerSchema, {
-      schema: external as unknown as Record<string, SerializerSchema>,
-    })
+    let serialize: ((data: unknown) => string) | undefined
+    return (data) => {
+      if (serialize === undefined) {
+        schemas ??= withNullable(sharedSchemas) as Record<string, Schema>
+        const own = schema as Schema
+        // A shared schema serialized as a route's own must not also be passed as an external one.
+        const external = { ...schemas }
+        if (typeof own.$id === 'string') delete external[own.$id]
+        serialize = build(withNullable(own) as SerializerSchema, {
+          schema: external as unknown as Record<string, SerializerSchema>,
+        })
+      }
+      return serialize(data)
+    }
   }
 }

@@ -20,11 +20,17 @@ function makeAjv(coerceTypes: boolean, sharedSchemas: Record<string, unknown>): 
  * the root only would be undone in any plugin that adds a schema.
  */
 export function buildValidator(sharedSchemas: Record<string, unknown> = {}): FastifySchemaCompiler<unknown> {
-  const bodyAjv = makeAjv(false, sharedSchemas)
-  const textAjv = makeAjv(true, sharedSchemas)
+  // Each Ajv (and its formats) is made when first needed, and each schema compiled when its route first
+  // receives a request, as the serializers are built (see serialization.ts).
+  const ajvs: { body?: Ajv; text?: Ajv } = {}
+  const ajvFor = (part: 'body' | 'text') => {
+    ajvs[part] ??= makeAjv(part === 'text', sharedSchemas)
+    return ajvs[part]
+  }
   return ({ schema, httpPart }) => {
-    const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object)
-    return withTextChecks(validate, httpPart === 'body' ? undefined : textShapes(schema))
+    const part = httpPart === 'body' ? 'body' : 'text'
+    const compile = () => ajvFor(part).compile(schema as object)
+    return withTextChecks(compile, part === 'body' ? undefined : textShapes(schema))
   }
 }
 
@@ -63,11 +69,13 @@ function textShapes(schema: unknown): TextShapes {
  * - No text may hold U+0000 or an unpaired surrogate. PostgreSQL refuses the first (the request failed with
  *   a 500) and SQLite's pattern matching stops at it; the second cannot be written as UTF-8 at all, so it
  *   would be stored as U+FFFD, not as sent.
- * The result keeps the compiled function's `schemaEnv`: Fastify passes a parent to such a function, which
- * Ajv needs to coerce a part's values in place.
+ * The result has a `schemaEnv`, as Ajv's compiled functions do: Fastify passes a parent to such a function,
+ * which Ajv needs to coerce a part's values in place. `compile` is called on the first request.
  */
-function withTextChecks(validate: ValidateFunction, shapes: TextShapes | undefined): ValidateFunction {
+function withTextChecks(compile: () => ValidateFunction, shapes: TextShapes | undefined): ValidateFunction {
+  let validate: ValidateFunction | undefined
   const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    validate ??= compile()
     const error = shapes && rawTextError(data, shapes)
     if (error === undefined && validate(data, context)) {
       const unstorable = unstorableText(data, '')
@@ -77,7 +85,8 @@ function withTextChecks(validate: ValidateFunction, shapes: TextShapes | undefin
     checked.errors = error ? [error] : validate.errors
     return false
   }) as ValidateFunction
-  checked.schemaEnv = validate.schemaEnv
+  // Only its presence is read (fastify/lib/validation.js): the real one exists once compiled.
+  checked.schemaEnv = {} as ValidateFunction['schemaEnv']
   return checked
 }
 

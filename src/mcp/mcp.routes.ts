@@ -14,22 +14,23 @@ import type { Principal } from '../auth/principal.ts'
 import { requireScopes } from '../http/auth.ts'
 import { MCP_PATH } from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
-import { Coffer } from '../sdk/index.ts'
 import { UPLOAD_LIMIT } from './limits.ts'
 
 /** A message may carry a file of UPLOAD_LIMIT in base64 (a third more), and JSON around it. */
 const BODY_LIMIT = Math.ceil((UPLOAD_LIMIT * 4) / 3) + 64 * 1024
 
 /**
- * The MCP SDK and the tools, loaded by the first request to /mcp rather than at start: they are a large part of
- * what a server would otherwise compile as it starts, and most servers never see an agent.
+ * The MCP SDK, the tools and Coffer's own SDK (with the @vercel/blob client), loaded by the first request to
+ * /mcp rather than at start: they are a large part of what a server would otherwise compile as it starts, and
+ * most servers never see an agent.
  */
 const loadMcp = async () => {
-  const [{ StreamableHTTPServerTransport }, { cofferMcpServer }] = await Promise.all([
+  const [{ StreamableHTTPServerTransport }, { cofferMcpServer }, { Coffer }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('./tools.ts'),
+    import('../sdk/index.ts'),
   ])
-  return { StreamableHTTPServerTransport, cofferMcpServer }
+  return { StreamableHTTPServerTransport, cofferMcpServer, Coffer }
 }
 let mcp: ReturnType<typeof loadMcp> | undefined
 
@@ -69,7 +70,7 @@ export const mcpRoutes: Routes = async (app, { inProcess, urls }) => {
     },
     async (request, reply) => {
       mcp ??= loadMcp()
-      const { StreamableHTTPServerTransport, cofferMcpServer } = await mcp
+      const { StreamableHTTPServerTransport, cofferMcpServer, Coffer } = await mcp
       const { credential, end } = inProcess.issue(request.principal as Principal)
       const coffer = new Coffer({
         url: urls.origin,
