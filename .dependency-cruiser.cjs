@@ -43,9 +43,9 @@ module.exports = {
       name: 'browser-code-stands-alone',
       severity: 'error',
       comment:
-        'Browser modules (*.client.ts, bundled by web/build.ts) run in the browser: they import only each other, rules shared with the server (*.shared.ts) and browser packages, never server code.',
+        'Browser modules (*.client.ts, bundled by web/build.ts) run in the browser: they import only each other, rules shared with the server (*.shared.ts), the SDK (which talks HTTP) and browser packages, never server code.',
       from: { path: '[.]client[.]ts$' },
-      to: { path: '^src/', pathNot: '[.](client|shared)[.]ts$' },
+      to: { path: '^src/', pathNot: ['[.](client|shared)[.]ts$', '^src/sdk/(?!generate-types)'] },
     },
     {
       name: 'shared-rules-import-nothing',

@@ -4,15 +4,14 @@
 // - Uploads: files chosen with the input or dropped anywhere on the page go to the folder in view. Each is
 //   checked against the server's size limit before anything is sent; the uploads are prepared through the
 //   session's own endpoint (POST /uploads, with the CSRF token, never an API key), and each file's bytes go to
-//   the blob API with the @vercel/blob client (in parts above 5 MiB, a failed part retried by the library),
+//   the blob API with the SDK's transfer (in parts above 5 MiB, a failed part retried by the library),
 //   three at a time, each with its progress, speed, Cancel and Retry. Once stored, the uploads are followed
 //   through POST /uploads/status; a file that is complete is added to the list as the server renders its row
 //   (GET /files/rows), so names stay text and rows look alike, without a reload.
 import { formatSize } from '../format-size.shared.ts'
+import { sendBytes, type UploadGrant } from '../sdk/transfer.ts'
 import {
   failureText,
-  type Grant,
-  sendBytes,
   showProgress,
   showState,
   type UploadRow,
@@ -37,7 +36,7 @@ type State =
 interface Item extends UploadRow {
   file: File
   state: State
-  grant?: Grant
+  grant?: UploadGrant
   controller?: AbortController
   startedAt: number
 }
@@ -95,7 +94,7 @@ function setUpSelection(): void {
 
 function setUpUploads(section: HTMLElement): void {
   const data = section.dataset
-  globalThis.COFFER_BLOB_API_URL = data.blobApi
+  const blobApiUrl = data.blobApi ?? ''
   const maxFileSize = Number(data.maxFileSize)
   const multipartThreshold = Number(data.multipartThreshold)
   const perPreparation = Number(data.perPreparation) || 100
@@ -232,7 +231,9 @@ function setUpUploads(section: HTMLElement): void {
         setState(item, 'failed', 'The server could not be reached. Retry when you are back online.')
       return
     }
-    const answer = (await response.json().catch(() => ({}))) as ApiError & { data?: { uploads: Grant[] } }
+    const answer = (await response.json().catch(() => ({}))) as ApiError & {
+      data?: { uploads: UploadGrant[] }
+    }
     if (response.status !== 201 || !answer.data) {
       const message = refusal(response, answer)
       const at = /^files\[(\d+)\]/.exec(answer.error?.field ?? '')
@@ -267,12 +268,13 @@ function setUpUploads(section: HTMLElement): void {
   }
 
   async function transfer(item: Item): Promise<void> {
-    const grant = item.grant as Grant
+    const grant = item.grant as UploadGrant
     item.controller = new AbortController()
     item.startedAt = performance.now()
     setState(item, 'uploading', 'Starting…')
     try {
       await sendBytes(grant, item.file, {
+        blobApiUrl,
         multipartThreshold,
         signal: item.controller.signal,
         onProgress: (loaded, total) => {

@@ -1,16 +1,17 @@
 /// <reference lib="dom" />
 // The form of a file request's page (request-pages.views.ts), in the browser: files chosen or dropped are
 // listed and checked against the request's limits; on Send, the submitter's fields are checked (the same rules
-// as the server's, submission-rules.shared.ts), the uploads are prepared through the request's public API, and
-// each file's bytes go to the blob API with the @vercel/blob client (in parts above 5 MiB, a failed part
-// retried by the library), three at a time, each with its progress, speed and a Cancel button. Once stored,
-// the uploads are followed through the status call, authorized by their grants in the body; a file that fails
-// says why and can be sent again alone. A summary ends it.
+// as the server's, submission-rules.shared.ts), the uploads are prepared through the request's public API (the
+// SDK's `publicRequests` calls), and each file's bytes go to the blob API with the SDK's transfer (in parts
+// above 5 MiB, a failed part retried by the library), three at a time, each with its progress, speed and a
+// Cancel button. Once stored, the uploads are followed through the status call, authorized by their grants in
+// the body; a file that fails says why and can be sent again alone. A summary ends it.
 import { formatSize } from '../format-size.shared.ts'
+import { Coffer } from '../sdk/coffer.ts'
+import { CofferError } from '../sdk/errors.ts'
+import { sendBytes, type UploadGrant } from '../sdk/transfer.ts'
 import {
   failureText,
-  type Grant,
-  sendBytes,
   showProgress,
   showState,
   type UploadRow,
@@ -44,15 +45,11 @@ type ItemState =
 interface Item extends UploadRow {
   file: File
   state: ItemState
-  grant?: Grant
+  grant?: UploadGrant
   controller?: AbortController
   message: string
   /** When its bytes began to go, for the speed shown. */
   startedAt: number
-}
-
-interface ApiError {
-  error?: { code?: string; message?: string; field?: string }
 }
 
 const form = document.querySelector<HTMLFormElement>('form[data-submission]')
@@ -60,8 +57,10 @@ if (form) setUp(form)
 
 function setUp(form: HTMLFormElement): void {
   const data = form.dataset
-  globalThis.COFFER_BLOB_API_URL = data.blobApi
-  const api = data.api ?? ''
+  const blobApiUrl = data.blobApi ?? ''
+  const publicId = data.publicId ?? ''
+  // The public side of a request needs no credential: the grants in the bodies authorize the uploads.
+  const coffer = new Coffer({ url: `${location.origin}${data.server ?? ''}` })
   const maxFileSize = Number(data.maxFileSize)
   const maxFiles = data.maxFiles ? Number(data.maxFiles) : undefined
   const allowedTypes = JSON.parse(data.allowedTypes ?? '[]') as string[]
@@ -244,27 +243,19 @@ function setUp(form: HTMLFormElement): void {
   }
 
   /** The grants of `batch`'s uploads, or the server's refusal (or the failure to reach it). */
-  async function requestGrants(batch: Item[]): Promise<{ grants: Grant[] } | { refusal: ApiError }> {
-    const body = {
-      ...fields,
-      files: batch.map((item) => ({
-        name: item.file.name,
-        type: item.file.type || 'application/octet-stream',
-        size: item.file.size,
-      })),
-    }
-    let response: Response
+  async function requestGrants(batch: Item[]): Promise<{ grants: UploadGrant[] } | { refusal: CofferError }> {
+    const files = batch.map((item) => ({
+      name: item.file.name,
+      type: item.file.type || 'application/octet-stream',
+      size: item.file.size,
+    }))
     try {
-      response = await fetch(`${api}/uploads`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-    } catch {
-      return { refusal: { error: { message: UNREACHABLE } } }
+      const { uploads } = await coffer.publicRequests.prepareUploads(publicId, { ...fields, files })
+      return { grants: uploads }
+    } catch (error) {
+      if (!(error instanceof CofferError)) throw error
+      return { refusal: error }
     }
-    const answer = (await response.json().catch(() => ({}))) as ApiError & { data?: { uploads: Grant[] } }
-    return response.status === 201 && answer.data ? { grants: answer.data.uploads } : { refusal: answer }
   }
 
   /** Starts uploads while fewer than CONCURRENT_UPLOADS are under way. */
@@ -286,7 +277,8 @@ function setUp(form: HTMLFormElement): void {
     try {
       if (!(await freshGrant(item))) return
       item.startedAt = performance.now()
-      await sendBytes(item.grant as Grant, item.file, {
+      await sendBytes(item.grant as UploadGrant, item.file, {
+        blobApiUrl,
         multipartThreshold,
         signal: item.controller.signal,
         onProgress: (loaded, total) => {
@@ -309,7 +301,7 @@ function setUp(form: HTMLFormElement): void {
    * with the row saying why, if the server refused, or if the file was cancelled meanwhile.
    */
   async function freshGrant(item: Item): Promise<boolean> {
-    const grant = item.grant as Grant
+    const grant = item.grant as UploadGrant
     if (Date.parse(grant.expiresAt) - Date.now() > GRANT_MARGIN_MS) return true
     const answer = await requestGrants([item])
     if ('refusal' in answer) {
@@ -356,10 +348,7 @@ function setUp(form: HTMLFormElement): void {
       const processing = items.filter((item) => item.state === 'processing')
       if (processing.length === 0) return
       try {
-        const statuses = (await granted('status', processing)) as {
-          status: string
-          error?: string
-        }[]
+        const statuses = await granted('status', processing)
         for (const [i, item] of processing.entries()) {
           const status = statuses[i]
           if (item.state !== 'processing' || !status) continue
@@ -376,18 +365,16 @@ function setUp(form: HTMLFormElement): void {
   }
 
   /** Calls the status or cancel operation for `targets`, each named by its grant in the body. */
-  async function granted(operation: 'status' | 'cancel', targets: Item[]): Promise<unknown> {
+  function granted(operation: 'status', targets: Item[]): Promise<{ status: string; error?: string }[]>
+  function granted(operation: 'cancel', targets: Item[]): Promise<unknown>
+  function granted(operation: 'status' | 'cancel', targets: Item[]) {
     const uploads = targets.map((item) => ({
       intentId: item.grant?.intentId ?? '',
       grant: item.grant?.clientPayload.grant ?? '',
     }))
-    const response = await fetch(`${api}/uploads/${operation}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ uploads }),
-    })
-    if (!response.ok) throw new Error(`${operation} answered ${response.status}`)
-    return response.status === 204 ? undefined : ((await response.json()) as { data: unknown }).data
+    return operation === 'status'
+      ? coffer.publicRequests.uploadStatus(publicId, { uploads })
+      : coffer.publicRequests.cancelUploads(publicId, { uploads })
   }
 
   // --- The end -----------------------------------------------------------------------------------------------
@@ -463,9 +450,9 @@ function setUp(form: HTMLFormElement): void {
   }
 
   /** A refusal of the server, shown beside its field, or beside its file, or above the Send button. */
-  function showServerError(answer: ApiError, batch: Item[]): void {
-    const message = answer.error?.message ?? 'The files could not be sent. Try again.'
-    const field = answer.error?.field ?? ''
+  function showServerError(refusal: CofferError, batch: Item[]): void {
+    const message = refusal.code === 'network_error' ? UNREACHABLE : refusal.message
+    const field = refusal.field ?? ''
     const file = /^files\[(\d+)\]/.exec(field)
     const item = file ? batch[Number(file[1])] : undefined
     if (item) {
@@ -479,8 +466,9 @@ function setUp(form: HTMLFormElement): void {
   }
 
   /** A file's row after the server refused to prepare it. */
-  function refusalText(refusal: ApiError): string {
-    return `Not sent: ${refusal.error?.message ?? 'the server refused it.'} Retry to send it again.`
+  function refusalText(refusal: CofferError): string {
+    if (refusal.code === 'network_error') return UNREACHABLE
+    return `Not sent: ${refusal.message} Retry to send it again.`
   }
 
   function setFieldsLocked(locked: boolean): void {

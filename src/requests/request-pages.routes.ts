@@ -20,7 +20,7 @@ export const requestPagesRoutes: Routes = async (app, { services, urls, web }) =
       if (!state || state.kind === 'unknown') return web.sendError(reply, 404)
       if (state.kind === 'closed') return web.sendError(reply, 410, CLOSED_TEXT)
       const settings = {
-        apiPath: new URL(urls.publicRequestApi(publicId)).pathname,
+        serverPath: new URL(urls.origin).pathname.replace(/\/$/, ''),
         blobApiUrl: urls.blobApi,
         maxFileSize: publicRequests.largestFile(state.request),
       }

@@ -17,8 +17,8 @@ import {
 
 /** What the page's module needs to know, beyond the form itself. */
 export interface RequestPageSettings {
-  /** The request's public API, relative to the server. */
-  apiPath: string
+  /** The path the server is at under its origin ('' at the root): the SDK's address is the page's origin and it. */
+  serverPath: string
   /** The blob API the @vercel/blob client sends bytes to (VERCEL_BLOB_API_URL). */
   blobApiUrl: string
   /** The largest file accepted: the request's own limit within the server's. */
@@ -78,7 +78,8 @@ export function requestPage(request: PublicFileRequest, settings: RequestPageSet
 <ul class="meta" aria-label="What this request accepts">!${limitItems(request, settings)}</ul>
 <noscript><p class="inline-notice">Sending files from this page needs JavaScript. Turn it on, or use another browser.</p></noscript>
 <form class="submission" novalidate data-submission
- data-api="${settings.apiPath}"
+ data-server="${settings.serverPath}"
+ data-public-id="${request.publicId}"
  data-blob-api="${settings.blobApiUrl}"
  data-max-file-size="${settings.maxFileSize}"
  data-max-files="${limits.maxFiles ?? ''}"

@@ -22,21 +22,33 @@ export class CofferError extends Error {
   readonly code: string
   /** What to do about it, as the API says. */
   readonly hint: string
+  /** The request body's field the API refused (`files[2].size`), when it named one. */
+  readonly field: string | undefined
 
-  constructor(status: number, code: string, message: string, hint: string, options?: { cause?: unknown }) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    hint: string,
+    options?: { cause?: unknown; field?: string },
+  ) {
     super(message, options)
     this.status = status
     this.code = code
     this.hint = hint
+    this.field = options?.field
   }
 
   /** The error of a response that is not a success, from its envelope when it has one. */
   static async fromResponse(response: Response, body?: unknown): Promise<CofferError> {
     const parsed = body === undefined ? await response.json().catch(() => undefined) : body
-    const envelope = (parsed as { error?: { code?: unknown; message?: unknown; hint?: unknown } })?.error
+    const envelope = (
+      parsed as { error?: { code?: unknown; message?: unknown; hint?: unknown; field?: unknown } }
+    )?.error
     if (typeof envelope?.code === 'string' && typeof envelope.message === 'string') {
       const hint = typeof envelope.hint === 'string' ? envelope.hint : ''
-      return new CofferError(response.status, envelope.code, envelope.message, hint)
+      const field = typeof envelope.field === 'string' ? { field: envelope.field } : {}
+      return new CofferError(response.status, envelope.code, envelope.message, hint, field)
     }
     return new CofferError(
       response.status,

@@ -17,4 +17,5 @@ export {
 } from './coffer.ts'
 export { type ClientErrorCode, CofferError } from './errors.ts'
 export type { Credentials, OAuthCredentials, OAuthTokens } from './http.ts'
+export { sendBytes, type TransferOptions, type UploadGrant } from './transfer.ts'
 export type { UploadOptions, UploadSource } from './upload.ts'

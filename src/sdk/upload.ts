@@ -1,11 +1,11 @@
 // An upload in one call, as the API's upload procedure says: prepare it (POST /files), send the bytes straight
-// to the blob storage with @vercel/blob's `upload()` (the API credential stays here; the grant goes with the
-// bytes), then poll the upload's status until the server has made the file.
-import { upload } from '@vercel/blob/client'
+// to the blob storage (transfer.ts; the API credential stays here, the grant goes with the bytes), then poll
+// the upload's status until the server has made the file.
 import mime from 'mime/lite'
 import type { components, operations } from './api.d.ts'
 import { CofferError } from './errors.ts'
 import { aborted, delay } from './http.ts'
+import { sendBytes } from './transfer.ts'
 
 /**
  * What to upload: a file's path (Node), a Blob or File, bytes, or a stream of bytes (a web ReadableStream or a
@@ -71,39 +71,14 @@ export async function uploadFile(
   })
   if (!grant) throw new CofferError(0, 'upload_failed', 'The server prepared no upload.', '')
 
-  useBlobApi(uploads.blobApiUrl)
   // A path's file is opened only now that the upload is prepared: a refusal above leaves nothing open.
   const body = await open()
-  const sending = upload(grant.pathname, body as Parameters<typeof upload>[1], {
-    access: 'private',
-    contentType: grant.contentType,
-    handleUploadUrl: grant.handleUploadUrl,
-    clientPayload: JSON.stringify(grant.clientPayload),
-    multipart: size > uploads.multipartThresholdBytes,
-    ...(signal ? { abortSignal: signal } : {}),
-    ...(options.onProgress
-      ? { onUploadProgress: ({ loaded }) => options.onProgress?.({ loaded, total: size }) }
-      : {}),
+  await sendBytes(grant, body, {
+    blobApiUrl: uploads.blobApiUrl,
+    multipartThreshold: uploads.multipartThresholdBytes,
+    ...(signal ? { signal } : {}),
+    ...(options.onProgress ? { onProgress: (loaded, total) => options.onProgress?.({ loaded, total }) } : {}),
   })
-  try {
-    // @vercel/blob passes the signal to its requests, but a multipart upload from a Node stream can wait on
-    // the stream after it, and never settle: the signal ends the wait here, and the file's stream is closed.
-    await (signal ? Promise.race([sending, abortion(signal)]) : sending)
-  } catch (error) {
-    if (signal?.aborted) {
-      ;(body as { destroy?: () => void }).destroy?.()
-      sending.catch(() => {})
-      throw aborted(error)
-    }
-    if (error instanceof CofferError) throw error
-    throw new CofferError(
-      0,
-      'upload_failed',
-      `The bytes of ${name} could not be sent: ${(error as Error).message}`,
-      'Try again; if it keeps failing, check that the server’s blob API is reachable from here.',
-      { cause: error },
-    )
-  }
 
   for (let wait = FIRST_POLL_MS; ; wait = Math.min(LONGEST_POLL_MS, wait * 1.5)) {
     const status = await coffer.files.uploadStatus(grant.intentId)
@@ -113,30 +88,6 @@ export async function uploadFile(
     }
     await delay(wait, signal)
   }
-}
-
-/** Rejects once `signal` aborts. */
-function abortion(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    const onAbort = () => reject(aborted(signal.reason))
-    if (signal.aborted) onAbort()
-    else signal.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
-/**
- * The blob API `upload()` sends to: Coffer's own, which @vercel/blob reads from its environment variable, or in
- * Coffer's browser bundle from a global (web/build.ts). One process, one blob API: a program that uploads to
- * two Coffer servers at once must use one process for each.
- */
-function useBlobApi(url: string): void {
-  const global = globalThis as {
-    COFFER_BLOB_API_URL?: string
-    process?: { env: Record<string, string | undefined> }
-  }
-  global.COFFER_BLOB_API_URL = url
-  global.process ??= { env: {} }
-  global.process.env.VERCEL_BLOB_API_URL = url
 }
 
 /** How to open the body `upload()` takes, and the name, size and type the server is told of. */

@@ -103,8 +103,8 @@ export async function buildAssets(): Promise<Manifest> {
     metafile: true,
     legalComments: 'none',
     logLevel: 'silent',
-    // The @vercel/blob client reads the blob API's address from `process.env`, which browsers lack; the page
-    // that uploads sets this global from its own data (requests/request-page.client.ts).
+    // The @vercel/blob client reads the blob API's address from `process.env`, which browsers lack; the SDK's
+    // transfer sets this global to the address it is given (sdk/transfer.ts).
     define: { 'process.env.VERCEL_BLOB_API_URL': 'COFFER_BLOB_API_URL' },
     // The SDK reads a path's file only in Node, through a dynamic import a browser never reaches.
     external: ['node:*'],
