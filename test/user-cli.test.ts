@@ -147,7 +147,24 @@ for (const engine of ENGINES) {
       const listed = await coffer(['--json', 'ls'], env)
       assert.equal(listed.code, 0, listed.stderr)
       assert.deepEqual(JSON.parse(listed.stdout), [])
-      const accessToken = saved.servers.default.oauth.tokens.accessToken
+
+      // Three commands at once with an expired access token: one refresh under the credentials' lock, the others
+      // take its tokens. Each refreshing on its own would spend the same refresh token three times, and the
+      // server ends a grant whose refresh token is used twice.
+      const expired = structuredClone(saved)
+      expired.servers.default.oauth.tokens.expiresAt = 0
+      await writeFile(file, JSON.stringify(expired))
+      const together = await Promise.all([1, 2, 3].map(() => coffer(['--json', 'ls'], env)))
+      assert.deepEqual(
+        together.map((result) => [result.code, result.stderr]),
+        [1, 2, 3].map(() => [0, '']),
+      )
+      const rotated = JSON.parse(await readFile(file, 'utf8')).servers.default.oauth.tokens
+      assert.notEqual(rotated.refreshToken, saved.servers.default.oauth.tokens.refreshToken)
+      assert.ok(rotated.expiresAt > Date.now())
+      assert.equal((await coffer(['ls'], env)).code, 0, 'the grant lives on')
+
+      const accessToken = rotated.accessToken
       const out = await coffer(['logout'], env)
       assert.equal(out.code, 0, out.stderr)
       const refused = await fetch(`${ctx.base}/api/v1/files`, {

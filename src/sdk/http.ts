@@ -20,6 +20,16 @@ export interface OAuthCredentials {
    * again, ends the whole grant (a replay).
    */
   onRefresh?: (tokens: OAuthTokens) => void | Promise<void>
+  /**
+   * For tokens that several processes share (the `coffer` command's saved credentials): each refresh runs
+   * holding `lock`, a lock across those processes, and first reads the tokens as saved (`load`). Tokens another
+   * process saved since this one read them are taken as they are, rather than spending the same refresh token
+   * again, which would end the grant.
+   */
+  shared?: {
+    lock<T>(work: () => Promise<T>): Promise<T>
+    load(): Promise<OAuthTokens | undefined>
+  }
 }
 
 export type Credentials = { apiKey: string } | { oauth: OAuthCredentials }
@@ -165,6 +175,16 @@ class OAuthSession implements Credential {
   }
 
   async #refresh(): Promise<void> {
+    const { shared } = this.#credentials
+    if (!shared) return this.#refreshNow()
+    await shared.lock(async () => {
+      const saved = await shared.load()
+      if (saved?.refreshToken && saved.refreshToken !== this.#tokens.refreshToken) this.#tokens = saved
+      else await this.#refreshNow()
+    })
+  }
+
+  async #refreshNow(): Promise<void> {
     const refreshToken = this.#tokens.refreshToken as string
     // Plain HTTP only when the server's own address is (a server on this machine or a private network).
     const http = {

@@ -5,6 +5,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import path from 'node:path'
+import { lock } from 'proper-lockfile'
 import type { Credentials, OAuthTokens } from '../sdk/index.ts'
 import { UsageError } from './output.ts'
 
@@ -76,6 +77,25 @@ export class Profiles {
     await this.#write(contents)
   }
 
+  /**
+   * Runs `work` holding the credentials' lock (proper-lockfile: a directory beside the file, taken over when
+   * its holder has not touched it for 10 s, so a killed process does not keep it). `coffer` processes refresh
+   * their shared tokens under it one at a time.
+   */
+  async locked<T>(work: () => Promise<T>): Promise<T> {
+    await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 })
+    const release = await lock(this.file, {
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 200, minTimeout: 25, maxTimeout: 250 },
+    })
+    try {
+      return await work()
+    } finally {
+      await release()
+    }
+  }
+
   async remove(name: string): Promise<void> {
     const contents = await this.#read()
     delete contents.servers[name]
@@ -102,6 +122,11 @@ export async function connection(
         clientId: profile.oauth.clientId,
         tokens: profile.oauth.tokens,
         onRefresh: (tokens) => profiles.saveTokens(found.name, tokens),
+        // Several coffer commands may run at once on one login: one refresh at a time, each seeing the last.
+        shared: {
+          lock: (work) => profiles.locked(work),
+          load: async () => (await profiles.get(found.name))?.profile.oauth?.tokens,
+        },
       },
     }
     return { url, credentials, profileName: found.name }
