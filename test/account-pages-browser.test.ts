@@ -14,11 +14,9 @@ import {
   assertAccessible,
   browserMissing,
   launchBrowser,
+  looksOn,
   newContext,
-  type Scheme,
   screenshot,
-  VIEWPORTS,
-  type Viewport,
 } from './support/browser.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
 import { startServer } from './support/server-process.ts'
@@ -156,57 +154,55 @@ for (const engine of ENGINES) {
       })
 
       test('every settings page, under the app header, on a phone and a desktop, light and dark, passes axe', async () => {
-        for (const viewport of Object.keys(VIEWPORTS) as Viewport[]) {
-          for (const scheme of ['light', 'dark'] as Scheme[]) {
-            const context = await newContext(browser, viewport, scheme)
-            const page = await context.newPage()
-            await page.goto(`${ctx.base}/account/sign-in`)
-            await assertAccessible(page, `sign-in (${viewport}, ${scheme})`)
-            await screenshot(page, `account-sign-in-${viewport}-${scheme}`)
-            // A refused sign-in: the first field at fault has the focus.
-            await page.getByLabel('Password', { exact: true }).fill(PASSWORD)
-            await page.getByRole('button', { name: 'Sign in' }).click()
-            await page.waitForLoadState()
-            assert.equal(await page.evaluate(() => document.activeElement?.id), 'field-email')
-            assert.equal(await page.getByLabel('Email').getAttribute('aria-invalid'), 'true')
-            await assertAccessible(page, `refused sign-in (${viewport}, ${scheme})`)
-            await screenshot(page, `account-sign-in-refused-${viewport}-${scheme}`)
-            await signIn(page, ctx.base, email)
-            for (const name of ['keys', 'apps', 'password']) {
-              await page.goto(`${ctx.base}/account/${name}`)
-              // The app's header, the account's menu marked as where the owner is, the settings' tabs.
-              const header = page.getByRole('banner')
-              for (const section of ['Files', 'File requests', 'Analytics']) {
-                assert.ok(await header.getByRole('link', { name: section, exact: true }).isVisible(), section)
-              }
-              assert.equal(await header.locator('summary').getAttribute('aria-current'), 'page')
-              const tabs = page.getByRole('navigation', { name: 'Account settings' })
-              assert.equal(await tabs.locator('[aria-current="page"]').count(), 1)
-              assert.equal(
-                await page.getByRole('main').getByRole('button', { name: 'Sign out', exact: true }).count(),
-                0,
-                'signing out is in the account menu only',
-              )
-              await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
-              await screenshot(page, `account-${name}-${viewport}-${scheme}`)
+        for (const [viewport, scheme] of looksOn(engine)) {
+          const context = await newContext(browser, viewport, scheme)
+          const page = await context.newPage()
+          await page.goto(`${ctx.base}/account/sign-in`)
+          await assertAccessible(page, `sign-in (${viewport}, ${scheme})`)
+          await screenshot(page, `account-sign-in-${viewport}-${scheme}`)
+          // A refused sign-in: the first field at fault has the focus.
+          await page.getByLabel('Password', { exact: true }).fill(PASSWORD)
+          await page.getByRole('button', { name: 'Sign in' }).click()
+          await page.waitForLoadState()
+          assert.equal(await page.evaluate(() => document.activeElement?.id), 'field-email')
+          assert.equal(await page.getByLabel('Email').getAttribute('aria-invalid'), 'true')
+          await assertAccessible(page, `refused sign-in (${viewport}, ${scheme})`)
+          await screenshot(page, `account-sign-in-refused-${viewport}-${scheme}`)
+          await signIn(page, ctx.base, email)
+          for (const name of ['keys', 'apps', 'password']) {
+            await page.goto(`${ctx.base}/account/${name}`)
+            // The app's header, the account's menu marked as where the owner is, the settings' tabs.
+            const header = page.getByRole('banner')
+            for (const section of ['Files', 'File requests', 'Analytics']) {
+              assert.ok(await header.getByRole('link', { name: section, exact: true }).isVisible(), section)
             }
-            // The key form refused: the fields at fault marked, the focus on the first.
-            await page.goto(`${ctx.base}/account/keys`)
-            await page.getByRole('checkbox', { name: /files:read/ }).uncheck()
-            await page.getByRole('button', { name: 'Create key' }).click()
-            await page.waitForLoadState()
-            assert.equal(await page.evaluate(() => document.activeElement?.id), 'field-name')
-            assert.match(await page.locator('#field-scopes-error').innerText(), /Choose at least one scope/)
-            assert.equal(await page.getByRole('checkbox', { checked: true }).count(), 0, 'as sent')
-            await assertAccessible(page, `refused key form (${viewport}, ${scheme})`)
-            await screenshot(page, `account-keys-refused-${viewport}-${scheme}`)
-            // The account menu opens from the header, and signs out.
-            await page.getByRole('banner').locator('summary').click()
-            await screenshot(page, `account-menu-${viewport}-${scheme}`)
-            await page.getByRole('button', { name: 'Sign out', exact: true }).click()
-            await page.waitForURL(/\/account\/sign-in$/)
-            await context.close()
+            assert.equal(await header.locator('summary').getAttribute('aria-current'), 'page')
+            const tabs = page.getByRole('navigation', { name: 'Account settings' })
+            assert.equal(await tabs.locator('[aria-current="page"]').count(), 1)
+            assert.equal(
+              await page.getByRole('main').getByRole('button', { name: 'Sign out', exact: true }).count(),
+              0,
+              'signing out is in the account menu only',
+            )
+            await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
+            await screenshot(page, `account-${name}-${viewport}-${scheme}`)
           }
+          // The key form refused: the fields at fault marked, the focus on the first.
+          await page.goto(`${ctx.base}/account/keys`)
+          await page.getByRole('checkbox', { name: /files:read/ }).uncheck()
+          await page.getByRole('button', { name: 'Create key' }).click()
+          await page.waitForLoadState()
+          assert.equal(await page.evaluate(() => document.activeElement?.id), 'field-name')
+          assert.match(await page.locator('#field-scopes-error').innerText(), /Choose at least one scope/)
+          assert.equal(await page.getByRole('checkbox', { checked: true }).count(), 0, 'as sent')
+          await assertAccessible(page, `refused key form (${viewport}, ${scheme})`)
+          await screenshot(page, `account-keys-refused-${viewport}-${scheme}`)
+          // The account menu opens from the header, and signs out.
+          await page.getByRole('banner').locator('summary').click()
+          await screenshot(page, `account-menu-${viewport}-${scheme}`)
+          await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+          await page.waitForURL(/\/account\/sign-in$/)
+          await context.close()
         }
       })
 

@@ -212,13 +212,13 @@ for (const engine of ENGINES) {
         assert.equal(await page.locator('main img').count(), 0)
         assert.equal(await page.locator(`option:text-is(${JSON.stringify(HOSTILE)})`).count(), 1)
         assert.equal(await page.title(), 'Analytics · Coffer')
-        await checkEveryLook(page, 'analytics-all-30')
+        await checkEveryLook(page, 'analytics-all-30', engine)
 
         // The table behind its disclosure, opened with the keyboard.
         await tabTo(page, { tag: 'SUMMARY', text: 'Show as a table' })
         await page.keyboard.press('Enter')
         assert.equal(await page.locator('details.chart-table').getAttribute('open'), '')
-        await checkEveryLook(page, 'analytics-all-30-table')
+        await checkEveryLook(page, 'analytics-all-30-table', engine)
 
         // 7 days, by keyboard.
         await page.goto(`${ctx.base}/analytics`)
@@ -259,7 +259,7 @@ for (const engine of ENGINES) {
           await page.getByRole('link', { name: /Open the file’s page/ }).getAttribute('href'),
           `/files/${report.fileId}`,
         )
-        await checkEveryLook(page, 'analytics-share-7')
+        await checkEveryLook(page, 'analytics-share-7', engine)
 
         // 90 days keeps the share.
         await page.getByRole('link', { name: '90 days' }).click()
@@ -275,7 +275,7 @@ for (const engine of ENGINES) {
           Downloads: String(totals.downloads),
           'Active links': String(totals.activeShares),
         })
-        await checkEveryLook(page, 'analytics-all-90')
+        await checkEveryLook(page, 'analytics-all-90', engine)
       } finally {
         await context.close()
       }
@@ -295,7 +295,7 @@ for (const engine of ENGINES) {
           await page.getByRole('link', { name: 'See all shares' }).getAttribute('href'),
           '/analytics',
         )
-        await checkEveryLook(page, 'analytics-404')
+        await checkEveryLook(page, 'analytics-404', engine)
         assert.equal((await page.goto(`${ctx.base}/analytics?days=14`))?.status(), 400)
       } finally {
         await context.close()
@@ -311,7 +311,7 @@ for (const engine of ENGINES) {
         await page.getByText('Share a file from its page to see views here.').waitFor()
         assert.equal(await page.getByRole('link', { name: 'Go to your files' }).getAttribute('href'), '/')
         assert.equal(await page.locator('.chart-svg').count(), 0)
-        await checkEveryLook(page, 'analytics-empty')
+        await checkEveryLook(page, 'analytics-empty', engine)
       } finally {
         await context.close()
       }

@@ -117,7 +117,7 @@ for (const engine of ENGINES) {
         await screenshot(p, 'oauth-sign-in')
         await signInIfAsked(p, email, PASSWORD)
         await p.waitForURL(/\/oauth\/interaction\//)
-        await checkEveryLook(p, 'oauth-consent')
+        await checkEveryLook(p, 'oauth-consent', engine)
         assert.match(await p.locator('h1').innerText(), /Coffer test CLI wants to use your Coffer account/)
         await consent(p, ['files:read', 'folders:read'])
       })
@@ -262,16 +262,16 @@ for (const engine of ENGINES) {
       assert.equal(pending, 'authorization_pending')
 
       await page.goto(device.verification_uri)
-      await checkEveryLook(page, 'oauth-device-code')
+      await checkEveryLook(page, 'oauth-device-code', engine)
       await page.getByLabel('Code').fill(device.user_code)
       await page.getByRole('button', { name: 'Continue' }).click()
       await page.getByText(device.user_code).waitFor()
-      await checkEveryLook(page, 'oauth-device-confirm')
+      await checkEveryLook(page, 'oauth-device-confirm', engine)
       await page.getByRole('button', { name: 'Continue' }).click()
       await signInIfAsked(page, email, PASSWORD)
       await consent(page, ['files:read'])
       await page.getByRole('heading', { name: 'All set' }).waitFor()
-      await checkEveryLook(page, 'oauth-device-done')
+      await checkEveryLook(page, 'oauth-device-done', engine)
 
       const tokens = await oauth.processDeviceCodeResponse(
         oc.as,
@@ -324,7 +324,7 @@ for (const engine of ENGINES) {
           assert.equal(await box.isChecked(), false, 'shown again as sent')
         }
         assert.equal(await p.evaluate(() => document.activeElement?.getAttribute('name')), 'scopes')
-        await checkEveryLook(p, 'oauth-consent-refused')
+        await checkEveryLook(p, 'oauth-consent-refused', engine)
         await p.getByRole('button', { name: 'Deny' }).click()
       })
       assert.equal(back.searchParams.get('error'), 'access_denied')

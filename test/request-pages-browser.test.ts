@@ -95,7 +95,7 @@ for (const engine of ENGINES) {
         description: 'Send the best ones, please.\nOriginals if you can.',
         folderId: folder.id,
       })
-      await checkEverywhere(browser, pageOf(r), `request-${engine}-form`, c.base)
+      await checkEverywhere(browser, pageOf(r), `request-${engine}-form`, c.base, engine)
 
       const context = await newContext(browser, 'desktop', 'light')
       const requests = recordRequests(context)
@@ -352,7 +352,7 @@ for (const engine of ENGINES) {
       const closedHtml = await closed.text()
       assert.match(closedHtml, /This request no longer accepts files/)
       assert.doesNotMatch(closedHtml, /Secret project/)
-      await checkEverywhere(browser, pageOf(disabled), `request-${engine}-closed`, c.base)
+      await checkEverywhere(browser, pageOf(disabled), `request-${engine}-closed`, c.base, engine)
 
       const late = await newRequest(c.app, a.token, { title: 'Late files' })
       await c.db.kysely
@@ -365,7 +365,13 @@ for (const engine of ENGINES) {
       const unknown = await fetch(`${c.base}/r/${'x'.repeat(32)}`)
       assert.equal(unknown.status, 404)
       assert.match(String(unknown.headers.get('content-type')), /text\/html/)
-      await checkEverywhere(browser, `${c.base}/r/${'x'.repeat(32)}`, `request-${engine}-unknown`, c.base)
+      await checkEverywhere(
+        browser,
+        `${c.base}/r/${'x'.repeat(32)}`,
+        `request-${engine}-unknown`,
+        c.base,
+        engine,
+      )
     })
 
     test('a hostile title, description and file name render as text', async () => {

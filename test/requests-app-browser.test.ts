@@ -51,7 +51,7 @@ for (const engine of ENGINES) {
     let page: Page
     let token: string
     let requests: string[]
-    const shot = (name: string) => checkEveryLook(page, `requests-app-${engine}-${name}`)
+    const shot = (name: string) => checkEveryLook(page, `requests-app-${engine}-${name}`, engine)
 
     before(async () => {
       c = await startListening(engine)

@@ -143,7 +143,7 @@ for (const engine of ENGINES) {
       for (const sample of samples) {
         const link = await uploadAndShare(ctx, account, sample)
         const url = `${ctx.base}${link.path}`
-        await checkEverywhere(browser, url, `share-${engine}-${sample.kind}`, ctx.base)
+        await checkEverywhere(browser, url, `share-${engine}-${sample.kind}`, ctx.base, engine)
         // Opening a page counts a view and no download, whatever it previews: players load nothing until played.
         assert.deepEqual(
           await counts(ctx, account, link.shareId),
@@ -283,7 +283,7 @@ for (const engine of ENGINES) {
         { name: 'Board minutes.txt', type: 'text/plain', bytes: Buffer.from('minutes') },
         { password: 'correct horse' },
       )
-      await checkEverywhere(browser, `${ctx.base}${link.path}`, `share-${engine}-password`, ctx.base)
+      await checkEverywhere(browser, `${ctx.base}${link.path}`, `share-${engine}-password`, ctx.base, engine)
       const context = await newContext(browser, 'phone', 'light')
       try {
         const page = await context.newPage()
@@ -306,8 +306,8 @@ for (const engine of ENGINES) {
         token: account.token,
         body: { isActive: false },
       })
-      await checkEverywhere(browser, `${ctx.base}${link.path}`, `share-${engine}-gone`, ctx.base)
-      await checkEverywhere(browser, `${ctx.base}/s/unknownlink`, `share-${engine}-unknown`, ctx.base)
+      await checkEverywhere(browser, `${ctx.base}${link.path}`, `share-${engine}-gone`, ctx.base, engine)
+      await checkEverywhere(browser, `${ctx.base}/s/unknownlink`, `share-${engine}-unknown`, ctx.base, engine)
     })
   })
 }

@@ -27,7 +27,7 @@ for (const engine of ENGINES) {
     const received: { headers: IncomingHttpHeaders; body: string }[] = []
     /** What the receiver answers next: a 500 once, when a test asks for it. */
     const failures: number[] = []
-    const shot = (name: string) => checkEveryLook(page, `webhooks-app-${engine}-${name}`)
+    const shot = (name: string) => checkEveryLook(page, `webhooks-app-${engine}-${name}`, engine)
 
     before(async () => {
       receiver = createServer((request, response) => {

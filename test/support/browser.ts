@@ -9,6 +9,7 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { AxeBuilder } from '@axe-core/playwright'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Engine } from '../../src/db/engine.ts'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -78,18 +79,30 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 }
 
 /**
- * The page as it stands, on a phone and a desktop, light and dark: each screenshotted and checked with axe.
- * For pages reached through a flow (a consent page, say) that cannot be opened again in a fresh context.
+ * The looks a page is checked in on `engine`: every one on SQLite; on PostgreSQL only the desktop in light,
+ * since a page looks the same on both and only the data underneath differs (each look costs a screenshot and
+ * an axe run, several seconds of CPU each: repeating them on the second engine checked nothing new).
  */
-export async function checkEveryLook(page: Page, name: string): Promise<void> {
+export function looksOn(engine: Engine): [Viewport, Scheme][] {
+  return engine === 'sqlite'
+    ? (Object.keys(VIEWPORTS) as Viewport[]).flatMap((viewport) =>
+        (['light', 'dark'] as Scheme[]).map((scheme): [Viewport, Scheme] => [viewport, scheme]),
+      )
+    : [['desktop', 'light']]
+}
+
+/**
+ * The page as it stands, on a phone and a desktop, light and dark (see looksOn): each screenshotted and
+ * checked with axe. For pages reached through a flow (a consent page, say) that cannot be opened again in a
+ * fresh context.
+ */
+export async function checkEveryLook(page: Page, name: string, engine: Engine): Promise<void> {
   const initial = page.viewportSize()
-  for (const viewport of Object.keys(VIEWPORTS) as Viewport[]) {
-    for (const scheme of ['light', 'dark'] as Scheme[]) {
-      await page.setViewportSize(VIEWPORTS[viewport])
-      await page.emulateMedia({ colorScheme: scheme })
-      await screenshot(page, `${name}-${viewport}-${scheme}`)
-      await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
-    }
+  for (const [viewport, scheme] of looksOn(engine)) {
+    await page.setViewportSize(VIEWPORTS[viewport])
+    await page.emulateMedia({ colorScheme: scheme })
+    await screenshot(page, `${name}-${viewport}-${scheme}`)
+    await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
   }
   if (initial) await page.setViewportSize(initial)
   await page.emulateMedia({ colorScheme: 'light' })
@@ -103,7 +116,7 @@ export function recordRequests(context: BrowserContext): string[] {
 }
 
 /**
- * Opens `url` in each viewport and scheme, screenshots it, checks it with axe, and checks that every
+ * Opens `url` in each viewport and scheme (see looksOn), screenshots it, checks it with axe, and checks that every
  * request stayed on `origin`. `name` names the screenshots.
  */
 export async function checkEverywhere(
@@ -111,23 +124,22 @@ export async function checkEverywhere(
   url: string,
   name: string,
   origin: string,
+  engine: Engine,
 ): Promise<void> {
-  for (const viewport of Object.keys(VIEWPORTS) as Viewport[]) {
-    for (const scheme of ['light', 'dark'] as Scheme[]) {
-      const context = await newContext(browser, viewport, scheme)
-      const requests = recordRequests(context)
-      try {
-        const page = await context.newPage()
-        await page.goto(url)
-        await screenshot(page, `${name}-${viewport}-${scheme}`)
-        await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
-        const elsewhere = requests.filter(
-          (request) => !request.startsWith(origin) && !request.startsWith('data:'),
-        )
-        assert.deepEqual(elsewhere, [], `${name} fetched nothing from elsewhere`)
-      } finally {
-        await context.close()
-      }
+  for (const [viewport, scheme] of looksOn(engine)) {
+    const context = await newContext(browser, viewport, scheme)
+    const requests = recordRequests(context)
+    try {
+      const page = await context.newPage()
+      await page.goto(url)
+      await screenshot(page, `${name}-${viewport}-${scheme}`)
+      await assertAccessible(page, `${name} (${viewport}, ${scheme})`)
+      const elsewhere = requests.filter(
+        (request) => !request.startsWith(origin) && !request.startsWith('data:'),
+      )
+      assert.deepEqual(elsewhere, [], `${name} fetched nothing from elsewhere`)
+    } finally {
+      await context.close()
     }
   }
 }
