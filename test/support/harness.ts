@@ -40,18 +40,24 @@ process.on('warning', (warning) => {
   if (warning.name === 'DeprecationWarning') deprecations.push(warning.message)
 })
 
-/** A database of its own for one test file: a new SQLite file, or a new PostgreSQL database. */
+/**
+ * A database of its own for one test file: a new SQLite file, or a new PostgreSQL database, a copy of the
+ * run's migrated one when there is one (global-setup.ts; migrating again finds nothing to do). `empty` asks for
+ * one without migrations, for a test of a migration itself.
+ */
 export async function freshDatabase(
   engine: Engine,
   dataDir: string,
+  { empty = false }: { empty?: boolean } = {},
 ): Promise<{ url: string | undefined; drop(): Promise<void> }> {
   if (engine === 'sqlite') return { url: undefined, drop: async () => {} }
   const adminUrl = process.env.TEST_DATABASE_URL
   assert.ok(adminUrl, 'TEST_DATABASE_URL must be set for PostgreSQL tests')
   const name = `coffer_test_${randomBytes(6).toString('hex')}`
+  const template = empty ? undefined : process.env.TEST_DATABASE_TEMPLATE
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
-  await admin.query(`create database ${name}`)
+  await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`)
   await admin.end()
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
