@@ -3,15 +3,9 @@
 // result or the error envelope; people read stderr for errors. Exit codes: 0 done, 1 failed, 2 usage.
 
 import { parseArgs } from 'node:util'
-import { openBlobStore } from '../blob/open-blob-store.ts'
 import { ConfigError, loadConfig } from '../config.ts'
 import type { Db } from '../db/database.ts'
-import { migrate } from '../db/migrate.ts'
-import { openDatabase } from '../db/open.ts'
 import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
-import { BackupsRepository } from '../storage/backups.repository.ts'
-import { restoreDatabase } from '../storage/backups.service.ts'
-import { wireAccounts, wireStorage } from '../wiring.ts'
 import {
   type CliServices,
   COMMANDS,
@@ -158,7 +152,19 @@ interface Storage {
   services: CliServices
 }
 
+/**
+ * The storage and the services, loaded only by a command that uses them: most of the CLI's start is loading
+ * the server's modules, which help, usage errors and a restore do not need.
+ */
 async function openStorage(): Promise<Storage> {
+  const [{ openDatabase }, { migrate }, { openBlobStore }, { wireAccounts, wireStorage }] = await Promise.all(
+    [
+      import('../db/open.ts'),
+      import('../db/migrate.ts'),
+      import('../blob/open-blob-store.ts'),
+      import('../wiring.ts'),
+    ],
+  )
   const config = loadConfig()
   // Credentials in DATABASE_URL stay out of messages.
   const url = config.databaseUrl === undefined ? undefined : new URL(config.databaseUrl)
@@ -224,6 +230,11 @@ async function main(argv: string[]): Promise<number> {
       },
       readPassword: () => readPassword(process.stdin, process.stderr),
       restoreDatabase: async (from) => {
+        const [{ openDatabase }, { BackupsRepository }, { restoreDatabase }] = await Promise.all([
+          import('../db/open.ts'),
+          import('../storage/backups.repository.ts'),
+          import('../storage/backups.service.ts'),
+        ])
         const config = loadConfig()
         const probe = config.databaseUrl ? openDatabase({ ...config, poolSize: 1 }) : undefined
         try {
