@@ -1,13 +1,18 @@
 // `coffer mcp`, the MCP server for desktop assistants, as one meets it: the official SDK's client starts the
 // command over stdio (credentials from COFFER_URL and COFFER_TOKEN, as a host's configuration gives them), lists
 // its tools and resources, and calls every tool against a real server on both engines; a tool whose scope the
-// key lacks is refused with the API's error.
+// key lacks is refused with the API's error; changes to the file list are notified.
 import assert from 'node:assert/strict'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { setTimeout } from 'node:timers/promises'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  ResourceListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import { Coffer } from '../src/sdk/index.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 
@@ -34,12 +39,12 @@ const TOOLS = [
 ]
 
 /** An MCP client of `coffer mcp` signed in with `token`. */
-async function connect(base: string, token: string): Promise<Client> {
+async function connect(base: string, token: string, options: string[] = []): Promise<Client> {
   const client = new Client({ name: 'coffer-test', version: '1.0.0' })
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [MAIN, 'mcp'],
+      args: [MAIN, 'mcp', ...options],
       env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', COFFER_URL: base, COFFER_TOKEN: token },
       stderr: 'pipe',
     }),
@@ -200,6 +205,45 @@ for (const engine of ENGINES) {
         assert.match((gone.content[0] as { text: string }).text, /^not_found: /)
       } finally {
         await client.close()
+      }
+    })
+
+    test('the client is told when the file list changes: after its own tool at once, after others by polling', async () => {
+      const account = await createAccount(ctx.app)
+      const token = await account.key(['files:read', 'files:write'])
+      const elsewhere = new Coffer({ url: ctx.base, credentials: { apiKey: token } })
+      const listChanges = (client: Client) => {
+        const seen = { count: 0 }
+        client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+          seen.count++
+        })
+        return seen
+      }
+
+      const quiet = await connect(ctx.base, token, ['--poll', '0'])
+      try {
+        const seen = listChanges(quiet)
+        await quiet.callTool({ name: 'upload_file', arguments: { name: 'mine.txt', content: 'mine' } })
+        assert.equal(seen.count, 1, 'sent before the tool’s answer')
+        await quiet.callTool({ name: 'list_files', arguments: {} })
+        await elsewhere.files.upload(new Blob(['theirs']), { name: 'theirs.txt' })
+        await setTimeout(1500)
+        assert.equal(seen.count, 1, 'without polling, changes made elsewhere go unnoticed')
+      } finally {
+        await quiet.close()
+      }
+
+      const watching = await connect(ctx.base, token, ['--poll', '0.2'])
+      try {
+        const seen = listChanges(watching)
+        await setTimeout(600)
+        assert.equal(seen.count, 0, 'nothing changed')
+        await elsewhere.files.upload(new Blob(['later']), { name: 'later.txt' })
+        const deadline = Date.now() + 10_000
+        while (seen.count === 0 && Date.now() < deadline) await setTimeout(50)
+        assert.equal(seen.count, 1, 'told once of a file uploaded by another client')
+      } finally {
+        await watching.close()
       }
     })
 

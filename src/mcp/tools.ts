@@ -70,7 +70,19 @@ async function headOf(
 
 const isText = (file: File) => TEXT_TYPES.test(file.contentType)
 
-export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
+export interface McpOptions {
+  /**
+   * Tell the client when the list of file resources changes (notifications/resources/list_changed), at once
+   * after a tool of this server changed it. Only where the transport carries messages outside a request's
+   * answer: stdio, not the stateless HTTP of /mcp. For changes made elsewhere, see watchFileList.
+   */
+  notifyListChanges?: boolean
+}
+
+/** How many of the newest files the resource list holds. */
+const LISTED_FILES = 50
+
+export function cofferMcpServer(coffer: Coffer, version: string, options: McpOptions = {}): McpServer {
   const server = new McpServer(
     { name: 'coffer', version },
     {
@@ -80,7 +92,15 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
   )
   const tool = <Shape extends z.ZodRawShape>(
     name: string,
-    config: { title: string; description: string; input: Shape; readOnly: boolean; destructive?: boolean },
+    config: {
+      title: string
+      description: string
+      input: Shape
+      readOnly: boolean
+      destructive?: boolean
+      /** Adds, renames or removes a file, so the newest files (the resource list) may differ. */
+      changesFileList?: boolean
+    },
     run: (args: z.infer<z.ZodObject<Shape>>) => Promise<CallToolResult>,
   ) =>
     server.registerTool(
@@ -99,7 +119,9 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
       },
       (async (args: z.infer<z.ZodObject<Shape>>) => {
         try {
-          return await run(args)
+          const result = await run(args)
+          if (config.changesFileList && options.notifyListChanges) server.sendResourceListChanged()
+          return result
         } catch (error) {
           return refusal(error)
         }
@@ -201,6 +223,7 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
         folderId: folderId.nullable().optional(),
       },
       readOnly: false,
+      changesFileList: true,
     },
     async ({ name, content, encoding, type, folderId: folder }) => {
       const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8')
@@ -229,6 +252,7 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
       description: 'Gives a file a new name.',
       input: { fileId: id('file'), name: z.string().min(1).max(255) },
       readOnly: false,
+      changesFileList: true,
     },
     async ({ fileId, name }) => {
       const file = await coffer.files.update(fileId, { name })
@@ -255,6 +279,7 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
       description: 'Deletes a file for good, with its share link.',
       input: { fileId: id('file') },
       readOnly: false,
+      changesFileList: true,
       destructive: true,
     },
     async ({ fileId }) => {
@@ -432,17 +457,7 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
   server.registerResource(
     'file',
     new ResourceTemplate('coffer://files/{fileId}', {
-      list: async () => {
-        const page = await coffer.files.page({ limit: 50 })
-        return {
-          resources: page.data.map((file) => ({
-            uri: `coffer://files/${file.id}`,
-            name: file.name,
-            mimeType: file.contentType,
-            size: file.size,
-          })),
-        }
-      },
+      list: async () => ({ resources: await fileResources(coffer) }),
     }),
     {
       title: 'A file',
@@ -463,4 +478,36 @@ export function cofferMcpServer(coffer: Coffer, version: string): McpServer {
     },
   )
   return server
+}
+
+/** The resources listed: the newest files. */
+async function fileResources(coffer: Coffer) {
+  const page = await coffer.files.page({ limit: LISTED_FILES })
+  return page.data.map((file) => ({
+    uri: `coffer://files/${file.id}`,
+    name: file.name,
+    mimeType: file.contentType,
+    size: file.size,
+  }))
+}
+
+/**
+ * Tells the client of `server` when the list of file resources changes by any hand (the web app, another
+ * client): asks for the newest files every `intervalMs` and notifies when they differ from the last answer.
+ * For stdio, where a notification can be sent at any time. Returns what stops it; a failed poll is tried again
+ * at the next.
+ */
+export function watchFileList(server: McpServer, coffer: Coffer, intervalMs: number): () => void {
+  let last: string | undefined
+  const poll = async () => {
+    const listed = JSON.stringify(await fileResources(coffer))
+    if (last !== undefined && listed !== last) server.sendResourceListChanged()
+    last = listed
+  }
+  let polling = poll().catch(() => {})
+  const timer = setInterval(() => {
+    polling = polling.then(poll).catch(() => {})
+  }, intervalMs)
+  timer.unref()
+  return () => clearInterval(timer)
 }

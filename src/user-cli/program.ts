@@ -488,14 +488,28 @@ Example:
 In a desktop assistant's MCP settings, a server whose command is:
   npx coffer mcp          (or: coffer mcp, with COFFER_URL and COFFER_TOKEN for an API key)`,
     )
-    .action(async () => {
+    .option(
+      '--poll <seconds>',
+      'how often to look for files changed elsewhere, to tell the assistant its resource list changed (0: never)',
+      '30',
+    )
+    .action(async (options: { poll: string }) => {
+      const seconds = Number(options.poll)
+      if (!Number.isFinite(seconds) || seconds < 0) {
+        throw new UsageError(
+          `--poll takes a number of seconds, not "${options.poll}".`,
+          'For example: --poll 60',
+        )
+      }
       const coffer = await run.connect()
-      const [{ cofferMcpServer }, { StdioServerTransport }] = await Promise.all([
+      const [{ cofferMcpServer, watchFileList }, { StdioServerTransport }] = await Promise.all([
         import('../mcp/tools.ts'),
         import('@modelcontextprotocol/sdk/server/stdio.js'),
       ])
       // Served until the assistant closes stdin; stdout is the protocol's alone.
-      await cofferMcpServer(coffer, program.version() ?? '').connect(new StdioServerTransport())
+      const server = cofferMcpServer(coffer, program.version() ?? '', { notifyListChanges: true })
+      await server.connect(new StdioServerTransport())
+      if (seconds > 0) watchFileList(server, coffer, seconds * 1000)
     })
 
   program
