@@ -64,30 +64,22 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/sdk/' },
     },
     {
-      name: 'user-cli-talks-http',
+      name: 'clients-talk-http',
       severity: 'error',
       comment:
-        "The coffer command is a client of the API: it uses the SDK, the MCP tools, shared formatting and the password prompt, never the server's own modules.",
-      from: { path: '^src/user-cli/' },
+        "The coffer command and the MCP tools are clients of the API: they use the SDK, each other (coffer mcp serves the tools), shared formatting, the password prompt and the error codes, never the server's own modules (the route that serves the tools over HTTP, mcp.routes.ts, is a route like any other).",
+      from: { path: '^src/(user-cli/|mcp/(tools|limits)[.]ts$)' },
       to: {
         path: '^src/',
         pathNot: [
           '^src/user-cli/',
-          '^src/mcp/',
+          '^src/mcp/(tools|limits)[.]ts$',
           '^src/sdk/(?!generate-types)',
           '[.]shared[.]ts$',
           '^src/cli/password[.]ts$',
           '^src/errors[.]ts$',
         ],
       },
-    },
-    {
-      name: 'mcp-tools-use-the-sdk',
-      severity: 'error',
-      comment:
-        'The MCP tools do what the API does, through the SDK: they import it and shared formatting, nothing of the server (the route that serves them over HTTP, mcp.routes.ts, is a route like any other).',
-      from: { path: '^src/mcp/(tools|limits)[.]ts$' },
-      to: { path: '^src/', pathNot: ['^src/mcp/', '^src/sdk/(?!generate-types)', '[.]shared[.]ts$'] },
     },
     {
       name: 'server-code-runs-no-browser-code',

@@ -81,6 +81,28 @@ function describe(error: unknown): { code: string; message: string; hint: string
 }
 
 /** Rows as aligned columns, the header first. */
+/**
+ * Prints a list: with --json the items as they are, else a table of `columns` (a title and the cell of an
+ * item each), or `empty` when there are none.
+ */
+export function printList<Item>(
+  out: Output,
+  items: Item[],
+  empty: string,
+  columns: [title: string, cell: (item: Item) => string][],
+): void {
+  out.result(items)
+  const rows = items.map((item) => columns.map(([, cell]) => cell(item)))
+  out.line(
+    items.length === 0
+      ? empty
+      : table(
+          columns.map(([title]) => title),
+          rows,
+        ),
+  )
+}
+
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)))
   const format = (cells: string[]) =>

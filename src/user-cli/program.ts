@@ -5,7 +5,7 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Folder } from '../sdk/index.ts'
-import { EXIT, NotSignedIn, type Output, output, table, UsageError } from './output.ts'
+import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
 import { connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
 
 /** What every action gets: its output, the profiles, a way to connect, and the signal Ctrl-C aborts. */
@@ -89,6 +89,13 @@ async function fileOf(coffer: Coffer, value: string): Promise<File> {
 }
 
 const date = (iso: string) => iso.replace('T', ' ').slice(0, 16)
+
+/** Every item of a list, page after page. */
+async function all<Item>(items: AsyncIterable<Item>): Promise<Item[]> {
+  const collected: Item[] = []
+  for await (const item of items) collected.push(item)
+  return collected
+}
 
 export function buildProgram(run: Run): Command {
   const { out } = run
@@ -214,20 +221,13 @@ Examples:
         files.push(file)
         if (files.length >= most) break
       }
-      out.result(files)
-      if (files.length === 0) return out.line('No files.')
-      out.line(
-        table(
-          ['ID', 'SIZE', 'ADDED', 'SHARED', 'NAME'],
-          files.map((f) => [
-            f.id,
-            formatSize(f.size),
-            date(f.createdAt),
-            f.share?.isActive ? 'yes' : '',
-            f.name,
-          ]),
-        ),
-      )
+      printList(out, files, 'No files.', [
+        ['ID', (f) => f.id],
+        ['SIZE', (f) => formatSize(f.size)],
+        ['ADDED', (f) => date(f.createdAt)],
+        ['SHARED', (f) => (f.share?.isActive ? 'yes' : '')],
+        ['NAME', (f) => f.name],
+      ])
     })
 
   program
@@ -235,16 +235,11 @@ Examples:
     .description('list folders')
     .action(async () => {
       const coffer = await run.connect()
-      const folders: Folder[] = []
-      for await (const folder of coffer.folders.list({ limit: 100 })) folders.push(folder)
-      out.result(folders)
-      if (folders.length === 0) return out.line('No folders.')
-      out.line(
-        table(
-          ['ID', 'FILES', 'NAME'],
-          folders.map((f) => [f.id, String(f.fileCount), f.name]),
-        ),
-      )
+      printList(out, await all(coffer.folders.list({ limit: 100 })), 'No folders.', [
+        ['ID', (f) => f.id],
+        ['FILES', (f) => String(f.fileCount)],
+        ['NAME', (f) => f.name],
+      ])
     })
 
   program
@@ -417,16 +412,12 @@ Example:
     .description('list your requests')
     .action(async () => {
       const coffer = await run.connect()
-      const requests = []
-      for await (const item of coffer.requests.list({ limit: 100 })) requests.push(item)
-      out.result(requests)
-      if (requests.length === 0) return out.line('No requests.')
-      out.line(
-        table(
-          ['ID', 'OPEN', 'FILES', 'TITLE'],
-          requests.map((r) => [r.id, r.isActive ? 'yes' : 'no', String(r.submissionCount), r.title]),
-        ),
-      )
+      printList(out, await all(coffer.requests.list({ limit: 100 })), 'No requests.', [
+        ['ID', (r) => r.id],
+        ['OPEN', (r) => (r.isActive ? 'yes' : 'no')],
+        ['FILES', (r) => String(r.submissionCount)],
+        ['TITLE', (r) => r.title],
+      ])
     })
   request
     .command('submissions')
@@ -434,22 +425,13 @@ Example:
     .argument('<id>', 'the request’s id')
     .action(async (id: string) => {
       const coffer = await run.connect()
-      const submissions = []
-      for await (const item of coffer.requests.submissions(id, { limit: 100 })) submissions.push(item)
-      out.result(submissions)
-      if (submissions.length === 0) return out.line('Nothing yet.')
-      out.line(
-        table(
-          ['FILE', 'SIZE', 'SENT', 'FROM', 'NAME'],
-          submissions.map((s) => [
-            s.file.id ?? '',
-            formatSize(s.file.size),
-            date(s.createdAt),
-            s.submitterEmail ?? s.submitterName ?? '',
-            s.file.name,
-          ]),
-        ),
-      )
+      printList(out, await all(coffer.requests.submissions(id, { limit: 100 })), 'Nothing yet.', [
+        ['FILE', (s) => s.file.id ?? ''],
+        ['SIZE', (s) => formatSize(s.file.size)],
+        ['SENT', (s) => date(s.createdAt)],
+        ['FROM', (s) => s.submitterEmail ?? s.submitterName ?? ''],
+        ['NAME', (s) => s.file.name],
+      ])
     })
 
   program
