@@ -294,7 +294,7 @@ async function apiKey(c: TestContext, accountId: string): Promise<string> {
 for (const engine of ENGINES) {
   test(`migration 0014 gives the days of existing shares their account [${engine}]`, async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-migration-'))
-    const database = await freshDatabase(engine, dataDir, { empty: true })
+    const database = await freshDatabase(engine, dataDir)
     const config = loadConfig({ DATA_DIR: dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) })
     const db = openDatabase({ ...config, poolSize: 2 })
     try {

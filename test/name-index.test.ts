@@ -229,7 +229,7 @@ describeEachEngine('name index', (ctx) => {
 for (const engine of ENGINES) {
   test(`migration 0019 numbers existing files by their times, per account [${engine}]`, async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-migration-'))
-    const database = await freshDatabase(engine, dataDir, { empty: true })
+    const database = await freshDatabase(engine, dataDir)
     const config = loadConfig({ DATA_DIR: dataDir, ...(database.url ? { DATABASE_URL: database.url } : {}) })
     const db = openDatabase({ ...config, poolSize: 2 })
     try {

@@ -2,7 +2,7 @@
 // itself:
 // - one Ceph cluster for the whole run, when Ceph is installed, which every test file reaches through the
 //   TEST_S3_* variables it inherits (see s3.ts);
-// - on PostgreSQL, one database with every migration applied, which each test's database is copied from
+// - on PostgreSQL, one database with every migration applied, which the apps of the tests are given copies of
 //   (CREATE DATABASE … TEMPLATE, about half the time of creating one and migrating it; see harness.ts).
 // A test file run on its own without this setup makes both for itself.
 import { randomBytes } from 'node:crypto'

@@ -41,20 +41,21 @@ process.on('warning', (warning) => {
 })
 
 /**
- * A database of its own for one test file: a new SQLite file, or a new PostgreSQL database, a copy of the
- * run's migrated one when there is one (global-setup.ts; migrating again finds nothing to do). `empty` asks for
- * one without migrations, for a test of a migration itself.
+ * A database of its own for one test file: a new SQLite file, or a new, empty PostgreSQL database. `migrated`
+ * asks for a copy of the run's migrated one when there is one (global-setup.ts), for a test that only needs
+ * the schema as it is: startApp's, which migrates again and finds nothing to do. Tests of migrations, of the
+ * first start, of a restore get an empty one.
  */
 export async function freshDatabase(
   engine: Engine,
   dataDir: string,
-  { empty = false }: { empty?: boolean } = {},
+  { migrated = false }: { migrated?: boolean } = {},
 ): Promise<{ url: string | undefined; drop(): Promise<void> }> {
   if (engine === 'sqlite') return { url: undefined, drop: async () => {} }
   const adminUrl = process.env.TEST_DATABASE_URL
   assert.ok(adminUrl, 'TEST_DATABASE_URL must be set for PostgreSQL tests')
   const name = `coffer_test_${randomBytes(6).toString('hex')}`
-  const template = empty ? undefined : process.env.TEST_DATABASE_TEMPLATE
+  const template = migrated ? process.env.TEST_DATABASE_TEMPLATE : undefined
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`)
@@ -119,7 +120,7 @@ export async function startApp(
   options: StartOptions = {},
 ): Promise<TestContext & { stop(): Promise<void> }> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'coffer-test-'))
-  const database = await freshDatabase(engine, dataDir)
+  const database = await freshDatabase(engine, dataDir, { migrated: true })
   const bucket = await bucketFor(engine, options)
   const config = loadConfig({
     DATA_DIR: dataDir,
