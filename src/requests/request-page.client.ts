@@ -59,8 +59,9 @@ function setUp(form: HTMLFormElement): void {
   const data = form.dataset
   const blobApiUrl = data.blobApi ?? ''
   const publicId = data.publicId ?? ''
-  // The public side of a request needs no credential: the grants in the bodies authorize the uploads.
-  const coffer = new Coffer({ url: `${location.origin}${data.server ?? ''}` })
+  // The public side of a request needs no credential: the grants in the bodies authorize the uploads. A refusal
+  // (429 included) is shown at once, with its reason, rather than waited out behind "Preparing…".
+  const coffer = new Coffer({ url: `${location.origin}${data.server ?? ''}`, retries: 0 })
   const maxFileSize = Number(data.maxFileSize)
   const maxFiles = data.maxFiles ? Number(data.maxFiles) : undefined
   const allowedTypes = JSON.parse(data.allowedTypes ?? '[]') as string[]
