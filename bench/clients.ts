@@ -5,12 +5,10 @@
 //   npm run bench:clients -- [--size-mib 1024] [--runs 3]
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream } from 'node:fs'
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { parseArgs, promisify } from 'node:util'
 import { upload } from '@vercel/blob/client'
 import { openDatabase } from '../src/db/open.ts'
@@ -109,15 +107,7 @@ try {
       ),
     )
     await rm(target, { force: true })
-    downloads.sdk.push(
-      await timed(async () => {
-        const response = await coffer.files.download(fileId)
-        await pipeline(
-          Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
-          createWriteStream(target),
-        )
-      }),
-    )
+    downloads.sdk.push(await timed(() => coffer.files.downloadTo(fileId, target)))
     await rm(target, { force: true })
     downloads.cli.push(
       await timed(() => run(process.execPath, [CLI, 'download', fileId, '-o', target], { env: cliEnv })),
@@ -137,7 +127,7 @@ try {
   console.log(row('coffer upload', uploads.cli, uploads.raw))
   console.log('\n| download | MB/s | of curl |\n|---|---:|---:|')
   console.log(row('curl', downloads.curl, downloads.curl))
-  console.log(row('SDK files.download → file', downloads.sdk, downloads.curl))
+  console.log(row('SDK files.downloadTo(path)', downloads.sdk, downloads.curl))
   console.log(row('coffer download', downloads.cli, downloads.curl))
   console.log(
     `\ncoffer --help: median ${median(starts).toFixed(0)} ms of 10 runs (min ${Math.min(...starts).toFixed(0)})`,

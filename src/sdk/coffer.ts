@@ -55,11 +55,14 @@ export class Coffer {
   /** The server's address, without a trailing slash. */
   readonly url: string
   readonly #client: Client<paths>
-  readonly #fetch: (request: Request) => Promise<Response>
+  readonly #fetch: ReturnType<typeof authorizedFetch>
+  /** The fetch given in the options, if any: then every request goes through it, downloads to a file too. */
+  readonly #ownFetch: typeof fetch | undefined
   #capabilities: Promise<Capabilities> | undefined
 
   constructor(options: CofferOptions) {
     this.url = options.url.replace(/\/+$/, '')
+    this.#ownFetch = options.fetch
     this.#fetch = authorizedFetch({
       url: this.url,
       credentials: options.credentials,
@@ -123,6 +126,16 @@ export class Coffer {
         signal?: AbortSignal
       } = {},
     ) => this.#bytes(`/files/${encodeURIComponent(fileId)}/download`, options),
+    /**
+     * Node only: writes the file's bytes to the file at `path`, as fast as the connection brings them (save.ts),
+     * and resolves once all are written. With `from`, a download that stopped resumes: the bytes from that
+     * offset on are appended to the file (`resumed`), unless the server sends the whole file again.
+     */
+    downloadTo: (
+      fileId: string,
+      path: string,
+      options: { from?: number; signal?: AbortSignal; onProgress?: (written: number) => void } = {},
+    ) => this.#downloadTo(`/files/${encodeURIComponent(fileId)}/download`, path, options),
     /** The file's preview image (WebP), as a Response. */
     preview: (fileId: string, options: { signal?: AbortSignal } = {}) =>
       this.#bytes(`/files/${encodeURIComponent(fileId)}/preview`, options),
@@ -268,6 +281,32 @@ export class Coffer {
     const response = await this.#fetch(new Request(url, { headers, signal: options.signal ?? null }))
     if (!response.ok) throw await CofferError.fromResponse(response)
     return response
+  }
+
+  async #downloadTo(
+    path: string,
+    target: string,
+    options: { from?: number; signal?: AbortSignal; onProgress?: (written: number) => void },
+  ): Promise<{ bytes: number; resumed: boolean }> {
+    const { fetchToFile } = await import('./save.ts')
+    const from = options.from ?? 0
+    const headers = new Headers(from > 0 ? { range: `bytes=${from}-` } : {})
+    const request = new Request(`${this.url}/api/v1${path}`, { headers, signal: options.signal ?? null })
+    let bytes = 0
+    const toFile = fetchToFile(
+      {
+        path: target,
+        append: from > 0,
+        onProgress: (written) => {
+          bytes = written
+          options.onProgress?.(written)
+        },
+      },
+      { fallback: this.#ownFetch ?? globalThis.fetch, overSocket: this.#ownFetch === undefined },
+    )
+    const response = await this.#fetch(request, toFile)
+    if (!response.ok) throw await CofferError.fromResponse(response)
+    return { bytes, resumed: response.status === 206 }
   }
 }
 

@@ -49,17 +49,22 @@ export interface SendOptions {
 /** Refreshes an access token this long before it expires, so that a request under way does not outlive it. */
 const REFRESH_EARLY_MS = 30_000
 
-/** A fetch that adds the credential and retries as SendOptions say. */
-export function authorizedFetch(options: SendOptions): (request: Request) => Promise<Response> {
+/**
+ * A fetch that adds the credential and retries as SendOptions say; `fetchFn` sends one request differently
+ * (a download written to a file: save.ts).
+ */
+export function authorizedFetch(
+  options: SendOptions,
+): (request: Request, fetchFn?: (request: Request) => Promise<Response>) => Promise<Response> {
   const credential = credentialOf(options)
-  return async (request) => {
+  return async (request, fetchFn = options.fetch) => {
     let refreshed = false
     for (let attempt = 0; ; attempt++) {
       const token = await credential.token()
       // A request's body can be read once: each attempt sends a copy.
       const sent = request.clone()
       if (token !== undefined) sent.headers.set('authorization', `Bearer ${token}`)
-      const response = await send(options.fetch, sent)
+      const response = await send(fetchFn, sent)
       if (response.status === 401 && credential.refresh && token !== undefined && !refreshed) {
         refreshed = true
         await response.body?.cancel()
@@ -77,11 +82,15 @@ export function authorizedFetch(options: SendOptions): (request: Request) => Pro
 }
 
 /** `fetch`, its failures to connect and its cancellations as CofferErrors. */
-export async function send(fetchFn: typeof fetch, request: Request): Promise<Response> {
+export async function send(
+  fetchFn: (request: Request) => Promise<Response>,
+  request: Request,
+): Promise<Response> {
   try {
     return await fetchFn(request)
   } catch (error) {
     if (request.signal.aborted) throw aborted(error)
+    if (error instanceof CofferError) throw error
     throw new CofferError(
       0,
       'network_error',

@@ -1,5 +1,4 @@
 // `coffer upload` and `coffer download`: the bytes, with progress at a terminal (progress.ts).
-import { createWriteStream } from 'node:fs'
 import { readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
@@ -135,20 +134,21 @@ export async function download(
   )
   const from = have > 0 && have < file.size ? have : 0
   if (have >= file.size && have > 0) await rm(partial)
-  const response = await coffer.files.download(file.id, { signal, ...(from > 0 ? { from } : {}) })
   const bars = progress(!out.json, 1, file.size)
   const bar = bars.start(file.name, file.size)
   bar.update(from)
   let loaded = from
-  const counted = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on(
-    'data',
-    (chunk: Buffer) => {
-      loaded += chunk.length
-      bar.update(loaded)
-    },
-  )
+  let resumedFrom = 0
   try {
-    await pipeline(counted, createWriteStream(partial, { flags: from > 0 ? 'a' : 'w' }), { signal })
+    const saved = await coffer.files.downloadTo(file.id, partial, {
+      from,
+      signal,
+      onProgress: (written) => {
+        loaded = from + written
+        bar.update(loaded)
+      },
+    })
+    resumedFrom = saved.resumed ? from : 0
   } catch (error) {
     bars.stop()
     if (signal.aborted)
@@ -172,5 +172,5 @@ export async function download(
     )
   }
   await rename(partial, target)
-  return { path: target, bytes: file.size, resumedFrom: from }
+  return { path: target, bytes: file.size, resumedFrom }
 }

@@ -1,0 +1,259 @@
+// Node only: a download written straight to a file, at the speed of the connection. Node's HTTP clients (fetch,
+// undici, node:http) hand a body over as a new Buffer of at most 64 KiB at a time, each parsed, wrapped in a
+// stream chunk and written on its own: that, not the network, bounds them at about half of curl's speed on one
+// core (bench/clients.ts). Here the socket is read straight into a few reused 1 MiB buffers (`onread`), each
+// written to the file as it fills, so the work per byte is the kernel's copy and a write. It speaks just enough
+// HTTP/1.1 for one GET: a status line, headers, and a body of known length. An answer it does not take that way
+// (a chunked or encoded body, a redirect) is fetched again with `fetch`, the slower way.
+import type { FileHandle } from 'node:fs/promises'
+import type { Socket } from 'node:net'
+import { CofferError } from './errors.ts'
+
+/** Where a download's bytes go. */
+export interface FileTarget {
+  path: string
+  /** Appends a partial answer (206, a resumed download) to the file rather than replacing it. */
+  append: boolean
+  /** Called as the bytes are written, with how many so far. */
+  onProgress?: (written: number) => void
+}
+
+const BUFFER_BYTES = 1 << 20
+/** Buffers read into or being written at once. */
+const BUFFERS = 4
+/** A connection this long without a byte either way is given up on. */
+const IDLE_MS = 300_000
+/** A response head larger than this is not an HTTP server's answer to a GET. */
+const MAX_HEAD_BYTES = 64 * 1024
+/** An answer other than a success (an error envelope, a 429) is read into memory: at most this much of it. */
+const MAX_OTHER_BODY_BYTES = 1 << 20
+
+/**
+ * A fetch for GETs whose successes (2xx) are written to `target`: the Response it resolves with has their status
+ * and headers and no body, and comes once every byte is written. Any other answer is returned as fetch returns
+ * it, so that retries, token refreshes and error envelopes work as for every other request.
+ */
+export function fetchToFile(
+  target: FileTarget,
+  how: { fallback: typeof fetch; overSocket: boolean },
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const url = new URL(request.url)
+    const plain = request.method === 'GET' && (url.protocol === 'http:' || url.protocol === 'https:')
+    if (how.overSocket && plain) {
+      const answer = await overSocket(url, request, target)
+      if (answer !== 'not taken') return answer
+    }
+    const response = await how.fallback(request)
+    if (!response.ok || !response.body) return response
+    const [{ createWriteStream }, { Readable }, { pipeline }] = await Promise.all([
+      import('node:fs'),
+      import('node:stream'),
+      import('node:stream/promises'),
+    ])
+    let written = 0
+    const counted = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on(
+      'data',
+      (chunk: Buffer) => {
+        written += chunk.length
+        target.onProgress?.(written)
+      },
+    )
+    await pipeline(counted, createWriteStream(target.path, { flags: flags(target, response.status) }), {
+      signal: request.signal,
+    })
+    return new Response(null, response)
+  }
+}
+
+interface Head {
+  status: number
+  statusText: string
+  headers: Headers
+}
+
+type Outcome = { response: Response } | { notTaken: true } | { error: unknown }
+
+/** One GET over a connection of its own; 'not taken' for an answer to fetch again. */
+async function overSocket(url: URL, request: Request, target: FileTarget): Promise<Response | 'not taken'> {
+  const https = url.protocol === 'https:'
+  const [net, tls, { open }] = await Promise.all([
+    import('node:net'),
+    import('node:tls'),
+    import('node:fs/promises'),
+  ])
+  const { signal } = request
+  signal.throwIfAborted()
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  const free: Buffer[] = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafe(BUFFER_BYTES))
+
+  return new Promise((resolve, reject) => {
+    let headBytes = Buffer.alloc(0)
+    let head: Head | undefined
+    let expected = 0
+    let received = 0
+    /** A success's body goes to the file; any other is collected, to be returned in memory. */
+    let file: Promise<FileHandle> | undefined
+    const collected: Buffer[] = []
+    let written = 0
+    let writing: Promise<unknown> = Promise.resolve()
+    let settled = false
+
+    const finish = (outcome: Outcome) => {
+      if (settled) return
+      settled = true
+      signal.removeEventListener('abort', onAbort)
+      socket.destroy()
+      const tell = () => {
+        if ('error' in outcome) reject(outcome.error)
+        else resolve('response' in outcome ? outcome.response : 'not taken')
+      }
+      if (!file) return tell()
+      // The writes end and the file is closed before the caller hears of the outcome.
+      const opened = file
+      writing
+        .catch(() => undefined)
+        .then(() => opened)
+        .then((handle) => handle.close())
+        .then(tell, (error) => ('error' in outcome ? tell() : reject(error)))
+    }
+    const onAbort = () => finish({ error: signal.reason })
+    signal.addEventListener('abort', onAbort, { once: true })
+
+    /** Takes the body's bytes; false when the socket should wait for a buffer to be written. */
+    const takeBody = (bytes: Buffer, release: () => void): boolean => {
+      const wanted = bytes.subarray(0, expected - received)
+      received += wanted.length
+      const opened = file
+      if (!opened) {
+        collected.push(Buffer.from(wanted))
+        release()
+        if (received >= expected) finish({ response: new Response(Buffer.concat(collected), head) })
+        return true
+      }
+      writing = writing
+        .then(() => opened)
+        .then((handle) => writeAll(handle, wanted))
+        .then(() => {
+          written += wanted.length
+          release()
+          target.onProgress?.(written)
+          if (written >= expected) finish({ response: new Response(null, head) })
+          // Reading again if it stopped for want of a buffer (a no-op if it did not).
+          else socket.resume()
+        })
+      writing.catch((error) => finish({ error }))
+      // The socket takes the next buffer as this returns: it must leave one free.
+      return free.length > 1
+    }
+
+    const takeHead = (bytes: Buffer): boolean => {
+      headBytes = Buffer.concat([headBytes, bytes])
+      const end = headBytes.indexOf('\r\n\r\n')
+      if (end === -1) {
+        if (headBytes.length > MAX_HEAD_BYTES) throw new Error('The response head is too large.')
+        return true
+      }
+      head = parseHead(headBytes.subarray(0, end).toString('latin1'))
+      const length = plainBodyLength(head)
+      if (length === undefined) {
+        finish({ notTaken: true })
+        return false
+      }
+      expected = length
+      if (head.status < 300) {
+        file = open(target.path, flags(target, head.status))
+        file.catch((error) => finish({ error }))
+      } else if (expected > MAX_OTHER_BODY_BYTES) {
+        throw new Error(`The server answered ${head.status} with ${expected} bytes.`)
+      }
+      if (expected === 0) {
+        finish({ response: new Response(file ? null : '', head) })
+        return false
+      }
+      const rest = Buffer.from(headBytes.subarray(end + 4))
+      return rest.length === 0 || takeBody(rest, () => undefined)
+    }
+
+    const onRead = (length: number, buffer: Uint8Array): boolean => {
+      if (settled) return false
+      try {
+        const bytes = buffer as Buffer
+        if (head) return takeBody(bytes.subarray(0, length), () => free.push(bytes))
+        free.push(bytes)
+        return takeHead(bytes.subarray(0, length))
+      } catch (error) {
+        finish({ error })
+        return false
+      }
+    }
+
+    const options = {
+      host,
+      port: Number(url.port) || (https ? 443 : 80),
+      onread: { buffer: () => free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES), callback: onRead },
+    }
+    const socket: Socket = https
+      ? tls.connect({ ...options, ...(net.isIP(host) ? {} : { servername: host }) })
+      : net.connect(options)
+    socket.once(https ? 'secureConnect' : 'connect', () => {
+      const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, 'connection: close']
+      request.headers.forEach((value, name) => {
+        if (name !== 'host' && name !== 'connection') lines.push(`${name}: ${value}`)
+      })
+      socket.write(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
+    })
+    socket.on('error', (error) => finish({ error }))
+    // As fetch (undici) does: a connection silent for this long is given up.
+    socket.setTimeout(IDLE_MS, () =>
+      finish({ error: new Error(`The server sent nothing for ${IDLE_MS / 1000} seconds.`) }),
+    )
+    socket.on('close', () => {
+      if (head && received >= expected) return
+      const got = head ? `after ${received} of ${expected} bytes` : 'before it answered'
+      finish({
+        error: new CofferError(
+          0,
+          'network_error',
+          `The connection to ${url.origin} closed ${got}.`,
+          'Try again; a download to a file resumes where it stopped.',
+        ),
+      })
+    })
+  })
+}
+
+/** Appends only a partial answer: a server that ignored the range sends the whole file again. */
+const flags = (target: FileTarget, status: number) => (target.append && status === 206 ? 'a' : 'w')
+
+/** A file's write of all of `bytes` (a write may take fewer than it is given). */
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  for (let offset = 0; offset < bytes.length; ) {
+    offset += (await handle.write(bytes, offset)).bytesWritten
+  }
+}
+
+function parseHead(text: string): Head {
+  const [statusLine = '', ...lines] = text.split('\r\n')
+  const match = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(statusLine)
+  if (!match) throw new Error(`The server did not answer in HTTP/1.1: ${statusLine.slice(0, 40)}`)
+  const headers = new Headers()
+  for (const line of lines) {
+    const colon = line.indexOf(':')
+    if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim())
+  }
+  return { status: Number(match[1]), statusText: match[2] ?? '', headers }
+}
+
+/**
+ * The length of a body this reader takes as it comes, undefined for an answer to fetch again: a body of
+ * unknown length (chunked), an encoded one, a redirect (fetch follows it), a 1xx.
+ */
+function plainBodyLength({ status, headers }: Head): number | undefined {
+  if (status < 200 || (status >= 300 && status < 400 && status !== 304)) return undefined
+  if (status === 204 || status === 304) return 0
+  const encoding = headers.get('content-encoding') ?? 'identity'
+  if (headers.has('transfer-encoding') || encoding !== 'identity') return undefined
+  const length = Number(headers.get('content-length') ?? Number.NaN)
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined
+}
