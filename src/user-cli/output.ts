@@ -80,7 +80,6 @@ function describe(error: unknown): { code: string; message: string; hint: string
   return { code: 'failed', message, hint: '', exit: EXIT.failed }
 }
 
-/** Rows as aligned columns, the header first. */
 /**
  * Prints a list: with --json the items as they are, else a table of `columns` (a title and the cell of an
  * item each), or `empty` when there are none.

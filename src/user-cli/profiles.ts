@@ -6,7 +6,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import path from 'node:path'
 import { lock } from 'proper-lockfile'
-import type { Credentials, OAuthTokens } from '../sdk/index.ts'
+import { CofferError, type Credentials, type OAuthTokens } from '../sdk/index.ts'
 import { UsageError } from './output.ts'
 
 export interface Profile {
@@ -84,10 +84,21 @@ export class Profiles {
    */
   async locked<T>(work: () => Promise<T>): Promise<T> {
     await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 })
+    const started = Date.now()
     const release = await lock(this.file, {
       realpath: false,
       stale: 10_000,
       retries: { retries: 200, minTimeout: 25, maxTimeout: 250 },
+    }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ELOCKED') throw error
+      // Held all this time by a process that is alive: a stale lock would have been taken over.
+      const seconds = Math.round((Date.now() - started) / 1000)
+      throw new CofferError(
+        0,
+        'credentials_busy',
+        `Another coffer command has held the lock on ${this.file} for ${seconds} s, refreshing the login.`,
+        'Wait for it to finish (or stop it), then run this command again.',
+      )
     })
     try {
       return await work()
