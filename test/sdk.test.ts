@@ -193,6 +193,9 @@ for (const engine of ENGINES) {
         'not_found',
       )
       await assert.rejects(stat(missing), 'a refusal writes no file')
+      const nowhere = path.join(dir, 'no-such-directory', 'saved.bin')
+      const unwritable = await assertCofferError(coffer.files.downloadTo(file.id, nowhere), 0, 'write_failed')
+      assert.match(unwritable.message, /ENOENT/)
 
       const controller = new AbortController()
       controller.abort()
@@ -556,7 +559,7 @@ describe('SDK: downloads to a file, the answers of other servers', () => {
     }
   })
 
-  test('a connection cut short, and an error envelope, are CofferErrors', async () => {
+  test('a connection cut short, an error envelope and a file that cannot be written are CofferErrors', async () => {
     const origin = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`
     const cut = await assertCofferError(
       coffer(origin).files.downloadTo('cut', path.join(dir, 'cut.bin')),
@@ -571,6 +574,9 @@ describe('SDK: downloads to a file, the answers of other servers', () => {
       'not_found',
     )
     assert.deepEqual([missing.message, missing.hint], ['No such file.', 'Look.'])
+    // Through fetch too (a chunked body), a file that cannot be written is said as such.
+    const nowhere = path.join(dir, 'no-such-directory', 'chunked.bin')
+    await assertCofferError(coffer(origin).files.downloadTo('chunked', nowhere), 0, 'write_failed')
   })
 })
 

@@ -11,6 +11,8 @@ export type ClientErrorCode =
   | 'upload_failed'
   /** The operation was cancelled by its AbortSignal. */
   | 'aborted'
+  /** A download's bytes could not be written to its file (no such directory, no room left). */
+  | 'write_failed'
   /** The SDK was called with something it cannot use. */
   | 'invalid_argument'
 

@@ -52,6 +52,13 @@ export function fetchToFile(
       import('node:stream/promises'),
     ])
     let written = 0
+    let writeError: NodeJS.ErrnoException | undefined
+    const file = createWriteStream(target.path, { flags: flags(target, response.status) }).on(
+      'error',
+      (error: NodeJS.ErrnoException) => {
+        writeError = error
+      },
+    )
     const counted = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on(
       'data',
       (chunk: Buffer) => {
@@ -59,8 +66,8 @@ export function fetchToFile(
         target.onProgress?.(written)
       },
     )
-    await pipeline(counted, createWriteStream(target.path, { flags: flags(target, response.status) }), {
-      signal: request.signal,
+    await pipeline(counted, file, { signal: request.signal }).catch((error) => {
+      throw writeError ? writeFailed(target, writeError) : error
     })
     return new Response(null, response)
   }
@@ -142,7 +149,7 @@ async function overSocket(url: URL, request: Request, target: FileTarget): Promi
           // Reading again if it stopped for want of a buffer (a no-op if it did not).
           else socket.resume()
         })
-      writing.catch((error) => finish({ error }))
+      writing.catch((error) => finish({ error: writeFailed(target, error) }))
       // The socket takes the next buffer as this returns: it must leave one free.
       return free.length > 1
     }
@@ -163,7 +170,7 @@ async function overSocket(url: URL, request: Request, target: FileTarget): Promi
       expected = length
       if (head.status < 300) {
         file = open(target.path, flags(target, head.status))
-        file.catch((error) => finish({ error }))
+        file.catch((error) => finish({ error: writeFailed(target, error) }))
       } else if (expected > MAX_OTHER_BODY_BYTES) {
         throw new Error(`The server answered ${head.status} with ${expected} bytes.`)
       }
@@ -222,6 +229,15 @@ async function overSocket(url: URL, request: Request, target: FileTarget): Promi
     })
   })
 }
+
+const writeFailed = (target: FileTarget, error: NodeJS.ErrnoException) =>
+  new CofferError(
+    0,
+    'write_failed',
+    `Cannot write ${target.path}: ${error.code ?? error.message}.`,
+    'Check that its directory exists and that the disk has room.',
+    { cause: error },
+  )
 
 /** Appends only a partial answer: a server that ignored the range sends the whole file again. */
 const flags = (target: FileTarget, status: number) => (target.append && status === 206 ? 'a' : 'w')
