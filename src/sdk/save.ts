@@ -1,7 +1,7 @@
 // Node only: a download written straight to a file, at the speed of the connection. Node's HTTP clients (fetch,
 // undici, node:http) hand a body over as a new Buffer of at most 64 KiB at a time, each parsed, wrapped in a
-// stream chunk and written on its own: that, not the network, bounds them at about half of curl's speed on one
-// core (bench/clients.ts). Here the socket is read straight into a few reused 1 MiB buffers (`onread`), each
+// stream chunk and written on its own: that, not the network, held them to a half or a quarter of curl's speed
+// here (bench/clients.ts). Here the socket is read straight into a few reused 1 MiB buffers (`onread`), each
 // written to the file as it fills, so the work per byte is the kernel's copy and a write. It speaks just enough
 // HTTP/1.1 for one GET: a status line, headers, and a body of known length. An answer it does not take that way
 // (a chunked or encoded body, a redirect) is fetched again with `fetch`, the slower way.
