@@ -510,6 +510,9 @@ describe('SDK: downloads to a file, the answers of other servers', () => {
       setTimeout(() => response.end(body.subarray(1000)), 20)
     } else if (id === 'moved') {
       response.writeHead(302, { location: '/api/v1/files/split/download', 'content-length': 0 }).end()
+    } else if (id === 'stalled') {
+      // Half the body, then nothing until the client goes.
+      response.writeHead(200, { 'content-length': body.length }).write(body.subarray(0, 150_000))
     } else if (id === 'cut') {
       response.writeHead(200, { 'content-length': body.length }).write(body.subarray(0, 50_000))
       setTimeout(() => response.destroy(), 50)
@@ -559,7 +562,7 @@ describe('SDK: downloads to a file, the answers of other servers', () => {
     }
   })
 
-  test('a connection cut short, an error envelope and a file that cannot be written are CofferErrors', async () => {
+  test('a connection cut short, a download cancelled, an error envelope and a file that cannot be written are CofferErrors', async () => {
     const origin = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`
     const cut = await assertCofferError(
       coffer(origin).files.downloadTo('cut', path.join(dir, 'cut.bin')),
@@ -574,6 +577,17 @@ describe('SDK: downloads to a file, the answers of other servers', () => {
       'not_found',
     )
     assert.deepEqual([missing.message, missing.hint], ['No such file.', 'Look.'])
+    // Cancelled part way (Ctrl-C in `coffer download`): the signal ends the transfer, and what came is kept.
+    const controller = new AbortController()
+    const stalled = path.join(dir, 'stalled.bin')
+    const cancelled = coffer(origin).files.downloadTo('stalled', stalled, {
+      signal: controller.signal,
+      onProgress: (written) => {
+        if (written >= 150_000) controller.abort()
+      },
+    })
+    await assertCofferError(cancelled, 0, 'aborted')
+    assert.equal((await stat(stalled)).size, 150_000)
     // Through fetch too (a chunked body), a file that cannot be written is said as such.
     const nowhere = path.join(dir, 'no-such-directory', 'chunked.bin')
     await assertCofferError(coffer(origin).files.downloadTo('chunked', nowhere), 0, 'write_failed')
