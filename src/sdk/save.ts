@@ -45,7 +45,7 @@ export function fetchToFile(
       if (answer !== 'not taken') return answer
     }
     const response = await how.fallback(request)
-    if (!response.ok || !response.body) return response
+    if (!response.ok) return response
     const [{ createWriteStream }, { Readable }, { pipeline }] = await Promise.all([
       import('node:fs'),
       import('node:stream'),
@@ -59,13 +59,14 @@ export function fetchToFile(
         writeError = error
       },
     )
-    const counted = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).on(
-      'data',
-      (chunk: Buffer) => {
-        written += chunk.length
-        target.onProgress?.(written)
-      },
-    )
+    // A success without a body (204) still leaves its file, empty, as the socket's path does.
+    const body = response.body
+      ? Readable.fromWeb(response.body as import('node:stream/web').ReadableStream)
+      : Readable.from([])
+    const counted = body.on('data', (chunk: Buffer) => {
+      written += chunk.length
+      target.onProgress?.(written)
+    })
     await pipeline(counted, file, { signal: request.signal }).catch((error) => {
       throw writeError ? writeFailed(target, writeError) : error
     })
