@@ -29,6 +29,7 @@ import * as webhooks from './migrations/0022_webhooks.ts'
 import * as requestDeadlineEvents from './migrations/0023_request_deadline_events.ts'
 import * as mail from './migrations/0024_mail.ts'
 import * as tokenNotifications from './migrations/0025_token_notifications.ts'
+import * as nameIndexRunsOfFour from './migrations/0026_name_index_runs_of_four.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0023_request_deadline_events': requestDeadlineEvents,
   '0024_mail': mail,
   '0025_token_notifications': tokenNotifications,
+  '0026_name_index_runs_of_four': nameIndexRunsOfFour,
 }
 
 class Migrations implements MigrationProvider {

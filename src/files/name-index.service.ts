@@ -4,15 +4,15 @@ import { Periodic, type PeriodicLog } from '../periodic.ts'
 import { NameIndex } from './name-index.repository.ts'
 
 /**
- * Chunks written in one transaction: after migration 0021 there may be thousands to write, and each gram's rows
- * written side by side cost less; few enough that SQLite's one writer is not held long (0.2 s here).
+ * Chunks written in one transaction: after migrations 0021 and 0026 there may be thousands to write, and each
+ * gram's rows written side by side cost less; few enough that SQLite's one writer is not held long (0.2 s here).
  */
 const CHUNKS_AT_ONCE = 4
 
 /**
  * Adds to the name index the chunks of files that searches still read one by one: at start (all of them after
- * migration 0021, or those left when a process stopped before writing a chunk its upload filled), then every
- * minute, in one process at a time; and writes again the blocks that deletions and renames left many stale
+ * migrations 0021 and 0026, or those left when a process stopped before writing a chunk its upload filled), then
+ * every minute, in one process at a time; and writes again the blocks that deletions and renames left many stale
  * slots in.
  */
 export class NameIndexJob {
