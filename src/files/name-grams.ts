@@ -24,7 +24,8 @@ const GRAM_LENGTH = 3
  * benchmark's "report-00": "t-0" is in every name and "-00" in one hash in 256 (report-0712345-00c1a2f3.pdf),
  * so the first page read the rows of 3,515 such names (on PostgreSQL, 6 to 9 ms a thousand) before the oldest
  * names, which match; with the bucket of "t-00", 56. Hashed, a block gains at most this many rows whatever the
- * names, each holding about one name in seventy besides those with its runs. Changing the count or the hash
+ * names; a bucket holds, besides the names with its runs, one in seventy of the benchmark's names (median; a
+ * name of 27 characters has 24 runs, and a longer name is in more buckets). Changing the count or the hash
  * needs the index rebuilt (a migration, as 0026).
  */
 const QUAD_BUCKETS = 1024
