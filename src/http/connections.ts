@@ -106,8 +106,11 @@ function cutOff(socket: Socket): void {
       'content-length': Buffer.byteLength(STALLED),
       connection: 'close',
     })
-    response.end(response.req.method === 'HEAD' ? undefined : STALLED, () => socket.destroy())
-    // A client that does not read the answer either is not waited for.
+    // Ended, not destroyed: closed with the client's bytes still coming, the socket would answer them with a
+    // reset, which can reach the client before it has read the 408 and discard it (seen in CI: ECONNRESET
+    // instead of the answer). Ending sends the answer and then the end of the stream.
+    response.end(response.req.method === 'HEAD' ? undefined : STALLED, () => socket.end())
+    // A client that does not read the answer, or does not close its side, is not waited for.
     setTimeout(() => socket.destroy(), 1000).unref()
     return
   }
