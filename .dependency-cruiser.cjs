@@ -1,9 +1,21 @@
 // The import rules of src/, checked by `npm run check` (docs/architecture.md, "Layers"): routes → services →
 // repositories → db, each resource in its own folder. Type imports count as imports, except where a rule says
 // otherwise: a type leaves nothing behind at run time, so a layer may name the types of the one below it.
-const RESOURCES = '(accounts|analytics|blob-api|files|folders|mcp|meta|oauth|requests|shares|storage|uploads)'
+const { readdirSync } = require('node:fs')
+const path = require('node:path')
+
+/**
+ * Every folder of src/ that is not the platform every resource builds on (db, blob, http, web, auth, jobs) or a client
+ * of the API (the SDK, the coffer command) or the admin command is a resource: a new folder falls under the
+ * resources' rules the moment it exists, with nothing to add here.
+ */
+const NOT_RESOURCES = new Set(['admin-cli', 'auth', 'blob', 'coffer-cli', 'db', 'http', 'jobs', 'sdk', 'web'])
+const RESOURCE_FOLDERS = readdirSync(path.join(__dirname, 'src'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !NOT_RESOURCES.has(entry.name))
+  .map((entry) => entry.name)
+const RESOURCES = `(${RESOURCE_FOLDERS.join('|')})`
 /** The modules of a resource that run its domain rules: services and the background jobs. */
-const SERVICES = `^src/${RESOURCES}/(.+[.]service|processing)[.]ts$`
+const SERVICES = `^src/${RESOURCES}/.+[.](service|job)[.]ts$`
 const TOP = '^src/(app|wiring|server)[.]ts$'
 
 module.exports = {
@@ -19,9 +31,10 @@ module.exports = {
     {
       name: 'storage-knows-no-resource',
       severity: 'error',
-      comment: 'db/ and blob/ serve every resource and know none of them, nor anything built on them.',
-      from: { path: '^src/(db|blob)/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/(http|cli|auth|web)/', TOP] },
+      comment:
+        'db/, blob/ and jobs/ (the schedules of background jobs) serve every resource and know none of them, nor anything built on them.',
+      from: { path: '^src/(db|blob|jobs)/' },
+      to: { path: [`^src/${RESOURCES}/`, '^src/(http|admin-cli|auth|web)/', TOP] },
     },
     {
       name: 'http-knows-no-resource',
@@ -29,7 +42,7 @@ module.exports = {
       comment:
         'http/ holds what every route shares (errors, validation, auth, rate limits) and knows no resource.',
       from: { path: '^src/http/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/(cli|web)/', TOP] },
+      to: { path: [`^src/${RESOURCES}/`, '^src/(admin-cli|web)/', TOP] },
     },
     {
       name: 'web-knows-no-resource',
@@ -37,7 +50,7 @@ module.exports = {
       comment:
         'web/ is what every page shares (layout, assets, page headers, error pages) and knows no resource; resources bring their own pages.',
       from: { path: '^src/web/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/cli/', TOP] },
+      to: { path: [`^src/${RESOURCES}/`, '^src/admin-cli/', TOP] },
     },
     {
       name: 'browser-code-stands-alone',
@@ -68,15 +81,15 @@ module.exports = {
       severity: 'error',
       comment:
         "The coffer command and the MCP tools are clients of the API: they use the SDK, each other (coffer mcp serves the tools), shared formatting, the password prompt and the error codes, never the server's own modules (the route that serves the tools over HTTP, mcp.routes.ts, is a route like any other).",
-      from: { path: '^src/(user-cli/|mcp/(tools|limits)[.]ts$)' },
+      from: { path: '^src/(coffer-cli/|mcp/(tools|limits)[.]ts$)' },
       to: {
         path: '^src/',
         pathNot: [
-          '^src/user-cli/',
+          '^src/coffer-cli/',
           '^src/mcp/(tools|limits)[.]ts$',
           '^src/sdk/(?!generate-types)',
           '[.]shared[.]ts$',
-          '^src/cli/password[.]ts$',
+          '^src/admin-cli/password[.]ts$',
           '^src/errors[.]ts$',
         ],
       },
@@ -95,12 +108,7 @@ module.exports = {
         'A repository holds SQL and row mapping; it calls no service and knows no route, schema or request.',
       from: { path: '[.]repository[.]ts$' },
       to: {
-        path: [
-          '[.](service|routes|schemas|views)[.]ts$',
-          '^src/uploads/processing[.]ts$',
-          '^src/(http|web)/',
-          TOP,
-        ],
+        path: ['[.](service|routes|schemas|views)[.]ts$', '[.]job[.]ts$', '^src/(http|web)/', TOP],
       },
     },
     {
@@ -123,7 +131,10 @@ module.exports = {
       name: 'sql-lives-in-repositories',
       severity: 'error',
       comment: 'Only db/ and the repositories (and the files search they delegate to) build SQL with Kysely.',
-      from: { path: '^src/', pathNot: ['^src/db/', '[.]repository[.]ts$', '^src/files/name-search[.]ts$'] },
+      from: {
+        path: '^src/',
+        pathNot: ['^src/db/', '[.]repository[.]ts$', '^src/files/search/name-search[.]ts$'],
+      },
       to: { path: 'node_modules/kysely/' },
     },
     {
@@ -139,7 +150,7 @@ module.exports = {
       severity: 'error',
       comment:
         "Resources, http/ and web/ get what they need handed to them (routes.ts names its types); only the top files assemble the application (and the tools that build it: the admin CLI, the SDK's type generator), so nothing below imports them, not even for a type.",
-      from: { path: '^src/', pathNot: [TOP, '^src/cli/', '^src/sdk/generate-types[.]ts$'] },
+      from: { path: '^src/', pathNot: [TOP, '^src/admin-cli/', '^src/sdk/generate-types[.]ts$'] },
       to: { path: TOP },
     },
     {

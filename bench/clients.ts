@@ -29,7 +29,7 @@ const SIZE = Number(values['size-mib']) * 1024 * 1024
 const RUNS = Number(values.runs)
 const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '..')
-const CLI = path.join(ROOT, 'src', 'user-cli', 'main.ts')
+const CLI = path.join(ROOT, 'src', 'coffer-cli', 'main.ts')
 
 const dir = await mkdtemp(path.join(tmpdir(), 'coffer-clients-'))
 const dataDir = path.join(dir, 'data')

@@ -3,7 +3,7 @@
 //   - upload of one file (1 GiB by default): the SDK's lib-storage Upload straight to the bucket (8 MiB parts,
 //     four at a time) against the @vercel/blob client through Coffer (8 MiB parts), until the upload's status
 //     is `complete` (the object joined and the file recorded; its SHA-256 and CRC-32 are computed afterwards,
-//     by one read of the object, files/file-digests.service.ts). Both clients read the file in part-sized
+//     by one read of the object, files/file-digests.job.ts). Both clients read the file in part-sized
 //     chunks: with fs's default of 64 KiB the @vercel/blob client turns each chunk through a web stream and
 //     spends about twice the CPU (10 against 5.6 s per GiB here), on the cores the server and the gateway use;
 //     the SDK gains from it too;

@@ -21,7 +21,7 @@ import type { Engine } from '../src/db/engine.ts'
 import { migrate } from '../src/db/migrate.ts'
 import { openDatabase } from '../src/db/open.ts'
 import type { Database } from '../src/db/schema.ts'
-import { NameIndex } from '../src/files/name-index.repository.ts'
+import { NameIndex } from '../src/files/search/name-index.repository.ts'
 import { newId } from '../src/ids.ts'
 
 /** The benchmarks' own account (bench/api.ts, bench/app.ts, bench/search.ts). */

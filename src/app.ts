@@ -18,23 +18,20 @@ import {
 import { analyticsAppRoutes } from './analytics/analytics-app.routes.ts'
 import { API_KEY_PREFIX } from './auth/secrets.ts'
 import type { BlobStore } from './blob/blob-store.ts'
-import { blobApiRoutes } from './blob-api/blob-api.routes.ts'
 import type { Config } from './config.ts'
 import type { Db } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { AppError } from './errors.ts'
-import { webhooksRoutes } from './events/webhooks.routes.ts'
-import { DeliverySchema, WebhookSchema, WebhookWithSecretSchema } from './events/webhooks.schemas.ts'
-import { webhooksAppRoutes } from './events/webhooks-app.routes.ts'
 import { downloadHandoff } from './files/download.ts'
 import { filesRoutes } from './files/files.routes.ts'
 import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
 import { filesAppRoutes } from './files/files-app.routes.ts'
-import { zipRoutes } from './files/zip.routes.ts'
+import { zipRoutes } from './files/zip/zip.routes.ts'
 import { foldersRoutes } from './folders/folders.routes.ts'
 import { FolderSchema } from './folders/folders.schemas.ts'
 import { foldersAppRoutes } from './folders/folders-app.routes.ts'
 import { registerBaselineHeaders } from './http/baseline-headers.ts'
+import { fastifyTrustProxy } from './http/client-address.ts'
 import { serverWithTimeouts } from './http/connections.ts'
 import { clientError, frameworkError, MAX_PARAM_LENGTH, registerErrorHandling } from './http/errors.ts'
 import { registerGuard } from './http/guard.ts'
@@ -61,17 +58,22 @@ import {
   FileRequestSchema,
   FileRequestWithCountSchema,
   RequestLimitsSchema,
+  RequestStateSchema,
   SubmissionSchema,
 } from './requests/requests.schemas.ts'
 import { requestsAppRoutes } from './requests/requests-app.routes.ts'
 import type { Services } from './routes.ts'
 import { sharePagesRoutes } from './shares/share-pages.routes.ts'
 import { sharesRoutes } from './shares/shares.routes.ts'
-import { ShareSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
+import { ShareSchema, ShareStateSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
 import { sharesAppRoutes } from './shares/shares-app.routes.ts'
+import { blobEndpointRoutes } from './uploads/blob-endpoint/blob-endpoint.routes.ts'
 import { uploadsRoutes } from './uploads/uploads.routes.ts'
 import { uploadsAppRoutes } from './uploads/uploads-app.routes.ts'
 import { registerWeb } from './web/web.ts'
+import { webhooksRoutes } from './webhooks/webhooks.routes.ts'
+import { DeliverySchema, WebhookSchema, WebhookWithSecretSchema } from './webhooks/webhooks.schemas.ts'
+import { webhooksAppRoutes } from './webhooks/webhooks-app.routes.ts'
 import { type Jobs, wire } from './wiring.ts'
 
 export interface AppDeps {
@@ -99,7 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
             ...(typeof deps.logger === 'object' ? deps.logger : {}),
           },
     childLoggerFactory: requestLogger,
-    trustProxy: deps.config.trustProxy,
+    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     serverFactory: serverWithTimeouts(deps.config.timeouts),
     bodyLimit: 1024 * 1024,
     // Path parameters longer than the bounds must reach validation (400), not the router's 414.
@@ -149,6 +151,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ErrorSchema,
     FolderSchema,
     FileSummarySchema,
+    ShareStateSchema,
+    RequestStateSchema,
     FileShareSummarySchema,
     FileSchema,
     ShareSchema,
@@ -171,7 +175,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   const web = await registerWeb(app, deps.config)
   registerErrorHandling(app, {
-    sendError: (reply, status, code) => web.sendError(reply, status, code && web.errorText(code)),
+    sendError: (reply, status, code, message) =>
+      web.sendError(
+        reply,
+        status,
+        message === undefined
+          ? code && web.errorText(code)
+          : { title: 'This request could not be used', message: `${message} Go back and try again.` },
+      ),
     // Everything outside the API and the blob endpoint is for people.
     isPagePath: (path) => !path.startsWith(API_BASE_PATH) && !path.startsWith(BLOB_API_PATH),
   })
@@ -269,7 +280,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   ]) {
     await app.register(routes, { prefix: '/api/v1', ...routeDeps })
   }
-  await app.register(blobApiRoutes, { prefix: BLOB_API_PATH, ...routeDeps })
+  await app.register(blobEndpointRoutes, { prefix: BLOB_API_PATH, ...routeDeps })
 
   return app as unknown as App
 }

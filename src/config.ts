@@ -2,6 +2,7 @@
 // embedded mode (`npm start` on a fresh clone); the README lists them all.
 import { createHash } from 'node:crypto'
 import path from 'node:path'
+import ipaddr from 'ipaddr.js'
 
 export interface Config {
   port: number
@@ -14,8 +15,12 @@ export interface Config {
   /** Unset: SQLite in `dataDir`. `postgres://...`: PostgreSQL. */
   databaseUrl: string | undefined
   logLevel: string
-  /** Trust X-Forwarded-* headers (set when running behind a reverse proxy or load balancer). */
-  trustProxy: boolean
+  /**
+   * Which peers may say who the client is (X-Forwarded-For, -Proto, -Host): none (false), the nearest `n` hops
+   * (TRUST_PROXY=true is one: the proxy in front), or the proxies at these addresses and ranges. The client is
+   * then the nearest address of X-Forwarded-For that is not a trusted proxy's, so a client cannot choose its own.
+   */
+  trustProxy: TrustProxy
   redisUrl: string | undefined
   rateLimit: { max: number; windowMs: number }
   /** Largest file, in bytes, that POST /files accepts. */
@@ -23,7 +28,7 @@ export interface Config {
   /** Lifetime of an upload grant, in seconds. */
   uploadGrantTtlSeconds: number
   /**
-   * Signs upload client tokens and completion callbacks. Unset: generated once and kept in the database, so
+   * Signs upload client tokens. Unset: generated once and kept in the database, so
    * every process of a deployment shares it.
    */
   uploadSigningSecret: string | undefined
@@ -44,7 +49,7 @@ export interface Config {
   signUpOpen: boolean
   /**
    * WEBHOOKS_ALLOW_PRIVATE=true: webhooks may go to loopback and private addresses, over http:// too (tests, a
-   * LAN). Off by default: only https:// to public addresses (events/webhook-targets.ts).
+   * LAN). Off by default: only https:// to public addresses (webhooks/webhook-targets.ts).
    */
   webhooksAllowPrivate: boolean
   /**
@@ -59,7 +64,7 @@ export interface Config {
   shutdown: { graceMs: number; timeoutMs: number }
   /** GET /metrics (http/metrics.ts); off unless a port or a token is set. */
   metrics: MetricsConfig
-  /** How often the storage reconciler runs (storage/reconciler.ts); 0: only on demand, from the CLI. */
+  /** How often the storage reconciler runs (storage/reconciler.job.ts); 0: only on demand, from the CLI. */
   storageCheckIntervalMs: number
   /** How long clients may take, so that slow or idle ones cannot hold connections (http/connections.ts). */
   timeouts: {
@@ -78,6 +83,8 @@ export interface Config {
   }
 }
 
+export type TrustProxy = false | number | string[]
+
 export type BlobStoreConfig =
   | { kind: 'local' }
   | {
@@ -87,6 +94,12 @@ export type BlobStoreConfig =
       prefix: string
       /** Buckets in the path (`https://host/bucket/key`), for servers without virtual-host buckets. */
       forcePathStyle: boolean
+      /**
+       * S3_TIMEOUT_SECONDS: a request to the object store that goes this long without a byte either way (or
+       * cannot connect within the shorter of this and 5 s) fails, and is answered 503. A slow but moving
+       * transfer is never cut.
+       */
+      timeoutMs: number
     }
 
 export interface MetricsConfig {
@@ -122,6 +135,38 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback
   if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got "${raw}"`)
   return raw === 'true'
+}
+
+/** Names proxy-addr (Fastify's trustProxy) gives to address ranges. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * TRUST_PROXY: `false` (the default), `true` (one hop), a number of hops, or a comma-separated list of proxy
+ * addresses, CIDR ranges and the names `loopback`, `linklocal` and `uniquelocal`.
+ */
+function trustProxy(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim()
+  if (raw === '' || raw === 'false') return false
+  if (raw === 'true') return 1
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw)
+    if (hops < 1 || hops > 10) throw new ConfigError(`TRUST_PROXY must count 1 to 10 hops, got ${hops}`)
+    return hops
+  }
+  const entries = raw.split(',').map((entry) => entry.trim())
+  for (const entry of entries) {
+    const valid =
+      PROXY_RANGE_NAMES.has(entry) ||
+      ipaddr.isValid(entry) ||
+      (entry.includes('/') && ipaddr.isValidCIDR(entry))
+    if (!valid) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of hops, or proxy addresses and ranges separated by commas ` +
+          `(127.0.0.1,10.0.0.0/8,loopback); "${entry}" is none of them`,
+      )
+    }
+  }
+  return entries
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -191,7 +236,7 @@ function timeouts(env: Env): Config['timeouts'] {
     connectionsPerAddress: integer(
       env,
       'MAX_CONNECTIONS_PER_ADDRESS',
-      boolean(env, 'TRUST_PROXY', false) ? 0 : 256,
+      trustProxy(env) === false ? 256 : 0,
       0,
       1_000_000,
     ),
@@ -234,6 +279,7 @@ function blobStore(env: Env): BlobStoreConfig {
     bucket,
     prefix: prefix === '' ? '' : `${prefix}/`,
     forcePathStyle: boolean(env, 'S3_FORCE_PATH_STYLE', false),
+    timeoutMs: integer(env, 'S3_TIMEOUT_SECONDS', 20, 1, 3600) * 1000,
   }
 }
 
@@ -275,7 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     blobStore: blobStore(env),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     logLevel,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 600, 1),

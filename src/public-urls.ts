@@ -1,6 +1,6 @@
 // Every absolute URL Coffer hands out, built in one place from PUBLIC_URL: what clients see in responses
-// (a share's or request's public page, an upload's status), what the upload protocol needs (the handshake,
-// the completion callback, the blob API), and the links of the capability index.
+// (a share's or request's public page, an upload's status), what the upload protocol needs (the handshake and
+// the blob API), and the links of the capability index.
 
 /** The base path of the REST API. */
 export const API_BASE_PATH = '/api/v1'
@@ -11,9 +11,8 @@ export const PROTECTED_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-re
 export const MCP_PATH = '/mcp'
 export const MCP_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`
 
-/** Where the blob client asks for its token, and where the blob endpoint reports stored blobs. */
+/** Where the blob client asks for its token (its `handleUploadUrl`). */
 export const UPLOAD_HANDSHAKE_PATH = `${API_BASE_PATH}/files/uploads/handshake`
-export const UPLOAD_CALLBACK_PATH = `${API_BASE_PATH}/files/uploads/completed`
 
 /** The path of the Vercel-Blob-compatible endpoint: what upload clients set as VERCEL_BLOB_API_URL. */
 export const BLOB_API_PATH = '/blob'
@@ -36,7 +35,6 @@ export class PublicUrls {
   readonly mcpResourceMetadata: string
   readonly blobApi: string
   readonly uploadHandshake: string
-  readonly uploadCallback: string
 
   constructor(origin: string) {
     this.origin = origin
@@ -50,7 +48,6 @@ export class PublicUrls {
     this.mcpResourceMetadata = `${origin}${MCP_RESOURCE_METADATA_PATH}`
     this.blobApi = `${origin}${BLOB_API_PATH}`
     this.uploadHandshake = `${origin}${UPLOAD_HANDSHAKE_PATH}`
-    this.uploadCallback = `${origin}${UPLOAD_CALLBACK_PATH}`
   }
 
   /** The public page of a share link. */

@@ -8,11 +8,9 @@ import type { SessionsService } from './accounts/sessions.service.ts'
 import type { SetupService } from './accounts/setup.service.ts'
 import type { WebSessions } from './accounts/web-sessions.ts'
 import type { AnalyticsService } from './analytics/analytics.service.ts'
-import type { BlobApiService } from './blob-api/blob-api.service.ts'
 import type { Config } from './config.ts'
-import type { WebhooksService } from './events/webhooks.service.ts'
 import type { FilesService } from './files/files.service.ts'
-import type { FilesZipService } from './files/zip.service.ts'
+import type { FilesZipService } from './files/zip/zip.service.ts'
 import type { FoldersService } from './folders/folders.service.ts'
 import type { InProcessCredentials } from './http/in-process-credentials.ts'
 import type { HealthService } from './meta/health.service.ts'
@@ -24,8 +22,10 @@ import type { PublicRequestsService } from './requests/public-requests.service.t
 import type { RequestsService } from './requests/requests.service.ts'
 import type { PublicSharesService } from './shares/public-shares.service.ts'
 import type { SharesService } from './shares/shares.service.ts'
+import type { BlobEndpointService } from './uploads/blob-endpoint/blob-endpoint.service.ts'
 import type { UploadsService } from './uploads/uploads.service.ts'
 import type { Web } from './web/web.ts'
+import type { WebhooksService } from './webhooks/webhooks.service.ts'
 
 /** The services routes call: one per resource, built by wiring.ts. */
 export interface Services {
@@ -48,7 +48,7 @@ export interface Services {
   publicRequests: PublicRequestsService
   analytics: AnalyticsService
   uploads: UploadsService
-  blobApi: BlobApiService
+  blobEndpoint: BlobEndpointService
   health: HealthService
   /** Webhook endpoints, their deliveries and test events. */
   webhooks: WebhooksService

@@ -12,6 +12,13 @@ async function main(): Promise<void> {
   await migrate(db)
   const blobs = await openBlobStore(config)
   const app = await buildApp({ config, db, blobs })
+  // An error nothing caught (a thrown one, or a rejected promise nobody awaited) leaves the process in a state
+  // not to be trusted: it ends, but the log says why first, as a JSON line like every other (pino writes
+  // stdout synchronously), and the supervisor starts it again (README: systemd's Restart=always).
+  process.on('uncaughtException', (error, origin) => {
+    app.log.fatal({ err: error, origin }, 'the process ends on an error nothing caught')
+    process.exit(1)
+  })
 
   let closing = false
   const shutdown = async (signal: string) => {

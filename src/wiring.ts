@@ -5,6 +5,8 @@ import { AccountsRepository } from './accounts/accounts.repository.ts'
 import { AccountsService, type AttemptCounters } from './accounts/accounts.service.ts'
 import { ApiKeysRepository } from './accounts/api-keys.repository.ts'
 import { ApiKeysService } from './accounts/api-keys.service.ts'
+import { KnownDevices } from './accounts/known-devices.ts'
+import { NewKeyNotes } from './accounts/new-key-notes.ts'
 import { PasswordResetService } from './accounts/password-reset.service.ts'
 import { PasswordResetsRepository } from './accounts/password-resets.repository.ts'
 import { SessionsRepository } from './accounts/sessions.repository.ts'
@@ -15,30 +17,23 @@ import { sessionCookieName } from './accounts/web-sessions.ts'
 import { AnalyticsRepository } from './analytics/analytics.repository.ts'
 import { AnalyticsService } from './analytics/analytics.service.ts'
 import type { BlobStore } from './blob/blob-store.ts'
-import { BlobApiService } from './blob-api/blob-api.service.ts'
-import { SigningKeyring } from './blob-api/signing-keys.ts'
 import type { Config } from './config.ts'
 import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
-import { EVENT_RETENTION_MS, EventsRepository } from './events/events.repository.ts'
-import { EventRecorder } from './events/events.ts'
-import { endpointDisabledMessage } from './events/webhook-mail.ts'
-import { WebhookSecrets } from './events/webhook-secrets.ts'
-import { type SenderLog, WebhookSender } from './events/webhook-sender.ts'
-import { WebhooksRepository } from './events/webhooks.repository.ts'
-import { WebhooksService } from './events/webhooks.service.ts'
-import { FileDigestsService } from './files/file-digests.service.ts'
-import { FilesRepository } from './files/files.repository.ts'
+import { FileDigestsService } from './files/file-digests.job.ts'
+import { FilesRepository, type StoredFile } from './files/files.repository.ts'
 import { serializeFile } from './files/files.schemas.ts'
-import { FilesService } from './files/files.service.ts'
-import { NameIndexJob } from './files/name-index.service.ts'
-import { FilesZipService } from './files/zip.service.ts'
+import { type FileEvents, FilesService } from './files/files.service.ts'
+import { NameIndexJob } from './files/search/name-index.job.ts'
+import { FilesZipService } from './files/zip/zip.service.ts'
 import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
 import type { Metrics } from './http/metrics.ts'
 import { MemoryRateLimitStore } from './http/rate-limit-store.ts'
+import { ExpiredRecordsPurge } from './jobs/expired-records.job.ts'
+import { type JobLog, JobRunner } from './jobs/job.ts'
 import { MailRepository } from './mail/mail.repository.ts'
-import { MailSender } from './mail/mail-sender.ts'
+import { MailSender } from './mail/mail-sender.job.ts'
 import { HealthService } from './meta/health.service.ts'
 import { AccessTokensService } from './oauth/access-tokens.service.ts'
 import {
@@ -50,28 +45,38 @@ import { ConnectedAppsService } from './oauth/connected-apps.service.ts'
 import { OauthRecordsRepository } from './oauth/oauth-records.repository.ts'
 import { PublicUrls } from './public-urls.ts'
 import { PublicRequestsService } from './requests/public-requests.service.ts'
-import { RequestDeadlinesJob } from './requests/request-deadlines.service.ts'
-import { RequestsRepository } from './requests/requests.repository.ts'
+import { RequestDeadlinesJob } from './requests/request-deadlines.job.ts'
+import { type FileRequest, RequestsRepository } from './requests/requests.repository.ts'
 import { serializeRequestWithCount, serializeSubmission } from './requests/requests.schemas.ts'
-import { RequestsService } from './requests/requests.service.ts'
-import { SubmissionNoticesJob } from './requests/submission-notices.service.ts'
+import { type RequestEvents, RequestsService } from './requests/requests.service.ts'
+import { SubmissionNoticesJob } from './requests/submission-notices.job.ts'
 import { SubmissionsService } from './requests/submissions.service.ts'
 import type { Services } from './routes.ts'
 import { DownloadPassesRepository } from './shares/download-passes.repository.ts'
 import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
-import { SharesRepository } from './shares/shares.repository.ts'
+import { SharesRepository, type ShareWithFile } from './shares/shares.repository.ts'
 import { serializeShareWithFile } from './shares/shares.schemas.ts'
-import { SharesService } from './shares/shares.service.ts'
+import { type ShareEvents, SharesService } from './shares/shares.service.ts'
 import { BackupsRepository } from './storage/backups.repository.ts'
 import { BackupsService } from './storage/backups.service.ts'
+import { BlobDeletionsService } from './storage/blob-deletions.job.ts'
 import { BlobDeletionsRepository } from './storage/blob-deletions.repository.ts'
-import { BlobDeletionsService, type DeletionLog } from './storage/blob-deletions.service.ts'
-import { StorageReconciler } from './storage/reconciler.ts'
+import { StorageReconciler } from './storage/reconciler.job.ts'
 import { StorageRepository } from './storage/storage.repository.ts'
-import { type Log, UploadProcessor } from './uploads/processing.ts'
+import { BlobEndpointService } from './uploads/blob-endpoint/blob-endpoint.service.ts'
+import { SigningKeyring } from './uploads/blob-endpoint/signing-keys.ts'
+import { UploadProcessor } from './uploads/processing.job.ts'
+import { StagedBlobs } from './uploads/staged-blobs.ts'
 import { UploadsRepository } from './uploads/uploads.repository.ts'
 import { UploadsService } from './uploads/uploads.service.ts'
+import { EVENT_RETENTION_MS, EventsRepository } from './webhooks/events.repository.ts'
+import { EventRecorder } from './webhooks/events.ts'
+import { endpointDisabledMessage } from './webhooks/webhook-mail.ts'
+import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
+import { WebhookSender } from './webhooks/webhook-sender.job.ts'
+import { WebhooksRepository } from './webhooks/webhooks.repository.ts'
+import { WebhooksService } from './webhooks/webhooks.service.ts'
 
 /** Work that runs in the background for as long as the server does. */
 export interface Jobs {
@@ -80,16 +85,16 @@ export interface Jobs {
   fileDigests: FileDigestsService
   /** Removes the blobs that deletions recorded and left (a crash, a failing disk). */
   blobDeletions: BlobDeletionsService
-  /** Compares the blob store with the database, and repairs what is safe to (storage/reconciler.ts). */
+  /** Compares the blob store with the database, and repairs what is safe to (storage/reconciler.job.ts). */
   storageReconciler: StorageReconciler
   /** Removes expired sessions, setup links and OAuth records. */
   expiredRecords: ExpiredRecordsPurge
   /**
    * Adds full chunks of files to the name index, and writes again the blocks that deletions and renames left
-   * many stale slots in (files/name-index.repository.ts).
+   * many stale slots in (files/search/name-index.repository.ts).
    */
   nameIndex: NameIndexJob
-  /** Sends the webhook deliveries the outbox holds, in every process (events/webhook-sender.ts). */
+  /** Sends the webhook deliveries the outbox holds, in every process (webhooks/webhook-sender.job.ts). */
   webhookSender: WebhookSender
   /** Records request.closed for the file requests whose deadline passed while they were open. */
   requestDeadlines: RequestDeadlinesJob
@@ -106,7 +111,7 @@ export interface Wiring {
   /** The OAuth authorization server, its pages drawn by `pages` (oauth/oauth.routes.ts). */
   authorizationServer(pages: ProviderPages): Promise<AuthorizationServer>
   /** Starts every background job; their faults go to `log`. */
-  startJobs(log: Log & DeletionLog & SenderLog): void
+  startJobs(log: JobLog): void
   /** Stops every background job and waits for the work under way, so nothing touches storage after it. */
   stopJobs(): Promise<void>
 }
@@ -179,54 +184,15 @@ export function wireAccounts(
     sessions,
     oauth: oauthRecords,
     attempts,
+    devices: new KnownDevices(new ServerSecrets(db)),
   })
   return {
     accounts,
-    apiKeys: new ApiKeysService({ keys }),
+    apiKeys: new ApiKeysService({ keys, notes: new NewKeyNotes(new ServerSecrets(db)) }),
     sessions: new SessionsService({ sessions }),
     setup: new SetupService({ links: new SetupLinksRepository(db), accountsRepository, accounts }),
     oauthRecords,
     accountsRepository,
-  }
-}
-
-/**
- * Every ten minutes, the rows whose time is up: sessions, setup links, OAuth codes, tokens and grants, the byte
- * budgets of download passes, failed sign-ins older than the password page shows, webhook events and their
- * deliveries kept past EVENT_RETENTION_MS.
- */
-export class ExpiredRecordsPurge {
-  readonly #purges: Record<string, () => Promise<unknown>>
-  readonly #exclusively: Exclusively
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<unknown> | undefined
-
-  /** Each purge by what it removes; they run in one process at a time (Db.exclusively). */
-  constructor(purges: Record<string, () => Promise<unknown>>, exclusively: Exclusively) {
-    this.#purges = purges
-    this.#exclusively = exclusively
-  }
-
-  start(log: Log): void {
-    // One after the other: a background chore takes one of the pool's connections, never all of them (a test's
-    // pool has four; a statement waiting for a connection when the pool ends would never settle).
-    const run = () => {
-      this.#running = this.#exclusively('expired-records', async () => {
-        for (const [what, purge] of Object.entries(this.#purges)) {
-          await purge().catch((error: unknown) =>
-            log.error({ err: error }, `removing expired ${what} failed`),
-          )
-        }
-      }).catch((error: unknown) => log.error({ err: error }, 'removing expired records failed'))
-    }
-    run()
-    this.#timer = setInterval(run, 10 * 60_000)
-    this.#timer.unref()
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#running
   }
 }
 
@@ -252,13 +218,22 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
 
   // Services: the domain rules.
   // Events carry resources in the API's shapes: the routes' serializers, as the API answers.
-  const events = new EventRecorder({
+  const file = (stored: StoredFile) => serializeFile(stored, urls)
+  const share = (link: ShareWithFile) => serializeShareWithFile(link, urls)
+  const request = (fileRequest: FileRequest) => serializeRequestWithCount(fileRequest, urls)
+  const events = new EventRecorder<FileEvents & ShareEvents & RequestEvents>({
     events: eventsRepository,
     shapes: {
-      file: (file) => serializeFile(file, urls),
-      share: (share) => serializeShareWithFile(share, urls),
-      request: (request) => serializeRequestWithCount(request, urls),
-      submission: serializeSubmission,
+      'file.created': file,
+      'file.deleted': file,
+      'share.created': share,
+      'share.viewed': share,
+      'share.downloaded': share,
+      'submission.received': (received) => ({
+        request: request(received.request),
+        submission: serializeSubmission(received.submission),
+      }),
+      'request.closed': (closed) => ({ request: request(closed.request), reason: closed.reason }),
     },
   })
   const blobDeletions = new BlobDeletionsService({
@@ -274,7 +249,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     deletions: blobDeletions,
     events,
   })
-  const blobApi = new BlobApiService({ uploads: uploadsRepository, blobs, keyring, urls })
+  const stagedBlobs = new StagedBlobs({ uploads: uploadsRepository, blobs })
 
   // Background jobs.
   const fileDigests = new FileDigestsService({ files: filesRepository, blobs, exclusively })
@@ -290,7 +265,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       events,
       tellOwners: config.mail !== undefined,
     }),
-    blobApi,
+    staged: stagedBlobs,
     blobs,
     digests: fileDigests,
   })
@@ -364,6 +339,19 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     events,
     exclusively,
   })
+  // Each after the jobs it hands work to (JobRunner): the mail sender first, upload processing last.
+  const runner = new JobRunner([
+    mailSender,
+    submissionNotices,
+    webhookSender,
+    requestDeadlines,
+    nameIndex,
+    expiredRecords,
+    storageReconciler,
+    blobDeletions,
+    fileDigests,
+    uploadProcessor,
+  ])
   const jobs: Jobs = {
     uploadProcessor,
     fileDigests,
@@ -395,8 +383,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     folders: new FoldersService({
       transaction,
       folders: foldersRepository,
-      files: filesRepository,
-      requests: requestsRepository,
+      contents: [filesRepository, requestsRepository],
     }),
     files,
     zips: new FilesZipService({ files: filesRepository, folders: foldersRepository, blobs }),
@@ -425,7 +412,14 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     }),
     analytics: new AnalyticsService({ analytics: analyticsRepository }),
     uploads,
-    blobApi,
+    blobEndpoint: new BlobEndpointService({
+      uploads: uploadsRepository,
+      staged: stagedBlobs,
+      intents: uploads,
+      blobs,
+      keyring,
+      urls,
+    }),
     health: new HealthService({ pingDatabase: db.ping, blobs }),
     webhooks: new WebhooksService({
       webhooks: webhooksRepository,
@@ -449,31 +443,9 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
         sessionCookie: sessionCookieName(config.publicUrl),
         secret: (name, generate) => serverSecrets.getOrCreate(name, generate),
         pages,
-        trustProxy: config.trustProxy,
+        trustProxy: config.trustProxy !== false,
       }),
-    startJobs: (log) => {
-      uploadProcessor.start(log)
-      fileDigests.start(log)
-      blobDeletions.start(log)
-      storageReconciler.start(log)
-      expiredRecords.start(log)
-      nameIndex.start(log)
-      webhookSender.start(log)
-      requestDeadlines.start(log)
-      mailSender?.start(log)
-      submissionNotices?.start(log)
-    },
-    stopJobs: async () => {
-      await uploadProcessor.stop()
-      await fileDigests.stop()
-      await blobDeletions.stop()
-      await storageReconciler.stop()
-      await expiredRecords.stop()
-      await nameIndex.stop()
-      await webhookSender.stop()
-      await requestDeadlines.stop()
-      await submissionNotices?.stop()
-      await mailSender?.stop()
-    },
+    startJobs: (log) => runner.start(log),
+    stopJobs: () => runner.stop(),
   }
 }

@@ -134,6 +134,14 @@ for (const engine of ENGINES) {
         )
         assert.deepEqual(keys[0]?.scopes, ['files:read', 'folders:read'])
 
+        // A reload sends no form again: no second key, and the secret is not shown again.
+        await page.reload()
+        assert.equal(await page.locator('#new-key-secret').count(), 0)
+        assert.equal(
+          (await ctx.app.services.apiKeys.list((await ctx.app.services.accounts.getByEmail(email)).id))
+            .length,
+          1,
+        )
         // Shown once: the list shows only its prefix.
         await page.goto(`${ctx.base}/account/keys`)
         assert.equal(await page.locator('#new-key-secret').count(), 0)

@@ -145,6 +145,18 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     })
     assert.equal(nulEmail.statusCode, 400)
     assert.match(String(nulEmail.headers['content-type']), /^text\/html/)
+    // Bytes that are not UTF-8: the page says what was wrong with what was sent.
+    const browserOut = new WebClient(app)
+    const token = await browserOut.csrfToken('/account/sign-in')
+    const notUtf8 = await browserOut.send(
+      'POST',
+      '/account/sign-in',
+      `email=a%FF%FE%40example.com&password=x&_csrf=${encodeURIComponent(token)}`,
+      { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
+    )
+    assert.equal(notUtf8.statusCode, 400)
+    assert.match(notUtf8.body, /<h1 id="notice-title">This request could not be used<\/h1>/)
+    assert.match(notUtf8.body, /A form field is not valid text\. Go back and try again\./)
   })
 
   test('signing in leads to the home page, or back to the page asked for; /account to the API keys', async () => {
@@ -233,10 +245,31 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     assertRefused(await post({ scopes: 'files:read' }), 'name', /Fill this in/)
     assert.deepEqual(await app.services.apiKeys.list(accountId), [], 'no key was made')
 
+    // Made, then a redirect: a reload or Back sends nothing again. The secret follows it sealed, and is shown once.
     const made = await post({ name: 'backup', scopes: ['files:read', 'files:write'], expires: '2999-01-01' })
-    assert.equal(made.statusCode, 201)
-    const secret = /id="new-key-secret">([^<]+)</.exec(made.body)?.[1]
+    assert.equal(made.statusCode, 303)
+    assert.equal(made.headers.location, '/account/keys')
+    const shown = await browser.get('/account/keys')
+    assert.equal(shown.statusCode, 200)
+    assert.equal(shown.headers['cache-control'], 'no-store')
+    const secret = /id="new-key-secret">([^<]+)</.exec(shown.body)?.[1]
     assert.match(secret ?? '', /^coffer_/)
+    assert.ok(
+      !made.headers['set-cookie']?.toString().includes((secret as string).slice('coffer_'.length)),
+      'the cookie does not carry the secret readable',
+    )
+    const reloaded = await browser.get('/account/keys')
+    assert.doesNotMatch(reloaded.body, /new-key-secret/, 'shown once')
+    assert.equal(
+      (await app.services.apiKeys.list(accountId)).length,
+      1,
+      'one key, however often the page loads',
+    )
+    // A note sealed for one account opens for no other.
+    const sealed = await app.services.apiKeys.notes.seal(accountId, { keyId: 'x', secret: 'y' })
+    assert.deepEqual(await app.services.apiKeys.notes.open(accountId, sealed), { keyId: 'x', secret: 'y' })
+    assert.equal(await app.services.apiKeys.notes.open('acc_other', sealed), undefined)
+    assert.equal(await app.services.apiKeys.notes.open(accountId, `${sealed}x`), undefined)
     const [key] = await app.services.apiKeys.list(accountId)
     assert.deepEqual(key?.scopes, ['files:read', 'files:write'])
     assert.equal(key?.expiresAt, Date.parse('2999-01-01T00:00:00Z'))
@@ -313,6 +346,34 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     assert.match(quiet, /No wrong password was given for your account in the last 30 days\./)
   })
 
+  test('guesses at the same moment cannot overrun a limit; sign-ins that succeed count nothing', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    const { accounts } = app.services
+    // Nine failures, then sign-ins with the right password: each takes its place while its password is
+    // checked, and gives it back.
+    for (let i = 0; i < 9; i++) {
+      assert.equal(
+        (await accounts.signIn({ email, password: `wrong ${i}`, client: 'ip:10.7.0.1' })).kind,
+        'wrong',
+      )
+    }
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await accounts.signIn({ email, password: PASSWORD, client: 'ip:10.7.0.1' })).kind, 'ok')
+    }
+    // Twenty-five guesses at once from an address with one failure left: one is checked, the rest wait,
+    // however their password checks interleave.
+    const guesses = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        accounts.signIn({ email, password: `at once ${i}`, client: 'ip:10.7.0.1' }),
+      ),
+    )
+    assert.deepEqual(
+      guesses.map((guess) => guess.kind).sort(),
+      ['wrong', ...Array(24).fill('throttled')].sort(),
+    )
+  })
+
   test('guesses spread over many addresses meet the account’s own, looser limit: 100', async () => {
     const { app } = ctx()
     const email = await newAccount(ctx())
@@ -330,6 +391,83 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     }
     const next = await app.services.accounts.signIn({ email, password: PASSWORD, client: 'ip:10.5.0.1' })
     assert.equal(next.kind, 'throttled', 'the next, from any address, waits')
+  })
+
+  test('strangers who use up the account’s limit do not lock out the owner’s browser, from any address', async () => {
+    const { app } = ctx()
+    const email = await newAccount(ctx())
+    // The owner signed in once from this browser: it keeps a token that names the account, for sign-ins only.
+    const owner = new WebClient(app)
+    const first = await postFrom(owner, '10.7.0.1', '/account/sign-in', { email, password: PASSWORD })
+    assert.equal(first.statusCode, 303)
+    owner.keepCookies(first)
+    const device = [first.headers['set-cookie'] ?? []].flat().join('\n')
+    assert.match(
+      device,
+      /coffer_device=acc_[^;]+; Max-Age=31536000; Path=\/account\/sign-in; HttpOnly; SameSite=Lax/,
+    )
+    await owner.post('/account/sign-out', {}, '/account/keys')
+    assert.equal(await signedIn(owner), false)
+
+    // 110 wrong passwords from 11 addresses (ten IPv6 /64s and one IPv4): the account's own limit, 100, is used
+    // up, and the last ten are refused unchecked.
+    const strangers = [...Array.from({ length: 10 }, (_, i) => `2001:db8:${i}::1`), '10.8.0.1']
+    const answers: number[] = []
+    for (const address of strangers) {
+      for (let i = 0; i < 10; i++) {
+        const wrong = await postFrom(new WebClient(app), address, '/account/sign-in', {
+          email,
+          password: `x${i}`,
+        })
+        answers.push(wrong.statusCode)
+      }
+    }
+    assert.deepEqual(answers.slice(0, 100), Array(100).fill(401))
+    assert.ok(answers.slice(100).includes(429))
+    // The account's allowance gives back a guess every 36 s: on a slow machine some came back meanwhile.
+    for (let i = 0; ; i++) {
+      const late = await postFrom(new WebClient(app), `10.8.1.${i}`, '/account/sign-in', {
+        email,
+        password: 'y',
+      })
+      if (late.statusCode === 429) break
+      assert.equal(late.statusCode, 401)
+    }
+    const stranger = await postFrom(new WebClient(app), '10.9.0.1', '/account/sign-in', {
+      email,
+      password: PASSWORD,
+    })
+    assert.equal(stranger.statusCode, 429, 'a new browser waits, the right password or not')
+    // The owner's browser, from an address of the day, is let in with the right password.
+    const back = await postFrom(owner, '192.0.2.44', '/account/sign-in', { email, password: PASSWORD })
+    assert.equal(back.statusCode, 303, back.body)
+    owner.keepCookies(back)
+    assert.equal(await signedIn(owner), true)
+    // A token is the account's alone: another account's browser is a stranger to this one.
+    const other = await newAccount(ctx())
+    const otherBrowser = new WebClient(app)
+    const theirs = await postFrom(otherBrowser, '10.7.0.2', '/account/sign-in', {
+      email: other,
+      password: PASSWORD,
+    })
+    assert.equal(theirs.statusCode, 303)
+    otherBrowser.keepCookies(theirs)
+    await otherBrowser.post('/account/sign-out', {}, '/account/keys')
+    const elsewhere = await postFrom(otherBrowser, '10.7.0.2', '/account/sign-in', {
+      email,
+      password: PASSWORD,
+    })
+    assert.equal(elsewhere.statusCode, 429)
+    // Nor does a token made up, or tampered with, help.
+    const forged = await app.services.accounts.signIn({
+      email,
+      password: PASSWORD,
+      client: 'ip:10.9.0.2',
+      device: device
+        .replace(/^.*coffer_device=([^;]+);.*$/s, '$1')
+        .replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+    })
+    assert.equal(forged.kind, 'throttled')
   })
 
   test('every form of the account pages refuses a post without its CSRF token, and changes nothing', async () => {

@@ -247,7 +247,7 @@ for (const engine of ENGINES) {
         assert.deepEqual(seen.cards, {
           Views: String(one.views),
           Downloads: String(one.downloads),
-          Link: 'Active',
+          Link: 'Shared',
         })
         assert.deepEqual(
           seen.rows,

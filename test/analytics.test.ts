@@ -71,22 +71,29 @@ describeEachEngine('analytics', (ctx) => {
     const fresh = await analytics(c.app, a.token, s.id)
     assert.equal(fresh.status, 200)
     assert.deepEqual(fresh.body, {
-      data: { shareId: s.id, views: 0, downloads: 0, isActive: true, expiresAt: null },
+      data: { shareId: s.id, views: 0, downloads: 0, isActive: true, state: 'active', expiresAt: null },
     })
 
     await record(c, s, 7, 3)
     assert.deepEqual((await analytics(c.app, a.token, s.id)).body, {
-      data: { shareId: s.id, views: 7, downloads: 3, isActive: true, expiresAt: null },
+      data: { shareId: s.id, views: 7, downloads: 3, isActive: true, state: 'active', expiresAt: null },
     })
 
     await call(c.app, 'PATCH', `/api/v1/shares/${s.id}`, { token: a.token, body: { expiresAt: FUTURE } })
     assert.deepEqual((await analytics(c.app, a.token, s.id)).body, {
-      data: { shareId: s.id, views: 7, downloads: 3, isActive: true, expiresAt: FUTURE },
+      data: { shareId: s.id, views: 7, downloads: 3, isActive: true, state: 'active', expiresAt: FUTURE },
     })
 
     const expiredAt = await expire(c, s.id)
     assert.deepEqual((await analytics(c.app, a.token, s.id)).body, {
-      data: { shareId: s.id, views: 7, downloads: 3, isActive: false, expiresAt: expiredAt },
+      data: {
+        shareId: s.id,
+        views: 7,
+        downloads: 3,
+        isActive: false,
+        state: 'expired',
+        expiresAt: expiredAt,
+      },
     })
 
     await call(c.app, 'PATCH', `/api/v1/shares/${s.id}`, {
@@ -98,7 +105,7 @@ describeEachEngine('analytics', (ctx) => {
     assert.equal((await c.app.inject({ method: 'GET', url: page })).statusCode, 410)
     assert.equal((await c.app.inject({ method: 'GET', url: `${page}/download` })).statusCode, 410)
     assert.deepEqual((await analytics(c.app, a.token, s.id)).body, {
-      data: { shareId: s.id, views: 7, downloads: 3, isActive: false, expiresAt: null },
+      data: { shareId: s.id, views: 7, downloads: 3, isActive: false, state: 'disabled', expiresAt: null },
     })
   })
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { describe, test } from 'node:test'
+import { crc32 } from 'node:zlib'
 import {
   type BlobStore,
   InvalidPartError,
@@ -42,10 +43,11 @@ export function multipartUploadsSuite(store: () => BlobStore, rules: StoreRules)
       return written.sort((a, b) => a.partNumber - b.partNumber)
     }
 
-    /** What completing gives for a blob of `bytes`: its size, and its SHA-256 where the store computes it. */
+    /** What completing gives for a blob of `bytes`: its size, and its SHA-256 and CRC-32 where the store computes them. */
     const joined = (bytes: Buffer) => ({
       size: bytes.length,
       sha256: rules.hashesMultipart ? sha256(bytes) : undefined,
+      crc32: rules.hashesMultipart ? crc32(bytes) : undefined,
     })
 
     /** Completes and checks that the blob, its size and its SHA-256 are exactly `expected`. */

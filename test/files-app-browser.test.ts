@@ -6,6 +6,7 @@
 // page and state is screenshotted on a phone and a desktop, light and dark, and checked with axe-core.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Browser, Page } from 'playwright-core'
 import {
   assertAccessible,
@@ -232,10 +233,22 @@ for (const engine of ENGINES) {
         assert.match(await page.locator('.file-status').innerText(), /\d+ % · .* of 3\.1 MB · .*\/s/)
         await screenshot(page, `files-${engine}-uploading-desktop`)
         await assertAccessible(page, 'an upload under way')
+        // Leaving the page would end the upload: the browser asks first, and staying keeps it going.
+        const asked = new Promise<string>((resolve, reject) => {
+          setTimeout(() => reject(new Error('the browser did not ask before leaving')), 10_000)
+          page.once('dialog', (dialog) => {
+            resolve(dialog.type())
+            void dialog.dismiss()
+          })
+        })
+        await page.getByRole('link', { name: 'Analytics' }).click({ noWaitAfter: true })
+        assert.equal(await asked, 'beforeunload')
+        assert.equal(new URL(page.url()).pathname, '/')
+        assert.equal(await uploadState(page, 'slow.bin'), 'uploading')
         await page.getByRole('button', { name: 'Cancel the upload of slow.bin' }).click()
         assert.equal(await uploadState(page, 'slow.bin'), 'cancelled')
         await throttleUploads(page, -1)
-        await page.getByRole('button', { name: 'Send again slow.bin' }).click()
+        await page.getByRole('button', { name: 'Retry the upload of slow.bin', exact: true }).click()
         await page.locator('.file-item[data-state="done"]').waitFor({ timeout: 30_000 })
         const files = (await api(o.token, 'GET', '/files')).body.data as { id: string; name: string }[]
         assert.deepEqual(
@@ -436,16 +449,15 @@ for (const engine of ENGINES) {
           .locator('label[for="upload-input"]')
           .evaluate((label) => getComputedStyle(label).outlineStyle)
         assert.equal(ring, 'solid', 'the label shows the input’s focus')
-        // Space opens the chooser; once in a while under load headless Chromium drops the first press (the
-        // focus is on the input all along), so a second press is allowed, as a person would press again.
-        let chooser = page.waitForEvent('filechooser', { timeout: 5_000 })
+        // Space opens the chooser. Once in a while under load headless Chromium drops the first press (the focus
+        // is on the input all along), so a second press is allowed, as a person would press again. One listener
+        // waits through both presses: a first chooser that opens late is still caught (a listener that gave up
+        // would leave it open, and an open chooser swallows the second press).
+        const opened = page.waitForEvent('filechooser', { timeout: 60_000 })
         await page.keyboard.press('Space')
-        const opened = await chooser.catch(async () => {
-          chooser = page.waitForEvent('filechooser')
-          await page.keyboard.press('Space')
-          return chooser
-        })
-        await opened.setFiles([
+        const late = await Promise.race([opened.then(() => false), sleep(5_000).then(() => true)])
+        if (late) await page.keyboard.press('Space')
+        await (await opened).setFiles([
           { name: 'typed.txt', mimeType: 'text/plain', buffer: Buffer.from('by keyboard') },
         ])
         await page.locator('tbody tr', { hasText: 'typed.txt' }).waitFor({ timeout: 30_000 })

@@ -45,6 +45,15 @@ describeEachEngine('the files app over HTTP', (ctx) => {
       assert.equal(res.statusCode, 303, path)
       assert.equal(res.headers.location, `/account/sign-in?return_to=${encodeURIComponent(path)}`)
     }
+    // curl and link checkers ask for any type: they are sent to sign in too, not shown an error.
+    const curl = await app.inject({ method: 'GET', url: '/', headers: { accept: '*/*' } })
+    assert.equal(curl.statusCode, 303)
+    assert.equal(curl.headers.location, '/account/sign-in?return_to=%2F')
+    const bare = await app.inject({ method: 'GET', url: '/folders' })
+    assert.equal(bare.statusCode, 303)
+    // A script asking for JSON, or posting, is told it is signed out.
+    const json = await app.inject({ method: 'GET', url: '/', headers: { accept: 'application/json' } })
+    assert.equal(json.statusCode, 401)
     const o = await owner(ctx())
     const withKey = await app.inject({
       method: 'GET',
@@ -279,6 +288,18 @@ describeEachEngine('the files app over HTTP', (ctx) => {
       '/',
     )
     assert.equal(foreignReturn.headers.location, '/?done=nothing-selected', 'no open redirect')
+  })
+
+  test('renaming a file: a blank name is said to be empty, a long one too long', async () => {
+    const o = await owner(ctx())
+    const file = await createFile(ctx(), o.id, { name: 'draft.txt' })
+    const blank = await o.web.post(`/files/${file.id}/rename`, { name: '   ' }, `/files/${file.id}`)
+    assert.equal(blank.statusCode, 400)
+    assert.match(textOf(blank.body), /Give the file a name: this one is empty\./)
+    const long = await o.web.post(`/files/${file.id}/rename`, { name: 'x'.repeat(256) }, `/files/${file.id}`)
+    assert.equal(long.statusCode, 400)
+    assert.match(textOf(long.body), /Give the file a name of at most 255 characters\./)
+    assert.equal((await ctx().app.services.files.get(o.id, file.id)).name, 'draft.txt')
   })
 
   test('folders: create, a duplicate or blank name refused beside the field, rename, delete moves the files to root', async () => {

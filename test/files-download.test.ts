@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { blobKeyOf } from '../src/files/blob-keys.ts'
+import { blobKeyOf } from '../src/blob/blob-keys.ts'
 import { newId } from '../src/ids.ts'
 import {
   assertError,

@@ -1,5 +1,5 @@
 // "Download as one zip": a selection of the owner's files (POST /files/zip) or a whole folder
-// (GET /folders/{id}/zip), streamed as it is built (src/files/zip-stream.ts, zip.service.ts). Each archive
+// (GET /folders/{id}/zip), streamed as it is built (src/files/zip/zip-stream.ts, zip.service.ts). Each archive
 // is unpacked by two independent readers, Info-ZIP's unzip and Python's zipfile, and must give back the same
 // bytes under safe, unique names, whether the file's CRC-32 was stored by upload processing or is computed as
 // its bytes pass. Also: the CRC that processing stores; a folder larger than one page of rows (no
@@ -19,9 +19,9 @@ import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
 import { FilesRepository } from '../src/files/files.repository.ts'
-import { FilesZipService } from '../src/files/zip.service.ts'
-import { EntryNames, safeEntryName } from '../src/files/zip-names.ts'
-import { type ZipEntry, ZipStream, zipLength } from '../src/files/zip-stream.ts'
+import { FilesZipService } from '../src/files/zip/zip.service.ts'
+import { EntryNames, safeEntryName } from '../src/files/zip/zip-names.ts'
+import { type ZipEntry, ZipStream, zipLength } from '../src/files/zip/zip-stream.ts'
 import { FoldersRepository } from '../src/folders/folders.repository.ts'
 import { createFolder, insertFiles } from './support/files-helpers.ts'
 import { captureLogs, createAccount, createFile, ENGINES, type TestAccount } from './support/harness.ts'
@@ -456,9 +456,19 @@ for (const engine of ENGINES) {
       })
       assert.equal(post.statusCode, 303)
       assert.equal(post.headers.location, '/account/sign-in')
-      // A script without a session gets the API's envelope.
-      const script = await c.app.inject({ method: 'GET', url: `/folders/${folder.id}/zip` })
+      // A script that asks for JSON is refused with a 401; curl, asking for anything, is sent to sign in.
+      const script = await c.app.inject({
+        method: 'GET',
+        url: `/folders/${folder.id}/zip`,
+        headers: { accept: 'application/json' },
+      })
       assert.equal(script.statusCode, 401)
+      const curl = await c.app.inject({
+        method: 'GET',
+        url: `/folders/${folder.id}/zip`,
+        headers: { accept: '*/*' },
+      })
+      assert.equal(curl.statusCode, 303)
     })
 
     test('a blob missing after the first byte cuts the response and is logged; before it, a 404 page', async () => {
@@ -520,11 +530,37 @@ describe('zip names', () => {
     assert.ok(long.endsWith('é.pdf'))
   })
 
-  test('repeat with a number, regardless of case, in linear time', () => {
+  test('usable on Windows and read as they are: no device name, trailing dot or space, or invisible character', () => {
+    for (const [name, safe] of [
+      ['CON.txt', '_CON.txt'],
+      ['nul', '_nul'],
+      ['aux.tar.gz', '_aux.tar.gz'],
+      ['Com1.log', '_Com1.log'],
+      ['lpt\u00B9', '_lpt\u00B9'],
+      ['console.txt', 'console.txt'],
+      ['report. . ', 'report'],
+      ['notes.txt...', 'notes.txt'],
+      ['...', 'file'],
+      ['gnp\u202E.exe', 'gnp.exe'],
+      ['in\u200Bvisi\u00ADble\u2060.pdf', 'invisible.pdf'],
+      ['line\u2028break.txt', 'linebreak.txt'],
+      ['cafe\u0301.txt', 'caf\u00E9.txt'],
+    ] as const) {
+      assert.equal(safeEntryName(name), safe, JSON.stringify(name))
+    }
+  })
+
+  test('repeat with a number, regardless of case and normalization, in linear time', () => {
     const names = new EntryNames()
     assert.deepEqual(
       ['a.txt', 'A.TXT', 'a (2).txt', 'a.txt', 'b'].map((n) => names.name(n)),
       ['a.txt', 'A (2).TXT', 'a (2) (2).txt', 'a (3).txt', 'b'],
+    )
+    // NFC and NFD spellings of one name are one file on macOS: the second is numbered, in NFC.
+    const accents = new EntryNames()
+    assert.deepEqual(
+      ['Caf\u00E9.txt', 'Cafe\u0301.txt', 'CAF\u00C9.TXT'].map((n) => accents.name(n)),
+      ['Caf\u00E9.txt', 'Caf\u00E9 (2).txt', 'CAF\u00C9 (3).TXT'],
     )
     const many = new EntryNames()
     const started = performance.now()

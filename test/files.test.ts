@@ -101,6 +101,7 @@ describeEachEngine('files', (ctx) => {
       publicId: s.public_id,
       publicUrl: `http://coffer.test/s/${s.public_id}`,
       isActive: s === s1,
+      state: s === s1 ? 'active' : s === s2 ? 'expired' : 'disabled',
       expiresAt: s.expires_at === null ? null : iso(s.expires_at),
       viewCount: s.view_count,
       downloadCount: s.download_count,

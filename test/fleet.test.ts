@@ -20,6 +20,7 @@ import { openDatabase } from '../src/db/open.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
 import { cli, newAccount, newEmail, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
+import { requestFrom } from './support/local-address.ts'
 import { type Nginx, nginxMissing, startFleetNginx } from './support/nginx.ts'
 import {
   apiStatus,
@@ -52,46 +53,56 @@ interface Served {
   upstream: string
 }
 
-/** A client address of its own for each anonymous visitor, as nginx passes it on (X-Forwarded-For). */
+/**
+ * A client address of its own for each anonymous visitor: a local address it connects from (nginx passes on the
+ * address it sees, whatever a client puts in X-Forwarded-For).
+ */
 let visitors = 0
+/**
+ * The network of this run's visitors: the limits per address live in the machine's Redis, for an hour, beyond the
+ * run; a run of its own must not meet the counts of an earlier one.
+ */
+const VISITORS_NET = 100 + Math.floor(Math.random() * 150)
 const visitorAddress = () => {
   visitors++
-  return `10.77.${visitors >> 8}.${visitors & 255}`
+  return `127.${VISITORS_NET}.${visitors >> 8}.${visitors & 255}`
 }
 
-/** A browser's cookie jar and forms, over fetch: each request goes through nginx, to whichever process. */
+/** A browser's cookie jar and forms: each request goes through nginx, to whichever process, from its address. */
 class FormClient {
   readonly #cookies = new Map<string, string>()
   readonly #base: string
-  readonly #address = visitorAddress()
+  readonly address = visitorAddress()
 
   constructor(base: string) {
     this.#base = base
   }
 
-  async send(method: 'GET' | 'POST', path: string, form?: Record<string, string>) {
-    const response = await fetch(`${this.#base}${path}`, {
+  /** `headers` are sent too: an X-Forwarded-For that names another client, say. */
+  async send(
+    method: 'GET' | 'POST',
+    path: string,
+    form?: Record<string, string>,
+    headers: Record<string, string> = {},
+  ) {
+    const response = await requestFrom(this.address, `${this.#base}${path}`, {
       method,
-      redirect: 'manual',
       headers: {
         accept: 'text/html',
         cookie: [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        'x-forwarded-for': this.#address,
         ...(form ? { 'content-type': 'application/x-www-form-urlencoded', origin: this.#base } : {}),
+        ...headers,
       },
       body: form ? new URLSearchParams(form).toString() : undefined,
     })
-    for (const header of response.headers.getSetCookie()) {
+    for (const header of response.headers['set-cookie'] ?? []) {
       const [name, value] = (header.split(';')[0] ?? '').split('=')
       if (!name) continue
       if (value === '' || /expires=Thu, 01 Jan 1970/i.test(header)) this.#cookies.delete(name)
       else this.#cookies.set(name, value ?? '')
     }
-    return {
-      status: response.status,
-      location: response.headers.get('location'),
-      text: await response.text(),
-    }
+    const location = response.headers.location
+    return { status: response.status, location: location ?? null, text: response.text }
   }
 
   /** The CSRF token of the first form of `page`'s HTML. */
@@ -170,7 +181,7 @@ describe('three processes behind nginx', { skip }, () => {
           .split('\n')
           .filter(Boolean)
           .map((line) => {
-            const [method = '', uri = '', status = '', ...tried] = line.split(' ')
+            const [method = '', uri = '', status = '', _seconds, ...tried] = line.split(' ')
             return { method, uri, status: Number(status), upstream: tried.at(-1) ?? '' }
           }),
       (served) => served.length >= atLeast,
@@ -235,6 +246,39 @@ describe('three processes behind nginx', { skip }, () => {
     assert.deepEqual(await servedBy('GET', `/api/v1/files/${fileId}/download`, 3), [1, 1, 1])
   })
 
+  test('a blob request refused before its body is read is answered through nginx as itself, not as a 502', async () => {
+    // nginx sends the whole body before it reads the answer: a process that answered and closed the
+    // connection under it would have the refusal logged and passed on as nginx's 502.
+    const body = randomBytes(15 * 1024 * 1024)
+    const requests = Array.from({ length: 4 }, () => [
+      fetch(`${base}/blob/?pathname=refused.bin`, {
+        method: 'PUT',
+        headers: {
+          authorization: 'Bearer vercel_blob_client_not_a_token',
+          'x-vercel-blob-access': 'private',
+        },
+        body,
+      }),
+      fetch(`${base}/blob/mpu?pathname=refused.bin`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer vercel_blob_client_not_a_token',
+          'x-mpu-action': 'upload',
+          'x-mpu-upload-id': 'unknown',
+          'x-mpu-key': 'unknown',
+          'x-mpu-part-number': '1',
+        },
+        body,
+      }),
+    ]).flat()
+    for (const response of await Promise.all(requests)) {
+      assert.equal(response.status, 403, await spreadMessage(response.status))
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'forbidden')
+    }
+    const refused = (await log()).filter((r) => r.uri.startsWith('/blob') && r.status >= 500)
+    assert.deepEqual(refused, [], await spreadMessage(refused))
+  })
+
   test('an image’s preview, made by the process that processed it, comes from every process', async () => {
     const fileId = await uploadFile('photo.png', 'image/png', await samplePng())
     const previews = []
@@ -264,8 +308,8 @@ describe('three processes behind nginx', { skip }, () => {
         .flat()
         .map(async (url) => {
           // Each from a visitor of its own, as a link's public is.
-          const response = await fetch(url, { headers: { 'x-forwarded-for': visitorAddress() } })
-          return { status: response.status, text: await response.text() }
+          const response = await requestFrom(visitorAddress(), url)
+          return { status: response.status, text: response.text }
         }),
     )
     assert.deepEqual([...new Set(answers.map((answer) => answer.status))], [200])
@@ -459,6 +503,130 @@ describe('three processes behind nginx', { skip }, () => {
     }
   })
 
+  test('strangers from many addresses use up an account’s sign-ins; the owner’s browser still signs in, on any process', async () => {
+    const email = await ownerAccount()
+    // The owner signed in once from this browser, and out again.
+    const owner = new FormClient(base)
+    const page = await owner.send('GET', '/account/sign-in')
+    const first = await owner.send('POST', '/account/sign-in', {
+      email,
+      password: PASSWORD,
+      _csrf: FormClient.csrfOf(page),
+    })
+    assert.equal(first.status, 303)
+    const home = await owner.send('GET', '/')
+    await owner.send('POST', '/account/sign-out', { _csrf: FormClient.csrfOf(home) })
+    // 110 wrong passwords, ten from each of eleven addresses, spread over the processes: the account's own
+    // allowance of 100 (in Redis, shared by every process) is used up.
+    const answers: number[] = []
+    await Promise.all(
+      Array.from({ length: 11 }, async () => {
+        const stranger = new FormClient(base)
+        for (let i = 0; i < 10; i++) {
+          const form = await stranger.send('GET', '/account/sign-in')
+          const wrong = await stranger.send('POST', '/account/sign-in', {
+            email,
+            password: `guess ${i}`,
+            _csrf: FormClient.csrfOf(form),
+          })
+          answers.push(wrong.status)
+        }
+      }),
+    )
+    assert.ok(answers.filter((status) => status === 401).length >= 100, `${answers}`)
+    assert.ok(answers.includes(429), `${answers}`)
+    // A new browser waits, the right password or not; the owner's own one is let in, whichever process answers.
+    const newcomer = new FormClient(base)
+    const form = await newcomer.send('GET', '/account/sign-in')
+    const refused = await newcomer.send('POST', '/account/sign-in', {
+      email,
+      password: PASSWORD,
+      _csrf: FormClient.csrfOf(form),
+    })
+    assert.equal(refused.status, 429)
+    for (let i = 0; i < 3; i++) {
+      const again = await owner.send('GET', '/account/sign-in')
+      const back = await owner.send('POST', '/account/sign-in', {
+        email,
+        password: PASSWORD,
+        _csrf: FormClient.csrfOf(again),
+      })
+      assert.equal(back.status, 303, `sign-in ${i} of the owner's browser`)
+      const signedIn = await owner.send('GET', '/')
+      await owner.send('POST', '/account/sign-out', { _csrf: FormClient.csrfOf(signedIn) })
+    }
+  })
+
+  test('through nginx a client cannot choose its address: a new X-Forwarded-For on every request changes nothing', async () => {
+    let spoofed = 0
+    const another = () => ({ 'x-forwarded-for': `6.6.${spoofed >> 8}.${spoofed++ & 255}` })
+
+    // Wrong passwords for one account: the eleventh try from this client is refused, whatever it claims.
+    const email = await ownerAccount()
+    const guesser = new FormClient(base)
+    const answers: number[] = []
+    for (let i = 0; i < 12; i++) {
+      const page = await guesser.send('GET', '/account/sign-in', undefined, another())
+      const wrong = await guesser.send(
+        'POST',
+        '/account/sign-in',
+        { email, password: `wrong ${i}`, _csrf: FormClient.csrfOf(page) },
+        another(),
+      )
+      answers.push(wrong.status)
+    }
+    assert.deepEqual(answers, [...Array(10).fill(401), 429, 429])
+    // The owner's record of failed sign-ins names the address they came from, not what the client claimed.
+    const reader = openDatabase({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, poolSize: 1 })
+    try {
+      const recorded = await reader.kysely
+        .selectFrom('sign_in_failures')
+        .innerJoin('accounts', 'accounts.id', 'sign_in_failures.account_id')
+        .select('sign_in_failures.client')
+        .where('accounts.email', '=', email)
+        .execute()
+      assert.deepEqual([...new Set(recorded.map((row) => row.client))], [`ip:${guesser.address}`])
+    } finally {
+      await reader.close()
+    }
+
+    // Client registrations: 20 an hour from an address.
+    const registrar = visitorAddress()
+    const registered: number[] = []
+    for (let i = 0; i < 22; i++) {
+      const answer = await requestFrom(registrar, `${base}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...another() },
+        body: JSON.stringify({
+          client_name: 'Spoofer',
+          application_type: 'native',
+          redirect_uris: ['http://127.0.0.1/callback'],
+          token_endpoint_auth_method: 'none',
+        }),
+      })
+      registered.push(answer.status)
+    }
+    assert.deepEqual(registered, [...Array(20).fill(201), 429, 429])
+
+    // Guessed API keys count against the client's address: past RATE_LIMIT_MAX a minute, refused.
+    const guessing = visitorAddress()
+    const statuses = new Map<number, number>()
+    let sent = 0
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (sent < RATE_LIMIT_MAX + 100) {
+          sent++
+          const answer = await requestFrom(guessing, `${base}/api/v1/files`, {
+            headers: { authorization: `Bearer coffer_${randomBytes(16).toString('hex')}`, ...another() },
+          })
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
+        }
+      }),
+    )
+    assert.deepEqual([...statuses.keys()].sort(), [401, 429], JSON.stringify([...statuses]))
+    assert.ok((statuses.get(401) ?? 0) <= RATE_LIMIT_MAX + 100, JSON.stringify([...statuses]))
+  })
+
   test('10,000 webhook deliveries shared by the three processes: each attempt made once', async () => {
     const EVENTS = 10_000
     const seen = new Map<string, number>()
@@ -553,6 +721,21 @@ describe('three processes behind nginx', { skip }, () => {
     }
   })
 
+  /**
+   * `fetch` with the suite's key, waiting out a 429 as a client does: the key's budget of RATE_LIMIT_MAX a minute
+   * is shared with the status polls of every upload of the suite, which poll faster when the machine is slower.
+   */
+  const patiently = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    for (;;) {
+      const response = await fetch(url, { ...init, headers: { authorization: `Bearer ${token}` } })
+      if (response.status !== 429) return response
+      await response.arrayBuffer()
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000),
+      )
+    }
+  }
+
   test('one process killed in the middle of uploads and deletes: the clients go on through the others', async () => {
     // Files to delete while the process dies, each stored first.
     const doomed = await Promise.all(
@@ -591,13 +774,10 @@ describe('three processes behind nginx', { skip }, () => {
     const deletes = doomed.map((fileId, i) =>
       withRetries(async (tries) => {
         if (tries === 1) await new Promise((resolve) => setTimeout(resolve, i * 50))
-        const response = await fetch(`${base}/api/v1/files/${fileId}`, {
-          method: 'DELETE',
-          headers: { authorization: `Bearer ${token}` },
-        })
+        const response = await patiently(`${base}/api/v1/files/${fileId}`, { method: 'DELETE' })
         await response.arrayBuffer()
         if (response.status === 404 && tries > 1) return
-        if (response.status !== 204) throw new Error(`DELETE answered ${response.status}`)
+        if (response.status !== 200) throw new Error(`DELETE answered ${response.status}`)
       }),
     )
     await new Promise((resolve) => setTimeout(resolve, 300))
@@ -613,15 +793,12 @@ describe('three processes behind nginx', { skip }, () => {
       const status = await waitForUpload(grant, token)
       assert.equal(status.status, 'complete', `file ${i}: ${JSON.stringify(status)}`)
       const fileId = (status as { result: { id: string } }).result.id
-      const response = await fetch(`${base}/api/v1/files/${fileId}/download`, {
-        headers: { authorization: `Bearer ${token}` },
-      })
+      const response = await patiently(`${base}/api/v1/files/${fileId}/download`)
       assert.equal(sha256(Buffer.from(await response.arrayBuffer())), sha256(files[i] as Buffer))
     }
     for (const fileId of doomed) {
-      const response = await fetch(`${base}/api/v1/files/${fileId}`, {
-        headers: { authorization: `Bearer ${token}` },
-      })
+      const response = await patiently(`${base}/api/v1/files/${fileId}`)
+      await response.arrayBuffer()
       assert.equal(response.status, 404)
     }
     // Nothing to repair, nothing missing (leftovers of the killed process's writes wait for their grace).

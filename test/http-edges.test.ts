@@ -6,6 +6,7 @@ import { once } from 'node:events'
 import { connect } from 'node:net'
 import { test } from 'node:test'
 import { loadConfig } from '../src/config.ts'
+import { clientAddress } from '../src/http/client-address.ts'
 import {
   assertError,
   call,
@@ -276,7 +277,12 @@ test('a credential in a URL is redacted from the request log', async () => {
     const grant = `coffer_grant_${chars(43, 'g')}`
     await call(c.app, 'GET', `/api/v1/files?api_key=${a.token}&limit=5`)
     await call(c.app, 'GET', `/api/v1/files/uploads/x?grant=${grant}`, { token: a.token })
+    // A secret of another shape, in a parameter whose name says what it is: a METRICS_TOKEN, an OAuth token.
+    const metricsToken = chars(40, 'm')
+    await call(c.app, 'GET', `/metrics?token=${metricsToken}`)
+    await call(c.app, 'GET', `/api/v1/files?access_token=${metricsToken}&limit=5`)
     const text = logs.text()
+    assert.ok(!text.includes(metricsToken), 'the token is not logged')
     assert.ok(!text.includes(a.token), 'the key is not logged')
     assert.ok(!text.includes(grant), 'the grant is not logged')
     const urls = logs
@@ -284,17 +290,58 @@ test('a credential in a URL is redacted from the request log', async () => {
       .filter((line) => line.req)
       .map((line) => line.req.url)
     assert.deepEqual(urls, [
-      '/api/v1/files?api_key=coffer_[redacted]&limit=5',
+      '/api/v1/files?api_key=[redacted]&limit=5',
       '/api/v1/files/uploads/x?grant=coffer_[redacted]',
+      '/metrics?token=[redacted]',
+      '/api/v1/files?access_token=[redacted]&limit=5',
     ])
   } finally {
     await c.stop()
   }
 })
 
-test('TRUST_PROXY takes true or false, and stops the server on anything else', () => {
-  assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
-  assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+test('TRUST_PROXY: none, a number of hops (true is one), or proxy addresses and ranges; nothing else starts', () => {
   assert.equal(loadConfig({}).trustProxy, false)
-  assert.throws(() => loadConfig({ TRUST_PROXY: 'yes' }), /TRUST_PROXY must be true or false, got "yes"/)
+  assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, 1)
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,loopback' }).trustProxy, [
+    '127.0.0.1',
+    '10.0.0.0/8',
+    '::1',
+    'loopback',
+  ])
+  for (const bad of ['yes', '0', '11', '10.0.0.0/33', 'proxy.internal', '127.0.0.1,']) {
+    assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY must/, bad)
+  }
+})
+
+test('the client is the nearest address a trusted proxy did not add, and always an IP address', async () => {
+  const cases: [Record<string, string>, string | undefined, string, string][] = [
+    // [settings, X-Forwarded-For, the peer, the client]
+    [{}, '6.6.6.6', '127.0.0.1', '127.0.0.1'],
+    [{ TRUST_PROXY: 'true' }, '6.6.6.6, 203.0.113.9', '127.0.0.1', '203.0.113.9'],
+    [{ TRUST_PROXY: 'true' }, undefined, '127.0.0.1', '127.0.0.1'],
+    [{ TRUST_PROXY: '2' }, '6.6.6.6, 203.0.113.9', '127.0.0.1', '6.6.6.6'],
+    [{ TRUST_PROXY: '127.0.0.1,10.0.0.0/8' }, '6.6.6.6, 198.51.100.7, 10.1.2.3', '127.0.0.1', '198.51.100.7'],
+    [{ TRUST_PROXY: '10.0.0.0/8' }, '6.6.6.6', '127.0.0.1', '127.0.0.1'],
+    // What a trusted proxy passed on that is no address is not believed.
+    [{ TRUST_PROXY: 'true' }, 'not-an-address <b>x</b>', '127.0.0.1', '127.0.0.1'],
+    [{ TRUST_PROXY: '2' }, 'x, 203.0.113.9', '127.0.0.1', '127.0.0.1'],
+  ]
+  for (const [env, forwardedFor, peer, client] of cases) {
+    const c = await startApp('sqlite', { env, deferReady: true })
+    try {
+      c.app.get('/test/client', async (request) => ({ client: clientAddress(request) }))
+      await c.app.ready()
+      const answer = await c.app.inject({
+        url: '/test/client',
+        remoteAddress: peer,
+        headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+      })
+      assert.equal(answer.json().client, client, `${JSON.stringify(env)} ${forwardedFor}`)
+    } finally {
+      await c.stop()
+    }
+  }
 })

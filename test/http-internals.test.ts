@@ -1,7 +1,9 @@
-// Unit checks of speed-ups whose effects the integration tests cannot see directly.
+// Unit checks of speed-ups whose effects the integration tests cannot see directly, and of the HTTP-date reader
+// every conditional request goes through.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { batchedLookup } from '../src/db/read-path/batched-lookup.ts'
+import { httpDate, parseHttpDate } from '../src/http/http-date.ts'
 import { toIso } from '../src/http/schemas.ts'
 import { withNullable } from '../src/http/serialization.ts'
 
@@ -79,4 +81,36 @@ test('batchedLookup: one load per turn, at most 500 ids each; a failed load fail
   const failed = lookUp('bad')
   await assert.rejects(failed, /database down/)
   assert.deepEqual(await lookUp('c'), { id: 'c', value: 'C' }, 'the next turn starts afresh')
+})
+
+test('HTTP dates: the three forms of RFC 9110 and nothing else', () => {
+  const when = Date.UTC(1994, 10, 6, 8, 49, 37)
+  assert.equal(parseHttpDate('Sun, 06 Nov 1994 08:49:37 GMT'), when)
+  assert.equal(parseHttpDate('Sunday, 06-Nov-94 08:49:37 GMT'), when)
+  assert.equal(parseHttpDate('Sun Nov  6 08:49:37 1994'), when)
+  assert.equal(parseHttpDate(httpDate(when)), when)
+  // A two-digit year is at most 50 years ahead.
+  const nextYear = (new Date().getUTCFullYear() + 1) % 100
+  assert.equal(
+    new Date(
+      parseHttpDate(`Monday, 01-Jan-${String(nextYear).padStart(2, '0')} 00:00:00 GMT`) ?? 0,
+    ).getUTCFullYear(),
+    new Date().getUTCFullYear() + 1,
+  )
+  for (const refused of [
+    '1994-11-06T08:49:37.000Z',
+    'Nov 06 1994 08:49:37 GMT',
+    '06 Nov 1994 08:49:37 GMT',
+    'Sun, 06 Nov 1994 08:49:37 UTC',
+    'Sun, 06 Nov 1994 08:49:37 +0000',
+    'sun, 06 nov 1994 08:49:37 gmt',
+    'Sun, 6 Nov 1994 08:49:37 GMT',
+    'Sun, 31 Apr 1994 08:49:37 GMT',
+    'Sun, 06 Nov 1994 24:00:00 GMT',
+    'Sun, 06 Nov 1994 08:49:60 GMT',
+    ' Sun, 06 Nov 1994 08:49:37 GMT',
+    '',
+  ]) {
+    assert.equal(parseHttpDate(refused), undefined, refused)
+  }
 })

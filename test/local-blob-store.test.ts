@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { after, before, describe, type TestContext, test } from 'node:test'
+import { crc32 } from 'node:zlib'
 import { BlobNotFoundError, type PartRef } from '../src/blob/blob-store.ts'
 import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
 import { SLOT_BYTES } from '../src/blob/local-multipart.ts'
@@ -203,6 +204,24 @@ describe('LocalBlobStore on disk', () => {
     assert.deepEqual(await keys('nothing/'), [])
   })
 
+  test('inventory: the blobs, and every other file under the root by its name; never temporary state', async () => {
+    const root = await fresh()
+    const store = await LocalBlobStore.open(root)
+    await store.put('files/acc_a/fil_1', Buffer.from('one'))
+    await writeFile(path.join(root, '.tmp', 'crashed.part'), 'x')
+    await writeFile(path.join(root, 'files', 'acc_a', 'notes.txt'), 'stray')
+    await writeFile(path.join(root, 'Upper.blob'), 'no key is uppercase')
+    await symlink(path.join(root, 'files', 'acc_a', 'fil_1.blob'), path.join(root, 'files', 'linked.blob'))
+    const found = []
+    for await (const { key, name } of store.inventory()) found.push(`${key ?? '-'} ${name}`)
+    assert.deepEqual(found.sort(), [
+      '- Upper.blob',
+      '- files/acc_a/notes.txt',
+      '- files/linked.blob',
+      'files/acc_a/fil_1 files/acc_a/fil_1',
+    ])
+  })
+
   describe('multipart uploads on disk', () => {
     const uploadDirs = async (root: string) => (await readdir(path.join(root, '.tmp'))).sort()
 
@@ -248,6 +267,7 @@ describe('LocalBlobStore on disk', () => {
       const copiedData = await stat(path.join(copiedDir, 'data'))
       const result = await store.completeMultipart(copied, copiedParts)
       assert.equal(result.sha256, sha256(Buffer.concat(parts)))
+      assert.equal(result.crc32, crc32(Buffer.concat(parts)))
       assert.notEqual((await stat(path.join(root, 'a/copied.blob'))).ino, copiedData.ino)
       assert.ok((await readAll(await store.get('a/copied'))).equals(Buffer.concat(parts)))
       assert.deepEqual(await uploadDirs(root), [])
@@ -293,6 +313,7 @@ describe('LocalBlobStore on disk', () => {
       assert.deepEqual(await store.completeMultipart(upload, written), {
         size: total,
         sha256: sha256(Buffer.concat(parts)),
+        crc32: crc32(Buffer.concat(parts)),
       })
       assert.equal(read, 0)
     })
@@ -330,6 +351,7 @@ describe('LocalBlobStore on disk', () => {
       assert.deepEqual(await completer.completeMultipart(upload, written), {
         size: 3 * SLOT_BYTES + 10,
         sha256: sha256(Buffer.concat(parts)),
+        crc32: crc32(Buffer.concat(parts)),
       })
       assert.ok((await readAll(await writerA.get('a/shared'))).equals(Buffer.concat(parts)))
       assert.deepEqual(await uploadDirs(root), [])

@@ -18,7 +18,7 @@ test('a URL keeps four characters of a public id, and none of a credential', () 
     '/api/v1/public/requests/abcd…/uploads',
   )
   assert.equal(redactedUrl('/s/ab'), '/s/ab…')
-  assert.equal(redactedUrl('/api/v1/files?key=coffer_secret'), '/api/v1/files?key=coffer_[redacted]')
+  assert.equal(redactedUrl('/api/v1/files?key=coffer_secret'), '/api/v1/files?key=[redacted]')
   assert.equal(redactedUrl('/api/v1/files/fil_123'), '/api/v1/files/fil_123')
 })
 

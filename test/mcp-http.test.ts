@@ -147,6 +147,47 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('large messages are served a few at a time: two per credential, the rest told to come back', async () => {
+      const account = await createAccount(ctx.app)
+      const content = Buffer.alloc(8 * 1024 * 1024, 7).toString('base64')
+      /** One upload_file call, as an agent's SDK sends it: a JSON-RPC message of about 11 MiB. */
+      const upload = (i: number) =>
+        fetch(`${ctx.base}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${account.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'tools/call',
+            params: { name: 'upload_file', arguments: { name: `big-${i}.bin`, content, encoding: 'base64' } },
+          }),
+        })
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => upload(i)))
+      const statuses = answers.map((answer) => answer.status)
+      assert.ok(
+        statuses.every((status) => status === 200 || status === 429),
+        `${statuses}`,
+      )
+      assert.ok(statuses.filter((status) => status === 200).length >= 2, `${statuses}`)
+      const refused = answers.filter((answer) => answer.status === 429)
+      assert.ok(refused.length >= 1, `${statuses}`)
+      for (const answer of refused) {
+        assert.equal(answer.headers.get('retry-after'), '5')
+        const body = await answer.json()
+        assert.match(body.error.message, /a credential may send 2 at a time/)
+      }
+      for (const answer of answers.filter((a) => a.status === 200)) {
+        const body = await answer.json()
+        assert.match(body.result.content[0].text, /^Uploaded big-\d\.bin/)
+      }
+      // Sent again once the others are done, it goes through.
+      assert.equal((await upload(9)).status, 200)
+    })
+
     test('without a credential: 401 pointing to the resource metadata of /mcp', async () => {
       const response = await fetch(`${ctx.base}/mcp`, {
         method: 'POST',

@@ -16,7 +16,7 @@ import { Coffer } from '../src/sdk/index.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 
-const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'user-cli', 'main.ts')
+const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'coffer-cli', 'main.ts')
 
 const TOOLS = [
   'search_files',
@@ -73,6 +73,13 @@ for (const engine of ENGINES) {
         assert.equal(byName.get('search_files')?.annotations?.readOnlyHint, true)
         assert.equal(byName.get('upload_file')?.annotations?.readOnlyHint, false)
         assert.deepEqual(byName.get('get_file')?.inputSchema.required, ['fileId'])
+        // Every argument says what it is: a model fills in only what it understands.
+        const undescribed = tools.flatMap((t) =>
+          Object.entries((t.inputSchema.properties ?? {}) as Record<string, { description?: string }>)
+            .filter(([, schema]) => !schema.description)
+            .map(([name]) => `${t.name}.${name}`),
+        )
+        assert.deepEqual(undescribed, [])
 
         const call = async (name: string, args: Record<string, unknown>) => {
           const result = (await client.callTool({ name, arguments: args })) as CallToolResult
@@ -142,29 +149,62 @@ for (const engine of ENGINES) {
           publicUrl: string
         }
         assert.equal((await fetch(share.publicUrl)).status, 200)
+        // Sharing again with settings applies them to the link that is on; the API's bounds are the tools'.
+        const locked = await call('share_file', { fileId: file.id, password: 'open sesame', maxDownloads: 5 })
+        assert.deepEqual(
+          [
+            (locked.structuredContent as { id: string }).id,
+            (locked.structuredContent as { hasPassword: boolean }).hasPassword,
+            (locked.structuredContent as { maxDownloads: number }).maxDownloads,
+          ],
+          [share.id, true, 5],
+        )
+        const tooShort = (await client.callTool({
+          name: 'share_file',
+          arguments: { fileId: file.id, password: 'abc' },
+        })) as CallToolResult
+        assert.equal(tooShort.isError, true)
+        const open = await call('share_file', { fileId: file.id, password: null, maxDownloads: null })
+        assert.deepEqual(open.content, [{ type: 'text', text: `Shared: ${share.publicUrl}` }])
+        assert.equal((open.structuredContent as { hasPassword: boolean }).hasPassword, false)
         assert.equal(
           ((await call('list_shares', {})).structuredContent as { data: unknown[] }).data.length,
           1,
         )
-        assert.equal(
-          (
-            (await call('update_share', { shareId: share.id, isActive: false })).structuredContent as {
-              isActive: boolean
-            }
-          ).isActive,
-          false,
-        )
+        const turnedOff = await call('update_share', { shareId: share.id, isActive: false })
+        assert.equal((turnedOff.structuredContent as { isActive: boolean }).isActive, false)
+        // The link's state (share-state.ts), in the text a model reads as in the data.
+        assert.equal((turnedOff.structuredContent as { state: string }).state, 'disabled')
+        assert.deepEqual(turnedOff.content, [{ type: 'text', text: `${share.publicUrl} is disabled.` }])
         assert.equal(
           ((await call('get_analytics', { shareId: share.id })).structuredContent as { views: number }).views,
           1,
         )
         assert.equal(((await call('get_analytics', {})).structuredContent as { views: number }).views, 1)
+        // With a period, the days that had any, in words a person reads ("1 view").
+        const today = new Date().toISOString().slice(0, 10)
+        const days = await call('get_analytics', { shareId: share.id, from: today })
+        assert.deepEqual(days.content, [
+          { type: 'text', text: `1 view, 0 downloads in all.\n${today}: 1 view, 0 downloads` },
+        ])
 
-        const request = (await call('create_file_request', { title: 'Receipts', folderId: folder.id }))
-          .structuredContent as { id: string }
-        assert.equal(
-          ((await call('list_file_requests', {})).structuredContent as { data: unknown[] }).data.length,
-          1,
+        const request = (
+          await call('create_file_request', {
+            title: 'Receipts',
+            folderId: folder.id,
+            maxFiles: 3,
+            allowedTypes: ['.pdf'],
+          })
+        ).structuredContent as { id: string }
+        // The limits given are the request's.
+        const api = new Coffer({ url: ctx.base, credentials: { apiKey: account.token } })
+        const limits = await api.requests.limits(request.id)
+        assert.deepEqual([limits.maxFiles, limits.allowedTypes], [3, ['.pdf']])
+        const requests = await call('list_file_requests', {})
+        assert.equal((requests.structuredContent as { data: unknown[] }).data.length, 1)
+        assert.match(
+          JSON.stringify(requests.content),
+          new RegExp(`Receipts \\(${request.id}, open, 0 files\\)`),
         )
         assert.deepEqual(
           (

@@ -3,7 +3,7 @@
 // rules and a length; names are shown without the characters that reorder or hide text.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { displayedClientName } from '../src/oauth/client-metadata.ts'
+import { displayedClientText } from '../src/oauth/client-metadata.ts'
 import { confirmCodePage } from '../src/oauth/oauth-pages.views.ts'
 import { ENGINES, startApp } from './support/harness.ts'
 
@@ -11,10 +11,14 @@ type Started = Awaited<ReturnType<typeof startApp>>
 
 const NATIVE = 'http://127.0.0.1/callback'
 
-test('a name is shown without bidi controls or zero-width characters, isolated from the text around it', () => {
-  assert.equal(displayedClientName('Coffer \u202Egnp.exe\u202C Official'), 'Coffer gnp.exe Official')
-  assert.equal(displayedClientName('Co\u200Bffer\u2066 \u2069\uFEFF'), 'Coffer ')
-  assert.equal(displayedClientName('مرحبا Coffer'), 'مرحبا Coffer')
+test('a name is shown without what hides or reorders text, isolated from the text around it', () => {
+  assert.equal(displayedClientText('Coffer \u202Egnp.exe\u202C Official'), 'Coffer gnp.exe Official')
+  assert.equal(displayedClientText('Co\u200Bffer\u2066 \u2069\uFEFF'), 'Coffer ')
+  assert.equal(
+    displayedClientText('C\u00ADo\u034Ff\u180Ef\u206Ae\uFFF9r\u{E0041}\u3164\u2028\u2029\u{1D173}!'),
+    'Coffer!',
+  )
+  assert.equal(displayedClientText('مرحبا Coffer ❤\uFE0F'), 'مرحبا Coffer ❤\uFE0F')
   const page = confirmCodePage({
     action: '/oauth/device',
     xsrf: 'x',
@@ -34,10 +38,13 @@ for (const engine of ENGINES) {
       await c?.stop()
     })
 
+    // Each from an address of its own: registrations, refused ones too, are limited to 20 an hour per address.
+    let registrations = 0
     const register = (metadata: Record<string, unknown> | Buffer) =>
       c.app.inject({
         method: 'POST',
         url: '/oauth/register',
+        remoteAddress: `10.60.${++registrations >> 8}.${registrations & 255}`,
         headers: { 'content-type': 'application/json' },
         payload: Buffer.isBuffer(metadata)
           ? metadata
@@ -97,10 +104,39 @@ for (const engine of ENGINES) {
       }
     })
 
-    test('registered texts: at most their length, well-formed text, no control characters', async () => {
+    test('registered texts: at most their length, well-formed text, nothing that hides or reorders text', async () => {
       const native = { application_type: 'native', redirect_uris: [NATIVE] }
       assert.equal((await register({ ...native, client_name: 'n'.repeat(100) })).statusCode, 201)
-      assert.equal((await register({ ...native, client_name: 'Coffer \u202Egnp.exe\u202C' })).statusCode, 201)
+      assert.equal((await register({ ...native, client_name: 'مرحبا Coffer ❤\uFE0F' })).statusCode, 201)
+      const invisible = [
+        '\u202E',
+        '\u00AD',
+        '\u034F',
+        '\u180E',
+        '\u206A',
+        '\uFFF9',
+        '\u{E0041}',
+        '\u{E007F}',
+        '\u3164',
+        '\u115F',
+        '\u2028',
+        '\u2029',
+        '\u{1D173}',
+        '\u200B',
+        '\uFEFF',
+      ]
+      for (const character of invisible) {
+        for (const key of ['client_name', 'client_uri', 'policy_uri', 'tos_uri', 'logo_uri']) {
+          const value = key === 'client_name' ? `Coffer${character}` : `https://app.example/${character}`
+          const res = await register({ ...native, client_name: 'ok', [key]: value })
+          assert.equal(
+            res.statusCode,
+            400,
+            `${key} with U+${character.codePointAt(0)?.toString(16)}: ${res.body}`,
+          )
+          assert.match(res.json().error_description, /must not hold characters that show nothing/)
+        }
+      }
       for (const [what, metadata] of [
         ['a long name', { client_name: 'n'.repeat(10_000) }],
         ['U+0000', { client_name: 'Co\u0000ffer' }],

@@ -196,16 +196,23 @@ for (const mode of ['memory', 'redis'] as const) {
       }
     })
 
-    test('peek says what a hit would, without counting (the sign-in limits count only failures)', async () => {
+    test('a refund gives back one unit a hit took (the sign-in limits keep only failures)', async () => {
       const store = ctx.app.rateLimitStore({ limit: 3, windowMs: 60_000 })
-      const bucket = `peek-test-${randomBytes(6).toString('hex')}`
+      const bucket = `refund-test-${randomBytes(6).toString('hex')}`
       buckets.add(bucket)
-      for (let i = 0; i < 5; i++) assert.equal((await store.peek(bucket)).allowed, true)
       for (let i = 0; i < 3; i++) assert.equal((await store.hit(bucket)).allowed, true)
-      const blocked = await store.peek(bucket)
+      const blocked = await store.hit(bucket)
       assert.equal(blocked.allowed, false)
       assert.ok(blocked.retryAfterUs > 0 && blocked.retryAfterUs <= 20_000_000)
-      assert.equal((await store.peek(bucket)).allowed, false)
+      await store.refund(bucket)
+      const again = await store.hit(bucket)
+      assert.equal(again.allowed, true)
+      assert.equal(again.remaining, 0)
+      assert.equal((await store.hit(bucket)).allowed, false)
+      // Refunds never give more than a full bucket: three of them leave exactly three units.
+      for (let i = 0; i < 5; i++) await store.refund(bucket)
+      for (let i = 0; i < 3; i++) assert.equal((await store.hit(bucket)).allowed, true)
+      assert.equal((await store.hit(bucket)).allowed, false)
     })
 
     test('a hit may cost several units: all of it is taken, or none (preparations count their files)', async () => {

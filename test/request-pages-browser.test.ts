@@ -285,7 +285,7 @@ for (const engine of ENGINES) {
         await page.locator('[data-summary]').waitFor({ state: 'visible' })
         assert.equal(await page.locator('[data-summary-title]').textContent(), '1 of 2 files sent')
         await throttleUploads(page, -1)
-        await page.getByRole('button', { name: 'Send again slow.bin' }).click()
+        await page.getByRole('button', { name: 'Retry the upload of slow.bin', exact: true }).click()
         await page.waitForFunction(() =>
           [...document.querySelectorAll('.file-item')].every(
             (item) => item.getAttribute('data-state') === 'done',

@@ -157,7 +157,7 @@ for (const engine of ENGINES) {
       const url = String(await page.locator('.req-url').textContent())
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/r\/[0-9a-z]{32}$/)
       // Copied with the button.
-      await page.getByRole('button', { name: /^Copy the public link of/ }).click()
+      await page.getByRole('button', { name: /^Copy link of / }).click()
       await page.locator('[data-copy-status]').filter({ hasText: 'copied' }).waitFor()
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), url)
       assert.equal(await page.getByRole('link', { name: 'Open the public page' }).getAttribute('href'), url)

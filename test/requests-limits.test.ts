@@ -212,32 +212,53 @@ for (const engine of ENGINES) {
       assert.equal((await preparePublic(c.app, publicId, {}, one, '10.23.0.2')).status, 201)
     })
 
+    test('an address holds at most 100 of one request’s uploads not yet sent', async () => {
+      const publicId = await openRequest()
+      const ip = '10.23.3.1'
+      const held = await preparePublic(c.app, publicId, {}, files(100), ip)
+      assert.equal(held.status, 201, JSON.stringify(held.body))
+      const refused = await preparePublic(c.app, publicId, {}, one, ip)
+      assert.match(
+        assertError(refused, 429, 'rate_limited'),
+        /This address has 100 uploads prepared for this file request and not yet sent; it may hold at most 100/,
+      )
+      assert.ok(retryAfter(refused) > 540 && retryAfter(refused) <= 600, `${retryAfter(refused)}`)
+      // Other addresses have shares of their own, and the address may send to another request.
+      assert.equal((await preparePublic(c.app, publicId, {}, files(100), '10.23.3.2')).status, 201)
+      assert.equal((await preparePublic(c.app, await openRequest(), {}, one, ip)).status, 201)
+      // What it cancels, it may prepare again.
+      await cancelPublic(c.app, publicId, held.body.data.uploads.slice(0, 10))
+      assert.equal((await preparePublic(c.app, publicId, {}, files(10), ip)).status, 201)
+    })
+
     test('an address holds at most 500 uploads not yet sent, across requests', async () => {
-      const [r1, r2, r3] = [await openRequest(), await openRequest(), await openRequest()]
+      const [r1, r2, r3, r4, r5, r6] = (await Promise.all(
+        Array.from({ length: 6 }, () => openRequest()),
+      )) as [string, string, string, string, string, string]
       const ip = '10.23.1.1'
       const held = []
-      for (const publicId of [r1, r1, r1, r2, r2]) {
+      for (const publicId of [r1, r2, r3, r4, r5]) {
         const res = await preparePublic(c.app, publicId, {}, files(100), ip)
         assert.equal(res.status, 201, JSON.stringify(res.body))
         held.push(res.body.data.uploads)
       }
-      const refused = await preparePublic(c.app, r3, {}, one, ip)
+      const refused = await preparePublic(c.app, r6, {}, one, ip)
       assert.match(
         assertError(refused, 429, 'rate_limited'),
         /This address has 500 uploads prepared and not yet sent; it may hold at most 500/,
       )
       // The wait is until the first of them expires, unused, ten minutes after it was prepared.
       assert.ok(retryAfter(refused) > 540 && retryAfter(refused) <= 600, `${retryAfter(refused)}`)
-      assert.equal((await preparePublic(c.app, r3, {}, one, '10.23.1.2')).status, 201)
+      assert.equal((await preparePublic(c.app, r6, {}, one, '10.23.1.2')).status, 201)
 
       // Cancelled uploads are not held, and neither are those whose file has arrived.
       await cancelPublic(c.app, r1, held[0])
-      const more = await preparePublic(c.app, r3, {}, files(100), ip)
+      const more = await preparePublic(c.app, r6, {}, files(100), ip)
       assert.equal(more.status, 201)
-      assertError(await preparePublic(c.app, r3, {}, one, ip), 429, 'rate_limited')
+      assertError(await preparePublic(c.app, r1, {}, one, ip), 429, 'rate_limited')
       await sendBytes(more.body.data.uploads[0], 'a')
-      assert.equal((await settle(c.app, r3, more.body.data.uploads.slice(0, 1)))[0]?.status, 'complete')
-      assert.equal((await preparePublic(c.app, r3, {}, one, ip)).status, 201)
+      assert.equal((await settle(c.app, r6, more.body.data.uploads.slice(0, 1)))[0]?.status, 'complete')
+      assert.equal((await preparePublic(c.app, r1, {}, one, ip)).status, 201)
     })
 
     test('a request has at most 1,000 uploads under way, from all addresses', async () => {

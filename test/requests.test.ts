@@ -67,6 +67,7 @@ describeEachEngine('file requests', (ctx) => {
         collectEmail: true,
         emailRequired: true,
         isActive: true,
+        state: 'open',
         createdAt: r.createdAt,
         publicUrl: r.publicUrl,
         folderId: null,
@@ -112,6 +113,7 @@ describeEachEngine('file requests', (ctx) => {
         collectEmail: true,
         emailRequired: false,
         isActive: true,
+        state: 'open',
         createdAt: r.createdAt,
         publicUrl: r.publicUrl,
         folderId: folder.id,
@@ -142,13 +144,13 @@ describeEachEngine('file requests', (ctx) => {
       [{ description: null }, { description: null }],
       [{ emailRequired: false }, { emailRequired: false }],
       [{ emailRequired: true }, { emailRequired: true }],
-      [{ isActive: false }, { isActive: false }],
-      [{ isActive: true }, { isActive: true }],
+      [{ isActive: false }, { isActive: false, state: 'disabled' }],
+      [{ isActive: true }, { isActive: true, state: 'open' }],
       [{ collectEmail: false }, { collectEmail: false, emailRequired: false }],
       [{ collectEmail: true }, { collectEmail: true }],
       [
         { title: 'Both', description: 'd', isActive: false },
-        { title: 'Both', description: 'd', isActive: false },
+        { title: 'Both', description: 'd', isActive: false, state: 'disabled' },
       ],
     ]
     for (const [body, change] of steps) {

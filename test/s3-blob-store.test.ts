@@ -5,14 +5,20 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
-import { BlobStoreUnavailableError, S3_MIN_PART_BYTES, S3BlobStore } from '../src/blob/s3-blob-store.ts'
+import {
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3'
+import { BlobStoreUnavailableError } from '../src/blob/blob-store.ts'
+import { clientSettings, S3_MIN_PART_BYTES, S3BlobStore } from '../src/blob/s3-blob-store.ts'
 import { BlobLengthError } from '../src/blob/sources.ts'
 import { blobStoreSuite } from './blob-store.suite.ts'
 import { chunksOf, failingAfter, MiB, readAll } from './support/blob-store-helpers.ts'
 import { type Ceph, cephMissing, startCeph } from './support/ceph.ts'
 
-const options = (bucket: string, prefix = '') => ({ bucket, prefix, forcePathStyle: true })
+const options = (bucket: string, prefix = '') => ({ bucket, prefix, forcePathStyle: true, timeoutMs: 20_000 })
 
 describe('S3BlobStore', { skip: cephMissing }, () => {
   let ceph: Ceph
@@ -68,7 +74,7 @@ describe('S3BlobStore', { skip: cephMissing }, () => {
       )
     })
 
-    test('keys are objects under the prefix; objects outside it, or not keys, are not listed', async () => {
+    test('keys are objects under the prefix; objects outside it, or not keys, are not listed; the inventory names the latter', async () => {
       const s3 = ceph.client()
       await store.put('files/acc_1/fil_1', Buffer.from('one'))
       await s3.send(new PutObjectCommand({ Bucket: 'own', Key: 'elsewhere/x', Body: 'x' }))
@@ -81,6 +87,13 @@ describe('S3BlobStore', { skip: cephMissing }, () => {
       const listed = []
       for await (const blob of store.list('')) listed.push(blob.key)
       assert.deepEqual(listed, ['files/acc_1/fil_1'])
+      // Everything under the prefix, a key or not; nothing outside it.
+      const inventory = []
+      for await (const { key, name, size } of store.inventory()) inventory.push({ key, name, size })
+      assert.deepEqual(inventory, [
+        { key: undefined, name: 'Not.A.Key', size: 1 },
+        { key: 'files/acc_1/fil_1', name: 'files/acc_1/fil_1', size: 3 },
+      ])
       s3.destroy()
     })
 
@@ -131,6 +144,59 @@ describe('S3BlobStore', { skip: cephMissing }, () => {
       assert.ok(Math.abs((mine[0]?.modifiedAt ?? 0) - before) < 60_000)
       await store.removeLeftover(mine[0]?.id ?? '')
       for await (const leftover of store.leftovers()) assert.ok(!leftover.id.includes(upload.uploadId))
+    })
+
+    test('as the server configures it: a slow transfer that keeps moving goes through; a frozen store is unavailable within two timeouts', async () => {
+      const timeoutMs = 1000
+      const client = new S3Client({
+        ...clientSettings({ forcePathStyle: true, timeoutMs }),
+        endpoint: ceph.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: ceph.accessKeyId, secretAccessKey: ceph.secretAccessKey },
+      })
+      const timed = await S3BlobStore.open({ ...options('own', 'p/'), timeoutMs }, client)
+      try {
+        // A chunk every 400 ms for 2.4 s: longer than the timeout in all, never silent for as long.
+        async function* trickle() {
+          for (let i = 0; i < 6; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 400))
+            yield Buffer.alloc(1024, i)
+          }
+        }
+        assert.deepEqual(await timed.put('slow/moving', trickle(), 6 * 1024), { size: 6 * 1024 })
+        const big = randomBytes(48 * MiB)
+        await timed.put('slow/big', big)
+        const reading = await timed.get('slow/big')
+        const first = await new Promise<Buffer>((resolve) => reading.once('data', resolve))
+        reading.pause()
+        assert.ok(first.length > 0)
+
+        await ceph.gateway.freeze()
+        try {
+          for (const [what, call] of [
+            ['get', () => timed.get('slow/moving')],
+            ['stat', () => timed.stat('slow/moving')],
+            ['put', () => timed.put('slow/other', Buffer.from('x'))],
+          ] as const) {
+            const started = Date.now()
+            await assert.rejects(call, BlobStoreUnavailableError, what)
+            const waited = Date.now() - started
+            assert.ok(waited >= timeoutMs && waited < 2 * timeoutMs + 1500, `${what} waited ${waited} ms`)
+          }
+          // A download under way whose store stops sending ends within the timeout, once what was in flight is read.
+          const started = Date.now()
+          reading.resume()
+          await assert.rejects(async () => {
+            for await (const _ of reading);
+          }, /timed out/)
+          assert.ok(Date.now() - started < timeoutMs + 3000)
+        } finally {
+          await ceph.gateway.thaw()
+        }
+        assert.deepEqual(await timed.stat('slow/moving'), { size: 6 * 1024 })
+      } finally {
+        timed.close()
+      }
     })
   })
 })

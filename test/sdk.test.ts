@@ -293,6 +293,15 @@ for (const engine of ENGINES) {
         (await collect(coffer.shares.list())).map((s) => s.id),
         [share.id],
       )
+      // shares.share applies settings to the link that is on, which shares.create leaves as it is.
+      assert.equal((await coffer.shares.create({ fileId: file.id, maxDownloads: 2 })).maxDownloads, null)
+      const limited = await coffer.shares.share(file.id, { maxDownloads: 2, password: 'open sesame' })
+      assert.deepEqual([limited.id, limited.maxDownloads, limited.hasPassword], [share.id, 2, true])
+      assert.equal((await coffer.shares.share(file.id, { password: null })).hasPassword, false)
+      assert.equal((await coffer.shares.update(share.id, { isActive: false })).isActive, false)
+      // A link that is off is turned on again, with the settings given.
+      const again = await coffer.shares.share(file.id, { maxDownloads: null })
+      assert.deepEqual([again.id, again.state, again.maxDownloads], [share.id, 'active', null])
       assert.equal((await coffer.shares.update(share.id, { isActive: false })).isActive, false)
 
       const request = await coffer.requests.create({

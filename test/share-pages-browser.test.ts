@@ -276,6 +276,32 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('a Download after the link’s limit ran out shows why, instead of failing without a word', async () => {
+      const link = await uploadAndShare(
+        ctx,
+        account,
+        { name: 'Once only.txt', type: 'text/plain', bytes: Buffer.from('once') },
+        { maxDownloads: 1 },
+      )
+      const context = await newContext(browser, 'desktop', 'light')
+      try {
+        const page = await context.newPage()
+        await page.goto(`${ctx.base}${link.path}`)
+        // While the page is open, someone else takes the one download the link allows.
+        const elsewhere = await fetch(`${ctx.base}${link.path}/download`)
+        assert.equal(await elsewhere.text(), 'once')
+        // The press meets the limit, and the browser shows the 410 page instead of a failed download.
+        await page.getByRole('link', { name: 'Download' }).click()
+        await page.getByRole('heading', { name: 'This link is no longer available' }).waitFor()
+        assert.match(
+          await page.getByRole('main').innerText(),
+          /downloaded as many times as its owner allowed/,
+        )
+      } finally {
+        await context.close()
+      }
+    })
+
     test('the password form, wrong then right, and the error pages', async () => {
       const link = await uploadAndShare(
         ctx,

@@ -70,7 +70,9 @@ describeEachEngine('share pages', (ctx) => {
     assert.match(res.body, /<li>1\.5 kB<\/li>/)
     assert.match(res.body, /<li title="text\/plain">Text<\/li>/)
     assert.match(res.body, new RegExp(`<time datetime="${new Date(file.createdAt).toISOString()}"`))
-    assert.ok(res.body.includes(`href="${share.download}" download`))
+    // A plain link: the answer's Content-Disposition saves the file, and a refusal is shown as its page.
+    assert.ok(res.body.includes(`href="${share.download}">`))
+    assert.ok(!res.body.includes(`href="${share.download}" download`))
     assert.ok(res.body.includes(`<meta property="og:title" content="${escaped}">`))
     assert.ok(res.body.includes('<meta property="og:description" content="1.5 kB · Text">'))
     assert.ok(res.body.includes(`<meta property="og:url" content="http://coffer.test${share.page}">`))

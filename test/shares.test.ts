@@ -51,6 +51,7 @@ describeEachEngine('shares', (ctx) => {
       data: {
         id: share.id,
         isActive: true,
+        state: 'active',
         expiresAt: null,
         viewCount: 0,
         downloadCount: 0,
@@ -86,6 +87,7 @@ describeEachEngine('shares', (ctx) => {
       data: {
         id: expiring.body.data.id,
         isActive: true,
+        state: 'active',
         expiresAt: '2099-01-02T03:04:05.000Z',
         viewCount: 0,
         downloadCount: 0,
@@ -121,6 +123,7 @@ describeEachEngine('shares', (ctx) => {
       id: share.id,
       publicId: publicIdOf(share),
       isActive: true,
+      state: 'active',
       expiresAt: Date.parse(FUTURE),
       viewCount: 1,
       downloadCount: 1,
@@ -139,7 +142,7 @@ describeEachEngine('shares', (ctx) => {
 
     const disabled = await patch(c.app, a.token, share.id, { isActive: false })
     assert.equal(disabled.status, 200)
-    assert.deepEqual(disabled.body, { data: { ...counted, isActive: false } })
+    assert.deepEqual(disabled.body, { data: { ...counted, isActive: false, state: 'disabled' } })
 
     const reactivated = await post(c.app, a.token, { fileId: file.id, expiresAt: FUTURE })
     assert.equal(reactivated.status, 201)
@@ -184,19 +187,19 @@ describeEachEngine('shares', (ctx) => {
     const file = await createFile(c, a.id, { name: 'a.txt' })
     const share = (await post(c.app, a.token, { fileId: file.id })).body.data
     const steps: [object, object][] = [
-      [{ expiresAt: FUTURE }, { isActive: true, expiresAt: FUTURE }],
-      [{ isActive: false }, { isActive: false, expiresAt: FUTURE }],
-      [{ expiresAt: null }, { isActive: false, expiresAt: null }],
-      [{ isActive: true }, { isActive: true, expiresAt: null }],
+      [{ expiresAt: FUTURE }, { isActive: true, state: 'active', expiresAt: FUTURE }],
+      [{ isActive: false }, { isActive: false, state: 'disabled', expiresAt: FUTURE }],
+      [{ expiresAt: null }, { isActive: false, state: 'disabled', expiresAt: null }],
+      [{ isActive: true }, { isActive: true, state: 'active', expiresAt: null }],
       [
         { isActive: false, expiresAt: FUTURE_2 },
-        { isActive: false, expiresAt: FUTURE_2 },
+        { isActive: false, state: 'disabled', expiresAt: FUTURE_2 },
       ],
       [
         { isActive: true, expiresAt: null },
-        { isActive: true, expiresAt: null },
+        { isActive: true, state: 'active', expiresAt: null },
       ],
-      [{ isActive: true }, { isActive: true, expiresAt: null }],
+      [{ isActive: true }, { isActive: true, state: 'active', expiresAt: null }],
     ]
     for (const [body, expected] of steps) {
       const res = await patch(c.app, a.token, share.id, body)
@@ -215,7 +218,7 @@ describeEachEngine('shares', (ctx) => {
     const file = await createFile(c, a.id)
     const share = (await post(c.app, a.token, { fileId: file.id, expiresAt: FUTURE })).body.data
     const expiredAt = await expire(c, share.id)
-    const effective = { ...share, isActive: false, expiresAt: expiredAt }
+    const effective = { ...share, isActive: false, state: 'expired', expiresAt: expiredAt }
 
     assert.deepEqual((await get(c.app, a.token, share.id)).body.data, {
       ...effective,
@@ -229,7 +232,8 @@ describeEachEngine('shares', (ctx) => {
     assert.match(message, new RegExp(`expiry ${expiredAt.replace('.', '\\.')} has passed`))
     // Disabling and leaving it alone are fine; the 409 changed nothing.
     const disabled = await patch(c.app, a.token, share.id, { isActive: false })
-    assert.deepEqual(disabled.body, { data: effective })
+    // Disabled comes first of the reasons a link does not open.
+    assert.deepEqual(disabled.body, { data: { ...effective, state: 'disabled' } })
     assertError(await patch(c.app, a.token, share.id, { isActive: true }), 409, 'conflict')
     assert.deepEqual((await get(c.app, a.token, share.id)).body.data.expiresAt, expiredAt)
 

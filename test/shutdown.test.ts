@@ -123,5 +123,35 @@ for (const engine of ENGINES) {
       const status = await waitForUpload(grant, token)
       assert.equal(status.status, 'complete', JSON.stringify(status))
     })
+
+    test('an error nothing caught is logged, as a fatal JSON line with its stack, before the process exits 1', async () => {
+      await server?.stop()
+      // A bug as a fault point plays it: an error thrown where nothing catches it, once a folder is deleted.
+      server = await startServer({ ...env(), COFFER_FAULT_POINT: 'uncaught:folder-deleted' })
+      const { key } = await newKey(storage, (await newAccount(storage)).email, 'all')
+      const auth = { authorization: `Bearer ${key}` }
+      const made = await fetch(`${server.base}/api/v1/folders`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Doomed' }),
+      })
+      const folderId = (await made.json()).data.id
+      await fetch(`${server.base}/api/v1/folders/${folderId}`, { method: 'DELETE', headers: auth }).catch(
+        () => undefined,
+      )
+      await server.exited()
+      assert.equal(server.child.exitCode, 1)
+      const fatal = server
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+        .find((entry) => entry.level === 60)
+      assert.ok(fatal, server.stdout().slice(-2000))
+      assert.equal(fatal.msg, 'the process ends on an error nothing caught')
+      assert.equal(fatal.origin, 'uncaughtException')
+      assert.match(fatal.err.stack, /fault point folder-deleted: an error nothing catches\n\s+at /)
+      server = undefined
+    })
   })
 }

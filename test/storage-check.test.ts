@@ -1,4 +1,4 @@
-// The storage reconciler (src/storage/reconciler.ts) on a store with one of everything that can go wrong:
+// The storage reconciler (src/storage/reconciler.job.ts) on a store with one of everything that can go wrong:
 // a file's blob and a preview without rows (old enough to be orphans, and one too recent to tell), a row whose
 // blob is gone, a stale leftover and one in use, and blobs that are not orphans though no file owns them yet
 // (a processing upload's, a recorded deletion's). Checked through the job and through the CLI, on each engine.
@@ -7,7 +7,7 @@ import { utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { test } from 'node:test'
 import { hashSecret } from '../src/auth/secrets.ts'
-import { blobKeyOf, previewKeyOf } from '../src/files/blob-keys.ts'
+import { blobKeyOf, previewKeyOf, probeKey } from '../src/blob/blob-keys.ts'
 import { newId } from '../src/ids.ts'
 import { BackupsRepository } from '../src/storage/backups.repository.ts'
 import { cli, storageOf } from './support/cli-helpers.ts'
@@ -72,11 +72,20 @@ async function anomalies(c: TestContext) {
   await age(c, deleting)
   await c.db.kysely.insertInto('blob_deletions').values({ key: deleting, recorded_at: now }).execute()
 
+  // A readiness probe whose removal failed, and one under way; something Coffer did not write, with a key's
+  // shape and without one.
+  const strayProbe = probeKey()
+  await c.blobs.put(strayProbe, Buffer.from('ok'))
+  await age(c, strayProbe)
+  await c.blobs.put(probeKey(), Buffer.from('ok'))
+  await c.blobs.put('elsewhere/thing', Buffer.from('not ours'))
+  await writeFile(path.join(c.dataDir, 'blobs', 'README.txt'), 'not a blob')
+
   const temp = path.join(c.dataDir, 'blobs', '.tmp')
   await writeFile(path.join(temp, 'crashed.part'), 'half a blob')
   await utimes(path.join(temp, 'crashed.part'), TWO_HOURS_AGO, TWO_HOURS_AGO)
   await writeFile(path.join(temp, 'writing.part'), 'a write under way')
-  return { a, kept, lost, orphan, recent, orphanPreview, processing, deleting }
+  return { a, kept, lost, orphan, recent, orphanPreview, processing, deleting, strayProbe }
 }
 
 describeEachEngine(
@@ -90,13 +99,18 @@ describeEachEngine(
       const reconciler = c.app.jobs.storageReconciler
 
       const found = await reconciler.check({ repair: false })
-      assert.equal(found.blobs.count, 6)
+      assert.equal(found.blobs.count, 10)
       assert.deepEqual(found.orphanBlobs, { count: 1, sample: [made.orphan], removed: 0 })
       assert.deepEqual(found.orphanPreviews, { count: 1, sample: [made.orphanPreview], removed: 0 })
       assert.equal(found.recentOrphans, 1)
       assert.deepEqual(found.missingBlobs, { count: 1, sample: [made.lost.blobKey] })
       assert.deepEqual(found.staleLeftovers, { count: 1, sample: ['crashed.part'], removed: 0, bytes: 11 })
       assert.equal(found.activeLeftovers, 1)
+      assert.deepEqual(found.strayProbes, { count: 1, sample: [made.strayProbe], removed: 0 })
+      assert.deepEqual(
+        { ...found.unrecognised, sample: found.unrecognised.sample.sort() },
+        { count: 2, sample: ['README.txt', 'elsewhere/thing'], bytes: 18 },
+      )
       assert.equal(found.problems, 1)
       assert.equal((await c.blobs.stat(made.orphan))?.size, 6, 'a check without repair changes nothing')
 
@@ -104,6 +118,9 @@ describeEachEngine(
       assert.equal(repaired.orphanBlobs.removed, 1)
       assert.equal(repaired.orphanPreviews.removed, 1)
       assert.equal(repaired.staleLeftovers.removed, 1)
+      assert.equal(repaired.strayProbes.removed, 1)
+      assert.equal(repaired.unrecognised.count, 2, 'what Coffer did not write is never removed')
+      assert.equal(await c.blobs.stat(made.strayProbe), undefined)
       assert.equal(await c.blobs.stat(made.orphan), undefined)
       assert.equal(await c.blobs.stat(made.orphanPreview), undefined)
       for (const key of [made.kept.blobKey, made.recent, made.processing, made.deleting]) {
@@ -114,7 +131,13 @@ describeEachEngine(
       assert.equal(row.length, 1)
 
       const after = await reconciler.check({ repair: false })
-      assert.equal(after.orphanBlobs.count + after.orphanPreviews.count + after.staleLeftovers.count, 0)
+      assert.equal(
+        after.orphanBlobs.count +
+          after.orphanPreviews.count +
+          after.staleLeftovers.count +
+          after.strayProbes.count,
+        0,
+      )
       assert.equal(after.missingBlobs.count, 1)
 
       // The CLI: the same report as JSON, and exit 1 while a row has lost its blob.
@@ -128,6 +151,7 @@ describeEachEngine(
         text.stdout,
         /Rows whose blob is MISSING \(not repairable; restore from a backup\): 1\n {2}files\//,
       )
+      assert.match(text.stdout, /Objects Coffer did not write \(never removed\): 2, 18 bytes\n/)
 
       await c.db.kysely.deleteFrom('files').where('id', '=', made.lost.id).execute()
       const clean = await cli(storageOf(c), ['storage', 'check', '--repair', '--json'])

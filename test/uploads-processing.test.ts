@@ -9,10 +9,10 @@ import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import sharp from 'sharp'
 import { hashSecret } from '../src/auth/secrets.ts'
-import { MultipartUploadNotFoundError } from '../src/blob/blob-store.ts'
-import { blobKeyOf, previewKeyOf } from '../src/files/blob-keys.ts'
+import { blobKeyOf, previewKeyOf } from '../src/blob/blob-keys.ts'
+import { BlobStoreUnavailableError, MultipartUploadNotFoundError } from '../src/blob/blob-store.ts'
 import { newId } from '../src/ids.ts'
-import { LEASE_MS } from '../src/uploads/processing.ts'
+import { LEASE_MS } from '../src/uploads/processing.job.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import { intentRow, MiB, stagedKeys, startUploadApp, uploadHelpers } from './support/upload-helpers.ts'
 import {
@@ -295,6 +295,66 @@ for (const engine of ENGINES) {
         } finally {
           await restarted.close()
         }
+      })
+
+      test('a dependency down during processing keeps the bytes; the upload completes once it is back', async () => {
+        const context = app()
+        const content = Buffer.from('processed after the outage')
+        const [grant] = await prepare([{ name: 'outage.txt', type: 'text/plain', size: content.length }])
+        assert.ok(grant)
+        // A second process, whose blob store does not answer its reads (they fail as the S3 driver's do when
+        // the store is down; its deletes still work, as they did in the outage of issue 40), takes the upload
+        // as it is reported; this process does not process it meanwhile.
+        let down = true
+        const unreachable = new Proxy(context.blobs, {
+          get(store, name, receiver) {
+            const value = Reflect.get(store, name, receiver)
+            if (typeof value !== 'function') return value
+            return (...args: unknown[]) => {
+              if (down && ['stat', 'get'].includes(String(name))) {
+                return Promise.reject(
+                  new BlobStoreUnavailableError('the object store is unavailable: ECONNREFUSED'),
+                )
+              }
+              return value.apply(store, args)
+            }
+          },
+        })
+        const { buildApp } = await import('../src/app.ts')
+        const other = await buildApp({
+          config: context.config,
+          db: context.db,
+          blobs: unreachable,
+          logger: false,
+        })
+        await other.ready()
+        try {
+          await context.app.jobs.uploadProcessor.stop()
+          await uploadWithGrant(grant, content)
+          const adopted = await intentRow(context, grant.intentId)
+          assert.equal(adopted.state, 'processing')
+          await other.jobs.uploadProcessor.kick(grant.intentId)
+          const after = await intentRow(context, grant.intentId)
+          assert.deepEqual([after.state, after.error], ['processing', null], 'not failed')
+          const key = blobKeyOf(account.id, after.file_id as string)
+          assert.equal((await context.blobs.stat(key))?.size, content.length, 'its bytes are kept')
+        } finally {
+          down = false
+          await other.close()
+          context.app.jobs.uploadProcessor.start(context.app.log)
+        }
+        // Its lease runs out, and the next sweep (any process's) finishes it.
+        await context.db.kysely
+          .updateTable('upload_intents')
+          .set({ lease_until: Date.now() - 1 })
+          .where('id', '=', grant.intentId)
+          .execute()
+        await context.app.jobs.uploadProcessor.sweep()
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        const fileId = (status as { result: { id: string } }).result.id
+        const file = await context.app.services.files.get(account.id, fileId)
+        assert.equal(file.sha256, sha256(content))
       })
 
       test('a lease held by a live process is respected', async () => {

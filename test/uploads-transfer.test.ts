@@ -10,8 +10,9 @@ import { after, before, describe, test } from 'node:test'
 import { crc32 } from 'node:zlib'
 import { BlobError, BlobFileTooLargeError } from '@vercel/blob'
 import { createMultipartUploader } from '@vercel/blob/client'
-import { MIN_PART_BYTES } from '../src/blob-api/blob-api.service.ts'
-import { blobKeyOf } from '../src/files/blob-keys.ts'
+import { blobKeyOf } from '../src/blob/blob-keys.ts'
+import { MIN_PART_BYTES } from '../src/uploads/blob-endpoint/blob-endpoint.service.ts'
+import { STALLED_COMPLETION_MS } from '../src/uploads/processing.job.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import {
   blobCalls,
@@ -24,6 +25,7 @@ import {
 import {
   digestsSettled,
   type Grant,
+  getStatus,
   handshakeToken,
   type ListeningContext,
   MULTIPART_THRESHOLD,
@@ -398,23 +400,23 @@ for (const engine of ENGINES) {
         assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
       })
 
-      test('a completion whose callback failed on a fault is retried by the client, with the same blob', async () => {
+      test('a completion whose adoption failed on a fault is retried by the client, with the same blob', async () => {
         const content = randomBytes(MULTIPART_THRESHOLD + 1)
         const [grant] = await prepare([
           { name: 'retried.bin', type: 'application/octet-stream', size: content.length },
         ])
         assert.ok(grant)
         const uploads = app().app.services.uploads
-        const original = uploads.uploadCompleted
+        const original = uploads.blobStored
         let failures = 0
-        uploads.uploadCompleted = async function (this: typeof uploads, ...args) {
+        uploads.blobStored = async function (this: typeof uploads, ...args) {
           if (failures++ === 0) throw new Error('the database is away for a moment')
           return original.apply(this, args)
         }
         try {
           await uploadWithGrant(grant, content)
         } finally {
-          uploads.uploadCompleted = original
+          uploads.blobStored = original
         }
         assert.equal(failures, 2)
         const status = await waitForUpload(grant, account.token)
@@ -422,6 +424,95 @@ for (const engine of ENGINES) {
         const fileId = (status as { result: { id: string } }).result.id
         assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(content))
         assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
+      })
+
+      /**
+       * A multipart upload left as a completion that failed after the store joined its parts leaves it (the
+       * database went away before it recorded the blob): the parts are joined and forgotten by the store, the
+       * blob's row knows nothing of it but that its completion began.
+       */
+      async function halfCompleted(name: string) {
+        const content = randomBytes(MIN_PART_BYTES + 1000)
+        const [grant] = await prepare([{ name, type: 'application/octet-stream', size: content.length }])
+        assert.ok(grant)
+        const mpu = await uploader(grant)
+        const parts = [
+          await mpu.uploadPart(1, content.subarray(0, MIN_PART_BYTES)),
+          await mpu.uploadPart(2, content.subarray(MIN_PART_BYTES)),
+        ]
+        const row = await app()
+          .db.kysely.selectFrom('upload_blobs')
+          .select(['key', 'store_upload_id'])
+          .where('intent_id', '=', grant.intentId)
+          .executeTakeFirstOrThrow()
+        await app()
+          .db.kysely.updateTable('upload_blobs')
+          .set({ completing_at: Date.now() })
+          .where('key', '=', row.key)
+          .execute()
+        await app().blobs.completeMultipart({ key: row.key, uploadId: row.store_upload_id as string }, parts)
+        return { content, grant, mpu, parts, key: row.key }
+      }
+
+      test('a completion that failed after the store joined the parts succeeds when the client sends it again', async () => {
+        const { content, grant, mpu, parts, key } = await halfCompleted('joined.bin')
+        const blob = await mpu.complete(parts)
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        const fileId = (status as { result: { id: string } }).result.id
+        assert.equal(blob.etag, `"${fileId}"`)
+        assert.equal(key, blobKeyOf(account.id, fileId), 'the joined blob is the file’s, not a copy')
+        await digestsSettled(app(), fileId)
+        assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(content))
+        const file = await app().app.services.files.get(account.id, fileId)
+        assert.equal(file.sha256, sha256(content), 'its digest is computed afterwards')
+        assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
+        // Sent once more (its answer lost, say), the completion gets the same answer.
+        assert.equal((await mpu.complete(parts)).etag, blob.etag)
+      })
+
+      test('a completion that failed after the join and was never sent again is finished by the sweep', async () => {
+        const { content, grant, mpu, parts } = await halfCompleted('abandoned-join.bin')
+        const sweep = () => app().app.jobs.uploadProcessor.sweep()
+        // Not while the client may still send it again.
+        await sweep()
+        assert.equal((await getStatus(grant, account.token)).status, 'pending')
+        await app()
+          .db.kysely.updateTable('upload_blobs')
+          .set({ completing_at: Date.now() - STALLED_COMPLETION_MS - 1 })
+          .where('intent_id', '=', grant.intentId)
+          .execute()
+        await sweep()
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        const fileId = (status as { result: { id: string } }).result.id
+        assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(content))
+        // The client that comes back after all is told of the same blob.
+        assert.equal((await mpu.complete(parts)).etag, `"${fileId}"`)
+      })
+
+      test('a completion not yet joined by the store is left to the client by the sweep', async () => {
+        const content = randomBytes(MIN_PART_BYTES + 10)
+        const [grant] = await prepare([
+          { name: 'not-joined.bin', type: 'application/octet-stream', size: content.length },
+        ])
+        assert.ok(grant)
+        const mpu = await uploader(grant)
+        const parts = [
+          await mpu.uploadPart(1, content.subarray(0, MIN_PART_BYTES)),
+          await mpu.uploadPart(2, content.subarray(MIN_PART_BYTES)),
+        ]
+        // Its completion began long ago and failed before the store joined anything.
+        await app()
+          .db.kysely.updateTable('upload_blobs')
+          .set({ completing_at: Date.now() - STALLED_COMPLETION_MS - 1 })
+          .where('intent_id', '=', grant.intentId)
+          .execute()
+        await app().app.jobs.uploadProcessor.sweep()
+        assert.equal((await getStatus(grant, account.token)).status, 'pending')
+        await mpu.complete(parts)
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
       })
 
       test('more bytes than declared, spread over parts each within the size, are refused', async () => {

@@ -14,13 +14,13 @@ import { promisify } from 'node:util'
 import { ALL_SCOPES } from '../src/auth/scopes.ts'
 import { formatSize } from '../src/format-size.shared.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
-import { createAccount, ENGINES } from './support/harness.ts'
+import { createAccount, createFile, ENGINES } from './support/harness.ts'
 import { consent, signInIfAsked } from './support/oauth.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 
 const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '..')
-const MAIN = path.join(ROOT, 'src', 'user-cli', 'main.ts')
+const MAIN = path.join(ROOT, 'src', 'coffer-cli', 'main.ts')
 const PASSWORD = 'correct horse battery staple'
 const tmuxMissing = (await run('tmux', ['-V']).then(
   () => false,
@@ -55,13 +55,23 @@ function coffer(args: string[], env: Record<string, string>, stdin?: string): Pr
 /** A terminal of 120 × 30 in tmux, running `command`; its screen is read with `screen()`. */
 class Terminal {
   readonly name = `coffer-${randomBytes(4).toString('hex')}`
+  readonly columns: number
+
+  constructor(columns = 120) {
+    this.columns = columns
+  }
 
   async start(command: string): Promise<void> {
-    await run('tmux', ['new-session', '-d', '-s', this.name, '-x', '120', '-y', '30', command])
+    await run('tmux', ['new-session', '-d', '-s', this.name, '-x', String(this.columns), '-y', '30', command])
   }
 
   async screen(): Promise<string> {
     return (await run('tmux', ['capture-pane', '-p', '-t', this.name])).stdout
+  }
+
+  /** The screen with the lines the terminal wrapped joined again: what a person copies. */
+  async joined(): Promise<string> {
+    return (await run('tmux', ['capture-pane', '-p', '-J', '-t', this.name])).stdout
   }
 
   /** Reads the screen until `test` passes (at most `ms`); resolves with that screen. */
@@ -210,6 +220,10 @@ for (const engine of ENGINES) {
         for (const name of ['big.bin', 'inner/notes.txt', 'inner/second.bin']) {
           assert.match(done, new RegExp(`fil_\\w+  ${tree}/${name}  `))
         }
+        // What a sub-directory's files become is said, one line each, before they go.
+        for (const name of ['notes.txt', 'second.bin']) {
+          assert.match(done, new RegExp(`${tree}/inner/${name} goes in as ${name}: folders do not nest`))
+        }
         assert.match(done, new RegExp(`Total ${total} of ${total} in [\\d.]+ s \\([\\d.,]+ \\S+/s\\)`))
       } finally {
         await terminal.stop()
@@ -221,7 +235,7 @@ for (const engine of ENGINES) {
       const files = JSON.parse(listed.stdout) as { id: string; name: string; size: number }[]
       assert.deepEqual(files.map((f) => f.name).sort(), ['big.bin', 'notes.txt', 'second.bin'])
       const human = await coffer(['ls', '--query', 'NOTES'], env)
-      assert.match(human.stdout, /^ID\s+SIZE\s+ADDED\s+SHARED\s+NAME\n fil_|^ID/)
+      assert.match(human.stdout, /^ID\s+SIZE\s+ADDED\s+LINK\s+NAME\nfil_\w+ .* notes\.txt\n$/)
       assert.match(human.stdout, /notes\.txt/)
       assert.doesNotMatch(human.stdout, /big\.bin/)
 
@@ -233,8 +247,11 @@ for (const engine of ENGINES) {
       assert.equal((await coffer(['share', 'notes.txt'], env)).stdout.trim(), share.publicUrl)
       const moved = await coffer(['--json', 'mv', 'notes.txt', '--name', 'todo.txt', '--root'], env)
       assert.deepEqual([JSON.parse(moved.stdout).name, JSON.parse(moved.stdout).folderId], ['todo.txt', null])
+      // The link's state (share-state.ts) is the LINK column.
+      assert.match((await coffer(['ls', '--query', 'todo'], env)).stdout, /\sactive\s+todo\.txt\n$/)
       assert.equal((await coffer(['unshare', 'todo.txt'], env)).code, 0)
       assert.equal((await fetch(share.publicUrl)).status, 410, 'a link turned off is gone')
+      assert.match((await coffer(['ls', '--query', 'todo'], env)).stdout, /\sdisabled\s+todo\.txt\n$/)
 
       // A download killed part way resumes from where its part file ends.
       const bigFile = files.find((f) => f.name === 'big.bin') as { id: string }
@@ -266,13 +283,145 @@ for (const engine of ENGINES) {
       assert.equal(request.code, 0, request.stderr)
       const created = JSON.parse(request.stdout)
       assert.equal((await fetch(created.publicUrl)).status, 200)
+      assert.match(
+        (await coffer(['request', 'list'], env)).stdout,
+        new RegExp(`^ID\\s+STATE\\s+FILES\\s+TITLE\\n${created.id}\\s+open\\s+0\\s+Receipts\\n`),
+      )
       const submissions = await coffer(['--json', 'request', 'submissions', created.id], env)
       assert.deepEqual(JSON.parse(submissions.stdout), [])
       const stats = await coffer(['--json', 'stats', '--days', '7'], env)
       assert.equal(JSON.parse(stats.stdout).daily.days.length, 7)
+      // For people, the days that had any views or downloads; the share link above had one of each today.
+      const perDay = (await coffer(['stats', '--days', '7'], env)).stdout
+      const today = new Date().toISOString().slice(0, 10)
+      assert.match(
+        perDay,
+        new RegExp(
+          `^Views \\d+, downloads \\d+, active links \\d+\\nDAY\\s+VIEWS\\s+DOWNLOADS\\n${today}\\s+\\d+\\s+\\d+\\n$`,
+        ),
+      )
 
       const removed = await coffer(['--json', 'rm', 'todo.txt', bigFile.id], env)
       assert.equal(JSON.parse(removed.stdout).deletedIds.length, 2)
+    })
+
+    test('upload --share at 60, 80 and 120 columns: every link printed whole, above bars cut to the width', {
+      skip: tmuxMissing,
+    }, async () => {
+      const account = await createAccount(ctx.app)
+      const files = path.join(dir, 'to-share')
+      await mkdir(files, { recursive: true })
+      await writeFile(path.join(files, 'a-rather-long-name-for-notes.txt'), 'seven b')
+      await writeFile(path.join(files, 'big.bin'), randomBytes(24 * 1024 * 1024))
+      const shellEnv = `HOME=${quote(dir)} XDG_CONFIG_HOME=${quote(path.join(dir, 'empty'))} COFFER_URL=${quote(ctx.base)} COFFER_TOKEN=${quote(account.token)}`
+      for (const columns of [60, 80, 120]) {
+        const terminal = new Terminal(columns)
+        await terminal.start(
+          `${shellEnv} ${quote(process.execPath)} ${quote(MAIN)} upload ${quote(files)} --share; echo EXIT=$?; sleep 30`,
+        )
+        try {
+          const drawing = await terminal.waitFor(
+            (screen) => /big\.bin.*[█░]/.test(screen) || screen.includes('EXIT='),
+          )
+          for (const line of drawing.split('\n'))
+            assert.ok(line.length <= columns, `a line wider than ${columns}: ${line}`)
+          await terminal.waitFor((screen) => screen.includes('EXIT='), 60_000)
+          const joined = await terminal.joined()
+          assert.match(joined, /EXIT=0/)
+          const links = [...joined.matchAll(/^fil_\w+ {2}\S+ {2}[\d.]+ \S+ {2}(\S+)$/gm)].map(
+            (match) => match[1],
+          )
+          assert.equal(
+            links.length,
+            2,
+            `two results, each on its own lines, at ${columns} columns:\n${joined}`,
+          )
+          for (const link of links) {
+            assert.match(link as string, /\/s\/[0-9a-z]{32}$/, `a whole link at ${columns} columns`)
+            assert.equal((await fetch(link as string)).status, 200)
+          }
+        } finally {
+          await terminal.stop()
+        }
+      }
+    })
+
+    test('folders are named as the server compares them, ignoring case: --folder scans is the folder Scans', async () => {
+      const account = await createAccount(ctx.app)
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      const scans = await ctx.app.services.folders.create(account.id, 'Scans')
+      const note = path.join(dir, 'scan-001.txt')
+      await writeFile(note, 'scanned')
+      const uploaded = await coffer(['--json', 'upload', note, '--folder', 'scans'], scriptEnv)
+      assert.equal(uploaded.code, 0, uploaded.stdout + uploaded.stderr)
+      const listed = await coffer(['--json', 'ls', '--folder', 'SCANS'], scriptEnv)
+      assert.deepEqual(
+        (JSON.parse(listed.stdout) as { name: string; folderId: string }[]).map((f) => [f.name, f.folderId]),
+        [['scan-001.txt', scans.id]],
+      )
+      // An account without views or downloads gets one line, not a table of zeros.
+      const stats = await coffer(['stats'], scriptEnv)
+      assert.equal(
+        stats.stdout,
+        'Views 0, downloads 0, active links 0\nNo views or downloads in the last 30 days.\n',
+      )
+    })
+
+    test('share: a link that exists takes the settings given, --no-… clears them, one that does not open fails', async () => {
+      const account = await createAccount(ctx.app)
+      const file = await createFile(ctx, account.id, { name: 'plan.txt' })
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      const share = async (args: string[], stdin?: string) => {
+        const result = await coffer(['--json', 'share', 'plan.txt', ...args], scriptEnv, stdin)
+        return { ...result, link: result.code === 2 ? undefined : JSON.parse(result.stdout) }
+      }
+      const first = await share([])
+      assert.equal(first.code, 0, first.stderr)
+      assert.deepEqual(
+        [first.link.state, first.link.hasPassword, first.link.expiresAt],
+        ['active', false, null],
+      )
+      // Each setting given to the link that is on changes it; those not given stay.
+      const locked = await share(['--password'], 'a long passphrase\n')
+      assert.equal(locked.code, 0, locked.stderr)
+      assert.equal(locked.link.id, first.link.id)
+      assert.equal(locked.link.hasPassword, true)
+      const limited = await share(['--max-downloads', '5', '--expires', '1d'])
+      assert.deepEqual(
+        [
+          limited.link.hasPassword,
+          limited.link.maxDownloads,
+          Date.parse(limited.link.expiresAt) > Date.now(),
+        ],
+        [true, 5, true],
+      )
+      const cleared = await share(['--no-password', '--no-expiry', '--no-limit'])
+      assert.equal(cleared.code, 0, cleared.stderr)
+      assert.deepEqual(
+        [cleared.link.hasPassword, cleared.link.maxDownloads, cleared.link.expiresAt, cleared.link.state],
+        [false, null, null, 'active'],
+      )
+      // A limit below the downloads so far is set, and said: the link does not open.
+      await ctx.app.inject({ method: 'GET', url: `${new URL(first.link.publicUrl).pathname}/download` })
+      const exhausted = await share(['--max-downloads', '1'])
+      assert.equal(exhausted.code, 1)
+      assert.equal(exhausted.link.state, 'exhausted')
+      assert.match(exhausted.stderr, /The link does not open: it is exhausted\..*--no-limit/)
+      // Contradictions are usage errors, and change nothing.
+      const both = await share(['--expires', '7d', '--no-expiry'])
+      assert.equal(both.code, 2)
+      assert.match(JSON.parse(both.stdout).error.message, /--expires or --no-expiry, not both/)
+      assert.equal((await ctx.app.services.files.get(account.id, file.id)).share?.expiresAt, null)
     })
 
     test('exit codes: 2 for usage, 3 for a refused credential, 1 for a failure, each with a hint', async () => {

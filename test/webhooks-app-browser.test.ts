@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
-import { WebhooksRepository } from '../src/events/webhooks.repository.ts'
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository.ts'
 import { browserMissing, checkEveryLook, launchBrowser, newContext } from './support/browser.ts'
 import { ENGINES } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
@@ -122,7 +122,7 @@ for (const engine of ENGINES) {
       await shot('failed')
       const before = received.length
       await page
-        .getByRole('button', { name: /Send the webhook\.ping event again/ })
+        .getByRole('button', { name: /^Retry the webhook\.ping delivery$/ })
         .first()
         .click()
       await page.waitForLoadState()

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import type { App } from '../src/app.ts'
-import { EVENT_RETENTION_MS, EventsRepository } from '../src/events/events.repository.ts'
+import { EVENT_RETENTION_MS, EventsRepository } from '../src/webhooks/events.repository.ts'
 import {
   assertError,
   call,
@@ -174,6 +174,58 @@ describeEachEngine(
         404,
         'not_found',
       )
+    })
+
+    test('an account has at most 20 endpoints, each with a URL of its own, however many are asked for at once', async () => {
+      const owner = await createAccount(ctx().app)
+      const urls = Array.from({ length: 25 }, () => newTarget())
+      const made = await Promise.all(
+        urls.map((url) =>
+          call(ctx().app, 'POST', '/api/v1/webhooks', {
+            token: owner.token,
+            body: { url, events: ['file.created'] },
+          }),
+        ),
+      )
+      assert.deepEqual(made.map((res) => res.status).sort(), [...Array(20).fill(201), ...Array(5).fill(409)])
+      const refused = made.find((res) => res.status === 409)
+      assert.match(
+        assertError(refused as never, 409, 'conflict'),
+        /has 20 webhook endpoints, the most it may have/,
+      )
+      const list = await call(ctx().app, 'GET', '/api/v1/webhooks?limit=100', { token: owner.token })
+      assert.equal(list.body.data.length, 20)
+
+      const [first, second] = list.body.data as { id: string; url: string }[]
+      assert.ok(first && second)
+      await call(ctx().app, 'DELETE', `/api/v1/webhooks/${first.id}`, { token: owner.token })
+      // A URL the account has an endpoint for already: refused, on creation and on a change.
+      const again = await call(ctx().app, 'POST', '/api/v1/webhooks', {
+        token: owner.token,
+        body: { url: second.url, events: ['file.deleted'] },
+      })
+      assert.match(assertError(again, 409, 'conflict'), /has a webhook endpoint for .* already/)
+      assert.equal(again.body.error.field, 'url')
+      const list2 = await call(ctx().app, 'GET', '/api/v1/webhooks?limit=100', { token: owner.token })
+      const third = (list2.body.data as { id: string; url: string }[]).find((e) => e.id !== second.id)
+      assert.ok(third)
+      const moved = await call(ctx().app, 'PATCH', `/api/v1/webhooks/${third.id}`, {
+        token: owner.token,
+        body: { url: second.url },
+      })
+      assertError(moved, 409, 'conflict')
+      // Its own URL, given again, is no change; another account may use the same URL.
+      const same = await call(ctx().app, 'PATCH', `/api/v1/webhooks/${second.id}`, {
+        token: owner.token,
+        body: { url: second.url, description: 'kept' },
+      })
+      assert.equal(same.status, 200)
+      await createEndpoint(
+        { url: second.url, events: ['file.created'] },
+        (await createAccount(ctx().app)).token,
+      )
+      // The room a delete made is one endpoint's.
+      await createEndpoint({ url: newTarget(), events: ['file.created'] }, owner.token)
     })
 
     test('file.created and file.deleted arrive signed, with the File of the API, once per endpoint', async () => {
@@ -417,7 +469,7 @@ describeEachEngine(
 )
 
 for (const engine of ENGINES) {
-  test(`without WEBHOOKS_ALLOW_PRIVATE, loopback and private targets are refused, and http:// anywhere [${engine}]`, async () => {
+  test(`without WEBHOOKS_ALLOW_PRIVATE, only global unicast addresses, over https:// [${engine}]`, async () => {
     const c = await startApp(engine)
     try {
       const account = await createAccount(c.app)
@@ -428,6 +480,18 @@ for (const engine of ENGINES) {
         'https://10.1.2.3/x',
         'https://192.168.0.1/x',
         'https://[::ffff:127.0.0.1]/x',
+        // Forms that embed an IPv4 address in an IPv6 one, and special IPv6 ranges.
+        'https://[::127.0.0.1]/x',
+        'https://[::7f00:1]/x',
+        'https://[::a01:203]/x',
+        'https://[::ffff:0:7f00:1]/x',
+        'https://[64:ff9b::7f00:1]/x',
+        'https://[2002:7f00:1::1]/x',
+        'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/x',
+        'https://[fe80::1]/x',
+        'https://[::]/x',
+        'https://[100::1]/x',
+        'https://0.0.0.0/x',
         'https://169.254.169.254/x',
         'http://93.184.216.34/x',
         'https://localhost/x',

@@ -6,17 +6,18 @@
 // Every POST checks its form's CSRF token (@fastify/csrf-protection, bound to the session), and reads its form
 // through a TypeBox schema (web/form-reader.ts): a bad field is the page again, with status 400 and the
 // field marked. Every answer is a page. After a successful POST the browser is redirected (303), so a reload
-// never sends a form twice; the one exception is a new API key, whose secret is shown once, in the answer to
-// the POST itself. Signing in and the first-run setup lead to the app's home page unless `return_to` names
+// never sends a form twice; a new API key's secret follows the redirect sealed in a cookie, and is shown once
+// (new-key-notes.ts). Signing in and the first-run setup lead to the app's home page unless `return_to` names
 // another page of this server.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { ALL_SCOPES } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
+import { clientAddress } from '../http/client-address.ts'
 import { addressBucket } from '../http/rate-limit.ts'
 import type { Routes } from '../routes.ts'
 import { type FormReading, formReader } from '../web/form-reader.ts'
-import { acceptForms } from '../web/forms.ts'
+import { acceptForms, refusalOf } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import {
   ACCOUNT_PATHS,
@@ -31,6 +32,7 @@ import {
   signUpPage,
 } from './account-pages.views.ts'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type SignUp, type Throttled } from './accounts.service.ts'
+import { NOTE_SECONDS } from './new-key-notes.ts'
 import { appNav, csrfToken, safeReturnTo } from './web-sessions.ts'
 
 /** Where signing in, signing up and the first-run setup lead when no `return_to` says otherwise. */
@@ -88,11 +90,8 @@ const readPasswordReset = formReader(
 const PASSWORDS_DIFFER = { confirm: 'The two passwords are not the same.' }
 
 /** The field an AppError of a service is about, as the form names it, and its message. */
-function fieldError(error: unknown, fields: Record<string, string> = {}): Record<string, string> {
-  if (!(error instanceof AppError) || error.status >= 500) throw error
-  const field = error.field ? (fields[error.field] ?? error.field) : 'form'
-  return { [field]: error.message }
-}
+const fieldError = (error: unknown, fields: Record<string, string> = {}) =>
+  refusalOf(error, { fields }).errors
 
 export const accountPagesRoutes: Routes = async (app, { services, config, web, webSessions }) => {
   const { accounts, apiKeys, setup, connectedApps, passwordReset } = services
@@ -174,7 +173,12 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
       )
     if (!form.ok) return again(400, form.errors)
     const { email, password } = form.value
-    const result = await accounts.signIn({ email, password, client: addressBucket(request.ip) })
+    const result = await accounts.signIn({
+      email,
+      password,
+      client: addressBucket(clientAddress(request)),
+      device: webSessions.deviceOf(request),
+    })
     switch (result.kind) {
       case 'throttled':
         return again(429, { form: tooMany(reply, result) })
@@ -183,6 +187,7 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
         return again(401, { form: 'The email or the password is not right.' })
       case 'ok':
         await webSessions.signIn(request, reply, result.account)
+        webSessions.rememberDevice(reply, result.device)
         return reply.redirect(returnTo, 303)
     }
   })
@@ -226,6 +231,7 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
     }
     if (result.kind === 'throttled') return again(429, { email }, { form: tooMany(reply, result) })
     await webSessions.signIn(request, reply, result.account)
+    webSessions.rememberDevice(reply, await accounts.rememberDevice(result.account.id))
     return reply.redirect(returnTo, 303)
   }
 
@@ -258,7 +264,7 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
         request,
         reply,
         form,
-        (input) => accounts.signUp({ ...input, client: addressBucket(request.ip) }),
+        (input) => accounts.signUp({ ...input, client: addressBucket(clientAddress(request)) }),
         (state) => signUpPage({ ...state, returnTo }),
         returnTo,
       )
@@ -284,7 +290,7 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
       if (!form.ok) return again(400, form.errors)
       let result: Awaited<ReturnType<typeof passwordReset.request>>
       try {
-        result = await passwordReset.request(form.value.email, addressBucket(request.ip))
+        result = await passwordReset.request(form.value.email, addressBucket(clientAddress(request)))
       } catch (error) {
         return again(400, fieldError(error))
       }
@@ -326,9 +332,31 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
 
   // Settings of a signed-in account.
 
+  /** The cookie that carries a new key's sealed secret from its form to this page, once (new-key-notes.ts). */
+  const newKeyCookie = {
+    name: config.publicUrl.startsWith('https:') ? '__Host-coffer_new_key' : 'coffer_new_key',
+    options: {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'strict' as const,
+      secure: config.publicUrl.startsWith('https:'),
+    },
+  }
+
   app.get(ACCOUNT_PATHS.keys, signedIn, async (request, reply) => {
-    const keys = await apiKeys.list(sessionOf(request).account.id)
-    return web.send(reply, 200, keysPage({ nav: appNav(request, reply, 'account'), keys }))
+    const accountId = sessionOf(request).account.id
+    const keys = await apiKeys.list(accountId)
+    const sealed = request.cookies[newKeyCookie.name]
+    const note = sealed === undefined ? undefined : await apiKeys.notes.open(accountId, sealed)
+    const key = note && keys.find((each) => each.id === note.keyId)
+    if (sealed === undefined) {
+      return web.send(reply, 200, keysPage({ nav: appNav(request, reply, 'account'), keys }))
+    }
+    // Shown once: the note goes with this answer, which no cache keeps and no history restores.
+    reply.clearCookie(newKeyCookie.name, newKeyCookie.options)
+    reply.header('cache-control', 'no-store')
+    const created = key && note ? { key, secret: note.secret } : undefined
+    return web.send(reply, 200, keysPage({ nav: appNav(request, reply, 'account'), keys, created }))
   })
 
   app.post(ACCOUNT_PATHS.newKey, signedInPost, async (request, reply) => {
@@ -350,8 +378,11 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
         // The start of the day, in UTC, as the field's hint says.
         expiresAt: expires === undefined ? null : Date.parse(`${expires}T00:00:00Z`),
       })
-      // The secret is in this answer only: it must not be kept by a cache or restored by the history.
-      return show(201, { created })
+      // A redirect, so that a reload or Back makes no second key; the secret goes sealed, in a cookie that the
+      // page reads once and clears.
+      const sealed = await apiKeys.notes.seal(accountId, { keyId: created.key.id, secret: created.secret })
+      reply.setCookie(newKeyCookie.name, sealed, { ...newKeyCookie.options, maxAge: NOTE_SECONDS })
+      return reply.redirect(ACCOUNT_PATHS.keys, 303)
     } catch (error) {
       const values = { name, scopes: scopes.join(', '), expires: expires ?? '' }
       return show(400, { form: { values, errors: fieldError(error, { expiresAt: 'expires' }) } })

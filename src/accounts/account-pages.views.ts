@@ -11,7 +11,7 @@ import type { AppNav, Page } from '../web/layout.ts'
 import type { FailedSignIn } from './accounts.repository.ts'
 import { MIN_PASSWORD_LENGTH } from './accounts.service.ts'
 import type { ApiKey } from './api-keys.repository.ts'
-import { RESET_LINK_LIFETIME_MS } from './password-reset.service.ts'
+import { RESET_EMAIL_INTERVAL_MS, RESET_LINK_LIFETIME_MS } from './password-reset.service.ts'
 
 export const ACCOUNT_PATHS = {
   home: '/account',
@@ -81,7 +81,7 @@ export function forgotPasswordPage(state: SignedOutForm & { sentTo?: string }): 
 </form>
 <p class="muted"><a href="${ACCOUNT_PATHS.signIn}">Back to sign in</a></p>`
       : html`!${notice(`If ${state.sentTo} is the address of an account here, a link to choose a new password is on its way. It works for ${RESET_LINK_LIFETIME_MS / 60_000} minutes, once.`)}
-<p class="muted">Nothing after a few minutes? Look in the spam folder, or <a href="${ACCOUNT_PATHS.forgotPassword}">ask again</a>.</p>`
+<p class="muted">One link is sent at most every ${RESET_EMAIL_INTERVAL_MS / 60_000} minutes: if you asked a moment ago, use the one in that email. Nothing after a few minutes? Look in the spam folder, or <a href="${ACCOUNT_PATHS.forgotPassword}">ask again</a>.</p>`
   return {
     title: 'Forgot your password? · Coffer',
     main: formCard(
@@ -277,7 +277,7 @@ export function appsPage(data: { nav: AppNav; apps: ConnectedApp[] }): Page {
           (app) => html`<li class="item">
 <div class="item-main">
 <p class="item-title"><bdi>${app.name}</bdi></p>
-!${app.uri ? html`<p class="item-meta">${app.uri}</p>` : ''}
+!${app.uri ? html`<p class="item-meta"><bdi>${app.uri}</bdi></p>` : ''}
 !${scopeList(app.scopes)}
 <dl class="item-dates"><div><dt>Last used</dt><dd>!${when(app.lastUsedAt, 'Not yet')}</dd></div></dl>
 </div>

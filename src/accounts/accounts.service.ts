@@ -7,6 +7,7 @@ import { newId } from '../ids.ts'
 import type { OauthRecordsRepository } from '../oauth/oauth-records.repository.ts'
 import type { Account, AccountsRepository, FailedSignIn } from './accounts.repository.ts'
 import type { ApiKeysRepository } from './api-keys.repository.ts'
+import type { DeviceToken, KnownDevices } from './known-devices.ts'
 import type { SessionsRepository } from './sessions.repository.ts'
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -49,8 +50,8 @@ export interface AttemptDecision {
 export interface AttemptCounter {
   /** Counts one attempt and says whether it may go ahead. */
   hit(bucket: string): Promise<AttemptDecision>
-  /** Says what `hit` would, without counting. */
-  peek(bucket: string): Promise<AttemptDecision>
+  /** Gives back what a hit counted. */
+  refund(bucket: string): Promise<void>
 }
 
 /**
@@ -62,7 +63,9 @@ export type AttemptCounters = (policy: { limit: number; windowMs: number }) => A
 /**
  * Failed sign-ins: a burst of 10, then one every 90 s, per account and client address together; 30, then one
  * every 30 s, per address; and 100, then one every 36 s, per account (known or not) from every address. Only
- * failures count; while a bucket is empty every attempt in it is refused, before any password is checked. The
+ * failures count: each attempt takes its place in every bucket before its password is checked, so that attempts
+ * at the same moment cannot overrun a limit, and gives it back if it succeeds or is refused. While a bucket is
+ * empty every attempt in it is refused, before any password is checked. The
  * strict limit is the pair's, so that someone guessing from one address locks out that address, not the
  * owner; the account's own is loose, a bound on guesses spread over many addresses.
  */
@@ -80,7 +83,8 @@ export interface Throttled {
   retryAfterSeconds: number
 }
 
-export type SignIn = { kind: 'ok'; account: Account } | { kind: 'wrong' } | Throttled
+/** A sign-in that worked gives the browser a token that makes it a known device of the account. */
+export type SignIn = { kind: 'ok'; account: Account; device: DeviceToken } | { kind: 'wrong' } | Throttled
 
 export type SignUp = { kind: 'created'; account: Account } | Throttled
 
@@ -101,6 +105,7 @@ export class AccountsService {
   readonly #failuresByAccount: AttemptCounter
   readonly #failuresByAddress: AttemptCounter
   readonly #signUps: AttemptCounter
+  readonly #devices: KnownDevices
 
   constructor(deps: {
     transaction: Transactor
@@ -109,6 +114,7 @@ export class AccountsService {
     sessions: SessionsRepository
     oauth: OauthRecordsRepository
     attempts: AttemptCounters
+    devices: KnownDevices
   }) {
     this.#transaction = deps.transaction
     this.#accounts = deps.accounts
@@ -119,6 +125,7 @@ export class AccountsService {
     this.#failuresByAccount = deps.attempts(FAILED_SIGN_INS_PER_ACCOUNT)
     this.#failuresByAddress = deps.attempts(FAILED_SIGN_INS_PER_ADDRESS)
     this.#signUps = deps.attempts(SIGN_UPS)
+    this.#devices = deps.devices
   }
 
   /**
@@ -197,27 +204,58 @@ export class AccountsService {
   }
 
   /**
-   * A sign-in with a password, from the client address `client` (as the app's rate limits name it). Failures
-   * are counted per account and per address; while either count is exhausted every attempt is refused before
-   * any password is checked, and an unknown email is counted and answered as a wrong password is, so that
-   * the answers tell nothing of who has an account.
+   * A sign-in with a password, from the client address `client` (as the app's rate limits name it), by a browser
+   * that may hold a known device's token (`device`). Failures are counted per account and address together, per
+   * address, and per account; while a count is exhausted every attempt in it is refused before any password is
+   * checked, and an unknown email is counted and answered as a wrong password is, so that the answers tell
+   * nothing of who has an account. The account's own count, which guesses from many addresses use up, does not
+   * apply to a browser the account signed in from before: strangers cannot lock the owner out.
    */
-  async signIn(input: { email: string; password: string; client: string }): Promise<SignIn> {
+  async signIn(input: { email: string; password: string; client: string; device?: string }): Promise<SignIn> {
     const email = input.email.trim().toLowerCase()
     const buckets: [AttemptCounter, string][] = [
       [this.#failuresByPair, `sign-in:${email}|${input.client}`],
       [this.#failuresByAddress, `sign-in-${input.client}`],
-      [this.#failuresByAccount, `sign-in:${email}`],
     ]
-    const refusal = throttled(await Promise.all(buckets.map(([counter, bucket]) => counter.peek(bucket))))
-    if (refusal) return refusal
+    if (!(await this.#isKnownDevice(input.device, email))) {
+      buckets.push([this.#failuresByAccount, `sign-in:${email}`])
+    }
+    const taken = await Promise.all(
+      buckets.map(async ([counter, bucket]) => ({ counter, bucket, decision: await counter.hit(bucket) })),
+    )
+    const giveBack = (places: typeof taken) =>
+      Promise.all(places.map(({ counter, bucket }) => counter.refund(bucket)))
+    const refusal = throttled(taken.map(({ decision }) => decision))
+    if (refusal) {
+      await giveBack(taken.filter(({ decision }) => decision.allowed))
+      return refusal
+    }
     const { account, named } = await this.#checkPassword(input.email, input.password)
-    if (account) return { kind: 'ok', account }
-    await Promise.all([
-      ...buckets.map(([counter, bucket]) => counter.hit(bucket)),
-      named && this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client }),
-    ])
+    if (account) {
+      await giveBack(taken)
+      return { kind: 'ok', account, device: await this.#devices.issue(account.id) }
+    }
+    if (named) await this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client })
     return { kind: 'wrong' }
+  }
+
+  /** Whether the browser's token is a known device of the account of `email`. */
+  async #isKnownDevice(token: string | undefined, email: string): Promise<boolean> {
+    if (token === undefined) return false
+    const accountId = await this.#devices.accountOf(token)
+    if (accountId === undefined) return false
+    let normalised: string
+    try {
+      normalised = normaliseEmail(email)
+    } catch {
+      return false
+    }
+    return (await this.#accounts.byEmail(normalised))?.id === accountId
+  }
+
+  /** A known device's token for a browser that has just signed in to the account another way (a new account). */
+  rememberDevice(accountId: string): Promise<DeviceToken> {
+    return this.#devices.issue(accountId)
   }
 
   /** The account's failed sign-ins of the last 30 days, the latest 10, newest first: for its owner to see. */

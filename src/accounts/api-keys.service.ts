@@ -6,6 +6,7 @@ import { API_KEY_PREFIX, hashSecret, newSecret } from '../auth/secrets.ts'
 import { invalid, notFound } from '../errors.ts'
 import { newId } from '../ids.ts'
 import type { ApiKey, ApiKeysRepository } from './api-keys.repository.ts'
+import type { NewKeyNotes } from './new-key-notes.ts'
 
 const SHOWN_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
 // Writing last_used_at on every request would turn every read into a write; once a minute is enough.
@@ -13,9 +14,12 @@ const LAST_USED_RESOLUTION_MS = 60_000
 
 export class ApiKeysService {
   readonly #keys: ApiKeysRepository
+  /** A new key's secret on its way to the page that shows it once (new-key-notes.ts). */
+  readonly notes: NewKeyNotes
 
-  constructor(deps: { keys: ApiKeysRepository }) {
+  constructor(deps: { keys: ApiKeysRepository; notes: NewKeyNotes }) {
     this.#keys = deps.keys
+    this.notes = deps.notes
   }
 
   async create(input: {

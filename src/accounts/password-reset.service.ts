@@ -1,6 +1,8 @@
 // "Forgot your password?": a link sent by email that sets a new password once, within RESET_LINK_LIFETIME_MS.
-// Asking answers the same whether or not the address has an account, and is limited per address asked for and
-// per client address; the secret is sent in the email alone (only its hash is stored, and the request logger
+// Asking answers the same whether or not the address has an account, and is limited per client address, and per
+// client address and address asked for together; an account gets at most one email every
+// RESET_EMAIL_INTERVAL_MS however many ask, rather than a refusal, so that strangers who ask for it can neither
+// flood its inbox nor keep its owner from asking; the secret is sent in the email alone (only its hash is stored, and the request logger
 // redacts `coffer_` secrets from the URLs it logs). Using a link ends every session of the account: whoever
 // knew the old password is signed out.
 import { hashSecret, newSecret } from '../auth/secrets.ts'
@@ -21,9 +23,14 @@ import type { SessionsService } from './sessions.service.ts'
 
 export const RESET_SECRET_PREFIX = 'coffer_reset_'
 export const RESET_LINK_LIFETIME_MS = 30 * 60_000
-/** Links asked for one address: 3, then one every 20 minutes; from one client address: 10, then one every 6. */
-const RESETS_PER_EMAIL = { limit: 3, windowMs: 60 * 60_000 }
+/**
+ * Asks for one address from one client address: 3, then one every 20 minutes; from one client address, whatever
+ * they ask for: 10, then one every 6.
+ */
+const RESETS_PER_PAIR = { limit: 3, windowMs: 60 * 60_000 }
 const RESETS_PER_CLIENT = { limit: 10, windowMs: 60 * 60_000 }
+/** The least time between two emails to one account: an ask meanwhile is answered alike, and sends nothing. */
+export const RESET_EMAIL_INTERVAL_MS = 10 * 60_000
 
 export class PasswordResetService {
   readonly #transaction: Transactor
@@ -33,7 +40,7 @@ export class PasswordResetService {
   readonly #resets: PasswordResetsRepository
   readonly #queueMail: QueueMail
   readonly #resetPage: (secret: string) => string
-  readonly #perEmail: AttemptCounter
+  readonly #perPair: AttemptCounter
   readonly #perClient: AttemptCounter
 
   constructor(deps: {
@@ -54,24 +61,30 @@ export class PasswordResetService {
     this.#resets = deps.resets
     this.#queueMail = deps.queueMail
     this.#resetPage = deps.resetPage
-    this.#perEmail = deps.attempts(RESETS_PER_EMAIL)
+    this.#perPair = deps.attempts(RESETS_PER_PAIR)
     this.#perClient = deps.attempts(RESETS_PER_CLIENT)
   }
 
   /**
-   * Sends a link to `email` if it names an enabled account with a password; answers the same either way, unless
-   * too many were asked for that address or from `client` (counted whether or not the address has an account).
+   * Sends a link to `email` if it names an enabled account that was sent none in the last
+   * RESET_EMAIL_INTERVAL_MS (a link sent then still works); answers the same either way, unless too many were
+   * asked from `client`, or for that address from `client` (counted whether or not the address has an account).
    */
   async request(email: string, client: string): Promise<{ kind: 'sent' } | Throttled> {
     const normalised = normaliseEmail(email)
     const refused = throttled(
-      await Promise.all([this.#perEmail.hit(`reset:${normalised}`), this.#perClient.hit(`reset-${client}`)]),
+      await Promise.all([
+        this.#perPair.hit(`reset:${normalised}|${client}`),
+        this.#perClient.hit(`reset-${client}`),
+      ]),
     )
     if (refused) return refused
     const account = await this.#accountsRepository.byEmail(normalised)
     if (!account || account.disabled) return { kind: 'sent' }
-    const secret = newSecret(RESET_SECRET_PREFIX, 32)
     const now = Date.now()
+    const lastSent = await this.#resets.lastSentAt(account.id, now)
+    if (lastSent !== undefined && now - lastSent < RESET_EMAIL_INTERVAL_MS) return { kind: 'sent' }
+    const secret = newSecret(RESET_SECRET_PREFIX, 32)
     await this.#transaction(async (trx) => {
       await this.#resets.insert(trx, {
         secretHash: hashSecret(secret),

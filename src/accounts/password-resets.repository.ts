@@ -25,6 +25,17 @@ export class PasswordResetsRepository {
       .execute()
   }
 
+  /** When the account's latest link that works now was made, if it has one. */
+  async lastSentAt(accountId: string, now: number): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('password_resets')
+      .select((eb) => eb.fn.max('created_at').as('latest'))
+      .where('account_id', '=', accountId)
+      .where('expires_at', '>', now)
+      .executeTakeFirst()
+    return row?.latest === null || row?.latest === undefined ? undefined : Number(row.latest)
+  }
+
   /** The account of a link that works now; undefined for an unknown, used or expired one. */
   async accountOf(secretHash: string, now: number): Promise<string | undefined> {
     const row = await this.#db

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.ts'
 import type { AppNav } from '../web/layout.ts'
 import type { Account } from './accounts.repository.ts'
+import type { DeviceToken } from './known-devices.ts'
 import type { Session, SessionsService } from './sessions.service.ts'
 
 declare module 'fastify' {
@@ -56,17 +57,31 @@ export function safeReturnTo(value: unknown, fallback: string): string {
     : fallback
 }
 
+/**
+ * Whether a signed-out request comes from a page's script rather than from a person: a call that asks for JSON,
+ * or a POST that does not ask for a page. A GET that asks for anything else (a browser's `text/html`, or any type
+ * as curl and link checkers ask) is someone opening the address, who is sent to sign in.
+ */
+function isScriptCall(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? ''
+  if (/\btext\/html\b/.test(accept)) return false
+  if (/\bapplication\/json\b/.test(accept)) return true
+  return request.method !== 'GET' && request.method !== 'HEAD'
+}
+
 export class WebSessions {
   readonly #app: FastifyInstance
   readonly #sessions: SessionsService
   readonly #secure: boolean
   readonly cookieName: string
+  readonly deviceCookieName: string
 
   constructor(app: FastifyInstance, sessions: SessionsService, publicUrl: string) {
     this.#app = app
     this.#sessions = sessions
     this.#secure = publicUrl.startsWith('https:')
     this.cookieName = sessionCookieName(publicUrl)
+    this.deviceCookieName = this.#secure ? '__Secure-coffer_device' : 'coffer_device'
   }
 
   /** A route hook: parses the cookies (the app parses none by default) and resumes the session. */
@@ -87,7 +102,7 @@ export class WebSessions {
   ): Promise<FastifyReply | undefined> => {
     await this.load(request)
     if (request.webSession) return undefined
-    if (!/\btext\/html\b/.test(request.headers.accept ?? '')) {
+    if (isScriptCall(request)) {
       throw new AppError('unauthorized', 'You are signed out.', 'Sign in again, then retry.')
     }
     const query =
@@ -115,6 +130,25 @@ export class WebSessions {
     if (request.webSession) await this.#sessions.end(request.webSession.id)
     this.clear(reply)
     request.webSession = undefined
+  }
+
+  /** The known device's token this browser holds (accounts/known-devices.ts), after `load`. */
+  deviceOf(request: FastifyRequest): string | undefined {
+    return request.cookies?.[this.deviceCookieName]
+  }
+
+  /**
+   * Keeps the token that makes this browser a known device of the account it signed in to, for sign-ins only
+   * (it names an account, so it goes nowhere else).
+   */
+  rememberDevice(reply: FastifyReply, device: DeviceToken): void {
+    reply.setCookie(this.deviceCookieName, device.token, {
+      path: SIGN_IN_PATH,
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: this.#secure,
+      maxAge: device.maxAgeSeconds,
+    })
   }
 
   clear(reply: FastifyReply): void {

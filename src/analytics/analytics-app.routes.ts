@@ -5,9 +5,8 @@
 //   …/top-shares call, so the page and the API never disagree. Another account's share, or an unknown one,
 //   is a 404 page that names nothing of it.
 // The session is required; the page changes nothing, so it has no form to protect.
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { appNav } from '../accounts/web-sessions.ts'
+import { appNav, sessionAccountId } from '../accounts/web-sessions.ts'
 import { AppError } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import type { PageRange } from './analytics.service.ts'
@@ -24,13 +23,6 @@ const PageQuery = Type.Object(
 /** The range shown when none is asked for. */
 const DEFAULT_RANGE: PageRange = 30
 
-/** The signed-in account (requireSession ran before). */
-function accountOfSession(request: FastifyRequest): string {
-  const session = request.webSession
-  if (!session) throw new Error('the analytics page needs requireSession')
-  return session.account.id
-}
-
 export const analyticsAppRoutes: Routes = async (app, { services, web, webSessions }) => {
   const { analytics } = services
 
@@ -45,7 +37,7 @@ export const analyticsAppRoutes: Routes = async (app, { services, web, webSessio
       const { days, share } = request.query
       const nav = appNav(request, reply, 'analytics')
       try {
-        const overview = await analytics.overview(accountOfSession(request), {
+        const overview = await analytics.overview(sessionAccountId(request), {
           range: days === undefined ? DEFAULT_RANGE : (Number(days) as PageRange),
           shareId: share === undefined || share === ALL_SHARES ? undefined : share,
         })

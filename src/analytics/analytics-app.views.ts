@@ -3,6 +3,7 @@
 // downloaded in those days. Every value from a user (file names) goes through ghtml's escaping `${…}`;
 // `!${…}` only inserts fragments made here or by web/.
 import { html } from 'ghtml'
+import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
 import { dailyChart } from '../web/chart.ts'
 import { select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
@@ -28,8 +29,9 @@ export function analyticsHref(range: PageRange, shareId?: string): string {
   return `${ANALYTICS_PATH}?${query}`
 }
 
-function statCard(label: string, value: string, note: string): string {
-  return html`<li class="stat-card"><span class="stat-label">${label}</span><span class="stat-value">${value}</span><span class="stat-note">${note}</span></li>`
+/** A card of the totals; `words` for a value in words rather than a number, set smaller to fit a phone. */
+function statCard(label: string, value: string, note: string, words = false): string {
+  return html`<li class="stat-card"><span class="stat-label">${label}</span><span class="stat-value${words ? ' is-words' : ''}">${value}</span><span class="stat-note">${note}</span></li>`
 }
 
 /** All time: the account's totals, or the chosen share's (as GET /analytics answers them). */
@@ -41,8 +43,9 @@ function totals(data: AnalyticsOverview): string {
         statCard('Downloads', NUMBER.format(share.downloads), 'through this link, all time'),
         statCard(
           'Link',
-          share.isActive ? 'Active' : 'Off',
-          share.isActive ? 'it opens for anyone who has it' : 'turned off or expired',
+          SHARE_STATE_TEXT[share.state].short,
+          share.state === 'active' ? 'it opens for anyone who has it' : 'it does not open now',
+          true,
         ),
       ]
     : [
@@ -73,7 +76,10 @@ function controls(data: AnalyticsOverview): string {
     { value: ALL_SHARES, label: 'All shares' },
     ...data.choices.map((choice) => ({
       value: choice.shareId,
-      label: choice.isActive ? choice.fileName : `${choice.fileName} (link off)`,
+      label:
+        choice.state === 'active'
+          ? choice.fileName
+          : `${choice.fileName} (${SHARE_STATE_TEXT[choice.state].short.toLowerCase()})`,
     })),
   ]
   const hint = data.moreChoices

@@ -6,13 +6,17 @@
 import type { Kysely } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
-import { isShareActive } from '../shares/shares.repository.ts'
+import { requestTakesFilesNow } from '../requests/requests.repository.ts'
+import { isActiveState, type ShareState, shareStateOfRow } from '../shares/share-state.ts'
+import { shareOpensNow } from '../shares/shares.repository.ts'
 
 export interface ShareAnalytics {
   shareId: string
   views: number
   downloads: number
-  /** Effective: false once `expiresAt` has passed. */
+  /** What the link is now (share-state.ts). */
+  state: ShareState
+  /** The API's `isActive`, from `state`: false once disabled or expired. */
   isActive: boolean
   expiresAt: number | null
 }
@@ -38,26 +42,21 @@ export interface ShareChoice {
   shareId: string
   fileId: string
   fileName: string
-  isActive: boolean
+  state: ShareState
 }
 
 function toChoice(
-  row: { id: string; is_active: boolean; expires_at: number | null; file_id: string; name: string },
+  row: Parameters<typeof shareStateOfRow>[0] & { id: string; file_id: string; name: string },
   now: number,
 ): ShareChoice {
-  const expiresAt = row.expires_at === null ? null : Number(row.expires_at)
-  return {
-    shareId: row.id,
-    fileId: row.file_id,
-    fileName: row.name,
-    isActive: isShareActive(row.is_active, expiresAt, now),
-  }
+  return { shareId: row.id, fileId: row.file_id, fileName: row.name, state: shareStateOfRow(row, now) }
 }
 
 export interface AggregateAnalytics {
   shares: number
-  /** Links that work now: enabled and not expired. */
+  /** Links that open now: in state `active` (share-state.ts). */
   activeShares: number
+  /** File requests that take files now: in state `open` (request-state.ts). */
   activeRequests: number
   views: number
   downloads: number
@@ -73,18 +72,19 @@ export class AnalyticsRepository {
   async forShare(accountId: string, shareId: string): Promise<ShareAnalytics | undefined> {
     const row = await this.#db
       .selectFrom('shares')
-      .select(['id', 'view_count', 'download_count', 'is_active', 'expires_at'])
+      .select(['id', 'view_count', 'download_count', 'is_active', 'expires_at', 'max_downloads'])
       .where('id', '=', shareId)
       .where('account_id', '=', accountId)
       .executeTakeFirst()
     if (!row) return undefined
-    const expiresAt = row.expires_at === null ? null : Number(row.expires_at)
+    const state = shareStateOfRow(row)
     return {
       shareId: row.id,
       views: Number(row.view_count),
       downloads: Number(row.download_count),
-      isActive: isShareActive(row.is_active, expiresAt),
-      expiresAt,
+      state,
+      isActive: isActiveState(state),
+      expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     }
   }
 
@@ -97,12 +97,7 @@ export class AnalyticsRepository {
         eb.fn.countAll<number>().as('shares'),
         eb.fn
           .countAll<number>()
-          .filterWhere((w) =>
-            w.and([
-              w('shares.is_active', '=', true),
-              w.or([w('shares.expires_at', 'is', null), w('shares.expires_at', '>', now)]),
-            ]),
-          )
+          .filterWhere((w) => shareOpensNow(w, now))
           .as('active_shares'),
         // SUM over no rows is NULL; an account without shares has 0 views.
         eb.fn.coalesce(eb.fn.sum<number>('shares.view_count'), eb.lit(0)).as('views'),
@@ -111,7 +106,7 @@ export class AnalyticsRepository {
           .selectFrom('file_requests')
           .select((r) => r.fn.countAll<number>().as('n'))
           .where('file_requests.account_id', '=', accountId)
-          .where('file_requests.is_active', '=', true)
+          .where((r) => requestTakesFilesNow(r, now))
           .as('active_requests'),
       ])
       .executeTakeFirstOrThrow()
@@ -251,7 +246,15 @@ export class AnalyticsRepository {
     return this.#db
       .selectFrom('shares')
       .innerJoin('files', 'files.id', 'shares.file_id')
-      .select(['shares.id', 'shares.is_active', 'shares.expires_at', 'files.id as file_id', 'files.name'])
+      .select([
+        'shares.id',
+        'shares.is_active',
+        'shares.expires_at',
+        'shares.download_count',
+        'shares.max_downloads',
+        'files.id as file_id',
+        'files.name',
+      ])
       .where('shares.account_id', '=', accountId)
   }
 }

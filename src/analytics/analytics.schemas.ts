@@ -17,7 +17,11 @@ export const ShareAnalyticsSchema = Type.Object(
     shareId: Type.String(),
     views: Count('Views of the public share page.'),
     downloads: Count('Downloads through the public link.'),
-    isActive: Type.Boolean({ description: 'Effective state: false once `expiresAt` has passed.' }),
+    isActive: Type.Boolean({
+      description:
+        'false when the link is disabled, and false once `expiresAt` has passed; `state` says whether it opens.',
+    }),
+    state: Extension(Type.Ref('ShareState', { readOnly: true })),
     expiresAt: Nullable(DateTime()),
   },
   { $id: 'ShareAnalytics', additionalProperties: false, description: 'Counts of one share link.' },
@@ -26,8 +30,8 @@ export const ShareAnalyticsSchema = Type.Object(
 export const AggregateAnalyticsSchema = Type.Object(
   {
     shares: Count('Share links of the account.'),
-    activeShares: Count('Share links that work now: enabled and not expired.'),
-    activeRequests: Count('File requests that are active.'),
+    activeShares: Count('Share links that open now: those whose `state` is `active`.'),
+    activeRequests: Count('File requests that take files now: those whose `state` is `open`.'),
     views: Count('Views of all share links.'),
     downloads: Count('Downloads through all share links.'),
   },

@@ -54,6 +54,14 @@ export interface BlobStore {
    * or removed during the listing may or may not be in it.
    */
   list(prefix: string): AsyncIterable<ListedBlob>
+  /**
+   * Everything the store holds in its own space (its directory, or S3_PREFIX of its bucket), in no particular
+   * order: each blob with its key, as `list('')` gives it, and anything else found there (an object or file
+   * that no key names, so that nothing wrote it through this contract) with its name and no key. What the
+   * storage check accounts for, so that nothing in the store goes unseen. Neither the driver's own temporary
+   * state (`leftovers`) nor anything outside its space is in it.
+   */
+  inventory(): AsyncIterable<StoredObject>
 
   // What writes leave when they never finish (a process died in the middle of a put, an upload nobody
   // completed): the driver's own temporary state, outside every key. The storage reconciler removes what has
@@ -99,9 +107,9 @@ export interface BlobStore {
    * Joins the listed parts (ascending part numbers, each once, gaps allowed) into the blob `upload.key`, with
    * the guarantees of `put`: whole or not at all, durable, replacing a previous blob only once complete. It
    * resolves with the blob's size and, from a driver that can tell it without reading the blob back over the
-   * network (the local disk), its SHA-256 (the caller, which never sees the parts in order, cannot hash them on
-   * the way in); S3's leaves it undefined. The upload is gone. A list naming a part that was not written (or
-   * whose write was replaced) fails with InvalidPartError and changes nothing: the upload can be completed with
+   * network (the local disk), its SHA-256 and CRC-32 (the caller, which never sees the parts in order, cannot
+   * compute them on the way in); S3's leaves them undefined. The upload is gone. A list naming a part that was
+   * not written (or whose write was replaced) fails with InvalidPartError and changes nothing: the upload can be completed with
    * a corrected list. MultipartUploadNotFoundError for an upload already completed or aborted, or completing
    * elsewhere; two completions at once may also both answer the one blob they made (S3's completion is
    * idempotent). A store may refuse parts under a least size but the last (S3: 5 MiB) with InvalidPartError, or
@@ -113,11 +121,39 @@ export interface BlobStore {
    * still in flight fail, or leave nothing the store keeps.
    */
   abortMultipart(upload: MultipartUpload): Promise<void>
+  /**
+   * Optional, for a store whose blobs are files on this machine's disk: a blob's file as a path below the store's
+   * root, for a web server that serves the root itself (nginx's X-Accel-Redirect, DOWNLOAD_ACCEL_REDIRECT);
+   * undefined when there is no blob.
+   */
+  relativePath?(key: string): Promise<string | undefined>
+  /**
+   * Optional, for an object store: a URL that lets anyone holding it GET the blob for `expiresInSeconds`,
+   * answered with these Content-Type and Content-Disposition (DOWNLOAD_REDIRECT=presigned).
+   */
+  presignedGet?(key: string, options: PresignedGetOptions): Promise<string>
+}
+
+export interface PresignedGetOptions {
+  contentType: string
+  contentDisposition: string
+  expiresInSeconds: number
 }
 
 /** A blob as `list` gives it. */
 export interface ListedBlob {
   key: string
+  size: number
+  /** Epoch ms of its last write. */
+  modifiedAt: number
+}
+
+/** Something the store holds (see `inventory`). */
+export interface StoredObject {
+  /** The blob's key; undefined for something no key names. */
+  key: string | undefined
+  /** Its name in the store, relative to the store's space: the key of a blob. */
+  name: string
   size: number
   /** Epoch ms of its last write. */
   modifiedAt: number
@@ -153,6 +189,8 @@ export interface WrittenPart extends PartRef {
 export interface MultipartBlob extends BlobStat {
   /** Lowercase hex SHA-256 of the blob's bytes, from a driver that computes it (see `completeMultipart`). */
   sha256: string | undefined
+  /** CRC-32 of the blob's bytes, from a driver that computes the SHA-256. */
+  crc32: number | undefined
 }
 
 /** S3's bound on part numbers. */
@@ -165,6 +203,18 @@ export class BlobNotFoundError extends Error {
     super(`blob not found: ${key}`)
     this.name = 'BlobNotFoundError'
     this.key = key
+  }
+}
+
+/**
+ * The store could not be used for a reason of its own that may pass: it is down, unreachable, too slow to
+ * answer, or failing (S3's 5xx): not a verdict on the key or the bytes. Callers answer 503 and retry; they never
+ * take it as a sign that a blob is missing or bad.
+ */
+export class BlobStoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'BlobStoreUnavailableError'
   }
 }
 
@@ -224,9 +274,12 @@ const KEY = new RegExp(`^${SEGMENT}(?:/${SEGMENT})*$`)
 
 /** Throws InvalidBlobKeyError unless `key` has the shape described on BlobStore. */
 export function assertValidKey(key: string): void {
-  if (typeof key !== 'string' || key.length > MAX_KEY_LENGTH || !KEY.test(key)) {
-    throw new InvalidBlobKeyError(key)
-  }
+  if (!isValidKey(key)) throw new InvalidBlobKeyError(key)
+}
+
+/** Whether `key` has the shape described on BlobStore (`assertValidKey` without the throw). */
+export function isValidKey(key: string): boolean {
+  return typeof key === 'string' && key.length <= MAX_KEY_LENGTH && KEY.test(key)
 }
 
 /** Throws RangeError unless `partNumber` is an integer from 1 to MAX_PART_NUMBER. */

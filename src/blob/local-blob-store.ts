@@ -21,11 +21,13 @@ import {
   type BlobStore,
   type ByteRange,
   InvalidBlobKeyError,
+  isValidKey,
   type Leftover,
   type ListedBlob,
   type MultipartBlob,
   type MultipartUpload,
   type PartRef,
+  type StoredObject,
   type WrittenPart,
 } from './blob-store.ts'
 import { errorCode, isMissing, syncDir, writeChunks } from './local-files.ts'
@@ -278,6 +280,26 @@ export class LocalBlobStore implements BlobStore {
       try {
         const info = await lstat(file)
         yield { key, size: info.size, modifiedAt: info.mtimeMs }
+      } catch (error) {
+        // Removed while listed.
+        if (!isMissing(error)) throw error
+      }
+    }
+  }
+
+  async *inventory(): AsyncIterable<StoredObject> {
+    const entries = await readdir(this.#root, { recursive: true, withFileTypes: true })
+    for (const entry of entries) {
+      if (entry.isDirectory()) continue
+      const file = path.join(entry.parentPath, entry.name)
+      const name = path.relative(this.#root, file).split(path.sep).join('/')
+      if (name === TEMP_DIR || name.startsWith(`${TEMP_DIR}/`)) continue
+      const blobKey = name.endsWith(BLOB_SUFFIX) ? name.slice(0, -BLOB_SUFFIX.length) : undefined
+      try {
+        const info = await lstat(file)
+        // A link is never a blob: the driver refuses to follow one.
+        const key = info.isFile() && blobKey !== undefined && isValidKey(blobKey) ? blobKey : undefined
+        yield { key, name: key ?? name, size: info.size, modifiedAt: info.mtimeMs }
       } catch (error) {
         // Removed while listed.
         if (!isMissing(error)) throw error

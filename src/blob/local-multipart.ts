@@ -19,7 +19,7 @@
 // whole (none can still write, past the end), `data` is the blob: it is truncated, fsynced and renamed into
 // place, with no byte copied. Otherwise the listed parts are copied in order into a new file. Abort renames the
 // directory away too, then removes it; a write still in flight then writes into files already unlinked.
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import {
   type FileHandle,
   lstat,
@@ -45,6 +45,7 @@ import {
   type PartRef,
   type WrittenPart,
 } from './blob-store.ts'
+import { Digester } from './content-digest.ts'
 import { errorCode, isMissing, readRange, syncDir, writeChunks, writeFully } from './local-files.ts'
 import {
   coversHeadOf,
@@ -217,7 +218,7 @@ export class LocalMultipart {
       // The directory is ours alone now: what it holds no longer changes, but for writes still under way.
       const names = await this.#names(upload, closing)
       verify(listed, names)
-      const head = digest && coversHeadOf(digest, listed) ? digest : { hash: createHash('sha256'), parts: [] }
+      const head = digest && coversHeadOf(digest, listed) ? digest : { hash: new Digester(), parts: [] }
       if (inPlace(listed, names)) {
         return await this.#completeInPlace(upload.key, closing, listed, head)
       }
@@ -361,7 +362,7 @@ export class LocalMultipart {
       await handle.close()
     }
     await this.#place(key, data)
-    return { size, sha256: head.hash.digest('hex') }
+    return { size, ...head.hash.digest() }
   }
 
   /** Copies the listed parts in order into a new file, which becomes the blob. */
@@ -386,7 +387,7 @@ export class LocalMultipart {
         await out.close()
       }
       await this.#place(key, temp)
-      return { size, sha256: head.hash.digest('hex') }
+      return { size, ...head.hash.digest() }
     } catch (error) {
       await rm(temp, { force: true })
       throw error

@@ -9,7 +9,7 @@
 // callback has reported its bytes handed to the kernel: nothing is allocated per chunk, and the same two
 // buffers stay in the CPU's cache (bench/downloads.ts, README "Downloads").
 //
-// Several blobs piped one after another into one response (the entries of a zip, files/zip-stream.ts) share
+// Several blobs piped one after another into one response (the entries of a zip, files/zip/zip-stream.ts) share
 // their two buffers through `PipeBuffers`: each pipe goes on where the previous one stopped, and the next blob's
 // first read starts as soon as the last one's final read is back (`afterLastRead`, `readAhead`), so it runs in
 // the thread pool while those bytes are written; no buffer is made per blob. With a pair of new
@@ -146,7 +146,7 @@ export class LocalReadStream extends Readable {
   ): T {
     const socketLike = destination instanceof ServerResponse || destination instanceof Socket
     // Only a stream nobody has read from yet. A pipe that leaves its destination open (`end: false`) is one
-    // blob of several sent in one response: a zip (files/zip-stream.ts) writes its entries so.
+    // blob of several sent in one response: a zip (files/zip/zip-stream.ts) writes its entries so.
     if (!socketLike || this.#pumping || this.readableFlowing !== null) {
       return super.pipe(destination, options)
     }

@@ -1,11 +1,11 @@
-// SHA-256 of multipart uploads, computed while their parts arrive so that completing one need not read the
-// whole blob back. Parts land in any order; each upload's hash covers the longest run of parts 1, 2, 3... that
+// The digests (SHA-256 and CRC-32) of multipart uploads, computed while their parts arrive so that completing one
+// need not read the whole blob back. Parts land in any order; each upload's hash covers the longest run of parts 1, 2, 3... that
 // has landed, read back from the store (the page cache, so just after their write) with one buffer reused for
 // every read. This is only a head start: completion checks that the parts hashed are the first ones listed and
 // hashes the rest itself, or everything when they are not (parts written by another process, a part written
 // again, gaps in the numbers, a process restarted).
-import { createHash, type Hash } from 'node:crypto'
 import type { WrittenPart } from './blob-store.ts'
+import { Digester } from './content-digest.ts'
 
 /**
  * Reads a landed part back through `buffer`: each piece yielded is a view of it, valid until the next is
@@ -15,7 +15,7 @@ export type PartReader = (part: WrittenPart, buffer: Buffer) => AsyncIterable<Bu
 
 /** How far an upload's hash got: `hash` covers exactly `parts`, in order. */
 export interface PrefixDigest {
-  hash: Hash
+  hash: Digester
   parts: WrittenPart[]
 }
 
@@ -46,7 +46,7 @@ export class PrefixDigests {
     let tracked = this.#uploads.get(id)
     if (!tracked) {
       tracked = {
-        hash: createHash('sha256'),
+        hash: new Digester(),
         parts: [],
         read,
         waiting: new Map(),

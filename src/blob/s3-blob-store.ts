@@ -46,8 +46,10 @@ import {
   type BlobSource,
   type BlobStat,
   type BlobStore,
+  BlobStoreUnavailableError,
   type ByteRange,
   InvalidPartError,
+  isValidKey,
   type Leftover,
   type ListedBlob,
   type MultipartBlob,
@@ -55,6 +57,8 @@ import {
   MultipartUploadNotFoundError,
   PartLengthError,
   type PartRef,
+  type PresignedGetOptions,
+  type StoredObject,
   type WrittenPart,
 } from './blob-store.ts'
 import { collect, type Measured, measured, readableOf, withHeldErrors } from './sources.ts'
@@ -72,12 +76,19 @@ export interface S3BlobStoreOptions {
   /** `''`, or segments ending with `/`. */
   prefix: string
   forcePathStyle: boolean
+  /** How long a request may go without a byte either way (S3_TIMEOUT_SECONDS). */
+  timeoutMs: number
 }
 
-type ListedPart = WrittenPart & { modifiedAt?: number }
+/**
+ * Attempts of a request that fails on a fault of the store (a timeout, a refused connection, a 5xx): the
+ * first and one more, so that a blip passes unseen while a store that is down answers within two timeouts.
+ */
+const MAX_ATTEMPTS = 2
+/** The longest wait for a connection: one to a reachable store takes milliseconds, even across a region. */
+const CONNECT_TIMEOUT_MS = 5000
 
-/** The blob store could not be used: the bucket is missing, unreachable or not ours to read. */
-export class BlobStoreUnavailableError extends Error {}
+type ListedPart = WrittenPart & { modifiedAt?: number }
 
 export class S3BlobStore implements BlobStore {
   readonly #s3: S3Client
@@ -102,7 +113,7 @@ export class S3BlobStore implements BlobStore {
     return store
   }
 
-  /** Throws BlobStoreUnavailableError unless the bucket answers. */
+  /** Throws BlobStoreUnavailableError unless the bucket answers (a missing or forbidden bucket included). */
   async check(): Promise<void> {
     try {
       await this.#s3.send(new HeadBucketCommand({ Bucket: this.#bucket }))
@@ -209,10 +220,7 @@ export class S3BlobStore implements BlobStore {
    * A URL that lets anyone holding it GET the object for `expiresInSeconds`, answered with these Content-Type
    * and Content-Disposition (DOWNLOAD_REDIRECT=presigned).
    */
-  presignedGet(
-    key: string,
-    options: { contentType: string; contentDisposition: string; expiresInSeconds: number },
-  ): Promise<string> {
+  presignedGet(key: string, options: PresignedGetOptions): Promise<string> {
     const command = new GetObjectCommand({
       Bucket: this.#bucket,
       Key: this.#objectKey(key),
@@ -238,6 +246,18 @@ export class S3BlobStore implements BlobStore {
   }
 
   async *list(prefix: string): AsyncIterable<ListedBlob> {
+    for await (const object of this.#objects(prefix)) {
+      if (object.key !== undefined)
+        yield { key: object.key, size: object.size, modifiedAt: object.modifiedAt }
+    }
+  }
+
+  inventory(): AsyncIterable<StoredObject> {
+    return this.#objects('')
+  }
+
+  /** Every object whose key starts with the store's prefix and then `prefix`, a page of ListObjectsV2 at a time. */
+  async *#objects(prefix: string): AsyncIterable<StoredObject> {
     let ContinuationToken: string | undefined
     do {
       const page = await this.#s3.send(
@@ -248,9 +268,11 @@ export class S3BlobStore implements BlobStore {
         }),
       )
       for (const object of page.Contents ?? []) {
-        const key = object.Key?.slice(this.#prefix.length)
-        if (key === undefined || !isValidKey(key)) continue
-        yield { key, size: object.Size ?? 0, modifiedAt: object.LastModified?.getTime() ?? 0 }
+        if (object.Key === undefined) continue
+        const name = object.Key.slice(this.#prefix.length)
+        const size = object.Size ?? 0
+        const modifiedAt = object.LastModified?.getTime() ?? 0
+        yield { key: isValidKey(name) ? name : undefined, name, size, modifiedAt }
       }
       ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined
     } while (ContinuationToken)
@@ -451,7 +473,7 @@ export class S3BlobStore implements BlobStore {
     // has it computed later, if it wants it.
     let size = 0
     for (const ref of parts) size += written.get(ref.partNumber)?.size ?? 0
-    return { size, sha256: undefined }
+    return { size, sha256: undefined, crc32: undefined }
   }
 
   async abortMultipart(upload: MultipartUpload): Promise<void> {
@@ -469,14 +491,29 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
-/** The SDK's own configuration, with only the checksums S3 requires (see the top of this file). */
-async function defaultClient(options: S3BlobStoreOptions): Promise<S3Client> {
-  const settings = {
+/**
+ * What Coffer sets of the SDK's configuration, the rest being the SDK's own (environment, profiles, roles):
+ * only the checksums S3 requires (see the top of this file), and bounded waits.
+ */
+export function clientSettings(options: Pick<S3BlobStoreOptions, 'forcePathStyle' | 'timeoutMs'>) {
+  return {
     forcePathStyle: options.forcePathStyle,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     logger: SILENT_LOGGER,
+    maxAttempts: MAX_ATTEMPTS,
+    // The socket's timeout is one of inactivity: it ends a request to a store that stopped answering (or
+    // stopped reading), and a download whose body stopped coming, but never a transfer that moves. A
+    // connection to a store that takes none is given up sooner.
+    requestHandler: {
+      connectionTimeout: Math.min(CONNECT_TIMEOUT_MS, options.timeoutMs),
+      socketTimeout: options.timeoutMs,
+    },
   } as const
+}
+
+async function defaultClient(options: S3BlobStoreOptions): Promise<S3Client> {
+  const settings = clientSettings(options)
   const s3 = new S3Client(settings)
   try {
     await s3.config.region()
@@ -501,8 +538,11 @@ function requestBody(counted: Measured): { body: Readable; abortSignal: AbortSig
 }
 
 /**
- * Errors that say what failed: some servers (Ceph) answer errors without a message, which the SDK then calls
- * "UnknownError"; the code and the status are what a log needs.
+ * Errors that say what failed, once the SDK has made its attempts:
+ * - a fault of the store rather than of the request (it cannot be reached, it stopped answering, it answered
+ *   5xx or asked to slow down) is a BlobStoreUnavailableError, which callers answer with a 503 and retry;
+ * - some servers (Ceph) answer errors without a message, which the SDK then calls "UnknownError": the code and
+ *   the status are what a log needs.
  */
 const namedErrors: InitializeMiddleware<object, MetadataBearer> = (next) => async (args) => {
   try {
@@ -511,23 +551,47 @@ const namedErrors: InitializeMiddleware<object, MetadataBearer> = (next) => asyn
     if (error instanceof S3ServiceException && (!error.message || error.message === 'UnknownError')) {
       error.message = `${error.name} (HTTP ${error.$metadata.httpStatusCode ?? 'status unknown'})`
     }
+    if (isStoreFault(error)) {
+      throw new BlobStoreUnavailableError(`the object store is unavailable: ${describe(error)}`, {
+        cause: error,
+      })
+    }
     throw error
   }
+}
+
+/** Node's codes of a connection that could not be made or broke. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+/** What S3 and the SDK call a request that timed out, or a store asking its clients to slow down. */
+const FAULT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'SlowDown'])
+
+/** Whether a request failed on a fault of the store (see `namedErrors`), not on what it asked. */
+function isStoreFault(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  if ((error as { name?: unknown }).name === 'AbortError') return false
+  const status = statusOf(error) ?? 0
+  const { name, code } = error as { name?: unknown; code?: unknown }
+  return (
+    status >= 500 ||
+    status === 429 ||
+    (typeof name === 'string' && FAULT_NAMES.has(name)) ||
+    (typeof code === 'string' && SOCKET_CODES.has(code))
+  )
 }
 
 /** The SDK writes some warnings to the console unless given a logger: the errors reach the caller anyway. */
 const SILENT_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {} }
 
 const leftoverId = (key: string, uploadId: string) => `${key} ${uploadId}`
-
-function isValidKey(key: string): boolean {
-  try {
-    assertValidKey(key)
-    return true
-  } catch {
-    return false
-  }
-}
 
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode

@@ -30,6 +30,8 @@ import * as requestDeadlineEvents from './migrations/0023_request_deadline_event
 import * as mail from './migrations/0024_mail.ts'
 import * as tokenNotifications from './migrations/0025_token_notifications.ts'
 import * as nameIndexRunsOfFour from './migrations/0026_name_index_runs_of_four.ts'
+import * as uploadCompletionRecovery from './migrations/0027_upload_completion_recovery.ts'
+import * as uploadCrc32 from './migrations/0028_upload_crc32.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -58,6 +60,8 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0024_mail': mail,
   '0025_token_notifications': tokenNotifications,
   '0026_name_index_runs_of_four': nameIndexRunsOfFour,
+  '0027_upload_completion_recovery': uploadCompletionRecovery,
+  '0028_upload_crc32': uploadCrc32,
 }
 
 class Migrations implements MigrationProvider {
@@ -75,14 +79,33 @@ class Migrations implements MigrationProvider {
   }
 }
 
+/**
+ * How long a start waits for another process's migrations on SQLite, which hold the database's write lock (a
+ * statement waits busy_timeout, 5 s, then fails as busy): a long one (a rebuilt index) may take minutes.
+ * PostgreSQL's migrator waits for its lock itself; a database that cannot be reached fails the start at once.
+ */
+const MIGRATION_PATIENCE_MS = 10 * 60_000
+
+/** SQLITE_BUSY (5) or SQLITE_LOCKED (6): another connection holds the database. */
+const isBusy = (error: unknown) => {
+  const errcode = (error as { errcode?: unknown } | undefined)?.errcode
+  return typeof errcode === 'number' && [5, 6].includes(errcode & 0xff)
+}
+
 /** Brings the schema up to date, or up to the migration named `target` (tests of a migration's data). */
 export async function migrate(db: Db, target?: string): Promise<void> {
   const migrator = new Migrator({ db: db.kysely, provider: new Migrations(db.engine) })
-  const { error, results } = await (target === undefined
-    ? migrator.migrateToLatest()
-    : migrator.migrateTo(target))
-  const failed = results?.find((r) => r.status === 'Error')
-  if (error || failed) {
+  const deadline = Date.now() + MIGRATION_PATIENCE_MS
+  for (let wait = 100; ; wait = Math.min(wait * 2, 5000)) {
+    const { error, results } = await (target === undefined
+      ? migrator.migrateToLatest()
+      : migrator.migrateTo(target))
+    const failed = results?.find((r) => r.status === 'Error')
+    if (!error && !failed) return
+    if (isBusy(error) && Date.now() + wait < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, wait))
+      continue
+    }
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
       cause: error,
     })

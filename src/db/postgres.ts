@@ -19,10 +19,21 @@ function int8AsNumber(value: string): number {
   return Number(value)
 }
 
+/**
+ * How long a query may wait to get a connection (a new one, or a free one of a busy pool) before it fails: a
+ * database that does not answer (a dropped route, a frozen server) fails requests with a 503 within this, rather
+ * than holding them until the client gives up.
+ */
+const CONNECT_TIMEOUT_MS = 10_000
+
 function newPgPool(connectionString: string, max: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // Notices a connection that died without a word (a dropped route), which would otherwise look alive.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: {
       getTypeParser: (oid, format) => {
         // int8 (count, bigint columns) and numeric (sum) arrive as strings by default.
@@ -31,9 +42,12 @@ function newPgPool(connectionString: string, max: number): pg.Pool {
       },
     },
   })
-  // An idle connection the server drops (restart, failover, a dropped database) makes the pool emit
-  // 'error'; with no listener that would crash the process. The pool has already discarded the client,
-  // and the next query opens a fresh one.
+  // A connection the server drops (a restart, a failover, a dropped database) emits 'error', and an 'error' with
+  // no listener ends the process. The pool listens on its idle connections only: a connection checked out of
+  // it (Kysely holds one for each statement and each transaction) has none while it is out, so every connection
+  // gets a listener of its own when it is made. Its query has already failed with the error, which the caller
+  // sees; the pool discards the connection when it comes back, and the next query opens a fresh one.
+  pool.on('connect', (client) => client.on('error', () => {}))
   pool.on('error', () => {})
   return pool
 }

@@ -14,7 +14,7 @@ export interface AccountsTable {
   /** When its newest file was made: the next one is made later, even by a clock behind this one. */
   last_file_at: Generated<number>
   /**
-   * How many of its files, the first by number, the name index holds (files/name-index.repository.ts;
+   * How many of its files, the first by number, the name index holds (files/search/name-index.repository.ts;
    * migration 0021).
    */
   name_indexed: Generated<number>
@@ -77,7 +77,7 @@ export interface FilesTable {
 }
 
 /**
- * The name index (migration 0019, files/name-index.repository.ts): per account and block of its files, the slots of the
+ * The name index (migration 0019, files/search/name-index.repository.ts): per account and block of its files, the slots of the
  * files whose names hold `gram` (or that lie in a folder, for a folder's gram); block -1 holds a gram's count
  * over all blocks, with no slots.
  */
@@ -200,6 +200,8 @@ export interface UploadIntentsTable {
   file_id: string | null
   stored_size: number | null
   sha256: string | null
+  /** CRC-32 of the stored bytes (migration 0028), computed with the SHA-256; null when that is null. */
+  crc32: number | null
   stored_at: number | null
   /** Processing is held by one process until then. */
   lease_until: number | null
@@ -214,6 +216,8 @@ export interface UploadIntentsTable {
    * still take bytes (migration 0017); null otherwise, and for uploads through the API.
    */
   client: string | null
+  /** The client's id of the multipart upload whose blob the intent adopted (migration 0027); null otherwise. */
+  adopted_upload_id: string | null
   created_at: number
   updated_at: number
 }
@@ -227,6 +231,10 @@ export interface UploadBlobsTable {
   /** Null while the blob is being written. */
   size: number | null
   sha256: string | null
+  /** CRC-32 of the bytes (migration 0028), with the SHA-256. */
+  crc32: number | null
+  /** When a completion began asking the store to join the parts (migration 0027); null before. */
+  completing_at: number | null
   created_at: number
 }
 
@@ -246,13 +254,13 @@ export interface ServerSecretsTable {
   created_at: number
 }
 
-/** A blob whose row is gone, to be removed from the BlobStore (storage/blob-deletions.service.ts). */
+/** A blob whose row is gone, to be removed from the BlobStore (storage/blob-deletions.job.ts). */
 export interface BlobDeletionsTable {
   key: string
   recorded_at: number
 }
 
-/** A file whose SHA-256 and CRC-32 are still to be computed (files/file-digests.service.ts). */
+/** A file whose SHA-256 and CRC-32 are still to be computed (files/file-digests.job.ts). */
 export interface FileDigestsPendingTable {
   file_id: string
   recorded_at: number
@@ -299,7 +307,7 @@ export interface OauthRecordsTable {
   last_used_at: number | null
 }
 
-/** An account's webhook endpoint (migration 0022, events/webhooks.repository.ts). */
+/** An account's webhook endpoint (migration 0022, webhooks/webhooks.repository.ts). */
 export interface WebhookEndpointsTable {
   id: string
   account_id: string
@@ -308,7 +316,7 @@ export interface WebhookEndpointsTable {
   event_types: string
   description: string | null
   is_active: boolean
-  /** Which of the endpoint's secrets signs now (events/webhook-secrets.ts); none is stored. */
+  /** Which of the endpoint's secrets signs now (webhooks/webhook-secrets.ts); none is stored. */
   secret_generation: number
   /** Until when the secret of the previous generation signs too, after a rotation. */
   previous_secret_until: number | null

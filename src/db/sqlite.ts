@@ -2,7 +2,7 @@
 // dialect serialises its queries) and read through another that skips the writer's queue (Db.read).
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { type CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely'
+import { type CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, sql } from 'kysely'
 import type { Db } from './database.ts'
 import { NodeSqliteDatabase } from './node-sqlite.ts'
 import type { Database } from './schema.ts'
@@ -14,12 +14,30 @@ import type { Database } from './schema.ts'
  */
 const CACHE_SIZE = -65_536
 
+/**
+ * SQLite's schema changes are transactional, though Kysely's adapter says otherwise to be safe. Saying so makes
+ * the migrator run them in one transaction, which begins immediately (node-sqlite.ts): a second process that
+ * starts at the same time (the CLI beside a starting server) waits for the first's migrations, then finds them
+ * done, rather than running them again beside it (and failing on a column the first has just added).
+ */
+class TransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true
+  }
+}
+
+class CofferSqliteDialect extends SqliteDialect {
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlAdapter()
+  }
+}
+
 export function openSqlite(dataDir: string): Db {
   mkdirSync(dataDir, { recursive: true })
   const filename = path.join(dataDir, 'coffer.sqlite')
   const reader = new SnapshotReader(filename)
   const kysely = new Kysely<Database>({
-    dialect: new SqliteDialect({
+    dialect: new CofferSqliteDialect({
       database: async () => {
         // After each statement of this (the only writing) connection, the reader's next read must see it.
         const db = new NodeSqliteDatabase(filename, { executed: () => reader.end() })

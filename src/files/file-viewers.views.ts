@@ -3,6 +3,7 @@
 // page and the public page of a share link show files alike; each passes the addresses its bytes and preview
 // are served at. Every text from a user (the name, a text file's contents) goes through ghtml's escaping.
 import { html } from 'ghtml'
+import { essenceOf } from '../media-types.ts'
 import { extensionLabel, formatSize } from '../web/format.ts'
 import { INLINE_SAFE_TYPES } from './download.ts'
 import type { FilePreview } from './files.repository.ts'
@@ -50,8 +51,6 @@ const SOURCE_EXTENSIONS = new Set(
     'clj el vim dockerfile makefile gradle properties gitignore editorconfig'
   ).split(' '),
 )
-
-const essenceOf = (contentType: string) => (contentType.split(';')[0] ?? '').trim().toLowerCase()
 
 /** The viewer a file gets, from its type (and, for source code, its name). */
 export function viewerKindOf(file: ViewedFile): ViewerKind {

@@ -110,6 +110,15 @@ function setUpUploads(section: HTMLElement): void {
   let statusTimer: number | undefined
   section.hidden = false
 
+  /** Whether an upload is still under way: leaving the page would end it. */
+  const busy = () =>
+    items.some((item) => ['preparing', 'waiting', 'uploading', 'processing'].includes(item.state))
+  // Leaving the page (a folder, another page, a reload, closing the tab) while files go up ends their uploads:
+  // the browser asks first.
+  window.addEventListener('beforeunload', (event) => {
+    if (busy()) event.preventDefault()
+  })
+
   input.addEventListener('change', () => {
     add([...(input.files ?? [])])
     input.value = ''
@@ -193,8 +202,8 @@ function setUpUploads(section: HTMLElement): void {
   const LABELS: Partial<Record<State, [string, string]>> = {
     waiting: ['Cancel', 'Cancel the upload of'],
     uploading: ['Cancel', 'Cancel the upload of'],
-    failed: ['Retry', 'Send again'],
-    cancelled: ['Retry', 'Send again'],
+    failed: ['Retry', 'Retry the upload of'],
+    cancelled: ['Retry', 'Retry the upload of'],
     refused: ['Dismiss', 'Dismiss'],
     done: ['Dismiss', 'Dismiss'],
   }
@@ -342,7 +351,11 @@ function setUpUploads(section: HTMLElement): void {
   async function showNewRows(done: { item: Item; fileId: string }[]): Promise<void> {
     const ids = done.map(({ fileId }) => fileId).join(',')
     try {
-      const response = await fetch(`/files/rows?ids=${ids}`, { credentials: 'same-origin' })
+      // Signed out, the rows are a redirect to sign in, not rows: not followed, and nothing is shown.
+      const response = await fetch(`/files/rows?ids=${ids}`, {
+        credentials: 'same-origin',
+        redirect: 'manual',
+      })
       if (response.ok && rows) {
         const template = document.createElement('template')
         template.innerHTML = await response.text()
@@ -357,12 +370,9 @@ function setUpUploads(section: HTMLElement): void {
     const names = done.map(({ item }) => item.file.name)
     announce.textContent = `Uploaded: ${names.join(', ')}.`
     // Once every upload has ended, the focus goes to the newest file, unless the reader moved it elsewhere.
-    const busy = items.some((item) =>
-      ['preparing', 'waiting', 'uploading', 'processing'].includes(item.state),
-    )
     const active = document.activeElement
     const idle = !active || active === document.body || section.contains(active)
-    if (!busy && idle)
+    if (!busy() && idle)
       rows?.querySelector<HTMLAnchorElement>(`tr[data-file-id="${done[0]?.fileId}"] a.file-link`)?.focus()
   }
 }

@@ -8,12 +8,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
-import { AppError, invalid } from '../errors.ts'
-import { MULTIPART_THRESHOLD_BYTES } from '../meta/capabilities.ts'
+import { invalid } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { sharePanel } from '../shares/shares-app.views.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { formReader } from '../web/form-reader.ts'
-import { acceptForms, type FormState } from '../web/forms.ts'
+import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../web/notices.ts'
 import { sendFileContent } from './download.ts'
 import { TEXT_PREVIEW_BYTES, viewer, viewerKindOf } from './file-viewers.views.ts'
@@ -76,7 +76,10 @@ const readRename = formReader(
       name: Type.String({
         maxLength: 255,
         pattern: '\\S',
-        errorMessage: 'Give the file a name of at most 255 characters.',
+        errorMessage: {
+          pattern: 'Give the file a name: this one is empty.',
+          maxLength: 'Give the file a name of at most 255 characters.',
+        },
       }),
     },
     { additionalProperties: false },
@@ -258,10 +261,8 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
       try {
         await files.update(sessionAccountId(request), fileId, { name: form.value.name })
       } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500 || error.code === 'not_found') throw error
-        return showFile(request, reply, fileId, error.status, {
-          renameForm: { values: form.values, errors: { name: error.message } },
-        })
+        const { status, errors } = refusalOf(error, { field: 'name' })
+        return showFile(request, reply, fileId, status, { renameForm: { values: form.values, errors } })
       }
       return reply.redirect(withNotice(FILE_PATHS.file(fileId), 'renamed'), 303)
     },

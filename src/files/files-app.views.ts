@@ -8,6 +8,7 @@
 // 1 (bench/app.ts; docs/architecture.md, "Performance").
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
+import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
 import { describeType, extensionLabel, formatCount, formatDate, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
@@ -116,9 +117,9 @@ export function thumbnail(file: StoredFile): string {
 export function shareBadge(share: StoredFile['share']): string {
   if (!share) return html`<span class="muted">Not shared</span>`
   const counts = html`<span class="share-counts"><span>${formatCount(share.viewCount)} view${share.viewCount === 1 ? '' : 's'}</span> <span>${formatCount(share.downloadCount)} download${share.downloadCount === 1 ? '' : 's'}</span></span>`
-  return share.isActive
+  return share.state === 'active'
     ? html`<span class="badge badge-on">!${repeatedIcon('link')}Shared</span> !${counts}`
-    : html`<span class="badge">Link off</span> !${counts}`
+    : html`<span class="badge" title="${SHARE_STATE_TEXT[share.state].label}">${SHARE_STATE_TEXT[share.state].short}</span> !${counts}`
 }
 
 const dateTime = (ms: number) =>
@@ -130,7 +131,7 @@ export function fileRow(file: StoredFile): string {
   return html`<tr data-file-id="${file.id}">
 <td class="col-select"><input type="checkbox" name="fileIds" value="${file.id}" id="${checkboxId}" aria-label="Select ${file.name}"></td>
 <td class="col-name"><div class="file-cell">!${thumbnail(file)}<div class="file-cell-text"><a class="file-link" href="${FILE_PATHS.file(file.id)}">${file.name}</a>
-<span class="file-sub">${describeType(file.contentType)} · ${formatSize(file.size)}!${file.share?.isActive ? ' · Shared' : ''}</span></div></div></td>
+<span class="file-sub">${describeType(file.contentType)} · ${formatSize(file.size)}!${file.share?.state === 'active' ? ' · Shared' : ''}</span></div></div></td>
 <td class="col-size">${formatSize(file.size)}</td>
 <td class="col-date">!${dateTime(file.createdAt)}</td>
 <td class="col-folder">!${file.folder ? html`<a href="${FILE_PATHS.folder(file.folder.id)}">${file.folder.name}</a>` : html`<span class="muted">&#8212;</span>`}</td>

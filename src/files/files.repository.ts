@@ -10,17 +10,18 @@ import { idLookup, idsLookup } from '../db/read-path/id-lookup.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
-import { isShareActive } from '../shares/shares.repository.ts'
+import { isActiveState, type ShareState, shareStateOfRow } from '../shares/share-state.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
-import { CHUNK_SIZE, folderGram, foldName, gramsOf } from './name-grams.ts'
-import { NameIndex } from './name-index.repository.ts'
-import { nameSearch } from './name-search.ts'
+import { CHUNK_SIZE, folderGram, foldName, gramsOf } from './search/name-grams.ts'
+import { NameIndex } from './search/name-index.repository.ts'
+import { nameSearch } from './search/name-search.ts'
 
 export type { FilePreview }
 
 export interface FileShareSummary {
   id: string
   publicId: string
+  state: ShareState
   isActive: boolean
   expiresAt: number | null
   viewCount: number
@@ -145,6 +146,7 @@ function buildSelectFiles(db: Kysely<Database>) {
       'shares.expires_at as share_expires_at',
       'shares.view_count as share_view_count',
       'shares.download_count as share_download_count',
+      'shares.max_downloads as share_max_downloads',
       ...JOINED_PREVIEW_COLUMNS,
     ])
 }
@@ -166,15 +168,32 @@ function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
     share:
       row.share_id === null || row.share_public_id === null
         ? null
-        : {
-            id: row.share_id,
-            publicId: row.share_public_id,
-            isActive: isShareActive(Boolean(row.share_is_active), row.share_expires_at, now),
-            expiresAt: row.share_expires_at === null ? null : Number(row.share_expires_at),
-            viewCount: Number(row.share_view_count),
-            downloadCount: Number(row.share_download_count),
-          },
+        : joinedShare({ ...row, share_id: row.share_id, share_public_id: row.share_public_id }, now),
     preview: joinedPreview(row),
+  }
+}
+
+function joinedShare(
+  row: FileRow & { share_id: string; share_public_id: string },
+  now: number,
+): FileShareSummary {
+  const state = shareStateOfRow(
+    {
+      is_active: Boolean(row.share_is_active),
+      expires_at: row.share_expires_at,
+      download_count: Number(row.share_download_count),
+      max_downloads: row.share_max_downloads,
+    },
+    now,
+  )
+  return {
+    id: row.share_id,
+    publicId: row.share_public_id,
+    state,
+    isActive: isActiveState(state),
+    expiresAt: row.share_expires_at === null ? null : Number(row.share_expires_at),
+    viewCount: Number(row.share_view_count),
+    downloadCount: Number(row.share_download_count),
   }
 }
 
@@ -482,7 +501,7 @@ export class FilesRepository {
     await trx.updateTable('files').set({ crc32 }).where('id', '=', fileId).execute()
   }
 
-  /** Records that a file's SHA-256 and CRC-32 are still to be computed (files/file-digests.service.ts). */
+  /** Records that a file's SHA-256 and CRC-32 are still to be computed (files/file-digests.job.ts). */
   async recordPendingDigests(trx: Transaction, fileId: string): Promise<void> {
     await trx
       .insertInto('file_digests_pending')

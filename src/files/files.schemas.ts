@@ -29,8 +29,12 @@ export const FileShareSummarySchema = Type.Object(
     publicId: Type.Optional(Type.String()),
     publicUrl: Type.Optional(Type.String({ format: 'uri' })),
     isActive: Type.Optional(
-      Type.Boolean({ description: 'Effective state: false once `expiresAt` has passed, whatever was set.' }),
+      Type.Boolean({
+        description:
+          'false when the link is disabled, and false once `expiresAt` has passed; `state` says whether it opens.',
+      }),
     ),
+    state: Type.Optional(Extension(Type.Ref('ShareState', { readOnly: true }))),
     expiresAt: Type.Optional(Nullable(DateTime())),
     viewCount: Type.Optional(Type.Integer({ minimum: 0 })),
     downloadCount: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -74,6 +78,7 @@ export function serializeFile(file: StoredFile, urls: PublicUrls) {
       publicId: file.share.publicId,
       publicUrl: urls.sharePage(file.share.publicId),
       isActive: file.share.isActive,
+      state: file.share.state,
       expiresAt: toIsoOrNull(file.share.expiresAt),
       viewCount: file.share.viewCount,
       downloadCount: file.share.downloadCount,

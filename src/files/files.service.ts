@@ -6,12 +6,12 @@ import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { notFound } from '../errors.ts'
-import type { EventRecorder } from '../events/events.ts'
 import { faultPoint } from '../fault-points.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
 import { nonBlankName } from '../names.ts'
-import type { BlobDeletionsService } from '../storage/blob-deletions.service.ts'
+import type { BlobDeletionsService } from '../storage/blob-deletions.job.ts'
+import type { EventLog } from '../webhooks/events.ts'
 import { type FaultLog, type FileContent, fileContent } from './file-content.ts'
 import type { FileListOptions, FilesRepository, StoredFile } from './files.repository.ts'
 import { readTextHead, type TextHead } from './text-head.ts'
@@ -34,13 +34,19 @@ export interface FileUpdate {
   folderId?: string | null
 }
 
+/** The events files record, and what from: the file as the change leaves it (as it was, for a delete). */
+export interface FileEvents {
+  'file.created': StoredFile
+  'file.deleted': StoredFile
+}
+
 export class FilesService {
   readonly #transaction: Transactor
   readonly #files: FilesRepository
   readonly #folders: FoldersRepository
   readonly #blobs: BlobStore
   readonly #deletions: BlobDeletionsService
-  readonly #events: EventRecorder
+  readonly #events: EventLog<FileEvents>
 
   constructor(deps: {
     transaction: Transactor
@@ -49,7 +55,7 @@ export class FilesService {
     blobs: BlobStore
     deletions: BlobDeletionsService
     /** Records file.created and file.deleted, in the transactions that make and delete files. */
-    events: EventRecorder
+    events: EventLog<FileEvents>
   }) {
     this.#transaction = deps.transaction
     this.#files = deps.files
@@ -91,7 +97,11 @@ export class FilesService {
         await alongside?.(trx, { id, createdAt: inserted.createdAt })
         const audience = await this.#events.audience(trx, input.accountId, 'file.created')
         if (audience)
-          await this.#events.files(trx, audience, await this.#files.inTransaction(trx, input.accountId, [id]))
+          await this.#events.record(
+            trx,
+            audience,
+            await this.#files.inTransaction(trx, input.accountId, [id]),
+          )
         return inserted.seq
       })
     } catch (error) {
@@ -196,7 +206,7 @@ export class FilesService {
    * skipped. The rows go in one transaction (shares follow by foreign key, folder counts drop with them),
    * which also records their blobs for removal; the blobs are removed after the commit, so a rolled-back
    * delete never loses bytes, and a crash before they are removed leaves them recorded for the sweep
-   * (storage/blob-deletions.service.ts).
+   * (storage/blob-deletions.job.ts).
    */
   async deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
     const ids = [...new Set(fileIds)]
@@ -209,7 +219,7 @@ export class FilesService {
       const deleted = await this.#files.deleteMany(trx, accountId, ids)
       if (audience) {
         const gone = new Set(deleted.map((file) => file.id))
-        await this.#events.files(
+        await this.#events.record(
           trx,
           audience,
           before.filter((file) => gone.has(file.id)),

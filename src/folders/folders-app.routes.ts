@@ -6,10 +6,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
-import { AppError } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
-import { acceptForms, type FormState } from '../web/forms.ts'
+import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { withNotice } from '../web/notices.ts'
 import type { Folder } from './folders.repository.ts'
 import {
@@ -41,8 +40,8 @@ const FolderParams = Type.Object({ folderId: Type.String({ minLength: 1, maxLeng
  * that is gone included, is not the form's to show.
  */
 function nameRefused(error: unknown, name: string): [number, FormState] {
-  if (!(error instanceof AppError) || error.status >= 500 || error.code === 'not_found') throw error
-  return [error.status, { values: { name }, errors: { name: error.message } }]
+  const { status, errors } = refusalOf(error, { field: 'name' })
+  return [status, { values: { name }, errors }]
 }
 
 export const foldersAppRoutes: Routes = async (app, { services, web, webSessions }) => {

@@ -1,14 +1,12 @@
 // Folders: flat, owned by one account, names unique per account ignoring case. Their file and request counts
 // are kept exact by the services that move things in and out (folders.repository.ts).
-import type { Transactor } from '../db/database.ts'
+import type { Transaction, Transactor } from '../db/database.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { conflict, notFound } from '../errors.ts'
 import { faultPoint } from '../fault-points.ts'
-import type { FilesRepository } from '../files/files.repository.ts'
 import { newId } from '../ids.ts'
 import { nonBlankName } from '../names.ts'
-import type { RequestsRepository } from '../requests/requests.repository.ts'
 import type { Folder, FoldersRepository } from './folders.repository.ts'
 
 /** Folder names are stored trimmed. */
@@ -17,22 +15,23 @@ const cleanName = (name: string): string => nonBlankName(name, 'name').trim()
 const duplicateName = (name: string) =>
   conflict(`A folder named "${name}" already exists.`, 'Choose another name; folder names ignore case.')
 
+/**
+ * What a folder holds besides its name, which moves to root when the folder is deleted: its files and its file
+ * requests (their repositories, handed over by wiring.ts).
+ */
+export interface FolderContents {
+  moveAllToRoot(trx: Transaction, folderId: string): Promise<void>
+}
+
 export class FoldersService {
   readonly #transaction: Transactor
   readonly #folders: FoldersRepository
-  readonly #files: FilesRepository
-  readonly #requests: RequestsRepository
+  readonly #contents: FolderContents[]
 
-  constructor(deps: {
-    transaction: Transactor
-    folders: FoldersRepository
-    files: FilesRepository
-    requests: RequestsRepository
-  }) {
+  constructor(deps: { transaction: Transactor; folders: FoldersRepository; contents: FolderContents[] }) {
     this.#transaction = deps.transaction
     this.#folders = deps.folders
-    this.#files = deps.files
-    this.#requests = deps.requests
+    this.#contents = deps.contents
   }
 
   list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<Folder>> {
@@ -78,8 +77,7 @@ export class FoldersService {
   async delete(accountId: string, folderId: string): Promise<{ id: string; deleted: true }> {
     await this.#transaction(async (trx) => {
       await this.#folders.assertOwned(accountId, folderId, trx)
-      await this.#files.moveAllToRoot(trx, folderId)
-      await this.#requests.moveAllToRoot(trx, folderId)
+      for (const contents of this.#contents) await contents.moveAllToRoot(trx, folderId)
       await this.#folders.delete(trx, folderId)
     })
     faultPoint('folder-deleted')

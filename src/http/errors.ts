@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, ERROR_CODES, type ErrorCode, RetryLater } from '../errors.ts'
+import { unavailableDependency } from '../unavailable-dependencies.ts'
 import { bodyFieldOf, describeValidationError } from './validation.ts'
 
 export function errorBody(code: ErrorCode, message: string, hint?: string, field?: string) {
@@ -107,11 +108,17 @@ declare module 'fastify' {
 
 /** How failures of pages are answered; the web foundation provides it (web/web.ts). */
 export interface ErrorPages {
-  /** The error page of `status`; `code`, of the catalogue, where a page says more than its status does. */
-  sendError(reply: FastifyReply, status: number, code?: ErrorCode): FastifyReply
+  /**
+   * The error page of `status`; `code`, of the catalogue, where a page says more than its status does, and the
+   * failure's own `message` where it says what was wrong with the request (a 400).
+   */
+  sendError(reply: FastifyReply, status: number, code?: ErrorCode, message?: string): FastifyReply
   /** Whether an unknown path is one a person would have opened: it then gets a 404 page. */
   isPagePath(path: string): boolean
 }
+
+/** How long a client is asked to wait before retrying a request refused because a dependency is down. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5
 
 /** Whether the client asked for HTML: a browser navigating, not an API client. */
 function acceptsHtml(request: FastifyRequest): boolean {
@@ -120,9 +127,12 @@ function acceptsHtml(request: FastifyRequest): boolean {
 
 export function registerErrorHandling(app: FastifyInstance, pages?: ErrorPages): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    const [status, body] = errorResponse(error, request)
-    if (error instanceof RetryLater) reply.header('retry-after', error.retryAfterSeconds)
-    if (pages && request.routeOptions.config?.page) return pages.sendError(reply, status, body.error.code)
+    const [status, body, retryAfter] = errorResponse(error, request)
+    if (retryAfter !== undefined) reply.header('retry-after', retryAfter)
+    if (pages && request.routeOptions.config?.page) {
+      // A 400 of a page is about what was sent (a form's bytes, a parameter), which its message names.
+      return pages.sendError(reply, status, body.error.code, status === 400 ? body.error.message : undefined)
+    }
     return reply.status(status).send(body)
   })
 
@@ -141,13 +151,17 @@ export function registerErrorHandling(app: FastifyInstance, pages?: ErrorPages):
   })
 }
 
-/** The status and envelope of a failure; a fault is logged here, with its cause. */
+/**
+ * The status and envelope of a failure, and the seconds of its Retry-After when the client should come back;
+ * a fault is logged here, with its cause.
+ */
 function errorResponse(
   error: FastifyError | AppError,
   request: FastifyRequest,
-): [number, ReturnType<typeof errorBody>] {
+): [number, ReturnType<typeof errorBody>, number?] {
   if (error instanceof AppError) {
-    return [error.status, errorBody(error.code, error.message, error.hint, error.field)]
+    const body = errorBody(error.code, error.message, error.hint, error.field)
+    return [error.status, body, error instanceof RetryLater ? error.retryAfterSeconds : undefined]
   }
   if (error.validation) {
     const first = error.validation[0]
@@ -163,6 +177,13 @@ function errorResponse(
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return [error.statusCode, errorBody('invalid_request', error.message)]
+  }
+  const down = unavailableDependency(error)
+  if (down) {
+    // Expected while a dependency is down, and said once per request: no stack, which says nothing new.
+    request.log.warn({ error: (error as Error).message }, `request refused: ${down} is unavailable`)
+    const message = `The request could not be served: ${down} is unavailable right now.`
+    return [503, errorBody('unavailable', message), OUTAGE_RETRY_AFTER_SECONDS]
   }
   request.log.error({ err: error }, 'request failed')
   return [500, errorBody('internal_error', 'An unexpected error occurred.')]

@@ -183,6 +183,7 @@ export class Metrics {
       stat: (key) => timed('stat', () => blobs.stat(key)),
       delete: (key) => timed('delete', () => blobs.delete(key)),
       list: (prefix) => timedListing('list', () => blobs.list(prefix)),
+      inventory: () => timedListing('inventory', () => blobs.inventory()),
       leftovers: () => timedListing('leftovers', () => blobs.leftovers()),
       removeLeftover: (id) => timed('remove_leftover', () => blobs.removeLeftover(id)),
       createMultipart: (key) => timed('create_multipart', () => blobs.createMultipart(key)),

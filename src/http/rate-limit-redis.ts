@@ -26,23 +26,24 @@ const COMMAND_TIMEOUT_MS = 500
 const PAUSE_AFTER_FAILURE_MS = 5000
 const WARNING_INTERVAL_MS = 60_000
 
-// KEYS[1]: the bucket. ARGV: interval and capacity in microseconds (see gcraOf), '1' to count or '0' to only
-// look, and the cost in units of the limit.
-// Returns { allowed (0/1), remaining, resetUs, retryAfterUs }, exactly as gcraStep does.
+// KEYS[1]: the bucket. ARGV: interval and capacity in microseconds (see gcraOf), and the cost in units of the
+// limit (negative: a refund). Returns { allowed (0/1), remaining, resetUs, retryAfterUs }, exactly as gcraStep
+// does.
 const GCRA_LUA = `
 local interval = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
-local count = ARGV[3] == '1'
-local cost = tonumber(ARGV[4])
+local cost = tonumber(ARGV[3])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
 local debt = math.max(tat - now, 0)
-local nextDebt = debt + interval * cost
+local nextDebt = math.max(debt + interval * cost, 0)
 if nextDebt > capacity then
   return { 0, 0, debt, nextDebt - capacity }
 end
-if count then
+if nextDebt == 0 then
+  redis.call('DEL', KEYS[1])
+else
   redis.call('SET', KEYS[1], string.format('%.0f', now + nextDebt), 'PX', math.ceil(nextDebt / 1000))
 end
 return { 1, math.floor((capacity - nextDebt) / interval), nextDebt, 0 }
@@ -50,13 +51,7 @@ return { 1, math.floor((capacity - nextDebt) / interval), nextDebt, 0 }
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    cofferRateLimit(
-      bucket: string,
-      intervalUs: number,
-      capacityUs: number,
-      count: '1' | '0',
-      cost: number,
-    ): Promise<number[]>
+    cofferRateLimit(bucket: string, intervalUs: number, capacityUs: number, cost: number): Promise<number[]>
   }
 }
 
@@ -101,22 +96,14 @@ export class RedisRateLimits {
     return store
   }
 
-  /**
-   * One GCRA step in Redis, counted or only looked at; undefined when Redis cannot answer now (the caller
-   * decides locally).
-   */
-  async step(
-    bucket: string,
-    gcra: Gcra,
-    { count, cost }: { count: boolean; cost: number },
-  ): Promise<RateLimitDecision | undefined> {
+  /** One GCRA step in Redis; undefined when Redis cannot answer now (the caller decides locally). */
+  async step(bucket: string, gcra: Gcra, cost: number): Promise<RateLimitDecision | undefined> {
     if (this.#redis.status !== 'ready' || Date.now() < this.#pausedUntil) return undefined
     try {
       const [allowed, remaining, resetUs, retryAfterUs] = await this.#redis.cofferRateLimit(
         REDIS_KEY_PREFIX + bucket,
         gcra.intervalUs,
         gcra.capacityUs,
-        count ? '1' : '0',
         cost,
       )
       return {
@@ -167,15 +154,11 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async hit(bucket: string, cost = 1): Promise<RateLimitDecision> {
-    return (
-      (await this.#limits.step(bucket, this.#gcra, { count: true, cost })) ?? this.#local.hit(bucket, cost)
-    )
+    return (await this.#limits.step(bucket, this.#gcra, cost)) ?? this.#local.hit(bucket, cost)
   }
 
-  async peek(bucket: string): Promise<RateLimitDecision> {
-    return (
-      (await this.#limits.step(bucket, this.#gcra, { count: false, cost: 1 })) ?? this.#local.peek(bucket)
-    )
+  async refund(bucket: string): Promise<void> {
+    if (!(await this.#limits.step(bucket, this.#gcra, -1))) await this.#local.refund(bucket)
   }
 
   /** Closing is the shared connection's business (RedisRateLimits.close). */

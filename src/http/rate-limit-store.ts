@@ -27,10 +27,11 @@ export interface RateLimitStore {
    */
   hit(bucket: string, cost?: number): Promise<RateLimitDecision>
   /**
-   * Says what `hit` would, without counting: for limits that count only failures (sign-in), which must
-   * refuse an attempt while the bucket is empty, then count it only if it fails.
+   * Gives back one unit a hit took: for limits that count only failures (sign-in), whose attempts each take a
+   * unit before the password is checked, so that attempts at the same time cannot overrun the limit, and give
+   * it back when they succeed. Never rejects.
    */
-  peek(bucket: string): Promise<RateLimitDecision>
+  refund(bucket: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -50,10 +51,10 @@ export function gcraOf(policy: RateLimitPolicy): Gcra {
 
 /**
  * One GCRA step of `cost` units from the bucket's debt (TAT minus now, never negative); `nextDebtUs` is set
- * when allowed. A cost above the limit is never allowed.
+ * when allowed. A cost above the limit is never allowed; a negative cost gives units back (a refund).
  */
 export function gcraStep(gcra: Gcra, debtUs: number, cost = 1): RateLimitDecision & { nextDebtUs?: number } {
-  const nextDebtUs = debtUs + gcra.intervalUs * cost
+  const nextDebtUs = Math.max(debtUs + gcra.intervalUs * cost, 0)
   if (nextDebtUs > gcra.capacityUs) {
     return { allowed: false, remaining: 0, resetUs: debtUs, retryAfterUs: nextDebtUs - gcra.capacityUs }
   }
@@ -80,18 +81,19 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 
   async hit(bucket: string, cost = 1): Promise<RateLimitDecision> {
-    return this.#step(bucket, cost, true)
+    return this.#step(bucket, cost)
   }
 
-  async peek(bucket: string): Promise<RateLimitDecision> {
-    return this.#step(bucket, 1, false)
+  async refund(bucket: string): Promise<void> {
+    this.#step(bucket, -1)
   }
 
-  #step(bucket: string, cost: number, count: boolean): RateLimitDecision {
+  #step(bucket: string, cost: number): RateLimitDecision {
     const now = Date.now() * 1000
     const tat = this.#tats.get(bucket) ?? now
     const { nextDebtUs, ...decision } = gcraStep(this.#gcra, Math.max(tat - now, 0), cost)
-    if (count && nextDebtUs !== undefined) this.#tats.set(bucket, now + nextDebtUs)
+    if (nextDebtUs === 0) this.#tats.delete(bucket)
+    else if (nextDebtUs !== undefined) this.#tats.set(bucket, now + nextDebtUs)
     return decision
   }
 

@@ -10,6 +10,7 @@ import { isIPv6 } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.ts'
 import { AppError } from '../errors.ts'
+import { clientAddress } from './client-address.ts'
 import { RedisRateLimits } from './rate-limit-redis.ts'
 import { MemoryRateLimitStore, type RateLimitPolicy, type RateLimitStore } from './rate-limit-store.ts'
 
@@ -48,14 +49,14 @@ function bucketOf(request: FastifyRequest): { bucket: string; who: string } {
   const principal = request.principal
   return principal
     ? { bucket: credentialBucket(principal.credentialId), who: 'this credential' }
-    : { bucket: addressBucket(request.ip), who: 'this client address' }
+    : { bucket: addressBucket(clientAddress(request)), who: 'this client address' }
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * `false` exempts a route: the blob endpoint (each request carries a signed, short-lived token bound to
-     * one upload) and the in-process completion callback, which would otherwise all share one address.
+     * `false` exempts a route: the blob endpoint, each of whose requests carries a signed, short-lived token
+     * bound to one upload.
      */
     rateLimit?: false
   }

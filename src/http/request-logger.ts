@@ -3,6 +3,7 @@
 // nothing; on a small request that child was a tenth of the server's time.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import type { Bindings, ChildLoggerOptions, LevelWithSilent } from 'pino'
+import { clientAddress } from './client-address.ts'
 
 type Level = Exclude<LevelWithSilent, 'silent'>
 type LogFn = FastifyBaseLogger['info']
@@ -73,6 +74,12 @@ export function requestLogger(
  * the device flow's user code. Such a request may be refused, but its URL is still logged.
  */
 const SECRET_IN_URL = /(coffer_|vercel_blob_client_|user_code=)[^&#/?\s]+/g
+/**
+ * A query parameter whose name says it carries a secret, whatever the secret looks like: a METRICS_TOKEN sent as
+ * `?token=` (refused: only the Authorization header is read), an OAuth token, a password.
+ */
+const SECRET_PARAMETER =
+  /([?&](?:token|access_token|refresh_token|id_token|api_key|apikey|key|secret|password|code)=)[^&#]*/gi
 
 /**
  * The public id of a share link or a file request, which is the capability to use it (`/s/{id}`, `/r/{id}`,
@@ -83,7 +90,10 @@ const CAPABILITY_IN_PATH = /^(\/(?:s|r|api\/v1\/public\/requests)\/[^/?#]{0,4})[
 
 /** A URL as logs may keep it: no credential, no capability. */
 export function redactedUrl(url: string): string {
-  return url.replace(SECRET_IN_URL, '$1[redacted]').replace(CAPABILITY_IN_PATH, '$1…')
+  return url
+    .replace(SECRET_IN_URL, '$1[redacted]')
+    .replace(SECRET_PARAMETER, '$1[redacted]')
+    .replace(CAPABILITY_IN_PATH, '$1…')
 }
 
 /** What a log line says of a request: Fastify's default fields, with any secret in the URL redacted. */
@@ -92,7 +102,7 @@ export function loggedRequest(request: FastifyRequest) {
     method: request.method,
     url: redactedUrl(request.url),
     host: request.host,
-    remoteAddress: request.ip,
+    remoteAddress: clientAddress(request),
     remotePort: request.socket?.remotePort,
   }
 }

@@ -1,5 +1,5 @@
 // The mail outbox: messages written in the caller's transaction (so a message goes out for a change that
-// committed, and for no other), then sent and retried by the mail sender (mail-sender.ts).
+// committed, and for no other), then sent and retried by the mail sender (mail-sender.job.ts).
 import type { Kysely } from 'kysely'
 import type { Db, Executor, Transaction } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'

@@ -20,6 +20,42 @@ import { UPLOAD_LIMIT } from './limits.ts'
 const BODY_LIMIT = Math.ceil((UPLOAD_LIMIT * 4) / 3) + 64 * 1024
 
 /**
+ * A message that may carry a file (larger than this, or of a length not announced) is held in memory several
+ * times over while it is served (the body, the parsed text, the decoded bytes, the upload's request): about
+ * 70 MiB for one of UPLOAD_LIMIT. So few are served at once: LARGE_PER_CREDENTIAL for one credential, and
+ * LARGE_PER_PROCESS in all; past either, a 429 that says to send it again shortly.
+ */
+const LARGE_MESSAGE_BYTES = 1024 * 1024
+const LARGE_PER_CREDENTIAL = 2
+const LARGE_PER_PROCESS = 4
+
+/** Large messages being served now, in all and per credential. */
+class LargeMessages {
+  #total = 0
+  readonly #perCredential = new Map<string, number>()
+
+  /** Takes a place for a message of `credentialId`, or says who has none left; `release` gives it back. */
+  take(credentialId: string): { release(): void } | 'credential' | 'process' {
+    const mine = this.#perCredential.get(credentialId) ?? 0
+    if (mine >= LARGE_PER_CREDENTIAL) return 'credential'
+    if (this.#total >= LARGE_PER_PROCESS) return 'process'
+    this.#total++
+    this.#perCredential.set(credentialId, mine + 1)
+    let released = false
+    return {
+      release: () => {
+        if (released) return
+        released = true
+        this.#total--
+        const left = (this.#perCredential.get(credentialId) ?? 1) - 1
+        if (left === 0) this.#perCredential.delete(credentialId)
+        else this.#perCredential.set(credentialId, left)
+      },
+    }
+  }
+}
+
+/**
  * The MCP SDK, the tools and Coffer's own SDK (with the @vercel/blob client), loaded by the first request to
  * /mcp rather than at start: they are a large part of what a server would otherwise compile as it starts, and
  * most servers never see an agent.
@@ -59,6 +95,7 @@ function injectingFetch(app: FastifyInstance): typeof fetch {
 
 export const mcpRoutes: Routes = async (app, { inProcess, urls }) => {
   const fetchInProcess = injectingFetch(app)
+  const large = new LargeMessages()
 
   app.post(
     MCP_PATH,
@@ -67,6 +104,32 @@ export const mcpRoutes: Routes = async (app, { inProcess, urls }) => {
       schema: { hide: true, security: requireScopes([]) },
       config: { protectedResource: 'mcp' },
       bodyLimit: BODY_LIMIT,
+      // Before the body is read: after the guard, which knows the credential.
+      onRequest: async (request, reply) => {
+        const length = Number(request.headers['content-length'] ?? Number.NaN)
+        if (length <= LARGE_MESSAGE_BYTES) return
+        const place = large.take((request.principal as Principal).credentialId)
+        if (typeof place === 'object') {
+          reply.raw.once('close', place.release)
+          return
+        }
+        // The body is read and dropped as it comes (not closed on: a client still sending would get a broken
+        // pipe rather than this answer), so it costs no memory.
+        return reply
+          .status(429)
+          .header('retry-after', 5)
+          .send({
+            jsonrpc: '2.0',
+            error: {
+              code: -32000,
+              message:
+                place === 'credential'
+                  ? `Too many large messages at once: a credential may send ${LARGE_PER_CREDENTIAL} at a time (over ${LARGE_MESSAGE_BYTES / 1024 / 1024} MiB each, uploads say). Send it again in a few seconds.`
+                  : 'The server is busy with large messages (uploads) from others. Send it again in a few seconds.',
+            },
+            id: null,
+          })
+      },
     },
     async (request, reply) => {
       mcp ??= loadMcp()

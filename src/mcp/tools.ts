@@ -7,16 +7,26 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
-import type { Coffer, File } from '../sdk/index.ts'
+import type { Coffer, File, Share } from '../sdk/index.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../shares/share-settings.shared.ts'
 import { READ_LIMIT, UPLOAD_LIMIT } from './limits.ts'
 
 const TEXT_TYPES =
   /^(text\/|application\/(json|xml|javascript|x-yaml|yaml|toml|csv|x-sh|sql|graphql)|[^;]*\+(json|xml))/
 
+/** `1 view`, `2 views`. */
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
+
+/** Who sent a submission: the name and email they gave, or what of them they gave. */
+const senderOf = (s: { submitterName: string | null; submitterEmail: string | null }) =>
+  s.submitterName && s.submitterEmail
+    ? `${s.submitterName} <${s.submitterEmail}>`
+    : (s.submitterName ?? s.submitterEmail ?? 'someone who gave no name')
+
 const id = (what: string) => z.string().min(1).max(128).describe(`The ${what}'s id.`)
 const cursor = z.string().max(128).optional().describe('`pagination.nextCursor` of the previous page.')
 const limit = z.number().int().min(1).max(100).optional().describe('Items per page (1 to 100).')
-const folderId = z.string().min(1).max(100)
+const folderId = z.string().min(1).max(100).describe('A folder’s id.')
 
 /** A tool's answer: a line or two for the model, the API's JSON as structured content. */
 function answer(text: string, data: unknown): CallToolResult {
@@ -27,7 +37,7 @@ function answer(text: string, data: unknown): CallToolResult {
 }
 
 const describeFile = (file: File) =>
-  `${file.name} (${file.id}, ${formatSize(file.size)}, ${file.contentType}${file.folder ? `, in ${file.folder.name}` : ''}${file.share?.isActive ? `, shared at ${file.share.publicUrl}` : ''})`
+  `${file.name} (${file.id}, ${formatSize(file.size)}, ${file.contentType}${file.folder ? `, in ${file.folder.name}` : ''}${file.share ? `, link ${file.share.state} at ${file.share.publicUrl}` : ''})`
 
 const more = (nextCursor: string | null) => (nextCursor ? `\nMore: pass cursor "${nextCursor}".` : '')
 
@@ -134,7 +144,12 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       title: 'Search files',
       description:
         'Files whose names contain `query` (any case), newest first; in one folder with `folderId`.',
-      input: { query: z.string().min(1).max(200), folderId: folderId.optional(), cursor, limit },
+      input: {
+        query: z.string().min(1).max(200).describe('Part of the name, in any case.'),
+        folderId: folderId.optional().describe('Only in this folder.'),
+        cursor,
+        limit,
+      },
       readOnly: true,
     },
     async (args) => {
@@ -151,7 +166,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     {
       title: 'List files',
       description: 'The files, newest first; in one folder with `folderId`.',
-      input: { folderId: folderId.optional(), cursor, limit },
+      input: { folderId: folderId.optional().describe('Only in this folder.'), cursor, limit },
       readOnly: true,
     },
     async (args) => {
@@ -175,7 +190,16 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     {
       title: 'Read a text file',
       description: `The text of a text file (UTF-8), its first ${formatSize(READ_LIMIT)} at most (\`maxBytes\` for less).`,
-      input: { fileId: id('file'), maxBytes: z.number().int().min(1).max(READ_LIMIT).optional() },
+      input: {
+        fileId: id('file'),
+        maxBytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(READ_LIMIT)
+          .optional()
+          .describe('Read at most this many bytes.'),
+      },
       readOnly: true,
     },
     async ({ fileId, maxBytes }) => {
@@ -211,23 +235,33 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       title: 'Upload a file',
       description: `Makes a file from text, or from base64 with \`encoding: "base64"\` (at most ${formatSize(UPLOAD_LIMIT)}).`,
       input: {
-        name: z.string().min(1).max(255),
-        content: z.string(),
-        encoding: z.enum(['text', 'base64']).optional(),
+        name: z.string().min(1).max(255).describe('The file’s name, with its extension.'),
+        content: z.string().describe('The file’s content: text, or base64 with `encoding: "base64"`.'),
+        encoding: z
+          .enum(['text', 'base64'])
+          .optional()
+          .describe('How `content` is written; text if left out.'),
         type: z
           .string()
           .min(1)
           .max(255)
           .optional()
           .describe('The content type; by default guessed from the name.'),
-        folderId: folderId.nullable().optional(),
+        folderId: folderId.nullable().optional().describe('The folder to put it in; the root if left out.'),
       },
       readOnly: false,
       changesFileList: true,
     },
     async ({ name, content, encoding, type, folderId: folder }) => {
-      const bytes = encoding === 'base64' ? Buffer.from(content, 'base64') : Buffer.from(content, 'utf8')
-      if (bytes.byteLength > UPLOAD_LIMIT) {
+      // Told from its length, before any of it is decoded: base64 holds 3 bytes in 4 characters, text at least 1 in 1.
+      const least = encoding === 'base64' ? Math.floor((content.length * 3) / 4) - 2 : content.length
+      const bytes =
+        least > UPLOAD_LIMIT
+          ? undefined
+          : encoding === 'base64'
+            ? Buffer.from(content, 'base64')
+            : Buffer.from(content, 'utf8')
+      if (bytes === undefined || bytes.byteLength > UPLOAD_LIMIT) {
         return refusal(
           new CofferError(
             413,
@@ -250,7 +284,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     {
       title: 'Rename a file',
       description: 'Gives a file a new name.',
-      input: { fileId: id('file'), name: z.string().min(1).max(255) },
+      input: {
+        fileId: id('file'),
+        name: z.string().min(1).max(255).describe('The new name, with its extension.'),
+      },
       readOnly: false,
       changesFileList: true,
     },
@@ -264,7 +301,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     {
       title: 'Move a file',
       description: 'Moves a file into a folder, or to the root with `folderId: null`.',
-      input: { fileId: id('file'), folderId: folderId.nullable() },
+      input: {
+        fileId: id('file'),
+        folderId: folderId.nullable().describe('The folder to move it into; null: the root.'),
+      },
       readOnly: false,
     },
     async ({ fileId, folderId: folder }) => {
@@ -309,7 +349,9 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     {
       title: 'Create a folder',
       description: 'Makes a folder (folders are flat).',
-      input: { name: z.string().min(1).max(80) },
+      input: {
+        name: z.string().min(1).max(80).describe('The folder’s name (names are unique, ignoring case).'),
+      },
       readOnly: false,
     },
     async ({ name }) => {
@@ -317,28 +359,49 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       return answer(`Created folder ${folder.name} (${folder.id}).`, folder)
     },
   )
+  /** A link's settings as the tools take them, with the API's bounds (share-settings.shared.ts). */
+  const shareSettings = {
+    expiresAt: z
+      .string()
+      .datetime({ offset: true })
+      .nullable()
+      .optional()
+      .describe('When the link stops working (ISO 8601, in the future); null: never.'),
+    password: z
+      .string()
+      .min(PASSWORD_LENGTH.min)
+      .max(PASSWORD_LENGTH.max)
+      .nullable()
+      .optional()
+      .describe(
+        `A password the link asks for before it shows anything (${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters); null: none.`,
+      ),
+    maxDownloads: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DOWNLOADS_LIMIT)
+      .nullable()
+      .optional()
+      .describe('Downloads allowed in all; null: no limit.'),
+  }
+  /** What a link's state means for someone about to send it. */
+  const said = (share: Share) =>
+    share.state === 'active'
+      ? `Shared: ${share.publicUrl}`
+      : `${share.publicUrl} does not open: it is ${share.state}${share.state === 'exhausted' ? ` (${share.downloadCount} downloads of ${share.maxDownloads} allowed)` : ''}.`
   tool(
     'share_file',
     {
       title: 'Share a file',
       description:
-        'Makes (or turns on again) a file’s public link; anyone with it can view and download the file.',
-      input: {
-        fileId: id('file'),
-        expiresAt: z
-          .string()
-          .datetime()
-          .nullable()
-          .optional()
-          .describe('When the link stops working (ISO 8601).'),
-        password: z.string().min(1).max(200).optional().describe('A password the link asks for.'),
-        maxDownloads: z.number().int().min(1).optional(),
-      },
+        'Makes a file’s public link, turns it on again, or changes its settings: anyone with the link can view and download the file. Settings left out stay as they are (a new link has none).',
+      input: { fileId: id('file'), ...shareSettings },
       readOnly: false,
     },
-    async (args) => {
-      const share = await coffer.shares.create(args)
-      return answer(`Shared: ${share.publicUrl}`, share)
+    async ({ fileId, ...settings }) => {
+      const share = await coffer.shares.share(fileId, settings)
+      return answer(said(share), share)
     },
   )
   tool(
@@ -349,16 +412,14 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
         'Turns a link off (`isActive: false`) or on, or changes its expiry, password or download limit.',
       input: {
         shareId: id('share'),
-        isActive: z.boolean().optional(),
-        expiresAt: z.string().datetime().nullable().optional(),
-        password: z.string().min(1).max(200).nullable().optional(),
-        maxDownloads: z.number().int().min(1).nullable().optional(),
+        isActive: z.boolean().optional().describe('false turns the link off; true on again.'),
+        ...shareSettings,
       },
       readOnly: false,
     },
     async ({ shareId, ...body }) => {
       const share = await coffer.shares.update(shareId, body)
-      return answer(`${share.publicUrl} is ${share.isActive ? 'on' : 'off'}.`, share)
+      return answer(`${share.publicUrl} is ${share.state}.`, share)
     },
   )
   tool(
@@ -373,7 +434,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       const page = await coffer.shares.page(args)
       const lines = page.data.map(
         (s) =>
-          `${s.file.name}: ${s.publicUrl} (${s.isActive ? 'on' : 'off'}, ${s.viewCount} views, ${s.downloadCount} downloads; ${s.id})`,
+          `${s.file.name}: ${s.publicUrl} (${s.state}, ${s.viewCount} views, ${s.downloadCount} downloads; ${s.id})`,
       )
       return answer(
         `${lines.length === 0 ? 'No share links.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
@@ -387,16 +448,42 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       title: 'Create a file request',
       description: 'Makes a link where others can upload files to the user, into a folder if given.',
       input: {
-        title: z.string().min(3).max(100),
-        description: z.string().max(500).optional(),
-        folderId: folderId.nullable().optional(),
-        collectEmail: z.boolean().optional(),
-        emailRequired: z.boolean().optional(),
+        title: z.string().min(3).max(100).describe('Shown on the request’s page (3 to 100 characters).'),
+        description: z
+          .string()
+          .max(500)
+          .optional()
+          .describe('Shown under the title (at most 500 characters).'),
+        folderId: folderId
+          .nullable()
+          .optional()
+          .describe('The folder that receives the files; none: the root.'),
+        collectEmail: z.boolean().optional().describe('Whether the page asks senders for their email.'),
+        emailRequired: z.boolean().optional().describe('Whether senders must give their email.'),
+        deadline: z
+          .string()
+          .datetime({ offset: true })
+          .optional()
+          .describe('After this time (ISO 8601, in the future) the page takes no more files.'),
+        maxFiles: z.number().int().min(1).optional().describe('Files accepted in all.'),
+        maxFileSize: z.number().int().min(1).optional().describe('The largest file accepted, in bytes.'),
+        allowedTypes: z
+          .array(z.string().min(1))
+          .optional()
+          .describe('Extensions (".pdf") or MIME types ("image/*") accepted; none: any.'),
       },
       readOnly: false,
     },
-    async (args) => {
-      const request = await coffer.requests.create(args)
+    async ({ deadline, maxFiles, maxFileSize, allowedTypes, ...fields }) => {
+      const limits = {
+        ...(deadline === undefined ? {} : { deadline }),
+        ...(maxFiles === undefined ? {} : { maxFiles }),
+        ...(maxFileSize === undefined ? {} : { maxFileSize }),
+        ...(allowedTypes === undefined ? {} : { allowedTypes }),
+      }
+      const request = await coffer.requests.create(fields)
+      // The limits are their own resource in the API; a request is made, then limited, before its link is given.
+      if (Object.keys(limits).length > 0) await coffer.requests.setLimits(request.id, limits)
       return answer(`Created "${request.title}": ${request.publicUrl}`, request)
     },
   )
@@ -405,14 +492,13 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     {
       title: 'List file requests',
       description: 'The file requests, with how many files each received.',
-      input: { folderId: folderId.optional(), cursor, limit },
+      input: { folderId: folderId.optional().describe('Only in this folder.'), cursor, limit },
       readOnly: true,
     },
     async (args) => {
       const page = await coffer.requests.page(args)
       const lines = page.data.map(
-        (r) =>
-          `${r.title} (${r.id}, ${r.isActive ? 'open' : 'closed'}, ${r.submissionCount} files): ${r.publicUrl}`,
+        (r) => `${r.title} (${r.id}, ${r.state}, ${r.submissionCount} files): ${r.publicUrl}`,
       )
       return answer(
         `${lines.length === 0 ? 'No file requests.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
@@ -432,7 +518,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       const page = await coffer.requests.submissionsPage(requestId, query)
       const lines = page.data.map(
         (s) =>
-          `${s.file.name} (${formatSize(s.file.size)}) from ${s.submitterEmail ?? s.submitterName ?? 'someone'}, ${s.createdAt}`,
+          `${s.file.name} (${formatSize(s.file.size)}) from ${senderOf(s)}, ${s.createdAt}${s.message ? `, saying: ${JSON.stringify(s.message)}` : ''}`,
       )
       return answer(
         `${lines.length === 0 ? 'Nothing received yet.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
@@ -444,13 +530,39 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     'get_analytics',
     {
       title: 'Get share analytics',
-      description: 'Views and downloads: the totals, or one share link’s with `shareId`.',
-      input: { shareId: id('share').optional() },
+      description:
+        'Views and downloads: the totals, or one share link’s with `shareId`; with `from` and `to`, also each day of that period (UTC) that had any.',
+      input: {
+        shareId: id('share').optional(),
+        from: z.string().date().optional().describe('The first day of a period (YYYY-MM-DD).'),
+        to: z
+          .string()
+          .date()
+          .optional()
+          .describe('The last day of the period (YYYY-MM-DD); today if left out.'),
+      },
       readOnly: true,
     },
-    async (args) => {
-      const figures = await coffer.analytics.get(args)
-      return answer(`${figures.views} views, ${figures.downloads} downloads.`, figures)
+    async ({ shareId, from, to }) => {
+      const scope = shareId === undefined ? {} : { shareId }
+      const figures = await coffer.analytics.get(scope)
+      const total = `${count(figures.views, 'view')}, ${count(figures.downloads, 'download')} in all.`
+      if (from === undefined) return answer(total, figures)
+      const daily = (await coffer.analytics.daily({
+        ...scope,
+        from,
+        ...(to === undefined ? {} : { to }),
+      })) as {
+        days: { date: string; views: number; downloads: number }[]
+      }
+      const busy = daily.days.filter((day) => day.views > 0 || day.downloads > 0)
+      const days = busy.map(
+        (day) => `${day.date}: ${count(day.views, 'view')}, ${count(day.downloads, 'download')}`,
+      )
+      return answer(
+        `${total}\n${days.length === 0 ? `None from ${from}${to ? ` to ${to}` : ''}.` : days.join('\n')}`,
+        { ...figures, days: daily.days },
+      )
     },
   )
 

@@ -5,12 +5,10 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { SCOPES } from '../auth/scopes.ts'
 import { API_KEY_PREFIX } from '../auth/secrets.ts'
 import type { Config } from '../config.ts'
-import { EVENT_TYPES } from '../events/event-types.ts'
-import { ATTEMPT_TIMEOUT_MS, GIVE_UP_AFTER_MS } from '../events/webhook-sender.ts'
 import type { PublicUrls } from '../public-urls.ts'
-
-/** Clients switch to multipart transfer above 5 MiB, as the upload procedure says (docs/uploads.md). */
-export const MULTIPART_THRESHOLD_BYTES = 5 * 1024 * 1024
+import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
+import { EVENT_TYPES } from '../webhooks/event-types.ts'
+import { ATTEMPT_TIMEOUT_MS, GIVE_UP_AFTER_MS } from '../webhooks/webhook-sender.job.ts'
 
 /** The bounds the request schemas enforce, announced by the index; test/openapi.test.ts keeps them in step. */
 export const LIMITS = {

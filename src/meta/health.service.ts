@@ -1,6 +1,7 @@
 // Readiness: whether this process can serve requests now, i.e. whether it is not shutting down, the database
 // answers and the blob store accepts a write. Load balancers poll it; liveness (/healthz) deliberately checks nothing.
-import { randomBytes } from 'node:crypto'
+
+import { probeKey } from '../blob/blob-keys.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
 
 /** A dependency that hangs is as unavailable as one that fails; a probe must answer before the poller gives up. */
@@ -32,9 +33,14 @@ async function withTimeout<T>(work: () => Promise<T>, what: string): Promise<T> 
   }
 }
 
+/** Probes whose removal failed that a process remembers, to remove at its next probes; the storage check takes the rest. */
+const UNREMOVED_PROBES_MAX = 100
+
 export class HealthService {
   readonly #pingDatabase: () => Promise<void>
   readonly #blobs: BlobStore
+  /** Keys of probes written whose removal failed (the store went down in between): removed by later probes. */
+  readonly #unremovedProbes = new Set<string>()
   #draining = false
 
   constructor(deps: { pingDatabase: () => Promise<void>; blobs: BlobStore }) {
@@ -56,9 +62,18 @@ export class HealthService {
       // A write, not a stat: a full disk, a read-only mount or revoked bucket credentials stop uploads while
       // reads still work. Each probe uses its own key so concurrent polls do not delete each other's.
       blobStore: async () => {
-        const key = `health/probe-${randomBytes(8).toString('hex')}`
+        const key = probeKey()
         await this.#blobs.put(key, Buffer.from('ok'))
-        await this.#blobs.delete(key)
+        this.#unremovedProbes.add(key)
+        // Past the bound, the oldest are left to the storage check.
+        for (const old of this.#unremovedProbes) {
+          if (this.#unremovedProbes.size <= UNREMOVED_PROBES_MAX) break
+          this.#unremovedProbes.delete(old)
+        }
+        for (const left of [...this.#unremovedProbes]) {
+          await this.#blobs.delete(left)
+          this.#unremovedProbes.delete(left)
+        }
       },
     }
     const names = Object.keys(probes) as CheckName[]

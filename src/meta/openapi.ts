@@ -5,10 +5,11 @@ import type { SwaggerOptions } from '@fastify/swagger'
 import { SCOPES } from '../auth/scopes.ts'
 import type { Config } from '../config.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
-import { eventWebhooks } from '../events/webhooks.schemas.ts'
 import { BEARER_SECURITY } from '../http/auth.ts'
 import { API_BASE_PATH, type PublicUrls } from '../public-urls.ts'
-import { LIMITS, MULTIPART_THRESHOLD_BYTES } from './capabilities.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
+import { eventWebhooks } from '../webhooks/webhooks.schemas.ts'
+import { LIMITS } from './capabilities.ts'
 
 /** When each code of the catalogue is answered. */
 const ERROR_MEANINGS: Record<ErrorCode, string> = {

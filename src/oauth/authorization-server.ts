@@ -11,7 +11,7 @@ import Provider, { type Adapter, type AdapterPayload, errors, interactionPolicy 
 import type { AccountsRepository } from '../accounts/accounts.repository.ts'
 import type { SessionsService } from '../accounts/sessions.service.ts'
 import { ALL_SCOPES } from '../auth/scopes.ts'
-import { CHECKED_CLIENT_METADATA, checkClientMetadata, displayedClientName } from './client-metadata.ts'
+import { CHECKED_CLIENT_METADATA, checkClientMetadata, displayedClientText } from './client-metadata.ts'
 import type { OauthPayload, OauthRecordsRepository } from './oauth-records.repository.ts'
 
 /** Where each endpoint is served; all of them under /oauth. */
@@ -56,6 +56,7 @@ export interface AuthorizationServerDeps {
   /** Secrets kept in the database, shared by every process: cookie keys and the signing key. */
   secret(name: string, generate: () => string): Promise<string>
   pages: ProviderPages
+  /** Whether a proxy in front may say the request's scheme and host (Koa's `proxy`). */
   trustProxy: boolean
 }
 
@@ -214,12 +215,12 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
           deps.pages.userCodeConfirm(
             ctx,
             FORM_XSRF.exec(form)?.[1] ?? '',
-            displayedClientName(client.clientName ?? client.clientId),
+            displayedClientText(client.clientName ?? client.clientId),
             userCode,
           )
         },
         successSource: async (ctx) => {
-          deps.pages.deviceSuccess(ctx, displayedClientName(ctx.oidc.client?.clientName ?? 'the application'))
+          deps.pages.deviceSuccess(ctx, displayedClientText(ctx.oidc.client?.clientName ?? 'the application'))
         },
       },
       resourceIndicators: {

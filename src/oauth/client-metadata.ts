@@ -18,6 +18,16 @@ export const CHECKED_CLIENT_METADATA = ['redirect_uris', ...Object.keys(TEXTS)]
 
 /** C0 and C1 controls, which no registered text may hold (tab and line breaks neither). */
 const CONTROL = /\p{Cc}/u
+/**
+ * Characters that show nothing themselves, or change how the text around them shows: format characters (Cf:
+ * bidi controls such as U+202E, zero-width ones, the soft hyphen, tag characters), the rest of what Unicode
+ * calls default-ignorable (U+034F, the Hangul fillers, variation selectors), and the line and paragraph
+ * separators. A name or address made of them can pass for another. Emoji presentation selectors (U+FE0E,
+ * U+FE0F) alone are kept: they only choose how an emoji shows.
+ */
+const INVISIBLE_PATTERN = '(?![\\uFE0E\\uFE0F])[\\p{Cf}\\p{Default_Ignorable_Code_Point}\\p{Zl}\\p{Zp}]'
+const INVISIBLE = new RegExp(INVISIBLE_PATTERN, 'u')
+const INVISIBLES = new RegExp(INVISIBLE_PATTERN, 'gu')
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
@@ -37,6 +47,11 @@ export function checkClientMetadata(key: string, value: unknown, metadata: Recor
   // Not well formed: a lone surrogate; U+FFFD: what bytes that were not UTF-8 became.
   if (!value.isWellFormed() || value.includes('\uFFFD') || CONTROL.test(value)) {
     throw refused(`${key} must be text without control characters`)
+  }
+  const invisible = INVISIBLE.exec(value)?.[0]
+  if (invisible !== undefined) {
+    const codePoint = `U+${(invisible.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`
+    throw refused(`${key} must not hold characters that show nothing or reorder text (it holds ${codePoint})`)
   }
 }
 
@@ -63,10 +78,10 @@ function checkRedirect(uri: unknown, applicationType: 'web' | 'native'): void {
 }
 
 /**
- * A registered name as a page shows it: without the characters that reorder or hide text (bidi controls, zero
- * width ones), so "Coffer \u202Egnp.exe\u202C Official" reads as it was typed; the page puts it in a `<bdi>`
- * too, so that its direction cannot leak into the text around it.
+ * A registered text (a name, an address) as a page shows it: without the characters that hide or reorder text
+ * (`INVISIBLE`), so "Coffer \u202Egnp.exe\u202C Official" reads as it was typed, for a client registered before
+ * they were refused; the page puts it in a `<bdi>` too, so that its direction cannot leak into the text around it.
  */
-export function displayedClientName(name: string): string {
-  return name.replace(/[\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g, '')
+export function displayedClientText(text: string): string {
+  return text.replace(INVISIBLES, '')
 }

@@ -3,7 +3,7 @@
 
 import { isScope, type Scope } from '../auth/scopes.ts'
 import { notFound } from '../errors.ts'
-import { displayedClientName } from './client-metadata.ts'
+import { displayedClientText } from './client-metadata.ts'
 import type { OauthRecordsRepository } from './oauth-records.repository.ts'
 
 export interface ConnectedApp {
@@ -37,8 +37,8 @@ export class ConnectedAppsService {
       const granted = new Set(this.#resources.flatMap((resource) => (byResource[resource] ?? '').split(' ')))
       return {
         grantId: grant.grantId,
-        name: displayedClientName(String(client?.client_name ?? grant.clientId)),
-        uri: typeof client?.client_uri === 'string' ? client.client_uri : undefined,
+        name: displayedClientText(String(client?.client_name ?? grant.clientId)),
+        uri: typeof client?.client_uri === 'string' ? displayedClientText(client.client_uri) : undefined,
         scopes: [...granted].filter(isScope),
         lastUsedAt: grant.lastUsedAt,
       }

@@ -45,7 +45,7 @@ export function consentPage(data: {
   const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
 <p class="eyebrow">Allow access</p>
 <h1 id="page-title"><bdi>${client.name}</bdi> wants to use your Coffer account</h1>
-<p class="muted">Signed in as <strong>${data.email}</strong>. !${client.uri ? html`The application’s site: <span class="break">${client.uri}</span>. ` : ''}!${data.redirectHost ? html`After you answer, you go back to <strong class="break">${data.redirectHost}</strong>.` : ''}</p>
+<p class="muted">Signed in as <strong>${data.email}</strong>. !${client.uri ? html`The application’s site: <bdi class="break">${client.uri}</bdi>. ` : ''}!${data.redirectHost ? html`After you answer, you go back to <strong class="break"><bdi>${data.redirectHost}</bdi></strong>.` : ''}</p>
 <form method="post" action="${data.action}" novalidate>
 !${csrfInput(data.csrfToken)}
 !${formError(data.form ?? {})}

@@ -15,6 +15,7 @@ import { Type } from 'typebox'
 import { csrfToken, SIGN_IN_PATH } from '../accounts/web-sessions.ts'
 import { ALL_SCOPES, type Scope } from '../auth/scopes.ts'
 import { hashSecret } from '../auth/secrets.ts'
+import { clientAddress } from '../http/client-address.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import {
   MCP_RESOURCE_METADATA_PATH,
@@ -26,7 +27,7 @@ import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import { OAUTH_PATHS, type ProviderContext, type ProviderPages } from './authorization-server.ts'
-import { displayedClientName } from './client-metadata.ts'
+import { displayedClientText } from './client-metadata.ts'
 import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oauth-pages.views.ts'
 
 /** Registrations from one address: a burst of 20, then one every 3 minutes. */
@@ -133,7 +134,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
   /** Counts a code entered on the device page; false (and the page said) once either limit is reached. */
   async function admitDeviceCode(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const session = app.parseCookie(request.headers.cookie ?? '')[sessionCookieName]
-    const buckets = [`device-code-${addressBucket(request.ip)}`]
+    const buckets = [`device-code-${addressBucket(clientAddress(request))}`]
     if (session) buckets.push(`device-code-session-${hashSecret(session)}`)
     const decisions = await Promise.all(buckets.map((bucket) => deviceCodeAttempts.hit(bucket)))
     if (decisions.every((decision) => decision.allowed)) return true
@@ -161,7 +162,7 @@ export const oauthRoutes: Routes = async (app, deps) => {
         schema: { hide: true },
         handler: async (request, reply) => {
           if (url === OAUTH_PATHS.registration && request.method === 'POST') {
-            const hit = await registrations.hit(`oauth-register-${addressBucket(request.ip)}`)
+            const hit = await registrations.hit(`oauth-register-${addressBucket(clientAddress(request))}`)
             if (!hit.allowed) {
               return reply
                 .status(429)
@@ -265,8 +266,8 @@ export const oauthRoutes: Routes = async (app, deps) => {
           csrfToken: csrfToken(request, reply),
           email: request.webSession?.account.email ?? '',
           client: {
-            name: displayedClientName(client.clientName ?? client.clientId),
-            uri: typeof client.clientUri === 'string' ? client.clientUri : undefined,
+            name: displayedClientText(client.clientName ?? client.clientId),
+            uri: typeof client.clientUri === 'string' ? displayedClientText(client.clientUri) : undefined,
           },
           redirectHost,
           scopes: requestedScopes(details),

@@ -4,6 +4,7 @@
 // URLs end up in logs) authorizes its status and its cancelling. A Coffer extension, beyond the contract.
 import { Type } from 'typebox'
 import { AppError, RetryLater } from '../errors.ts'
+import { clientAddress } from '../http/client-address.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../http/schemas.ts'
 import { publicRequestApiPath } from '../public-urls.ts'
@@ -20,6 +21,7 @@ import {
   UploadStatusQueryBody,
 } from './public-requests.schemas.ts'
 import {
+  CLOSED_MESSAGES,
   MAX_PENDING_PER_CLIENT,
   MAX_UNDER_WAY_PER_REQUEST,
   UNUSED_GRANT_SECONDS,
@@ -34,7 +36,7 @@ const RESPONSES = {
   default: ERROR_RESPONSES.default,
 }
 const GONE = Type.Ref('Error', {
-  description: 'The request no longer accepts files: disabled or past its deadline.',
+  description: 'The request no longer accepts files: disabled, past its deadline, or full.',
 })
 
 /**
@@ -55,18 +57,18 @@ export const publicRequestsRoutes: Routes = async (app, { services, urls }) => {
         operationId: 'getPublicRequest',
         summary: 'Read a file request by its public id',
         ...extensionOperation(`What the request's page shows a submitter: its title and description, what it asks
-for, and its limits. An unknown id is a 404; a request that no longer accepts files (disabled, or past its
-deadline) a 410 that says nothing more of it.`),
+for, and its limits. An unknown id is a 404; a request that no longer accepts files (disabled, past its
+deadline, or full: it received \`maxFiles\` files) a 410 that says why and nothing more of it.`),
         security: [],
         params: PublicRequestParams,
         response: { 200: Data(Type.Ref('PublicFileRequest')), 410: GONE, ...RESPONSES },
       },
     },
     async (request) => {
-      const state = await publicRequests.open(request.params.publicId)
-      if (state.kind === 'unknown') throw new AppError('not_found', 'File request not found.')
-      if (state.kind === 'closed') throw new AppError('gone', 'This file request no longer accepts files.')
-      const { request: fileRequest } = state
+      const found = await publicRequests.open(request.params.publicId)
+      if (found.kind === 'unknown') throw new AppError('not_found', 'File request not found.')
+      if (found.state !== 'open') throw new AppError('gone', CLOSED_MESSAGES[found.state])
+      const { request: fileRequest } = found
       return {
         data: serializePublicRequest(fileRequest, publicRequests.largestFile(fileRequest), urls),
       }
@@ -109,7 +111,7 @@ lifetime from the preparation. Prepare an expired file again when its turn comes
       },
     },
     async (request, reply) => {
-      const client = addressBucket(request.ip)
+      const client = addressBucket(clientAddress(request))
       const files = request.body.files.length
       const decision = await preparedFiles.hit(`request-files-${client}`, files)
       if (!decision.allowed) {

@@ -14,6 +14,7 @@ import type {
   UploadStatus,
   UploadsService,
 } from '../uploads/uploads.service.ts'
+import { type RequestState, requestStateOf } from './request-state.ts'
 import type { PublicFileRequest, RequestsRepository } from './requests.repository.ts'
 import {
   checkSubmitter,
@@ -23,54 +24,33 @@ import {
 } from './submission-rules.shared.ts'
 
 /**
- * What one submitter, or many, may hold of a request's public page without sending anything (issue 23): an
- * upload prepared and not started within UNUSED_GRANT_SECONDS expires (its page prepares it again when its turn
- * comes); an address holds at most MAX_PENDING_PER_CLIENT uploads not yet sent, across requests; a request has
- * at most MAX_UNDER_WAY_PER_REQUEST uploads under way from all addresses, whatever its own limit on files.
+ * What one submitter, or many, may hold of a request's public page without sending anything (issues 23 and 41):
+ * an upload prepared and not started within UNUSED_GRANT_SECONDS expires (its page prepares it again when its
+ * turn comes); an address holds at most MAX_PENDING_PER_CLIENT uploads not yet sent, across requests, and
+ * MAX_PENDING_PER_CLIENT_PER_REQUEST of one request's, so that a few addresses cannot take all of a request's
+ * MAX_UNDER_WAY_PER_REQUEST uploads under way, whatever its own limit on files.
  */
 export const UNUSED_GRANT_SECONDS = 10 * 60
 export const MAX_PENDING_PER_CLIENT = 500
+export const MAX_PENDING_PER_CLIENT_PER_REQUEST = 100
 export const MAX_UNDER_WAY_PER_REQUEST = 1000
 
-/** Why a request's page takes no files; the page says so and shows nothing else. */
-export type ClosedReason = 'disabled' | 'deadline'
-
-export type RequestState =
+/** A request behind a public id, with its state (request-state.ts): only an open one takes files. */
+export type PublicRequestLookup =
   | { kind: 'unknown' }
-  | { kind: 'closed'; reason: ClosedReason; request: PublicFileRequest }
-  | { kind: 'open'; request: PublicFileRequest }
+  | { kind: 'found'; state: RequestState; request: PublicFileRequest }
 
-/** What `closedReason` reads of a request: the public page's and the owner's requests both have it. */
-type RequestFields = Pick<PublicFileRequest, 'isActive' | 'limits'>
-
-/** Whether a request takes files now, and if not, why. */
-export function closedReason(request: RequestFields, now = Date.now()): ClosedReason | undefined {
-  if (!request.isActive) return 'disabled'
-  const { deadlineAt } = request.limits
-  if (deadlineAt !== null && deadlineAt <= now) return 'deadline'
-  return undefined
+/** Why a request takes no files, as its public page and public API say it. */
+export const CLOSED_MESSAGES: Record<Exclude<RequestState, 'open'>, string> = {
+  disabled: 'This file request no longer accepts files: its owner closed it.',
+  past_deadline: 'This file request no longer accepts files: its deadline has passed.',
+  full: 'This file request no longer accepts files: it has received every file it asked for.',
 }
 
-/**
- * A request's state as its owner sees it: closed as `closedReason` says, or `full` once it has received
- * every file its `maxFiles` accepts (its public page still opens, and refuses more files when they are sent).
- */
-export function ownerStatus(
-  request: RequestFields & Pick<PublicFileRequest, 'submissionCount'>,
-  now = Date.now(),
-): ClosedReason | 'full' | 'open' {
-  const reason = closedReason(request, now)
-  if (reason) return reason
-  const { maxFiles } = request.limits
-  return maxFiles !== null && request.submissionCount >= maxFiles ? 'full' : 'open'
-}
-
-const closed = (reason: ClosedReason) =>
+const closed = (state: Exclude<RequestState, 'open'>) =>
   new AppError(
     'gone',
-    reason === 'disabled'
-      ? 'This file request no longer accepts files.'
-      : 'This file request no longer accepts files: its deadline has passed.',
+    CLOSED_MESSAGES[state],
     'Ask the person who sent the link whether they still want the files.',
   )
 
@@ -92,12 +72,11 @@ export class PublicRequestsService {
     this.#maxFileSize = deps.maxFileSize
   }
 
-  /** The state of the request behind a public id. */
-  async open(publicId: string): Promise<RequestState> {
+  /** The request behind a public id, and its state. */
+  async open(publicId: string): Promise<PublicRequestLookup> {
     const request = await this.#requests.byPublicId(publicId)
     if (!request) return { kind: 'unknown' }
-    const reason = closedReason(request)
-    return reason ? { kind: 'closed', reason, request } : { kind: 'open', request }
+    return { kind: 'found', state: requestStateOf(request), request }
   }
 
   /** The largest file the request accepts: its own limit, within the server's. */
@@ -119,10 +98,10 @@ export class PublicRequestsService {
     input: SubmitterInput & { files: FileDeclaration[] },
     client: string,
   ): Promise<Grant[]> {
-    const state = await this.open(publicId)
-    if (state.kind === 'unknown') throw notFound('File request')
-    if (state.kind === 'closed') throw closed(state.reason)
-    const { request } = state
+    const found = await this.open(publicId)
+    if (found.kind === 'unknown') throw notFound('File request')
+    if (found.state !== 'open') throw closed(found.state)
+    const { request } = found
     const checked = checkSubmitter(input, request)
     if ('problem' in checked) throw invalid(checked.problem.message, undefined, checked.problem.field)
     this.#checkFiles(request, input.files)
@@ -134,7 +113,7 @@ export class PublicRequestsService {
         submission: { requestId: request.id, ...checked.fields },
         check: async (trx) => {
           await this.#checkStillAccepts(trx, request.id, input.files.length)
-          await this.#checkClientHolds(trx, client, input.files.length)
+          await this.#checkClientHolds(trx, request.id, client, input.files.length)
         },
         client,
         unusedGrantSeconds: UNUSED_GRANT_SECONDS,
@@ -181,8 +160,8 @@ export class PublicRequestsService {
   async #checkStillAccepts(trx: Transaction, requestId: string, count: number): Promise<void> {
     const request = await this.#requests.lock(trx, requestId)
     if (!request) throw notFound('File request')
-    const reason = closedReason(request)
-    if (reason) throw closed(reason)
+    const state = requestStateOf(request)
+    if (state !== 'open') throw closed(state)
     const underWay = await this.#uploadsRepository.underWayForRequest(trx, requestId, Date.now())
     if (underWay + count > MAX_UNDER_WAY_PER_REQUEST) {
       throw new RetryLater(
@@ -209,8 +188,16 @@ export class PublicRequestsService {
   }
 
   /** The address does not hold more than MAX_PENDING_PER_CLIENT uploads not yet sent, with `count` more. */
-  async #checkClientHolds(trx: Transaction, client: string, count: number): Promise<void> {
+  async #checkClientHolds(trx: Transaction, requestId: string, client: string, count: number): Promise<void> {
     const now = Date.now()
+    const forRequest = await this.#uploadsRepository.pendingFromClient(trx, client, now, requestId)
+    if (forRequest.count + count > MAX_PENDING_PER_CLIENT_PER_REQUEST) {
+      throw new RetryLater(
+        `This address has ${forRequest.count} uploads prepared for this file request and not yet sent; it may hold at most ${MAX_PENDING_PER_CLIENT_PER_REQUEST}.`,
+        ((forRequest.firstExpiry ?? now) - now) / 1000,
+        'Send or cancel the uploads already prepared, then prepare more.',
+      )
+    }
     const pending = await this.#uploadsRepository.pendingFromClient(trx, client, now)
     if (pending.count + count <= MAX_PENDING_PER_CLIENT) return
     throw new RetryLater(

@@ -175,8 +175,8 @@ function setUp(form: HTMLFormElement): void {
     refused: ['Remove', 'Remove'],
     waiting: ['Cancel', 'Cancel the upload of'],
     uploading: ['Cancel', 'Cancel the upload of'],
-    failed: ['Retry', 'Send again'],
-    cancelled: ['Retry', 'Send again'],
+    failed: ['Retry', 'Retry the upload of'],
+    cancelled: ['Retry', 'Retry the upload of'],
   }
 
   function setState(item: Item, state: ItemState, message: string): void {

@@ -5,9 +5,10 @@
 // escaping `${…}`; `!${…}` only inserts fragments made here.
 import { html } from 'ghtml'
 import { formatSize } from '../format-size.shared.ts'
-import { MULTIPART_THRESHOLD_BYTES } from '../meta/capabilities.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { formatDate } from '../web/format.ts'
 import type { Page } from '../web/layout.ts'
+import type { RequestState } from './request-state.ts'
 import type { PublicFileRequest } from './requests.repository.ts'
 import {
   describeAllowedTypes,
@@ -136,9 +137,15 @@ export function requestPage(request: PublicFileRequest, settings: RequestPageSet
   }
 }
 
-/** What a request that takes no more files shows: that, and nothing of the request. */
-export const CLOSED_TEXT = {
-  title: 'This request no longer accepts files',
-  message:
-    'It was closed by its owner or its deadline has passed. Ask the person who sent the link what to do.',
+/** What a request that takes no more files shows: that, and why, and nothing of the request. */
+export function closedText(state: Exclude<RequestState, 'open'>) {
+  const why = {
+    disabled: 'Its owner closed it.',
+    past_deadline: 'Its deadline has passed.',
+    full: 'It has received every file it asked for.',
+  }[state]
+  return {
+    title: 'This request no longer accepts files',
+    message: `${why} Ask the person who sent the link whether they still want files.`,
+  }
 }

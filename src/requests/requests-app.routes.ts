@@ -9,12 +9,12 @@
 // rules are RequestsService's, the same the API's routes call.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
-import { appNav, csrfToken } from '../accounts/web-sessions.ts'
+import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import { AppError } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
 import { formatCount, formatSize } from '../web/format.ts'
-import { acceptForms, type FormState } from '../web/forms.ts'
+import { acceptForms, type FormState, type Refusal, refusalOf } from '../web/forms.ts'
 import { Description, MAX_FILES_BOUND, Title } from './requests.schemas.ts'
 import type { LimitsInput } from './requests.service.ts'
 import {
@@ -149,39 +149,25 @@ function inputOf(form: RequestForm):
  * messages name its body's properties). A not_found without a field (the request itself, another account's
  * included) and faults go on to the error pages.
  */
-function problemOf(
-  error: unknown,
-  context: { allowedTypes?: string[]; serverMaxFileSize: number },
-): { status: number; errors: Record<string, string> } {
-  if (!(error instanceof AppError) || error.status >= 500) throw error
-  if (error.field === undefined && error.code === 'not_found') throw error
-  const field = error.field ?? 'form'
-  const entry = /^allowedTypes\[(\d+)\]$/.exec(field)
-  let message: string = error.message
-  let name = field
-  if (entry) {
-    name = 'allowedTypes'
-    const typed = context.allowedTypes?.[Number(entry[1])] ?? ''
-    message = `“${typed}” is neither an extension such as .pdf nor a media type such as image/*.`
-  } else if (field === 'deadline') {
-    message = 'Choose a day that has not ended yet (days end at midnight UTC), or leave it empty.'
-  } else if (field === 'maxFileSize') {
-    // Rounded down, so that the number said is one the server takes.
-    const megabytes = Math.floor(context.serverMaxFileSize / 100_000) / 10
-    message = `Enter at most ${formatCount(megabytes)} MB (${formatSize(context.serverMaxFileSize)}), the largest file this server accepts.`
-  } else if (field === 'title') {
-    message = 'Use at least 3 characters, not counting spaces at either end.'
-  } else if (field === 'folderId') {
-    message = 'This folder no longer exists. Choose another.'
+function problemOf(error: unknown, context: { allowedTypes?: string[]; serverMaxFileSize: number }): Refusal {
+  // Rounded down, so that the number said is one the server takes.
+  const megabytes = Math.floor(context.serverMaxFileSize / 100_000) / 10
+  const messages: Record<string, string> = {
+    deadline: 'Choose a day that has not ended yet (days end at midnight UTC), or leave it empty.',
+    maxFileSize: `Enter at most ${formatCount(megabytes)} MB (${formatSize(context.serverMaxFileSize)}), the largest file this server accepts.`,
+    title: 'Use at least 3 characters, not counting spaces at either end.',
+    folderId: 'This folder no longer exists. Choose another.',
   }
-  return { status: error.status, errors: { [name]: message } }
-}
-
-/** The account of a request that passed `requireSession`. */
-function accountOf(request: FastifyRequest): string {
-  const session = request.webSession
-  if (!session) throw new Error('a page of the app needs requireSession')
-  return session.account.id
+  const fields: Record<string, string> = {}
+  // An entry of the list of types, `allowedTypes[2]`, is said of the list, quoting what was typed.
+  const field = error instanceof AppError ? error.field : undefined
+  const entry = /^allowedTypes\[(\d+)\]$/.exec(field ?? '')
+  if (field && entry) {
+    const typed = context.allowedTypes?.[Number(entry[1])] ?? ''
+    fields[field] = 'allowedTypes'
+    messages[field] = `“${typed}” is neither an extension such as .pdf nor a media type such as image/*.`
+  }
+  return refusalOf(error, { fields, messages })
 }
 
 export const requestsAppRoutes: Routes = async (app, { services, config, urls, web, webSessions }) => {
@@ -210,7 +196,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
     { ...signedIn, schema: { hide: true, querystring: PageQuery } },
     async (request, reply) => {
       const { cursor, done } = request.query
-      const listed = await requests.list(accountOf(request), { cursor, limit: PAGE_SIZE })
+      const listed = await requests.list(sessionAccountId(request), { cursor, limit: PAGE_SIZE })
       return web.send(
         reply,
         200,
@@ -228,7 +214,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
 
   /** The form of a new request, shown again with its problems when `state` has them. */
   async function newForm(request: FastifyRequest, reply: FastifyReply, status: number, state?: FormState) {
-    const folders = await requests.folderChoices(accountOf(request), FOLDER_LIMIT)
+    const folders = await requests.folderChoices(sessionAccountId(request), FOLDER_LIMIT)
     return web.send(
       reply,
       status,
@@ -255,7 +241,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       return newForm(request, reply, 400, { values: valuesOf(request.body), errors: input.errors })
     }
     try {
-      const created = await requests.create(accountOf(request), {
+      const created = await requests.create(sessionAccountId(request), {
         ...input.fields,
         description: input.fields.description ?? undefined,
         ...input.email,
@@ -278,7 +264,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
     reply: FastifyReply,
     options: { status: number; cursor?: string; done?: keyof typeof NOTICES; moveState?: FormState },
   ) {
-    const details = await requests.details(accountOf(request), request.params.id, {
+    const details = await requests.details(sessionAccountId(request), request.params.id, {
       cursor: options.cursor,
       limit: PAGE_SIZE,
       folderLimit: FOLDER_LIMIT,
@@ -316,7 +302,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
     status: number,
     state?: FormState,
   ) {
-    const editing = await requests.forEditing(accountOf(request), request.params.id, FOLDER_LIMIT)
+    const editing = await requests.forEditing(sessionAccountId(request), request.params.id, FOLDER_LIMIT)
     return web.send(
       reply,
       status,
@@ -347,7 +333,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
         return editForm(request, reply, 400, { values: valuesOf(request.body), errors: input.errors })
       }
       try {
-        await requests.update(accountOf(request), request.params.id, {
+        await requests.update(sessionAccountId(request), request.params.id, {
           ...input.fields,
           ...input.email,
           ...emailOwnerOf(form.value),
@@ -372,7 +358,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       `/requests/:id/${action}`,
       { ...posted, schema: { hide: true, params: IdParams } },
       async (request, reply) => {
-        await requests.update(accountOf(request), request.params.id, { isActive })
+        await requests.update(sessionAccountId(request), request.params.id, { isActive })
         return reply.redirect(`${REQUEST_PATHS.page(request.params.id)}?done=${action}d`, 303)
       },
     )
@@ -385,7 +371,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       const form = readMoveForm(request.body)
       if (!form.ok) return detailsPage(request, reply, { status: 400, moveState: form })
       try {
-        await requests.update(accountOf(request), request.params.id, {
+        await requests.update(sessionAccountId(request), request.params.id, {
           folderId: form.value.folderId ?? null,
         })
       } catch (error) {

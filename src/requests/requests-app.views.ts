@@ -16,7 +16,7 @@ import {
   textArea,
 } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
-import { ownerStatus } from './public-requests.service.ts'
+import { requestStateOf } from './request-state.ts'
 import type { FileRequest, SubmissionWithFile } from './requests.repository.ts'
 import { MAX_FILES_BOUND } from './requests.schemas.ts'
 import type { FolderChoices } from './requests.service.ts'
@@ -62,7 +62,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} 
 
 /** The state badge of a request, and what its page says about it. */
 function status(request: FileRequest, now: number) {
-  const state = ownerStatus(request, now)
+  const state = requestStateOf(request, now)
   switch (state) {
     case 'open':
       return { open: true, label: 'Active', reason: '', explain: '' }
@@ -74,7 +74,7 @@ function status(request: FileRequest, now: number) {
         explain:
           'Disabled: its public page says it no longer accepts files. Enable it to accept files again.',
       }
-    case 'deadline':
+    case 'past_deadline':
       return {
         open: false,
         label: 'Closed',
@@ -110,7 +110,7 @@ function folderName(folder: Folder | null): string {
 function publicLink(url: string, title: string, options: { open?: boolean } = {}): string {
   return html`<div class="req-link">
 <code class="req-url">${url}</code>
-<span class="req-link-actions"><button class="button small" type="button" data-copy="${url}" data-copy-done="Public link copied to the clipboard." aria-label="Copy the public link of ${title}" hidden>Copy link</button>!${
+<span class="req-link-actions"><button class="button small" type="button" data-copy="${url}" data-copy-done="Public link copied to the clipboard." aria-label="Copy link of ${title}" hidden>Copy link</button>!${
     options.open
       ? html`<a class="button small" href="${url}">Open<span class="sr-only"> the public page</span></a>`
       : ''

@@ -1,6 +1,13 @@
 // File requests' SQL, and their submissions'. Every read of a request joins its folder in the same query.
 // Submission counts are moved atomically in SQL, in the transaction of the submission they count.
-import { type Kysely, type Selectable, type SelectQueryBuilder, sql, type Updateable } from 'kysely'
+import {
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+  type Updateable,
+} from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
@@ -233,6 +240,18 @@ function toSubmission(row: SubmissionRow): Submission {
       size: Number(row.file_size),
     },
   }
+}
+
+/** Whether a row of `file_requests` is `open` as `requestStateOf` decides it, at `now`, in SQL. */
+export function requestTakesFilesNow(eb: ExpressionBuilder<Database, 'file_requests'>, now: number) {
+  return eb.and([
+    eb('file_requests.is_active', '=', true),
+    eb.or([eb('file_requests.deadline_at', 'is', null), eb('file_requests.deadline_at', '>', now)]),
+    eb.or([
+      eb('file_requests.max_files', 'is', null),
+      eb('file_requests.submission_count', '<', eb.ref('file_requests.max_files')),
+    ]),
+  ])
 }
 
 export class RequestsRepository {

@@ -10,6 +10,7 @@ import {
   toIsoOrNull,
 } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
+import { REQUEST_STATES, requestStateOf } from './request-state.ts'
 import type { FileRequest, RequestLimits, Submission } from './requests.repository.ts'
 import { ALLOWED_TYPES_LIMITS } from './submission-rules.shared.ts'
 
@@ -32,6 +33,13 @@ const RequestFolderId = Nullable(
   FolderIdValue('An owned folder that receives the submitted files; null means root.'),
 )
 
+/** A request's state (request-state.ts): every answer that shows a request carries it. */
+export const RequestStateSchema = Type.Enum([...REQUEST_STATES], {
+  $id: 'RequestState',
+  description:
+    'What a file request is now, read-only: `open` (its page takes files), `disabled` (its owner turned it off), `past_deadline` (its deadline has passed) or `full` (it has received its `maxFiles` files); the first that holds in this order.',
+})
+
 const requestProperties = {
   id: Type.String(),
   title: Type.String(),
@@ -40,7 +48,11 @@ const requestProperties = {
   emailRequired: Type.Boolean({
     description: 'Whether submitters must give their email; never true while `collectEmail` is false.',
   }),
-  isActive: Type.Boolean({ description: 'An inactive request refuses new submissions.' }),
+  isActive: Type.Boolean({
+    description:
+      'false once its owner disabled it: it then refuses new submissions. `state` says whether it takes files now.',
+  }),
+  state: Extension(Type.Ref('RequestState', { readOnly: true })),
   createdAt: DateTime(),
   publicUrl: Type.String({ format: 'uri', description: 'The public page where submitters upload files.' }),
   folderId: Nullable(Type.String({ minLength: 1, maxLength: 100, description: 'null means root' })),
@@ -87,6 +99,7 @@ export const serializeRequest = (r: FileRequest, urls: PublicUrls) => ({
   collectEmail: r.collectEmail,
   emailRequired: r.emailRequired,
   isActive: r.isActive,
+  state: requestStateOf(r),
   createdAt: toIso(r.createdAt),
   publicUrl: urls.requestPage(r.publicId),
   folderId: r.folderId,

@@ -5,9 +5,10 @@ import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { AppError, conflict, invalid, notFound } from '../errors.ts'
-import type { EventRecorder } from '../events/events.ts'
 import type { Folder, FoldersRepository } from '../folders/folders.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
+import type { ClosedBecause } from '../webhooks/event-types.ts'
+import type { EventLog } from '../webhooks/events.ts'
 import type {
   FileRequest,
   RequestChanges,
@@ -89,12 +90,18 @@ const requestNotFound = (requestId: string) => notFound(`File request ${requestI
 const folderNotFound = (folderId: string | null | undefined) =>
   new AppError('not_found', `Folder ${folderId} not found.`, undefined, 'folderId')
 
+/** The events file requests record, and what from: the request as the change leaves it. */
+export interface RequestEvents {
+  'submission.received': { request: FileRequest; submission: Submission }
+  'request.closed': { request: FileRequest; reason: ClosedBecause }
+}
+
 export class RequestsService {
   readonly #transaction: Transactor
   readonly #requests: RequestsRepository
   readonly #folders: FoldersRepository
   readonly #maxFileSize: number
-  readonly #events: EventRecorder
+  readonly #events: EventLog<RequestEvents>
 
   constructor(deps: {
     transaction: Transactor
@@ -102,7 +109,7 @@ export class RequestsService {
     folders: FoldersRepository
     maxFileSize: number
     /** Records request.closed when the owner disables a request, in the same transaction. */
-    events: EventRecorder
+    events: EventLog<RequestEvents>
   }) {
     this.#transaction = deps.transaction
     this.#requests = deps.requests
@@ -244,7 +251,7 @@ export class RequestsService {
         const updated = (await this.#requests.get(accountId, requestId, trx)) as FileRequest
         if (current.isActive && patch.isActive === false) {
           const audience = await this.#events.audience(trx, accountId, 'request.closed')
-          if (audience) await this.#events.requestClosed(trx, audience, updated, 'disabled')
+          if (audience) await this.#events.record(trx, audience, [{ request: updated, reason: 'disabled' }])
         }
         return updated
       })

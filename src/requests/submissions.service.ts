@@ -1,33 +1,16 @@
 // Receiving what a submitter sent through a file request's public page: once processing has checked an
 // upload's bytes, its File and its Submission are recorded together, in one transaction, in the request's
 // folder (root when it has none), owned by the request's owner, with the submission count moved by one.
-// Called by the upload processor (uploads/processing.ts), which is given this service by wiring.ts.
+// Called by the upload processor (uploads/processing.job.ts), which is given this service by wiring.ts.
 import type { Transaction } from '../db/database.ts'
 import { AppError, invalid } from '../errors.ts'
-import type { EventRecorder } from '../events/events.ts'
 import type { FilesService } from '../files/files.service.ts'
 import { newId } from '../ids.ts'
+import type { ReceivedUpload, SubmissionReceiver } from '../uploads/processing.job.ts'
+import type { EventLog } from '../webhooks/events.ts'
 import type { RequestsRepository, Submission } from './requests.repository.ts'
+import type { RequestEvents } from './requests.service.ts'
 import { describeAllowedTypes, isAcceptedType } from './submission-rules.shared.ts'
-
-/** An upload of a request's page whose bytes are stored and checked. */
-export interface ReceivedUpload {
-  requestId: string
-  submitterName: string | null
-  submitterEmail: string | null
-  message: string | null
-  /** The type the upload was prepared with, which the request's list accepted then. */
-  declaredType: string
-  /** The File to record: the id its blob was stored under, and what processing found. */
-  file: {
-    id: string
-    name: string
-    contentType: string
-    size: number
-    blobKey: string
-    sha256: string | null
-  }
-}
 
 const requestDeleted = () =>
   new AppError(
@@ -36,20 +19,20 @@ const requestDeleted = () =>
     'Ask the person who sent the link for a new one.',
   )
 
-export class SubmissionsService {
+export class SubmissionsService implements SubmissionReceiver {
   readonly #requests: RequestsRepository
   readonly #files: FilesService
-  readonly #events: EventRecorder
+  readonly #events: EventLog<RequestEvents>
   readonly #tellOwners: boolean
 
   constructor(deps: {
     requests: RequestsRepository
     files: FilesService
     /** Records submission.received, and request.closed when the file limit is reached, in the same transaction. */
-    events: EventRecorder
+    events: EventLog<RequestEvents>
     /**
      * Whether owners are told of submissions by email (the server sends email): each submission to a request whose
-     * switch is on is then queued for submission-notices.service.ts, in its transaction.
+     * switch is on is then queued for submission-notices.job.ts, in its transaction.
      */
     tellOwners: boolean
   }) {
@@ -123,10 +106,10 @@ export class SubmissionsService {
     if (!received && !closed) return
     const request = await this.#requests.get(accountId, requestId, trx)
     if (!request) return
-    if (received) await this.#events.submission(trx, received, request, submission)
+    if (received) await this.#events.record(trx, received, [{ request, submission }])
     const { maxFiles } = request.limits
     if (closed && maxFiles !== null && request.submissionCount === maxFiles) {
-      await this.#events.requestClosed(trx, closed, request, 'maxFiles')
+      await this.#events.record(trx, closed, [{ request, reason: 'maxFiles' }])
     }
   }
 }

@@ -47,8 +47,7 @@ export interface paths {
          *     end in `error`), to the declared type and to the pathname. A `size` above the server maximum is a 400. After the
          *     transfer the server checks the size, computes a SHA-256, detects the type from the bytes (a detected type that
          *     contradicts the declared one is stored instead) and renders previews of images. The handshake address
-         *     (`handleUploadUrl`) and the completion callback the blob endpoint sends are part of the upload protocol, not
-         *     operations to call directly.
+         *     (`handleUploadUrl`) is part of the upload protocol, not an operation to call directly.
          */
         post: operations["prepareUploads"];
         /**
@@ -394,8 +393,8 @@ export interface paths {
         /**
          * Read a file request by its public id
          * @description **Coffer extension, beyond the contract.** What the request's page shows a submitter: its title and description, what it asks
-         *     for, and its limits. An unknown id is a 404; a request that no longer accepts files (disabled, or past its
-         *     deadline) a 410 that says nothing more of it.
+         *     for, and its limits. An unknown id is a 404; a request that no longer accepts files (disabled, past its
+         *     deadline, or full: it received `maxFiles` files) a 410 that says why and nothing more of it.
          */
         get: operations["getPublicRequest"];
         put?: never;
@@ -572,7 +571,8 @@ export interface paths {
          *     `webhook-timestamp` and `webhook-signature`. Verify them with a Standard Webhooks library and the `secret` of this
          *     answer, the only time it is shown. A 2xx answer within 10 s is success; redirects are not followed. A failure is tried
          *     again after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily for up to 3 days; an endpoint whose deliveries have all
-         *     failed for 3 days is disabled. The URL must be https:// and resolve to public addresses (400 otherwise).
+         *     failed for 3 days is disabled. The URL must be https:// and resolve to public addresses (400 otherwise). An account has
+         *     at most 20 endpoints, each with a URL of its own (409 otherwise).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -886,14 +886,25 @@ export interface components {
             contentType: string;
             size: number;
         };
+        /**
+         * @description What a share link is now, read-only: `active` (it opens), `disabled` (its owner turned it off), `expired` (its `expiresAt` has passed) or `exhausted` (its downloads reached `maxDownloads`); the first that holds in this order.
+         * @enum {unknown}
+         */
+        ShareState: "active" | "disabled" | "expired" | "exhausted";
+        /**
+         * @description What a file request is now, read-only: `open` (its page takes files), `disabled` (its owner turned it off), `past_deadline` (its deadline has passed) or `full` (it has received its `maxFiles` files); the first that holds in this order.
+         * @enum {unknown}
+         */
+        RequestState: "open" | "disabled" | "past_deadline" | "full";
         /** @description The file's share link. */
         FileShareSummary: {
             id?: string;
             publicId?: string;
             /** Format: uri */
             publicUrl?: string;
-            /** @description Effective state: false once `expiresAt` has passed, whatever was set. */
+            /** @description false when the link is disabled, and false once `expiresAt` has passed; `state` says whether it opens. */
             isActive?: boolean;
+            state?: components["schemas"]["ShareState"];
             expiresAt?: string | null;
             viewCount?: number;
             downloadCount?: number;
@@ -914,8 +925,9 @@ export interface components {
         /** @description A file's public share link. A file has at most one. */
         Share: {
             id: string;
-            /** @description Effective state: false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens. */
+            /** @description false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens: `state` says whether it opens. */
             isActive: boolean;
+            state: components["schemas"]["ShareState"];
             expiresAt: string | null;
             /** @description Views of the public share page: GET requests of the page that showed the file (not HEAD, not a browser prefetch such as `Sec-Purpose: prefetch`, not the password form of a protected link). Each is committed before the page is sent. */
             viewCount: number;
@@ -936,8 +948,9 @@ export interface components {
         /** @description A share link and its file. */
         ShareWithFile: {
             id: string;
-            /** @description Effective state: false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens. */
+            /** @description false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens: `state` says whether it opens. */
             isActive: boolean;
+            state: components["schemas"]["ShareState"];
             expiresAt: string | null;
             /** @description Views of the public share page: GET requests of the page that showed the file (not HEAD, not a browser prefetch such as `Sec-Purpose: prefetch`, not the password form of a protected link). Each is committed before the page is sent. */
             viewCount: number;
@@ -968,17 +981,18 @@ export interface components {
             views: number;
             /** @description Downloads through the public link. */
             downloads: number;
-            /** @description Effective state: false once `expiresAt` has passed. */
+            /** @description false when the link is disabled, and false once `expiresAt` has passed; `state` says whether it opens. */
             isActive: boolean;
+            state: components["schemas"]["ShareState"];
             expiresAt: string | null;
         };
         /** @description Totals over the account. */
         AggregateAnalytics: {
             /** @description Share links of the account. */
             shares: number;
-            /** @description Share links that work now: enabled and not expired. */
+            /** @description Share links that open now: those whose `state` is `active`. */
             activeShares: number;
-            /** @description File requests that are active. */
+            /** @description File requests that take files now: those whose `state` is `open`. */
             activeRequests: number;
             /** @description Views of all share links. */
             views: number;
@@ -1078,8 +1092,9 @@ export interface components {
             collectEmail: boolean;
             /** @description Whether submitters must give their email; never true while `collectEmail` is false. */
             emailRequired: boolean;
-            /** @description An inactive request refuses new submissions. */
+            /** @description false once its owner disabled it: it then refuses new submissions. `state` says whether it takes files now. */
             isActive: boolean;
+            state: components["schemas"]["RequestState"];
             /** Format: date-time */
             createdAt: string;
             /**
@@ -1098,8 +1113,9 @@ export interface components {
             collectEmail: boolean;
             /** @description Whether submitters must give their email; never true while `collectEmail` is false. */
             emailRequired: boolean;
-            /** @description An inactive request refuses new submissions. */
+            /** @description false once its owner disabled it: it then refuses new submissions. `state` says whether it takes files now. */
             isActive: boolean;
+            state: components["schemas"]["RequestState"];
             /** Format: date-time */
             createdAt: string;
             /**
@@ -5905,7 +5921,7 @@ export interface operations {
                     data: {
                         request: components["schemas"]["FileRequestWithCount"];
                         /**
-                         * @description Its owner disabled it (`disabled`), it received as many files as it allows (`maxFiles`), or its deadline passed while it was open (`deadline`, recorded within seconds of it).
+                         * @description Its owner disabled it (`disabled`), it received as many files as it allows (`maxFiles`), or its deadline passed while it was open (`deadline`, recorded within seconds of it). The request's `state` then says `disabled`, `full` or `past_deadline`, and goes on saying what is true later.
                          * @enum {unknown}
                          */
                         reason: "disabled" | "maxFiles" | "deadline";

@@ -11,6 +11,8 @@ export type File = components['schemas']['File']
 export type Folder = components['schemas']['Folder']
 export type Share = components['schemas']['Share']
 export type ShareWithFile = components['schemas']['ShareWithFile']
+/** The settings of a link that `shares.share` applies: those POST /shares and PATCH /shares/{id} both take. */
+export type ShareSettings = Pick<BodyOf<'updateShare'>, 'expiresAt' | 'password' | 'maxDownloads'>
 export type FileRequest = components['schemas']['FileRequest']
 export type FileRequestWithCount = components['schemas']['FileRequestWithCount']
 export type Submission = components['schemas']['Submission']
@@ -168,6 +170,19 @@ export class Coffer {
       this.#data(this.#client.GET('/shares/{shareId}', { params: { path: { shareId } } })),
     update: (shareId: string, body: BodyOf<'updateShare'>) =>
       this.#data(this.#client.PATCH('/shares/{shareId}', { params: { path: { shareId } }, body })),
+    /**
+     * Shares a file with these settings and resolves with its link as it now is: makes the link, turns an
+     * inactive one on again, or changes the settings of the one that is on, which `create` answers unchanged (as
+     * POST /shares does). A setting left out stays as it is (a new link has none); null clears it. The link may
+     * still not open: its `state` says why (a download limit set below the downloads so far).
+     */
+    share: async (fileId: string, settings: ShareSettings = {}): Promise<Share> => {
+      const { share } = await this.files.get(fileId)
+      if (share?.id && share.isActive && Object.keys(settings).length > 0) {
+        return this.shares.update(share.id, settings)
+      }
+      return this.shares.create({ fileId, ...settings })
+    },
   }
 
   readonly requests = {

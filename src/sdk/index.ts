@@ -9,6 +9,7 @@ export {
   type Folder,
   type Page,
   type Share,
+  type ShareSettings,
   type ShareWithFile,
   type Submission,
   type Webhook,

@@ -41,10 +41,19 @@ export async function sendBytes(grant: UploadGrant, body: unknown, options: Tran
   const { signal } = options
   if (signal?.aborted) throw aborted(signal.reason)
   useBlobApi(options.blobApiUrl)
+  // @vercel/blob throttles its progress to one report in 100 ms, and the last one may come after its upload has
+  // resolved: the end is reported here once the bytes are stored, and nothing after it.
+  let ended = false
+  const report = options.onProgress
+  const onProgress =
+    report &&
+    ((loaded: number, total: number) => {
+      if (!ended) report(loaded, total)
+    })
   const multipart = grant.size > options.multipartThreshold
   const sending =
     multipart && body instanceof Blob
-      ? sendInParts(grant, body, options)
+      ? sendInParts(grant, body, { ...options, ...(onProgress ? { onProgress } : {}) })
       : upload(grant.pathname, body as Parameters<typeof upload>[1], {
           access: 'private',
           contentType: grant.contentType,
@@ -52,15 +61,16 @@ export async function sendBytes(grant: UploadGrant, body: unknown, options: Tran
           clientPayload: JSON.stringify(grant.clientPayload),
           multipart,
           ...(signal ? { abortSignal: signal } : {}),
-          ...(options.onProgress
-            ? { onUploadProgress: ({ loaded }) => options.onProgress?.(loaded, grant.size) }
-            : {}),
+          ...(onProgress ? { onUploadProgress: ({ loaded }) => onProgress(loaded, grant.size) } : {}),
         })
   try {
     // @vercel/blob passes the signal to its requests, but a multipart upload from a Node stream can wait on
     // the stream after it, and never settle: the signal ends the wait here, and the stream is closed.
     await (signal ? Promise.race([sending, abortion(signal)]) : sending)
+    report?.(grant.size, grant.size)
+    ended = true
   } catch (error) {
+    ended = true
     if (signal?.aborted) {
       ;(body as { destroy?: () => void }).destroy?.()
       sending.catch(() => {})

@@ -22,7 +22,6 @@ const SECRET_NAME = 'share_link_pass_secret'
 
 export class LinkPasses {
   readonly #secrets: ServerSecrets
-  #key: Promise<Buffer> | undefined
 
   constructor(secrets: ServerSecrets) {
     this.#secrets = secrets
@@ -62,21 +61,9 @@ export class LinkPasses {
     expires: number,
     nonce: string,
   ): Promise<string> {
-    const key = await this.#keyOnce()
+    const key = await this.#secrets.key(SECRET_NAME)
     return createHmac('sha256', key)
       .update(`${kind}\n${shareId}\n${version}\n${expires}\n${nonce}`)
       .digest('base64url')
-  }
-
-  #keyOnce(): Promise<Buffer> {
-    this.#key ??= this.#secrets
-      .getOrCreate(SECRET_NAME, () => randomBytes(32).toString('base64url'))
-      .then((secret) => Buffer.from(secret, 'base64url'))
-      .catch((error: unknown) => {
-        // A database hiccup must not poison the key for the life of the process.
-        this.#key = undefined
-        throw error
-      })
-    return this.#key
   }
 }

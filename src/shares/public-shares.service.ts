@@ -5,13 +5,14 @@ import { hashSecret, verifyPassword } from '../auth/secrets.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transactor } from '../db/database.ts'
 import { WriteBatch } from '../db/write-batch.ts'
-import type { EventType } from '../events/event-types.ts'
-import { audienceKey, type EventRecorder } from '../events/events.ts'
 import { type FaultLog, type FileContent, fileContent, type ServedFile } from '../files/file-content.ts'
 import { readTextHead, type TextHead } from '../files/text-head.ts'
+import { audienceKey, type EventLog } from '../webhooks/events.ts'
 import type { DownloadPassesRepository } from './download-passes.repository.ts'
 import type { LinkPasses } from './link-passes.ts'
+import type { ShareState } from './share-state.ts'
 import type { PublicLinkRow, SharesRepository, ShareWithFile, Visit } from './shares.repository.ts'
+import type { ShareEvents } from './shares.service.ts'
 
 /** A link that works: what its page may show once any password has been given. */
 export interface PublicLink {
@@ -32,7 +33,7 @@ export interface PublicLink {
 }
 
 /** Why a link no longer works; its page says only that it does not. */
-export type GoneReason = 'disabled' | 'expired' | 'exhausted'
+export type GoneReason = Exclude<ShareState, 'active'>
 
 export type LinkState =
   | { kind: 'unknown' }
@@ -58,12 +59,8 @@ export type AttemptCounters = (policy: { limit: number; windowMs: number }) => {
 /** The state of a link from its row. A link whose file was deleted is gone with it: unknown. */
 function stateOf(row: PublicLinkRow | undefined): LinkState {
   if (!row) return { kind: 'unknown' }
-  const { share } = row
-  if (!share.isActive) return { kind: 'gone', reason: expiredOrDisabled(share) }
-  if (share.maxDownloads !== null && share.downloadCount >= share.maxDownloads) {
-    return { kind: 'gone', reason: 'exhausted' }
-  }
-  return { kind: 'open', link: linkOf(row) }
+  const { state } = row.share
+  return state === 'active' ? { kind: 'open', link: linkOf(row) } : { kind: 'gone', reason: state }
 }
 
 function linkOf(row: PublicLinkRow): PublicLink {
@@ -127,12 +124,15 @@ export type DownloadAdmission =
 /** A visit to count, with the account whose webhooks may hear of it, and whether it had any as its link was read. */
 type AccountVisit = Visit & { accountId: string; ownerHasWebhooks: boolean }
 
-const VISIT_EVENTS: Record<Visit['kind'], EventType> = { view: 'share.viewed', download: 'share.downloaded' }
+const VISIT_EVENTS = { view: 'share.viewed', download: 'share.downloaded' } as const satisfies Record<
+  Visit['kind'],
+  keyof ShareEvents
+>
 
 export class PublicSharesService {
   readonly #transaction: Transactor
   readonly #shares: SharesRepository
-  readonly #events: EventRecorder
+  readonly #events: EventLog<ShareEvents>
   readonly #visits: WriteBatch<AccountVisit, boolean>
   readonly #blobs: BlobStore
   readonly #passes: LinkPasses
@@ -144,7 +144,7 @@ export class PublicSharesService {
     transaction: Transactor
     shares: SharesRepository
     /** Records share.viewed and share.downloaded with the visits they tell of, in the same transaction. */
-    events: EventRecorder
+    events: EventLog<ShareEvents>
     blobs: BlobStore
     passes: LinkPasses
     downloadPasses: DownloadPassesRepository
@@ -311,7 +311,7 @@ export class PublicSharesService {
     return this.#transaction(async (trx) => {
       const counted = await this.#shares.countVisits(visits, trx)
       const shares = new Map<string, ShareWithFile | undefined>()
-      const events: Parameters<EventRecorder['shares']>[1] = []
+      const events: Parameters<EventLog<ShareEvents>['recordEach']>[1] = []
       for (const [i, visit] of visits.entries()) {
         const audience = audiences.get(audienceKey(visit.accountId, VISIT_EVENTS[visit.kind]))
         if (!audience || !counted[i]) continue
@@ -319,9 +319,9 @@ export class PublicSharesService {
           shares.set(visit.shareId, await this.#shares.get(visit.accountId, visit.shareId, trx))
         }
         const share = shares.get(visit.shareId)
-        if (share) events.push({ audience, share })
+        if (share) events.push({ audience, item: share })
       }
-      await this.#events.shares(trx, events)
+      await this.#events.recordEach(trx, events)
       return counted
     })
   }
@@ -359,8 +359,4 @@ export class PublicSharesService {
   textHead(link: PublicLink, maxBytes: number, log: FaultLog): Promise<TextHead | undefined> {
     return readTextHead(this.content(link, log), maxBytes)
   }
-}
-
-function expiredOrDisabled(share: { expiresAt: number | null }): GoneReason {
-  return share.expiresAt !== null && share.expiresAt <= Date.now() ? 'expired' : 'disabled'
 }

@@ -10,8 +10,9 @@
 // passes it gives in cookies and answer with pages.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { sendFileContent } from '../files/download.ts'
+import { openDownload, planDownload, sendFileContent } from '../files/download.ts'
 import { TEXT_PREVIEW_BYTES, viewerKindOf } from '../files/file-viewers.views.ts'
+import { clientAddress } from '../http/client-address.ts'
 import { addressBucket } from '../http/rate-limit.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
@@ -48,20 +49,6 @@ interface LinkParams {
   publicId: string
 }
 
-/** A download the link does not allow, answered as a page by the handler that started it. */
-class RefusedDownload extends Error {
-  readonly status: number
-  readonly title: string
-  readonly text: string
-
-  constructor(status: number, title: string, text: string) {
-    super(title)
-    this.status = status
-    this.title = title
-    this.text = text
-  }
-}
-
 export const sharePagesRoutes: Routes = async (app, { services, config, urls, web }) => {
   const { publicShares } = services
   // The password form's body; in this plugin only, so the JSON API still refuses form bodies.
@@ -83,32 +70,6 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
       sameSite: 'lax',
       secure,
       maxAge: pass.maxAgeSeconds,
-    })
-  }
-
-  /**
-   * Gives back to the download pass the bytes of this answer that its client did not take: a media player
-   * that seeks leaves its last range, and must not lose what it never got. What the socket wrote counts as
-   * sent (its headers too), so the pass gets back a little less, never more.
-   */
-  function giveBackUnsent(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    length: number,
-    unsent: (bytes: number) => Promise<void>,
-  ): void {
-    const response = reply.raw
-    // An injected request (tests, in-process callers) has no real socket to count bytes on: what the answer
-    // was handed whole then is what was sent.
-    const counted = typeof response.socket?.bytesWritten === 'number'
-    const written = () => response.socket?.bytesWritten ?? 0
-    const before = written()
-    response.once('close', () => {
-      if (response.writableFinished || (!counted && response.writableEnded)) return
-      const sent = Math.max(0, written() - before)
-      unsent(Math.max(0, length - sent)).catch((error: unknown) =>
-        request.log.error({ err: error }, 'giving back the unsent bytes of a download pass failed'),
-      )
     })
   }
 
@@ -188,7 +149,11 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
         return web.send(reply, 400, passwordPage({ errors: form.errors }))
       }
       const { password } = form.value
-      const result = await publicShares.unlock({ publicId, password, client: addressBucket(request.ip) })
+      const result = await publicShares.unlock({
+        publicId,
+        password,
+        client: addressBucket(clientAddress(request)),
+      })
       switch (result.kind) {
         case 'unknown':
         case 'gone':
@@ -226,33 +191,34 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
       const link = await openUnlockedLink(request, reply, true)
       if (!link) return reply
       const disposition = request.query.disposition === 'inline' ? 'inline' : 'attachment'
-      try {
-        return await sendFileContent(request, reply, publicShares.content(link, request.log), disposition, {
-          // Only a GET that sends bytes is a download: not HEAD, not a 304.
-          beforeSend: async (delivery) => {
-            if (request.method !== 'GET' || delivery.kind !== 'bytes') return undefined
-            const admission = await publicShares.admitDownload(link, {
-              start: delivery.start,
-              length: delivery.end - delivery.start + 1,
-              downloadPass: passOf(request, 'download'),
-            })
-            switch (admission.kind) {
-              case 'exhausted':
-                throw new RefusedDownload(410, EXHAUSTED.title, EXHAUSTED.message)
-              case 'start-from-beginning':
-                throw new RefusedDownload(403, 'Start the download from the beginning', LIMITED_RANGE_MESSAGE)
-              case 'admitted': {
-                if (admission.pass) givePass(reply, link, 'download', admission.pass)
-                if (admission.unsent) giveBackUnsent(request, reply, admission.length, admission.unsent)
-                const end = delivery.start + admission.length - 1
-                return end < delivery.end ? { end } : undefined
-              }
-            }
-          },
+      const content = publicShares.content(link, request.log)
+      const plan = planDownload(request, content.file, disposition)
+      // Ready before the download is counted: a store that fails it fails it uncounted.
+      const download = await openDownload(reply, plan, content, { countedExactly: link.limited })
+      // Only a GET that sends bytes is a download: not HEAD, not a 304.
+      if (plan.kind !== 'bytes') return download.send()
+      const admission = await publicShares
+        .admitDownload(link, {
+          start: plan.start,
+          length: plan.end - plan.start + 1,
+          downloadPass: passOf(request, 'download'),
         })
-      } catch (error) {
-        if (!(error instanceof RefusedDownload)) throw error
-        return web.sendError(reply, error.status, { title: error.title, message: error.text })
+        .catch((error: unknown) => {
+          download.discard()
+          throw error
+        })
+      if (admission.kind !== 'admitted') download.discard()
+      switch (admission.kind) {
+        case 'exhausted':
+          return web.sendError(reply, 410, EXHAUSTED)
+        case 'start-from-beginning':
+          return web.sendError(reply, 403, {
+            title: 'Start the download from the beginning',
+            message: LIMITED_RANGE_MESSAGE,
+          })
+        case 'admitted':
+          if (admission.pass) givePass(reply, link, 'download', admission.pass)
+          return download.send({ end: plan.start + admission.length - 1, unsent: admission.unsent })
       }
     },
   })

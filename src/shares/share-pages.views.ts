@@ -1,5 +1,7 @@
-// What the public page of a share link shows: the file's name, size, type and date, a download button, and a
-// preview fitted to its type; the password form of a protected link. Every text that came from a user (the
+// What the public page of a share link shows: the file's name, size, type and date, a download button (a plain
+// link: the answer's Content-Disposition saves the file, and a refusal, such as a download limit reached since
+// the page opened, is shown as its page rather than dropped as a failed download), and a preview fitted to its
+// type; the password form of a protected link. Every text that came from a user (the
 // file's name and type, a text file's contents) goes through ghtml's escaping `${…}`; `!${…}` only inserts
 // fragments made here.
 import { html } from 'ghtml'
@@ -70,7 +72,7 @@ export function sharePage(
 <li>Added <time datetime="${created}" data-local>${formatDate(file.createdAt)}</time></li>
 </ul>
 <div class="actions">
-<a class="button primary" href="${paths.download}" download>!${DOWNLOAD_ICON}Download</a>
+<a class="button primary" href="${paths.download}">!${DOWNLOAD_ICON}Download</a>
 <button type="button" class="button" data-copy="${options.urls.sharePage(link.publicId)}" hidden>!${LINK_ICON}Copy link</button>
 </div>
 <p class="toast" role="status" data-copy-status></p>

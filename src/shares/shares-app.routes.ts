@@ -9,12 +9,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { html } from 'ghtml'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
-import { AppError } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
-import { acceptForms, type FormState } from '../web/forms.ts'
+import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { withNotice } from '../web/notices.ts'
-import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './shares.schemas.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
 import type { ShareChanges } from './shares.service.ts'
 import { expiryDay, SHARE_PATHS, sharePanel } from './shares-app.views.ts'
 
@@ -139,13 +138,12 @@ export const sharesAppRoutes: Routes = async (app, { services, urls, web, webSes
         const share = await shares.update(sessionAccountId(request), shareId, changesOf(form.value))
         return reply.redirect(withNotice(fileShare(share.fileId), 'share-saved'), 303)
       } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500 || error.code === 'not_found') throw error
-        const field = FIELD_OF[error.field ?? ''] ?? 'form'
-        const message = PAGE_MESSAGE[error.field ?? ''] ?? error.message
-        return settingsPage(request, reply, shareId, error.status, {
-          values: form.values,
-          errors: { [field]: message },
+        const { status, errors } = refusalOf(error, {
+          fields: FIELD_OF,
+          otherFields: 'form',
+          messages: PAGE_MESSAGE,
         })
+        return settingsPage(request, reply, shareId, status, { values: form.values, errors })
       }
     },
   )

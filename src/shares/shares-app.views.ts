@@ -6,8 +6,9 @@ import { html } from 'ghtml'
 import { type DailyCounts, dailyChart } from '../web/chart.ts'
 import { formatCount, formatDate } from '../web/format.ts'
 import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
+import type { ShareState } from './share-state.ts'
 import type { Share } from './shares.repository.ts'
-import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './shares.schemas.ts'
 
 export const SHARE_PATHS = {
   create: (fileId: string) => `/files/${fileId}/share`,
@@ -15,28 +16,33 @@ export const SHARE_PATHS = {
   disable: (shareId: string) => `/shares/${shareId}/disable`,
 } as const
 
-/** The link's state as the public page would treat it. */
-export function shareState(share: Share): { label: string; working: boolean; why?: string } {
-  if (share.isActive && share.maxDownloads !== null && share.downloadCount >= share.maxDownloads) {
-    return {
-      label: 'Download limit reached',
-      working: false,
-      why: 'It has been downloaded as many times as you allowed. Raise or remove the limit to open it again.',
-    }
-  }
-  if (share.isActive) return { label: 'Active', working: true }
-  if (share.expiresAt !== null && share.expiresAt <= Date.now()) {
-    return {
-      label: 'Expired',
-      working: false,
-      why: 'Its expiry date has passed. Set a later date, or none, to open it again.',
-    }
-  }
-  return {
+/**
+ * What the app's pages say of each state of a link (share-state.ts): its badge, a word or two for lists and
+ * pickers, whether it opens, and what to do about it.
+ */
+export const SHARE_STATE_TEXT: Record<
+  ShareState,
+  { label: string; short: string; working: boolean; why?: string }
+> = {
+  active: { label: 'Active', short: 'Shared', working: true },
+  disabled: {
     label: 'Turned off',
+    short: 'Link off',
     working: false,
     why: 'Nobody can open it until you turn it on again; its address stays the same.',
-  }
+  },
+  expired: {
+    label: 'Expired',
+    short: 'Expired',
+    working: false,
+    why: 'Its expiry date has passed. Set a later date, or none, to open it again.',
+  },
+  exhausted: {
+    label: 'Download limit reached',
+    short: 'Limit reached',
+    working: false,
+    why: 'It has been downloaded as many times as you allowed. Raise or remove the limit to open it again.',
+  },
 }
 
 /** The date an expiry is shown as in the form: the UTC day it ends on. */
@@ -86,7 +92,7 @@ export function sharePanel(data: SharePanelData): string {
 <form method="post" action="${SHARE_PATHS.create(data.fileId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button primary" type="submit">!${LINK_ICON}Share</button></form>
 </div></section>`
   }
-  const state = shareState(share)
+  const state = SHARE_STATE_TEXT[share.state]
   const toggle = share.isActive
     ? html`<form method="post" action="${SHARE_PATHS.disable(share.id)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button danger" type="submit">Turn the link off</button></form>`
     : html`<form method="post" action="${SHARE_PATHS.create(data.fileId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button primary" type="submit">Turn the link on again</button></form>`

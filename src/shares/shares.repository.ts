@@ -16,12 +16,15 @@ import { compileOnce, preparePages } from '../db/read-path/prepared.ts'
 import type { Database, SharesTable } from '../db/schema.ts'
 import type { ServedFile } from '../files/file-content.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from '../files/file-previews.repository.ts'
+import { isActiveState, type ShareState, shareStateOfRow } from './share-state.ts'
 
 export interface Share {
   id: string
   fileId: string
   publicId: string
-  /** Effective: false once `expiresAt` has passed, whatever the stored flag says. */
+  /** What the link is now (share-state.ts). */
+  state: ShareState
+  /** The API's `isActive`, from `state`: false once disabled or expired. */
   isActive: boolean
   expiresAt: number | null
   viewCount: number
@@ -37,7 +40,10 @@ export interface ShareWithFile extends Share {
   file: { name: string; contentType: string; size: number }
 }
 
-export type NewShareRow = Omit<Share, 'isActive' | 'viewCount' | 'downloadCount' | 'hasPassword'> & {
+export type NewShareRow = Omit<
+  Share,
+  'state' | 'isActive' | 'viewCount' | 'downloadCount' | 'hasPassword'
+> & {
   accountId: string
   passwordHash: string | null
 }
@@ -73,13 +79,16 @@ export interface Visit {
 /** Days since 1970-01-01, UTC: the unit of the daily counts. */
 export const DAY_MS = 86_400_000
 
-/** The effective state of a link: one whose expiry has passed is inactive, whatever its flag says. */
-export function isShareActive(
-  isActive: boolean | number,
-  expiresAt: number | null,
-  now = Date.now(),
-): boolean {
-  return Boolean(isActive) && (expiresAt === null || expiresAt > now)
+/** Whether a row of `shares` is `active` as `shareStateOf` decides it, at `now`, in SQL. */
+export function shareOpensNow(eb: ExpressionBuilder<Database, 'shares'>, now: number) {
+  return eb.and([
+    eb('shares.is_active', '=', true),
+    eb.or([eb('shares.expires_at', 'is', null), eb('shares.expires_at', '>', now)]),
+    eb.or([
+      eb('shares.max_downloads', 'is', null),
+      eb('shares.download_count', '<', eb.ref('shares.max_downloads')),
+    ]),
+  ])
 }
 
 // Unqualified for RETURNING (which names only the written table), qualified for joins.
@@ -101,13 +110,14 @@ type ShareRow = Pick<Selectable<SharesTable>, (typeof SHARE_FIELDS)[number]>
 type ShareWithFileRow = ShareRow & { file_name: string; file_content_type: string; file_size: number }
 
 function toShare(row: ShareRow, now: number): Share {
-  const expiresAt = row.expires_at === null ? null : Number(row.expires_at)
+  const state = shareStateOfRow(row, now)
   return {
     id: row.id,
     fileId: row.file_id,
     publicId: row.public_id,
-    isActive: isShareActive(row.is_active, expiresAt, now),
-    expiresAt,
+    state,
+    isActive: isActiveState(state),
+    expiresAt: row.expires_at === null ? null : Number(row.expires_at),
     viewCount: Number(row.view_count),
     downloadCount: Number(row.download_count),
     hasPassword: row.password_hash !== null,

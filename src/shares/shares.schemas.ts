@@ -1,11 +1,19 @@
 import { Type } from 'typebox'
 import { DateTime, Extension, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
+import { SHARE_STATES } from './share-state.ts'
 import type { Share, ShareWithFile } from './shares.repository.ts'
 
-/** The bounds of a link's settings beyond the contract. */
-export const PASSWORD_LENGTH = { min: 4, max: 256 }
-export const MAX_DOWNLOADS_LIMIT = 1_000_000_000
+/** A link's state (share-state.ts): every answer that shows a link carries it, as `Type.Ref('ShareState')`. */
+export const ShareStateSchema = Type.Enum([...SHARE_STATES], {
+  $id: 'ShareState',
+  description:
+    'What a share link is now, read-only: `active` (it opens), `disabled` (its owner turned it off), `expired` (its `expiresAt` has passed) or `exhausted` (its downloads reached `maxDownloads`); the first that holds in this order.',
+})
+
+/** A `state` property of a link, read-only. */
+export const ShareStateProperty = () => Extension(Type.Ref('ShareState', { readOnly: true }))
 
 // The contract's Share, field for field (a share's file and public id are reached through the file, its
 // `share`, and `publicUrl`, so they are not repeated here), then Coffer's additive fields.
@@ -13,8 +21,9 @@ const shareFields = {
   id: Type.String(),
   isActive: Type.Boolean({
     description:
-      'Effective state: false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens.',
+      'false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens: `state` says whether it opens.',
   }),
+  state: ShareStateProperty(),
   expiresAt: Nullable(DateTime('When the link stops working; null: it never expires.')),
   viewCount: Type.Integer({
     minimum: 0,
@@ -67,6 +76,7 @@ export const ShareWithFileSchema = Type.Object(
 export const serializeShare = (share: Share, urls: PublicUrls) => ({
   id: share.id,
   isActive: share.isActive,
+  state: share.state,
   expiresAt: toIsoOrNull(share.expiresAt),
   viewCount: share.viewCount,
   downloadCount: share.downloadCount,

@@ -6,9 +6,9 @@ import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../db/errors.ts'
 import type { Page } from '../db/pagination.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
-import type { EventRecorder } from '../events/events.ts'
 import type { FilesRepository } from '../files/files.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
+import type { EventLog } from '../webhooks/events.ts'
 import type { Share, ShareSettings, SharesRepository, ShareWithFile } from './shares.repository.ts'
 
 /** What a client may set of a link; a property left out stays as it is. */
@@ -43,18 +43,25 @@ function assertFutureExpiry(expiresAt: number | null, now: number): void {
   }
 }
 
+/** The events share links record, and what from: the link with its file, as the change leaves it. */
+export interface ShareEvents {
+  'share.created': ShareWithFile
+  'share.viewed': ShareWithFile
+  'share.downloaded': ShareWithFile
+}
+
 export class SharesService {
   readonly #transaction: Transactor
   readonly #shares: SharesRepository
   readonly #files: FilesRepository
-  readonly #events: EventRecorder
+  readonly #events: EventLog<ShareEvents>
 
   constructor(deps: {
     transaction: Transactor
     shares: SharesRepository
     files: FilesRepository
     /** Records share.created with the link made or reactivated, in the same transaction. */
-    events: EventRecorder
+    events: EventLog<ShareEvents>
   }) {
     this.#transaction = deps.transaction
     this.#shares = deps.shares
@@ -108,6 +115,7 @@ export class SharesService {
         const { passwordHash, ...created } = share
         return {
           ...created,
+          state: 'active' as const,
           isActive: true,
           viewCount: 0,
           downloadCount: 0,
@@ -129,7 +137,7 @@ export class SharesService {
   async #recordCreated(trx: Transaction, accountId: string, shareId: string): Promise<void> {
     const audience = await this.#events.audience(trx, accountId, 'share.created')
     const share = audience && (await this.#shares.get(accountId, shareId, trx))
-    if (audience && share) await this.#events.share(trx, audience, share)
+    if (audience && share) await this.#events.record(trx, audience, [share])
   }
 
   /**

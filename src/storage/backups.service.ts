@@ -24,7 +24,7 @@ const SQLITE_FILE = 'coffer.sqlite'
 const PG_DUMP_FILE = 'coffer.pgdump'
 const BLOBS_DIR = 'blobs'
 const BLOB_SUFFIX = '.blob'
-/** The key prefixes whose blobs rows own (files/blob-keys.ts). */
+/** The key prefixes whose blobs rows own (blob/blob-keys.ts). */
 const BACKED_UP = ['files/', 'previews/'] as const
 
 type Engine = Db['engine']

@@ -2,9 +2,9 @@
 // file and preview rows, page by page. Every query is bounded: keys are asked about in batches, rows walked by
 // their primary key.
 import type { Kysely } from 'kysely'
+import { blobKeyOf, previewKeyOf } from '../blob/blob-keys.ts'
 import type { Db } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
-import { blobKeyOf, previewKeyOf } from '../files/blob-keys.ts'
 
 /** Why a blob in the store is not an orphan. */
 export type BlobStanding = 'owned' | 'claimed' | 'deleting'

@@ -1,5 +1,5 @@
 // Image previews: a WebP at most 512 px on its longer side, made with sharp from the stored blob, kept in the
-// BlobStore under `previewKeyOf(...)` (files/blob-keys.ts) and recorded in `file_previews`; deleting a file
+// BlobStore under `previewKeyOf(...)` (blob/blob-keys.ts) and recorded in `file_previews`; deleting a file
 // deletes both (FilesService.deleteMany).
 import type { Readable } from 'node:stream'
 import sharp from 'sharp'

@@ -1,5 +1,6 @@
 // Detects a file's type from its first bytes, and decides which type to store. The declared type binds the
 // transfer (the blob endpoint refuses another one), but what the bytes say wins when they contradict it.
+import { essenceOf } from '../media-types.ts'
 
 /** How many leading bytes `detectType` looks at. */
 export const SNIFF_BYTES = 4096
@@ -85,11 +86,6 @@ export function detectType(head: Buffer): string | undefined {
   return detectBinary(head) ?? (isText(head) ? 'text/plain' : undefined)
 }
 
-/** `Text/HTML; charset=x` → `text/html` */
-export function essence(contentType: string): string {
-  return (contentType.split(';')[0] ?? '').trim().toLowerCase()
-}
-
 const ZIP_BASED = [
   /^application\/(x-zip-compressed|java-archive|vnd\.android\.package-archive)$/,
   /^application\/vnd\.(openxmlformats-officedocument|oasis\.opendocument|ms-)/,
@@ -144,7 +140,7 @@ function consistent(declared: string, detected: string): boolean {
  */
 export function chooseContentType(declared: string, detected: string | undefined): string {
   if (detected === undefined) return declared
-  const declaredEssence = essence(declared)
+  const declaredEssence = essenceOf(declared)
   if (declaredEssence === 'application/octet-stream') return detected
   if (consistent(declaredEssence, detected)) return declared
   if (detected === 'text/plain') {

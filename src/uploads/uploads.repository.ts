@@ -7,12 +7,22 @@ import type { Database, UploadIntentsTable, UploadState } from '../db/schema.ts'
 export type IntentRow = Selectable<UploadIntentsTable>
 
 export interface StagedBlob {
+  /** The intent it is staged for. */
+  intentId: string
   key: string
   /** The blob of a multipart upload: the upload's id as the client knows it, and as the BlobStore does. */
   uploadId: string | null
   storeUploadId: string | null
   size: number | null
   sha256: string | null
+  crc32: number | null
+}
+
+/** A staged blob's bytes as written: their size, and their digests unless the store joined them unread (S3). */
+export interface StoredBytes {
+  size: number
+  sha256: string | null
+  crc32: number | null
 }
 
 export const toIntent = (row: IntentRow): IntentRow => ({
@@ -20,25 +30,40 @@ export const toIntent = (row: IntentRow): IntentRow => ({
   size: Number(row.size),
   expires_at: Number(row.expires_at),
   stored_size: row.stored_size === null ? null : Number(row.stored_size),
+  crc32: row.crc32 === null ? null : Number(row.crc32),
   stored_at: row.stored_at === null ? null : Number(row.stored_at),
   lease_until: row.lease_until === null ? null : Number(row.lease_until),
   created_at: Number(row.created_at),
   updated_at: Number(row.updated_at),
 })
 
+const STAGED_COLUMNS = [
+  'intent_id',
+  'key',
+  'upload_id',
+  'store_upload_id',
+  'size',
+  'sha256',
+  'crc32',
+] as const
+
 function toStagedBlob(row: {
+  intent_id: string
   key: string
   upload_id: string | null
   store_upload_id: string | null
   size: number | null
   sha256: string | null
+  crc32: number | null
 }): StagedBlob {
   return {
+    intentId: row.intent_id,
     key: row.key,
     uploadId: row.upload_id,
     storeUploadId: row.store_upload_id,
     size: row.size === null ? null : Number(row.size),
     sha256: row.sha256,
+    crc32: row.crc32 === null ? null : Number(row.crc32),
   }
 }
 
@@ -74,21 +99,23 @@ export class UploadsRepository {
   }
 
   /**
-   * The uploads prepared from a client address on the public pages that may still take bytes (uploading,
-   * grant not expired), and when the first of them expires.
+   * The uploads prepared from a client address on the public pages (of one file request, `requestId`, if
+   * given) that may still take bytes (uploading, grant not expired), and when the first of them expires.
    */
   async pendingFromClient(
     trx: Transaction,
     client: string,
     now: number,
+    requestId?: string,
   ): Promise<{ count: number; firstExpiry: number | null }> {
-    const row = await trx
+    let query = trx
       .selectFrom('upload_intents')
       .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('expires_at').as('first_expiry')])
       .where('client', '=', client)
       .where('expires_at', '>', now)
       .where('state', '=', 'uploading')
-      .executeTakeFirstOrThrow()
+    if (requestId !== undefined) query = query.where('request_id', '=', requestId)
+    const row = await query.executeTakeFirstOrThrow()
     return {
       count: Number(row.count),
       firstExpiry: row.first_expiry === null ? null : Number(row.first_expiry),
@@ -143,7 +170,7 @@ export class UploadsRepository {
     return this.#db.transaction().execute(async (trx) => {
       const staged = await trx
         .selectFrom('upload_blobs')
-        .select(['size', 'sha256'])
+        .select(['size', 'sha256', 'crc32', 'upload_id'])
         .where('key', '=', key)
         .where('intent_id', '=', intentId)
         .executeTakeFirst()
@@ -157,6 +184,8 @@ export class UploadsRepository {
           file_id: fileId,
           stored_size: Number(staged.size),
           sha256: staged.sha256,
+          crc32: staged.crc32,
+          adopted_upload_id: staged.upload_id,
           stored_at: now,
           updated_at: now,
         })
@@ -252,19 +281,47 @@ export class UploadsRepository {
         store_upload_id: multipart?.storeUploadId ?? null,
         size: null,
         sha256: null,
+        crc32: null,
+        completing_at: null,
         created_at: Date.now(),
       })
       .execute()
+  }
+
+  /** Records that a completion is about to have the store join the parts of the multipart upload of `key`. */
+  async startCompleting(key: string): Promise<void> {
+    await this.#db
+      .updateTable('upload_blobs')
+      .set({ completing_at: Date.now() })
+      .where('key', '=', key)
+      .execute()
+  }
+
+  /**
+   * Multipart blobs whose completion began before `before` and whose intent still takes bytes: completions that
+   * failed half-way (the store may have joined the parts), or that a client abandoned after a failure.
+   */
+  async stalledCompletions(before: number, limit: number): Promise<StagedBlob[]> {
+    const rows = await this.#db
+      .selectFrom('upload_blobs')
+      .innerJoin('upload_intents', 'upload_intents.id', 'upload_blobs.intent_id')
+      .select(STAGED_COLUMNS.map((column) => `upload_blobs.${column}` as const))
+      .where('upload_blobs.completing_at', '<', before)
+      .where('upload_blobs.store_upload_id', 'is not', null)
+      .where('upload_intents.state', '=', 'uploading')
+      .limit(limit)
+      .execute()
+    return rows.map(toStagedBlob)
   }
 
   /**
    * Marks a staged blob as written, only while its intent still accepts bytes: false means the intent ended
    * meanwhile and the caller must remove the blob itself (the sweeper may already have passed).
    */
-  async staged(key: string, intentId: string, size: number, sha256: string | null): Promise<boolean> {
+  async staged(key: string, intentId: string, { size, sha256, crc32 }: StoredBytes): Promise<boolean> {
     const result = await this.#db
       .updateTable('upload_blobs')
-      .set({ size, sha256 })
+      .set({ size, sha256, crc32 })
       .where('key', '=', key)
       .where((eb) =>
         eb.exists(
@@ -293,7 +350,7 @@ export class UploadsRepository {
   async stagedBlobs(intentId: string): Promise<StagedBlob[]> {
     const rows = await this.#db
       .selectFrom('upload_blobs')
-      .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
+      .select(STAGED_COLUMNS)
       .where('intent_id', '=', intentId)
       .execute()
     return rows.map(toStagedBlob)
@@ -303,7 +360,7 @@ export class UploadsRepository {
   async multipartUpload(intentId: string, uploadId: string): Promise<StagedBlob | undefined> {
     const row = await this.#db
       .selectFrom('upload_blobs')
-      .select(['key', 'upload_id', 'store_upload_id', 'size', 'sha256'])
+      .select(STAGED_COLUMNS)
       .where('intent_id', '=', intentId)
       .where('upload_id', '=', uploadId)
       .where('store_upload_id', 'is not', null)

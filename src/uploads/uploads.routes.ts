@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, IdParam } from '../http/schemas.ts'
-import { API_BASE_PATH, UPLOAD_CALLBACK_PATH, UPLOAD_HANDSHAKE_PATH } from '../public-urls.ts'
+import { API_BASE_PATH, UPLOAD_HANDSHAKE_PATH } from '../public-urls.ts'
 import type { Routes } from '../routes.ts'
 import {
   HandshakeBody,
@@ -25,8 +25,7 @@ credential never goes to the blob endpoint. The upload is bound to the declared 
 end in \`error\`), to the declared type and to the pathname. A \`size\` above the server maximum is a 400. After the
 transfer the server checks the size, computes a SHA-256, detects the type from the bytes (a detected type that
 contradicts the declared one is stored instead) and renders previews of images. The handshake address
-(\`handleUploadUrl\`) and the completion callback the blob endpoint sends are part of the upload protocol, not
-operations to call directly.`
+(\`handleUploadUrl\`) is part of the upload protocol, not an operation to call directly.`
 
 export const uploadsRoutes: Routes = async (app, { services }) => {
   const { uploads } = services
@@ -81,26 +80,4 @@ export const uploadsRoutes: Routes = async (app, { services }) => {
       clientToken: await uploads.handshake(request.body.payload),
     }),
   )
-
-  // The completion callback needs the exact bytes that were signed, so its body is kept as text.
-  await app.register(async (callbackScope) => {
-    callbackScope.removeContentTypeParser('application/json')
-    callbackScope.addContentTypeParser(
-      'application/json',
-      { parseAs: 'string', bodyLimit: 64 * 1024 },
-      (_request, body, done) => done(null, body),
-    )
-    callbackScope.post(
-      UPLOAD_CALLBACK_PATH.slice(API_BASE_PATH.length),
-      { schema: { hide: true }, config: { rateLimit: false } },
-      async (request) => {
-        const signature = request.headers['x-vercel-signature']
-        await uploads.uploadCompleted(
-          String(request.body ?? ''),
-          typeof signature === 'string' ? signature : undefined,
-        )
-        return { type: 'blob.upload-completed', response: 'ok' }
-      },
-    )
-  })
 }

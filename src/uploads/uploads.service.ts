@@ -1,20 +1,20 @@
 // Upload intents (docs/uploads.md): POST /files prepares one intent per file and hands out a grant; the blob
-// client trades the grant for a client token at the handshake and sends the bytes to the blob endpoint, which
-// reports the stored blob through the signed completion callback; processing (processing.ts) then makes the
-// File.
+// client trades the grant for a client token at the handshake and sends the bytes to the blob endpoint
+// (blob-endpoint/), which has the intent adopt the stored blob (`blobStored`); processing (processing.job.ts) then
+// makes the File.
 import { constantTimeEqual, hashSecret, newSecret } from '../auth/secrets.ts'
-import { type ClientTokenPayload, signClientToken, verifyCallback } from '../blob-api/client-token.ts'
-import type { SigningKeyring } from '../blob-api/signing-keys.ts'
+import { fileIdOfBlobKey } from '../blob/blob-keys.ts'
 import type { Config } from '../config.ts'
 import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { AppError, conflict, invalid, notFound } from '../errors.ts'
-import { blobKeyOf } from '../files/blob-keys.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
 import { nonBlankName } from '../names.ts'
 import type { PublicUrls } from '../public-urls.ts'
-import type { UploadProcessor } from './processing.ts'
+import { type ClientTokenPayload, signClientToken } from './blob-endpoint/client-token.ts'
+import type { SigningKeyring } from './blob-endpoint/signing-keys.ts'
+import type { UploadProcessor } from './processing.job.ts'
 import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
 
 export const GRANT_PREFIX = 'coffer_grant_'
@@ -167,6 +167,7 @@ export class UploadsService {
       file_id: null,
       stored_size: null,
       sha256: null,
+      crc32: null,
       stored_at: null,
       lease_until: null,
       request_id: submission?.requestId ?? null,
@@ -174,6 +175,7 @@ export class UploadsService {
       submitter_email: submission?.submitterEmail ?? null,
       submitter_message: submission?.message ?? null,
       client: options.client ?? null,
+      adopted_upload_id: null,
       created_at: now,
       updated_at: now,
     }))
@@ -334,10 +336,6 @@ export class UploadsService {
       addRandomSuffix: false,
       allowOverwrite: false,
       tokenPayload: intent.id,
-      onUploadCompleted: {
-        callbackUrl: this.#urls.uploadCallback,
-        tokenPayload: intent.id,
-      },
     }
     const { clientToken } = await this.#keyring.keys()
     return signClientToken(clientToken, token)
@@ -355,42 +353,15 @@ export class UploadsService {
   }
 
   /**
-   * The completion callback (`blob.upload-completed`), signed by the blob endpoint over the exact body: the
-   * intent adopts the stored blob and moves from uploading to processing, and processing starts.
+   * The blob endpoint stored the whole blob of an upload under `key` (`blobKeyOf` the intent's account and the
+   * file id it made for it): the intent adopts it and moves from uploading to processing, and processing starts.
+   * False when the intent no longer takes a file (it ended, or adopted another blob) or the blob was not staged
+   * for it: adoptStoredBlob checks both in its transaction.
    */
-  async uploadCompleted(body: string, signature: string | undefined): Promise<void> {
-    const { callback } = await this.#keyring.keys()
-    if (signature === undefined || !verifyCallback(callback, body, signature)) {
-      throw new AppError(
-        'unauthorized',
-        'The completion callback is not signed by this server.',
-        'Only the blob endpoint sends completion callbacks.',
-      )
-    }
-    let event: {
-      type?: unknown
-      payload?: { blob?: { pathname?: unknown; etag?: unknown }; tokenPayload?: unknown }
-    }
-    try {
-      event = JSON.parse(body)
-    } catch {
-      throw invalid('The request body is not valid JSON.')
-    }
-    const intentId = event.payload?.tokenPayload
-    const etag = event.payload?.blob?.etag
-    const fileId = typeof etag === 'string' ? /^"(fil_[0-9a-z]{26})"$/.exec(etag)?.[1] : undefined
-    if (event.type !== 'blob.upload-completed' || typeof intentId !== 'string' || !fileId) {
-      throw invalid('The body is not a blob.upload-completed event of this server.')
-    }
-    const intent = await this.#uploads.intent(intentId)
-    if (!intent) throw notFound(`Upload ${intentId}`)
-    if (event.payload?.blob?.pathname !== intent.pathname) {
-      throw invalid("The event's blob pathname is not the pathname of the upload.")
-    }
-    if (!(await this.#uploads.adoptStoredBlob(intent.id, blobKeyOf(intent.account_id, fileId), fileId))) {
-      throw conflict('The upload no longer accepts a file, or this blob was not stored for it.')
-    }
-    void this.#processor.kick(intent.id)
+  async blobStored(intentId: string, key: string): Promise<boolean> {
+    if (!(await this.#uploads.adoptStoredBlob(intentId, key, fileIdOfBlobKey(key)))) return false
+    void this.#processor.kick(intentId)
+    return true
   }
 
   #parseClientPayload(raw: string | null): { intentId: string; name: string; grant: string } {

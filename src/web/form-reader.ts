@@ -53,7 +53,8 @@ export function formReader<T extends TSchema>(schema: T): (body: unknown) => For
 
 interface FieldSchema {
   type?: string
-  errorMessage?: string
+  /** What to say of any fault of the field, or of each kind of fault (by the keyword that failed). */
+  errorMessage?: string | Record<string, string>
   minimum?: number
   maximum?: number
   items?: FieldSchema
@@ -73,7 +74,9 @@ function describe(error: ErrorObject, properties: Record<string, FieldSchema>): 
       ? String(params.missingProperty)
       : (error.instancePath.split('/')[1] ?? 'form')
   const schema = properties[name]
-  if (schema?.errorMessage) return [name, schema.errorMessage]
+  const own = schema?.errorMessage
+  const said = typeof own === 'string' ? own : own?.[error.keyword]
+  if (said) return [name, said]
   switch (error.keyword) {
     case 'required':
     case 'minLength':

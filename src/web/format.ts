@@ -1,4 +1,5 @@
 // How pages show numbers, dates and types to people.
+import { essenceOf } from '../media-types.ts'
 
 export { formatSize } from '../format-size.shared.ts'
 
@@ -52,7 +53,7 @@ const FAMILY_NAMES: Record<string, string> = {
 
 /** "PNG image", "PDF document", "MP4 video", or the media type itself. */
 export function describeType(contentType: string): string {
-  const essence = (contentType.split(';')[0] ?? '').trim().toLowerCase()
+  const essence = essenceOf(contentType)
   const known = TYPE_NAMES[essence]
   if (known) return known
   const [family = '', subtype = ''] = essence.split('/')

@@ -5,6 +5,7 @@
 import formBody from '@fastify/formbody'
 import type { FastifyInstance } from 'fastify'
 import { html } from 'ghtml'
+import { AppError } from '../errors.ts'
 import { parseFormStrictly } from '../http/strict-text.ts'
 
 /**
@@ -20,6 +21,41 @@ export interface FormState {
   values?: Readonly<Record<string, string | undefined>>
   /** Field name → message; `form` for a problem of the whole form. */
   errors?: Readonly<Record<string, string | undefined>>
+}
+
+/** A service's refusal as a form shows it again: its status, and its message beside the field it is about. */
+export interface Refusal {
+  status: number
+  errors: Record<string, string>
+}
+
+export interface RefusalOptions {
+  /** Beside this field, whatever the service named. */
+  field?: string
+  /** The form's names of the service's fields (`expiresAt` → `expires`). */
+  fields?: Readonly<Record<string, string>>
+  /** A field the service names and `fields` does not: beside it as named (default), or on the form as a whole. */
+  otherFields?: 'as-named' | 'form'
+  /** The page's words for a refusal about a field, in place of the API's (which name its body's properties). */
+  messages?: Readonly<Record<string, string>>
+}
+
+/**
+ * What a form shows of an error thrown by the service it called: a refusal of the catalogue (an AppError below
+ * 500) beside the field it names (`form`, the form as a whole, when it names none). Anything else is not the
+ * form's to show and is thrown again for the error pages: a fault, and a not_found about no field (the page's
+ * own subject is gone, or is another account's).
+ */
+export function refusalOf(error: unknown, options: RefusalOptions = {}): Refusal {
+  if (!(error instanceof AppError) || error.status >= 500) throw error
+  if (error.code === 'not_found' && error.field === undefined) throw error
+  const named = error.field === undefined ? undefined : options.fields?.[error.field]
+  const field =
+    options.field ??
+    named ??
+    (error.field === undefined || options.otherFields === 'form' ? 'form' : error.field)
+  const message = (error.field === undefined ? undefined : options.messages?.[error.field]) ?? error.message
+  return { status: error.status, errors: { [field]: message } }
 }
 
 /** The hidden input that carries a form's CSRF token (@fastify/csrf-protection reads `_csrf`). */

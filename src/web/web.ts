@@ -71,6 +71,11 @@ const ERROR_TEXTS: Record<number, ErrorText> = {
     title: 'Something went wrong',
     message: 'This is a fault of the server, not of the link. Try again later.',
   },
+  503: {
+    title: 'Temporarily unavailable',
+    message:
+      'The server cannot reach its storage at the moment. This is not a fault of the link: try again in a minute.',
+  },
 }
 
 /** What an error page says for a code of the catalogue whose status alone would say too little. */

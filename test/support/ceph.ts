@@ -69,6 +69,17 @@ export interface Ceph extends S3Endpoint {
   client(): S3Client
   /** Makes a bucket. */
   createBucket(name: string): Promise<void>
+  /**
+   * The RADOS Gateway alone, for the tests of an object store that fails (the cluster behind it stays up):
+   * `kill` it (SIGKILL: connections are refused), `start` it again (resolves once it answers), `freeze` it
+   * (SIGSTOP: connections are accepted by the kernel, and nothing answers) and `thaw` it.
+   */
+  gateway: {
+    kill(): Promise<void>
+    start(): Promise<void>
+    freeze(): Promise<void>
+    thaw(): Promise<void>
+  }
   stop(): Promise<void>
 }
 
@@ -183,6 +194,10 @@ rgw gc processor period = ${collectAfter}
   }
   const endpoint: S3Endpoint = { endpoint: `http://127.0.0.1:${rgwPort}`, accessKeyId, secretAccessKey }
   const client = () => s3ClientOf(endpoint)
+  const gatewayPid = async () => Number(await readFile(path.join(dir, 'run', 'client.rgw.pid'), 'utf8'))
+  const signalGateway = async (signal: NodeJS.Signals) => {
+    process.kill(await gatewayPid(), signal)
+  }
   const cluster: Ceph = {
     ...endpoint,
     env: (bucket, prefix) => ({ ...s3EnvOf(endpoint, bucket), ...(prefix ? { S3_PREFIX: prefix } : {}) }),
@@ -195,10 +210,32 @@ rgw gc processor period = ${collectAfter}
         s3.destroy()
       }
     },
+    gateway: {
+      async kill() {
+        const pid = await gatewayPid()
+        process.kill(pid, 'SIGKILL')
+        await gone(pid)
+      },
+      async start() {
+        await ceph('radosgw', '-n', 'client.rgw')
+        await untilAnswering(cluster, dir)
+      },
+      freeze: () => signalGateway('SIGSTOP'),
+      thaw: () => signalGateway('SIGCONT'),
+    },
     stop,
   }
   await untilAnswering(cluster, dir)
   return cluster
+}
+
+/** Resolves once the process `pid` has ended (a zombie counts as ended). */
+async function gone(pid: number): Promise<void> {
+  while (existsSync(`/proc/${pid}`)) {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
+    if (/^State:\s+Z/m.test(status)) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 /** Waits until the gateway answers a signed request (it takes a moment after it starts). */
@@ -232,14 +269,11 @@ async function killDaemons(dir: string): Promise<void> {
     if (!file.endsWith('.pid')) continue
     const pid = Number(await readFile(path.join(runDir, file), 'utf8'))
     try {
+      // A frozen daemon (gateway.freeze) dies of SIGKILL all the same.
       process.kill(pid, 'SIGKILL')
     } catch {
       continue
     }
-    while (existsSync(`/proc/${pid}`)) {
-      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
-      if (/^State:\s+Z/m.test(status)) break
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    await gone(pid)
   }
 }

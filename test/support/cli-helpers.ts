@@ -8,7 +8,7 @@ import path from 'node:path'
 import type { TestContext } from './harness.ts'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
-export const MAIN = path.join(ROOT, 'src/cli/main.ts')
+export const MAIN = path.join(ROOT, 'src/admin-cli/main.ts')
 
 export interface Storage {
   dataDir: string

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import type { App } from '../../src/app.ts'
 import type { StoredFile } from '../../src/files/files.repository.ts'
-import { NameIndex } from '../../src/files/name-index.repository.ts'
+import { NameIndex } from '../../src/files/search/name-index.repository.ts'
 import { newId, newPublicId } from '../../src/ids.ts'
 import { type ApiResponse, call, type TestAccount, type TestContext } from './harness.ts'
 

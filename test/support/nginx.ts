@@ -32,8 +32,8 @@ export interface Nginx {
   /** What nginx wrote to its error log so far. */
   errors(): Promise<string>
   /**
-   * Its access log (the fleet's nginx only): a line per request, `<method> <path> <status> <upstreams>`, the
-   * upstreams tried separated by ", ".
+   * Its access log (the fleet's nginx only): a line per request, `<method> <path> <status> <seconds>
+   * <upstreams>`, the seconds it took (to the millisecond), the upstreams tried separated by ", ".
    */
   requests(): Promise<string>
   stop(): Promise<void>
@@ -86,10 +86,13 @@ export async function startFleetNginx(options: {
 }): Promise<Nginx> {
   let site = await readFile(FLEET_CONFIG, 'utf8')
   site = replaceOnce(site, 'listen 80;', `listen 127.0.0.1:${options.port};`)
-  const servers = site.match(/ {4}server 127\.0\.0\.1:808\d;\n/g) ?? []
-  assert.equal(servers.length, options.upstreams.length, 'examples/nginx-fleet.conf names as many processes')
-  for (const [i, line] of servers.entries())
-    site = site.replace(line, `    server ${options.upstreams[i]};\n`)
+  // Its processes' lines, with their parameters, for as many as the caller runs (fewer drop the last ones).
+  const servers = site.match(/ {4}server 127\.0\.0\.1:808\d( [^;]*)?;\n/g) ?? []
+  assert.ok(servers.length >= options.upstreams.length, 'examples/nginx-fleet.conf names enough processes')
+  for (const [i, line] of servers.entries()) {
+    const upstream = options.upstreams[i]
+    site = site.replace(line, upstream ? line.replace(/127\.0\.0\.1:808\d/, upstream) : '')
+  }
   return runNginx(site, options.port, undefined, options.logRequests ?? true)
 }
 
@@ -125,7 +128,7 @@ async function runNginx(
   const log = path.join(dir, 'error.log')
   const access = path.join(dir, 'access.log')
   const accessLog = logRequests
-    ? `log_format upstreams '$request_method $uri $status $upstream_addr';\n  access_log ${access} upstreams;`
+    ? `log_format upstreams '$request_method $uri $status $request_time $upstream_addr';\n  access_log ${access} upstreams;`
     : 'access_log off;'
   // The main configuration: Debian's, as far as it matters here (sendfile, tcp_nopush, gzip), in the
   // foreground.

@@ -184,7 +184,7 @@ export async function handshakeToken(grant: Grant): Promise<string> {
 
 /**
  * Waits until a file's SHA-256 and CRC-32 are known: at once for most uploads, shortly after completion for a
- * multipart upload that S3 joined, whose digests a job computes (files/file-digests.service.ts).
+ * multipart upload that S3 joined, whose digests a job computes (files/file-digests.job.ts).
  */
 export async function digestsSettled(ctx: TestContext, fileId: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs

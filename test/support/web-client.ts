@@ -77,7 +77,13 @@ export class WebClient {
         ...headers,
       },
     })
-    for (const header of [response.headers['set-cookie'] ?? []].flat()) {
+    this.keepCookies(response)
+    return response
+  }
+
+  /** Keeps the cookies an answer sets, as a browser does (for answers to requests not made by `send`). */
+  keepCookies(response: { headers: Record<string, unknown> }): void {
+    for (const header of [response.headers['set-cookie'] ?? []].flat() as string[]) {
       this.setCookies.push(header)
       const [pair] = header.split(';')
       const [name, value] = (pair ?? '').split('=')
@@ -85,7 +91,6 @@ export class WebClient {
       if (value === '' || /expires=Thu, 01 Jan 1970/i.test(header)) this.cookies.delete(name)
       else this.cookies.set(name, value ?? '')
     }
-    return response
   }
 }
 

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.ts'
 
-// A search walks the account's files (or a folder's) newest first and tests each name (files/name-search.ts).
+// A search walks the account's files (or a folder's) newest first and tests each name (files/search/name-search.ts).
 // With the name in the order indexes, that walk reads the index alone instead of looking every row up in the
 // table: a walk of 10,000 rows of a million-file account took 15 ms of PostgreSQL and 5 ms of SQLite, and
 // takes 6 and 3.3.

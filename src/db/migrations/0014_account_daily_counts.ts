@@ -22,8 +22,9 @@ export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
     await createIndex(db)
     return
   }
-  // One transaction (the migrator runs SQLite's without one): a crash leaves the old table whole.
-  await db.transaction().execute(async (trx) => {
+  // In the migrator's transaction, as every migration is (db/sqlite.ts): a crash leaves the old table whole.
+  {
+    const trx = db
     await trx.schema
       .createTable('share_daily_counts_new')
       .addColumn('share_id', 'text', (c) => c.notNull().references('shares.id').onDelete('cascade'))
@@ -40,7 +41,7 @@ export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
     await trx.schema.dropTable('share_daily_counts').execute()
     await trx.schema.alterTable('share_daily_counts_new').renameTo('share_daily_counts').execute()
     await createIndex(trx)
-  })
+  }
 }
 
 function createIndex(db: Kysely<unknown>) {

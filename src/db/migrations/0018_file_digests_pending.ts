@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 
 // Files whose SHA-256 and CRC-32 are still to be computed: those of a multipart upload that S3 joined, whose
-// bytes never passed in order through one process (files/file-digests.service.ts). Recorded in the transaction
+// bytes never passed in order through one process (files/file-digests.job.ts). Recorded in the transaction
 // that completes the upload, removed with the file; the job computes them by one read of the blob.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

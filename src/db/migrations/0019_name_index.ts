@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.ts'
 
-// The name index of files/name-index.repository.ts, which replaces the engines' trigram indexes (pg_trgm's GIN index,
+// The name index of files/search/name-index.repository.ts, which replaces the engines' trigram indexes (pg_trgm's GIN index,
 // SQLite's FTS5 table and its triggers): those find the names holding a substring in all accounts at once,
 // in no useful order, so a search could not tell which were an account's newest without reading them all.
 // - Each account numbers its files in the order they were made (`files.seq`, from 0; the account's

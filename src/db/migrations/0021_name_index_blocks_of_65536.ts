@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.ts'
 
-// The name index's blocks grow from 4,096 files to 65,536 (files/name-grams.ts): a search reads a row per block
+// The name index's blocks grow from 4,096 files to 65,536 (files/search/name-grams.ts): a search reads a row per block
 // for each gram, and at 10,000,000 files the 2,442 blocks of before made the rare queries read 10,000 rows. The
 // index now takes a block's files a chunk at a time, extending its rows, so it counts the files it holds
 // (`name_indexed`) instead of its blocks. Its rows are numbered by the old blocks: emptied here, and written

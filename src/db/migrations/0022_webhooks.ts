@@ -15,7 +15,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('description', 'text')
     .addColumn('is_active', 'boolean', (c) => c.notNull())
     // The endpoint's secret is derived from the server's webhook key, the endpoint's id and this generation
-    // (events/webhook-secrets.ts): nothing of it is stored. A rotation starts the next generation; the previous
+    // (webhooks/webhook-secrets.ts): nothing of it is stored. A rotation starts the next generation; the previous
     // one keeps signing until `previous_secret_until`.
     .addColumn('secret_generation', 'integer', (c) => c.notNull())
     .addColumn('previous_secret_until', 'bigint')

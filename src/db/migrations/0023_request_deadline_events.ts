@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 // A file request's deadline passing is an event (request.closed, reason `deadline`), recorded by a job
-// (requests/request-deadlines.service.ts): `deadline_handled` says the job has seen it pass, so that it records the
+// (requests/request-deadlines.job.ts): `deadline_handled` says the job has seen it pass, so that it records the
 // event once; changing the deadline sets it false again. The index holds only the deadlines not yet handled, so the
 // job's look for those that passed reads only them. Deadlines already passed are handled: they closed before
 // there were events.

@@ -1,0 +1,611 @@
+// The coffer command's commands, options and help (commander). Each action connects with the saved
+// credentials (profiles.ts) and calls the SDK; what they print and how they end is output.ts's.
+import { Command, InvalidArgumentError, Option } from 'commander'
+import packageJson from '../../package.json' with { type: 'json' }
+import { formatSize } from '../format-size.shared.ts'
+import { CofferError } from '../sdk/errors.ts'
+import type { Coffer, File, Folder, Share, ShareSettings } from '../sdk/index.ts'
+import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
+import { connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
+
+/** What every action gets: its output, the profiles, a way to connect, and the signal Ctrl-C aborts. */
+export interface Run {
+  out: Output
+  profiles: Profiles
+  connect(): Promise<Coffer>
+  signal: AbortSignal
+  /** The exit code, when not 0. */
+  exitCode: number
+}
+
+const positiveInteger = (value: string) => {
+  const number = Number(value)
+  if (!Number.isInteger(number) || number < 1) throw new InvalidArgumentError('Not a positive whole number.')
+  return number
+}
+
+/** `7d`, `12h`, `30m`, an ISO date, or `never`: the expiry as an ISO date, or null. */
+export function expiryOf(value: string, now = Date.now()): string | null {
+  if (value === 'never') return null
+  const relative = /^(\d+)([mhdw])$/.exec(value)
+  if (relative) {
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[
+      relative[2] as 'm' | 'h' | 'd' | 'w'
+    ]
+    return new Date(now + Number(relative[1]) * unit).toISOString()
+  }
+  const date = Date.parse(value)
+  if (Number.isNaN(date)) {
+    throw new InvalidArgumentError('Give a duration (30m, 12h, 7d, 2w), a date (2026-12-31) or "never".')
+  }
+  return new Date(date).toISOString()
+}
+
+/** What `coffer share` was given; commander sets `expiry` and `limit` false for --no-expiry and --no-limit. */
+interface ShareOptions {
+  expires?: string | null
+  expiry: boolean
+  /** true: ask for one; false: --no-password; undefined: keep the link's. */
+  password?: boolean
+  maxDownloads?: number
+  limit: boolean
+}
+
+/** The settings the options ask for, but a password to ask for; a contradiction is a usage error. */
+function shareSettingsOf(options: ShareOptions): ShareSettings {
+  if (options.expires !== undefined && !options.expiry) {
+    throw new UsageError('Give --expires or --no-expiry, not both.')
+  }
+  if (options.maxDownloads !== undefined && !options.limit) {
+    throw new UsageError('Give --max-downloads or --no-limit, not both.')
+  }
+  const settings: ShareSettings = {}
+  if (options.expires !== undefined) settings.expiresAt = options.expires
+  else if (!options.expiry) settings.expiresAt = null
+  if (options.password === false) settings.password = null
+  if (options.maxDownloads !== undefined) settings.maxDownloads = options.maxDownloads
+  else if (!options.limit) settings.maxDownloads = null
+  return settings
+}
+
+/** What to do about a link that does not open, in the command's own options. */
+const SHARE_STATE_HINTS: Record<Share['state'], string> = {
+  active: '',
+  disabled: 'Run the command again to turn it on.',
+  expired: 'Give a later --expires, or --no-expiry.',
+  exhausted: 'Its downloads reached the limit: give a higher --max-downloads, or --no-limit.',
+}
+
+const looksLikeId = (value: string, prefix: string) => new RegExp(`^${prefix}_[0-9A-Za-z]{10,}$`).test(value)
+
+/**
+ * A folder by its id or its name, compared as the server compares folder names: ignoring case ("scans" is the
+ * folder "Scans", which a new "scans" would clash with). More than one match is a usage error.
+ */
+async function folderOf(coffer: Coffer, value: string, options: { create?: boolean } = {}): Promise<Folder> {
+  if (looksLikeId(value, 'fld')) return coffer.folders.get(value)
+  const named: Folder[] = []
+  const wanted = value.toLowerCase()
+  for await (const folder of coffer.folders.list({ limit: 100 }))
+    if (folder.name.toLowerCase() === wanted) named.push(folder)
+  if (named.length === 1) return named[0] as Folder
+  if (named.length > 1) {
+    throw new UsageError(
+      `${named.length} folders are named "${value}".`,
+      `Give the id of one: ${named.map((f) => f.id).join(', ')}.`,
+    )
+  }
+  if (options.create) return coffer.folders.create(value)
+  throw new CofferError(
+    404,
+    'not_found',
+    `No folder is named "${value}".`,
+    'See your folders with `coffer folders`.',
+  )
+}
+
+/** A file by its id or its exact name (the newest of that name is not guessed: more than one is a usage error). */
+async function fileOf(coffer: Coffer, value: string): Promise<File> {
+  if (looksLikeId(value, 'fil')) return coffer.files.get(value)
+  const named: File[] = []
+  for await (const file of coffer.files.list({ query: value, limit: 100 })) {
+    if (file.name === value) named.push(file)
+    if (named.length > 5) break
+  }
+  if (named.length === 1) return named[0] as File
+  if (named.length > 1) {
+    throw new UsageError(
+      `More than one file is named "${value}".`,
+      `Give the id of one: ${named.map((f) => f.id).join(', ')}.`,
+    )
+  }
+  throw new CofferError(
+    404,
+    'not_found',
+    `No file is named "${value}".`,
+    'See your files with `coffer ls`, or give the file’s id.',
+  )
+}
+
+const date = (iso: string) => iso.replace('T', ' ').slice(0, 16)
+
+/** Every item of a list, page after page. */
+async function all<Item>(items: AsyncIterable<Item>): Promise<Item[]> {
+  const collected: Item[] = []
+  for await (const item of items) collected.push(item)
+  return collected
+}
+
+export function buildProgram(run: Run): Command {
+  const { out } = run
+  const program = new Command('coffer')
+    .description('Your files on a Coffer server, from the terminal.')
+    .version(packageJson.version, '-V, --version')
+    .option('--json', 'print one JSON value on stdout (the result, or the error), for scripts')
+    .option('-s, --server <name>', 'the saved server to use (see `coffer login --name`)')
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp({ sortSubcommands: false })
+    .addHelpText(
+      'after',
+      `
+Examples:
+  coffer login https://files.example.com     sign in (a code to enter in your browser)
+  coffer upload ~/Scans --folder Taxes       upload a directory, with progress
+  coffer ls --query invoice                  find files by name
+  coffer share report.pdf --expires 7d       share a file, print its link
+  coffer download report.pdf -o copy.pdf     download (resumes if cut short)
+
+Credentials are kept in $XDG_CONFIG_HOME/coffer/credentials.json (mode 600). For scripts and CI, set
+COFFER_URL and COFFER_TOKEN (an API key) instead.
+Exit codes: 0 done, 1 failed, 2 usage, 3 not signed in or not allowed, 130 cancelled.`,
+    )
+  const globals = () => program.opts<{ json?: boolean; server?: string }>()
+
+  program
+    .command('login')
+    .description('sign in to a Coffer server')
+    .argument('[url]', 'the server’s address (default: COFFER_URL)')
+    .option(
+      '-n, --name <name>',
+      'save it under this name, to switch between servers with --server',
+      DEFAULT_PROFILE,
+    )
+    .option('--with-key', 'read an API key from stdin instead of signing in through the browser')
+    .option('--no-browser', 'do not open a browser; just print the address and the code')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  coffer login https://files.example.com
+  coffer login https://files.example.com --name work
+  coffer login https://files.example.com --with-key < key.txt`,
+    )
+    .action(
+      async (url: string | undefined, options: { name: string; withKey?: boolean; browser: boolean }) => {
+        const address = url ?? process.env.COFFER_URL
+        if (!address)
+          throw new UsageError('Which server?', 'Give its address: coffer login https://files.example.com')
+        const server = serverUrl(address)
+        const { loginWithDevice, loginWithKey } = await import('./login.ts')
+        if (options.withKey) {
+          let key = ''
+          for await (const chunk of process.stdin) key += chunk
+          await loginWithKey(run.profiles, out, { url: server, name: options.name, key })
+        } else {
+          await loginWithDevice(run.profiles, out, {
+            url: server,
+            name: options.name,
+            openBrowser: options.browser,
+            signal: run.signal,
+          })
+        }
+      },
+    )
+
+  program
+    .command('logout')
+    .description('sign out: revoke the token and forget the server')
+    .action(async () => {
+      const { logout } = await import('./login.ts')
+      await logout(run.profiles, out, globals().server)
+    })
+
+  program
+    .command('upload')
+    .description('upload files and directories (recursively)')
+    .argument('<path...>', 'files or directories')
+    .option('-f, --folder <name>', 'into this folder (its name or id; made if there is none of that name)')
+    .option('--share', 'share each file and print its link')
+    .addOption(new Option('-p, --parallel <n>', 'files sent at once').default(4).argParser(positiveInteger))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  coffer upload report.pdf
+  coffer upload ~/Scans --folder Taxes --share
+  coffer upload *.jpg --json | jq -r '.uploaded[].file.id'`,
+    )
+    .action(async (paths: string[], options: { folder?: string; share?: boolean; parallel: number }) => {
+      const coffer = await run.connect()
+      const folderId = options.folder ? (await folderOf(coffer, options.folder, { create: true })).id : null
+      const { upload } = await import('./transfers.ts')
+      const result = await upload(coffer, out, {
+        paths,
+        folderId,
+        share: options.share ?? false,
+        parallel: options.parallel,
+        signal: run.signal,
+      })
+      out.result(result)
+      if (result.failed.length > 0) run.exitCode = EXIT.failed
+    })
+
+  program
+    .command('ls')
+    .description('list files, newest first')
+    .option('-f, --folder <name>', 'in this folder (name or id)')
+    .option('-q, --query <text>', 'whose names contain this text (any case)')
+    .addOption(new Option('-n, --limit <n>', 'at most this many').default(50).argParser(positiveInteger))
+    .option('-a, --all', 'every one, however many')
+    .action(async (options: { folder?: string; query?: string; limit: number; all?: boolean }) => {
+      const coffer = await run.connect()
+      const folderId = options.folder ? (await folderOf(coffer, options.folder)).id : undefined
+      const files: File[] = []
+      const most = options.all ? Number.POSITIVE_INFINITY : options.limit
+      for await (const file of coffer.files.list({
+        ...(options.query ? { query: options.query } : {}),
+        ...(folderId ? { folderId } : {}),
+        limit: Math.min(100, most),
+      })) {
+        files.push(file)
+        if (files.length >= most) break
+      }
+      printList(out, files, 'No files.', [
+        ['ID', (f) => f.id],
+        ['SIZE', (f) => formatSize(f.size)],
+        ['ADDED', (f) => date(f.createdAt)],
+        ['LINK', (f) => f.share?.state ?? ''],
+        ['NAME', (f) => f.name],
+      ])
+    })
+
+  program
+    .command('folders')
+    .description('list folders')
+    .action(async () => {
+      const coffer = await run.connect()
+      printList(out, await all(coffer.folders.list({ limit: 100 })), 'No folders.', [
+        ['ID', (f) => f.id],
+        ['FILES', (f) => String(f.fileCount)],
+        ['NAME', (f) => f.name],
+      ])
+    })
+
+  program
+    .command('download')
+    .description('download a file (resumes a download cut short)')
+    .argument('<file>', 'its id or exact name')
+    .option('-o, --output <path>', 'where to write it; - for stdout (default: its name, here)')
+    .action(async (value: string, options: { output?: string }) => {
+      const coffer = await run.connect()
+      const file = await fileOf(coffer, value)
+      const { download } = await import('./transfers.ts')
+      const result = await download(coffer, out, {
+        file,
+        output: options.output ?? file.name,
+        signal: run.signal,
+      })
+      out.result({ file, ...result })
+      if (result.path !== '-') {
+        out.line(
+          `${result.path}  ${formatSize(result.bytes)}${result.resumedFrom > 0 ? ` (resumed from ${formatSize(result.resumedFrom)})` : ''}`,
+        )
+      }
+    })
+
+  program
+    .command('rm')
+    .description('delete files, for good')
+    .argument('<file...>', 'ids or exact names')
+    .action(async (values: string[]) => {
+      const coffer = await run.connect()
+      const files = []
+      for (const value of values) files.push(await fileOf(coffer, value))
+      const deleted = await coffer.files.deleteMany(files.map((f) => f.id))
+      out.result({ deletedIds: deleted })
+      for (const file of files) out.line(`Deleted ${file.name} (${file.id})`)
+    })
+
+  program
+    .command('mv')
+    .description('rename a file, or move it to a folder')
+    .argument('<file>', 'its id or exact name')
+    .option('--name <name>', 'its new name')
+    .option('-f, --folder <name>', 'move it into this folder (name or id)')
+    .option('--root', 'move it out of its folder')
+    .action(async (value: string, options: { name?: string; folder?: string; root?: boolean }) => {
+      if (!options.name && !options.folder && !options.root)
+        throw new UsageError('Give --name, --folder or --root.')
+      if (options.folder && options.root) throw new UsageError('Give --folder or --root, not both.')
+      const coffer = await run.connect()
+      const file = await fileOf(coffer, value)
+      const folderId = options.root
+        ? null
+        : options.folder
+          ? (await folderOf(coffer, options.folder)).id
+          : undefined
+      const updated = await coffer.files.update(file.id, {
+        ...(options.name ? { name: options.name } : {}),
+        ...(folderId === undefined ? {} : { folderId }),
+      })
+      out.result(updated)
+      out.line(`${updated.name}${updated.folder ? ` in ${updated.folder.name}` : ''} (${updated.id})`)
+    })
+
+  program
+    .command('share')
+    .description('share a file, or change its link: print the link')
+    .argument('<file>', 'its id or exact name')
+    .addOption(
+      new Option('-e, --expires <when>', 'when the link stops working: 7d, 12h, a date, never').argParser(
+        (v) => expiryOf(v),
+      ),
+    )
+    .option('--no-expiry', 'the link never expires (as --expires never)')
+    .option(
+      '--password',
+      'ask for a password the link will require (read from stdin when it is not a terminal)',
+    )
+    .option('--no-password', 'the link asks for no password')
+    .addOption(
+      new Option('--max-downloads <n>', 'downloads allowed through the link').argParser(positiveInteger),
+    )
+    .option('--no-limit', 'no limit on downloads')
+    .addHelpText(
+      'after',
+      `
+A link that exists keeps the settings not given; the ones given replace its own.
+
+Examples:
+  coffer share report.pdf
+  coffer share report.pdf --expires 7d --max-downloads 3
+  echo 'a long passphrase' | coffer share report.pdf --password
+  coffer share report.pdf --no-password --no-limit`,
+    )
+    .action(async (value: string, options: ShareOptions) => {
+      const settings = shareSettingsOf(options)
+      const coffer = await run.connect()
+      const file = await fileOf(coffer, value)
+      if (options.password === true) settings.password = await readSecret()
+      const share = await coffer.shares.share(file.id, settings)
+      out.result(share)
+      out.line(share.publicUrl)
+      if (share.state !== 'active') {
+        out.note(`The link does not open: it is ${share.state}. ${SHARE_STATE_HINTS[share.state]}`)
+        run.exitCode = EXIT.failed
+      }
+    })
+
+  program
+    .command('unshare')
+    .description('turn a file’s link off')
+    .argument('<file>', 'its id or exact name')
+    .action(async (value: string) => {
+      const coffer = await run.connect()
+      const file = await fileOf(coffer, value)
+      if (!file.share?.id) throw new UsageError(`${file.name} is not shared.`, 'Nothing to do.')
+      const share = await coffer.shares.update(file.share.id, { isActive: false })
+      out.result(share)
+      out.line(`${file.name} is no longer shared (the link ${share.publicUrl} is off).`)
+    })
+
+  const request = program
+    .command('request')
+    .description('file requests: links where others upload files to you')
+  request
+    .command('create')
+    .description('make a request and print its link')
+    .requiredOption('-t, --title <title>', 'what you ask for, shown to submitters')
+    .option('-d, --description <text>', 'more words for submitters')
+    .option('-f, --folder <name>', 'the folder the files go to (name or id)')
+    .addOption(new Option('--max-files <n>', 'files accepted in all').argParser(positiveInteger))
+    .addOption(
+      new Option('--deadline <when>', 'when it stops accepting: 7d, a date').argParser((v) => expiryOf(v)),
+    )
+    .option('--no-email', 'do not ask submitters for their email address')
+    .addHelpText(
+      'after',
+      `
+Example:
+  coffer request create --title "Tax papers 2026" --folder Taxes --max-files 10 --deadline 14d`,
+    )
+    .action(
+      async (options: {
+        title: string
+        description?: string
+        folder?: string
+        maxFiles?: number
+        deadline?: string | null
+        email: boolean
+      }) => {
+        const coffer = await run.connect()
+        const folderId = options.folder ? (await folderOf(coffer, options.folder)).id : undefined
+        const created = await coffer.requests.create({
+          title: options.title,
+          ...(options.description ? { description: options.description } : {}),
+          ...(folderId ? { folderId } : {}),
+          collectEmail: options.email,
+          emailRequired: options.email,
+        })
+        if (options.maxFiles !== undefined || options.deadline) {
+          await coffer.requests.setLimits(created.id, {
+            ...(options.maxFiles === undefined ? {} : { maxFiles: options.maxFiles }),
+            ...(options.deadline ? { deadline: options.deadline } : {}),
+          })
+        }
+        out.result(created)
+        out.line(created.publicUrl)
+      },
+    )
+  request
+    .command('list')
+    .description('list your requests')
+    .action(async () => {
+      const coffer = await run.connect()
+      printList(out, await all(coffer.requests.list({ limit: 100 })), 'No requests.', [
+        ['ID', (r) => r.id],
+        ['STATE', (r) => r.state],
+        ['FILES', (r) => String(r.submissionCount)],
+        ['TITLE', (r) => r.title],
+      ])
+    })
+  request
+    .command('submissions')
+    .description('what was sent to a request')
+    .argument('<id>', 'the request’s id')
+    .action(async (id: string) => {
+      const coffer = await run.connect()
+      printList(out, await all(coffer.requests.submissions(id, { limit: 100 })), 'Nothing yet.', [
+        ['FILE', (s) => s.file.id ?? ''],
+        ['SIZE', (s) => formatSize(s.file.size)],
+        ['SENT', (s) => date(s.createdAt)],
+        ['FROM', (s) => s.submitterEmail ?? s.submitterName ?? ''],
+        ['NAME', (s) => s.file.name],
+      ])
+    })
+
+  program
+    .command('stats')
+    .description('views and downloads of your share links')
+    .option('--share <id>', 'of this share only')
+    .addOption(new Option('--days <n>', 'days back, with today').default(30).argParser(positiveInteger))
+    .action(async (options: { share?: string; days: number }) => {
+      const coffer = await run.connect()
+      const to = new Date().toISOString().slice(0, 10)
+      const from = new Date(Date.now() - (options.days - 1) * 86_400_000).toISOString().slice(0, 10)
+      const scope = options.share ? { shareId: options.share } : {}
+      const [totals, daily] = await Promise.all([
+        coffer.analytics.get(scope),
+        coffer.analytics.daily({ ...scope, from, to }),
+      ])
+      out.result({ totals, daily })
+      out.line(
+        `Views ${totals.views}, downloads ${totals.downloads}${'activeShares' in totals ? `, active links ${totals.activeShares}` : ''}`,
+      )
+      const days = (daily as { days: { date: string; views: number; downloads: number }[] }).days
+      // The days that had any: thirty rows of zeros say less than one line that there were none.
+      const busy = days.filter((d) => d.views > 0 || d.downloads > 0)
+      if (busy.length === 0) {
+        out.line(`No views or downloads in the last ${options.days} day${options.days === 1 ? '' : 's'}.`)
+        return
+      }
+      out.line(
+        table(
+          ['DAY', 'VIEWS', 'DOWNLOADS'],
+          busy.map((d) => [d.date, String(d.views), String(d.downloads)]),
+        ),
+      )
+    })
+
+  program
+    .command('mcp')
+    .description('serve Coffer to an AI assistant (MCP over stdio), as the signed-in user')
+    .addHelpText(
+      'after',
+      `
+In a desktop assistant's MCP settings, a server whose command is:
+  npx coffer mcp          (or: coffer mcp, with COFFER_URL and COFFER_TOKEN for an API key)`,
+    )
+    .option(
+      '--poll <seconds>',
+      'how often to look for files changed elsewhere, to tell the assistant its resource list changed (0: never)',
+      '30',
+    )
+    .action(async (options: { poll: string }) => {
+      const seconds = Number(options.poll)
+      if (!Number.isFinite(seconds) || seconds < 0) {
+        throw new UsageError(
+          `--poll takes a number of seconds, not "${options.poll}".`,
+          'For example: --poll 60',
+        )
+      }
+      const coffer = await run.connect()
+      const [{ cofferMcpServer, watchFileList }, { StdioServerTransport }] = await Promise.all([
+        import('../mcp/tools.ts'),
+        import('@modelcontextprotocol/sdk/server/stdio.js'),
+      ])
+      // Served until the assistant closes stdin; stdout is the protocol's alone.
+      const server = cofferMcpServer(coffer, program.version() ?? '', { notifyListChanges: true })
+      await server.connect(new StdioServerTransport())
+      if (seconds > 0) watchFileList(server, coffer, seconds * 1000)
+    })
+
+  program
+    .command('completion')
+    .description('print a shell completion script')
+    .argument('<shell>', 'bash or zsh')
+    .addHelpText(
+      'after',
+      `
+Install:
+  coffer completion bash > ~/.local/share/bash-completion/completions/coffer
+  coffer completion zsh > "\${fpath[1]}/_coffer"`,
+    )
+    .action(async (shell: string) => {
+      const { completionScript } = await import('./completion.ts')
+      process.stdout.write(completionScript(program, shell))
+    })
+
+  return program
+}
+
+/** A password typed at the terminal (not echoed), or the first line of stdin. */
+async function readSecret(): Promise<string> {
+  const { readPassword } = await import('../admin-cli/password.ts')
+  try {
+    return await readPassword(process.stdin, process.stderr)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+}
+
+/** Runs the command line `argv` (without node and the script); resolves with the exit code. */
+export async function runCommand(argv: string[], signal: AbortSignal): Promise<number> {
+  const json = argv.includes('--json')
+  const out = output(json)
+  const profiles = new Profiles()
+  const run: Run = {
+    out,
+    profiles,
+    signal,
+    exitCode: EXIT.ok,
+    async connect() {
+      const found = await connection(profiles, program.opts<{ server?: string }>().server)
+      if (!found) throw new NotSignedIn()
+      const { Coffer } = await import('../sdk/index.ts')
+      return new Coffer({ url: found.url, credentials: found.credentials })
+    },
+  }
+  const program = buildProgram(run)
+  program.exitOverride()
+  program.configureOutput({ writeErr: (text) => process.stderr.write(text) })
+  for (const command of program.commands) {
+    command.exitOverride()
+    for (const sub of command.commands) sub.exitOverride()
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return run.exitCode
+  } catch (error) {
+    const commanderError = error as { code?: string; exitCode?: number }
+    if (commanderError.code?.startsWith('commander.')) {
+      // Help and the version are asked for, not errors.
+      if (commanderError.code === 'commander.helpDisplayed' || commanderError.code === 'commander.version')
+        return EXIT.ok
+      if (commanderError.code === 'commander.help') return EXIT.ok
+      return EXIT.usage
+    }
+    const { fail } = await import('./output.ts')
+    return fail(out, error)
+  }
+}

@@ -1,0 +1,136 @@
+// Progress of transfers at a terminal: a bar per file under way and one for the total (bytes, speed, time
+// left), drawn by cli-progress; each file done leaves a line above them. Nothing is drawn when stdout is not a
+// terminal (a pipe, a file, a log) or with --json: the results alone are printed there, a line each.
+import cliProgress from 'cli-progress'
+import { formatSize } from '../format-size.shared.ts'
+
+export interface Bar {
+  update(loaded: number): void
+  /** The file is whole: its bar goes, its bytes count in the total. */
+  done(): void
+  /** The file failed or was cancelled: its bar goes, and the total keeps what it had sent. */
+  drop(): void
+}
+
+export interface Progress {
+  /** A bar for one file of `total` bytes. */
+  start(name: string, total: number): Bar
+  /** A result line: above the bars while they are drawn, else on stdout. */
+  log(line: string): void
+  /** Ends every bar, leaving the total on the screen. */
+  stop(): void
+}
+
+/** Wide enough for most names; longer ones are cut in the middle. */
+const NAME_WIDTH = 28
+
+function shortName(name: string): string {
+  if (name.length <= NAME_WIDTH) return name.padEnd(NAME_WIDTH)
+  const half = Math.floor((NAME_WIDTH - 1) / 2)
+  return `${name.slice(0, half)}…${name.slice(name.length - (NAME_WIDTH - 1 - half))}`
+}
+
+function duration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '--'
+  if (seconds < 60) return `${Math.ceil(seconds)}s`
+  if (seconds < 3600)
+    return `${Math.floor(seconds / 60)}m${String(Math.ceil(seconds % 60)).padStart(2, '0')}s`
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`
+}
+
+const format: cliProgress.GenericFormatter = (options, params, payload: { name: string }) => {
+  const bar = cliProgress.Format.BarFormat(params.progress, options)
+  const seconds = (Date.now() - params.startTime) / 1000
+  const speed = seconds > 0 ? params.value / seconds : 0
+  const left = params.value >= params.total ? 'done' : `${duration(params.eta)} left`
+  const percent = `${Math.floor(params.progress * 100)}%`.padStart(4)
+  return `${shortName(payload.name)} ${bar} ${percent}  ${formatSize(params.value)} of ${formatSize(params.total)}  ${formatSize(Math.round(speed))}/s  ${left}`
+}
+
+/**
+ * Bars when `enabled` and stdout is a terminal, with one for the total of `files` files of `totalBytes` when
+ * there is more than one; else a Progress that draws nothing.
+ */
+export function progress(
+  enabled: boolean,
+  files: number,
+  totalBytes: number,
+  stream = process.stdout,
+): Progress {
+  if (!enabled || !stream.isTTY) {
+    return {
+      start: () => ({ update() {}, done() {}, drop() {} }),
+      log: (line) => void stream.write(`${line}\n`),
+      stop() {},
+    }
+  }
+  const bars = new cliProgress.MultiBar(
+    {
+      format,
+      stream,
+      barsize: 20,
+      hideCursor: true,
+      // The terminal keeps wrapping long lines (a result's link is longer than a narrow window): cli-progress
+      // cuts its own bars to the width instead. Without this it turns wrapping off while it draws, and the
+      // terminal wrote the end of every longer line over its last column.
+      linewrap: true,
+      etaBuffer: 50,
+      fps: 10,
+      barCompleteChar: '█',
+      barIncompleteChar: '░',
+      autopadding: false,
+      // The bars go at the end; a line of the total takes their place (`stop`).
+      clearOnComplete: true,
+      // Ctrl-C is the command's to handle (it cancels the transfers, then the bars stop).
+      gracefulExit: false,
+    },
+    cliProgress.Presets.shades_classic,
+  )
+  const started = Date.now()
+  const total = files > 1 ? bars.create(Math.max(totalBytes, 1), 0, { name: 'Total' }) : undefined
+  const loadedBy = new Map<cliProgress.SingleBar, number>()
+  const refreshTotal = () => {
+    if (!total) return
+    let sum = 0
+    for (const loaded of loadedBy.values()) sum += loaded
+    total.update(sum)
+  }
+  return {
+    start(name, size) {
+      const bar = bars.create(Math.max(size, 1), 0, { name })
+      loadedBy.set(bar, 0)
+      return {
+        update(loaded) {
+          loadedBy.set(bar, loaded)
+          bar.update(loaded)
+          refreshTotal()
+        },
+        done() {
+          loadedBy.set(bar, size)
+          refreshTotal()
+          // The total stays on the screen; alone, the file's bar does.
+          if (total) bars.remove(bar)
+          else bar.update(Math.max(size, 1))
+        },
+        drop() {
+          bars.remove(bar)
+        },
+      }
+    },
+    // Written where the bars were, and longer than them when it wraps: what is left of them below is cleared
+    // first (ESC [J), or the tail of a bar would stay beside the end of a wrapped line.
+    log: (line) => bars.log(`\x1b[J${line}\n`),
+    stop: () => {
+      // A redraw first: it writes the lines logged since the last one, which stop() alone would drop.
+      bars.update()
+      bars.stop()
+      if (total) {
+        const seconds = (Date.now() - started) / 1000
+        const sent = total.getProgress() * total.getTotal()
+        stream.write(
+          `Total ${formatSize(Math.round(sent))} of ${formatSize(totalBytes)} in ${seconds.toFixed(1)} s (${formatSize(Math.round(sent / Math.max(seconds, 0.001)))}/s)\n`,
+        )
+      }
+    },
+  }
+}

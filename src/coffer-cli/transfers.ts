@@ -1,0 +1,188 @@
+// `coffer upload` and `coffer download`: the bytes, with progress at a terminal (progress.ts).
+import { readdir, rename, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { formatSize } from '../format-size.shared.ts'
+import type { Coffer, File } from '../sdk/index.ts'
+import { CofferError } from '../sdk/index.ts'
+import type { Output } from './output.ts'
+import { UsageError } from './output.ts'
+import { progress } from './progress.ts'
+
+/**
+ * The files under `paths`: each file, and every file under each directory (recursively, in name order).
+ * `nested`: the file is in a sub-directory of a directory given, which the upload does not keep (folders do
+ * not nest).
+ */
+export async function filesUnder(
+  paths: string[],
+): Promise<{ path: string; size: number; nested: boolean }[]> {
+  const found: { path: string; size: number; nested: boolean }[] = []
+  const visit = async (entry: string, depth: number) => {
+    const stats = await stat(entry).catch(() => {
+      throw new UsageError(`${entry}: no such file or directory.`)
+    })
+    if (stats.isFile()) found.push({ path: entry, size: stats.size, nested: depth > 1 })
+    else if (stats.isDirectory()) {
+      const names = (await readdir(entry)).sort()
+      for (const name of names) await visit(path.join(entry, name), depth + 1)
+    }
+  }
+  for (const entry of paths) await visit(entry, 0)
+  return found
+}
+
+export interface Uploaded {
+  path: string
+  file: File
+  shareUrl?: string
+}
+
+/**
+ * Uploads the files under `paths`, `parallel` at a time, into `folderId`, sharing each when asked; each new
+ * file's id (and share URL) is printed as it is done. An empty file is refused by the API (a file has at least
+ * one byte): it is reported and the others go on.
+ */
+export async function upload(
+  coffer: Coffer,
+  out: Output,
+  options: {
+    paths: string[]
+    folderId: string | null
+    share: boolean
+    parallel: number
+    signal: AbortSignal
+  },
+): Promise<{ uploaded: Uploaded[]; failed: { path: string; error: string }[] }> {
+  const files = await filesUnder(options.paths)
+  if (files.length === 0) throw new UsageError('No file to upload under the paths given.')
+  // Said before anything goes: a sub-directory's files land beside the others, under their own names.
+  for (const file of files.filter((each) => each.nested)) {
+    out.note(
+      `${file.path} goes in as ${path.basename(file.path)}: folders do not nest, its directory is not kept.`,
+    )
+  }
+  const total = files.reduce((sum, file) => sum + file.size, 0)
+  const bars = progress(!out.json, files.length, total)
+  const uploaded: Uploaded[] = []
+  const failed: { path: string; error: string }[] = []
+  const queue = [...files]
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const { path: filePath, size } = next
+      const bar = bars.start(path.basename(filePath), size)
+      try {
+        const file = await coffer.files.upload(filePath, {
+          folderId: options.folderId,
+          onProgress: ({ loaded }) => bar.update(loaded),
+          signal: options.signal,
+        })
+        bar.done()
+        const done: Uploaded = { path: filePath, file }
+        if (options.share) done.shareUrl = (await coffer.shares.create({ fileId: file.id })).publicUrl
+        uploaded.push(done)
+        if (!out.json) {
+          bars.log(
+            `${file.id}  ${filePath}  ${formatSize(file.size)}${done.shareUrl ? `  ${done.shareUrl}` : ''}`,
+          )
+        }
+      } catch (error) {
+        bar.drop()
+        // What fails every file ends the upload: a cancellation, a credential refused or lacking a scope.
+        if (
+          error instanceof CofferError &&
+          (error.code === 'aborted' || error.status === 401 || error.status === 403)
+        ) {
+          throw error
+        }
+        failed.push({ path: filePath, error: (error as Error).message })
+        out.note(`${filePath}: ${(error as Error).message}`)
+      }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.parallel, files.length) }, worker))
+  } catch (error) {
+    if (options.signal.aborted) {
+      // Each file is made whole or not at all: those printed are uploaded, the others are not.
+      throw new CofferError(
+        0,
+        'aborted',
+        `Cancelled: ${uploaded.length} of ${files.length} files uploaded.`,
+        '',
+      )
+    }
+    throw error
+  } finally {
+    bars.stop()
+  }
+  return { uploaded, failed }
+}
+
+/**
+ * Downloads a file to `output` ('-' for stdout). The bytes go to `<output>.<file id>.part` first, renamed once
+ * whole: a download cut short (Ctrl-C, a lost connection, a kill) resumes from where that file ends.
+ */
+export async function download(
+  coffer: Coffer,
+  out: Output,
+  options: { file: File; output: string; signal: AbortSignal },
+): Promise<{ path: string; bytes: number; resumedFrom: number }> {
+  const { file, signal } = options
+  if (options.output === '-') {
+    const response = await coffer.files.download(file.id, { signal })
+    await pipeline(
+      Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
+      process.stdout,
+    )
+    return { path: '-', bytes: file.size, resumedFrom: 0 }
+  }
+  const target = options.output
+  const partial = `${target}.${file.id}.part`
+  const have = await stat(partial).then(
+    (stats) => stats.size,
+    () => 0,
+  )
+  const from = have > 0 && have < file.size ? have : 0
+  if (have >= file.size && have > 0) await rm(partial)
+  const bars = progress(!out.json, 1, file.size)
+  const bar = bars.start(file.name, file.size)
+  bar.update(from)
+  let loaded = from
+  let resumedFrom = 0
+  try {
+    const saved = await coffer.files.downloadTo(file.id, partial, {
+      from,
+      signal,
+      onProgress: (written) => {
+        loaded = from + written
+        bar.update(loaded)
+      },
+    })
+    resumedFrom = saved.resumed ? from : 0
+  } catch (error) {
+    bars.stop()
+    if (signal.aborted)
+      throw new CofferError(
+        0,
+        'aborted',
+        `Cancelled; run the command again to resume from ${formatSize(loaded)}.`,
+        '',
+      )
+    throw error
+  }
+  bar.done()
+  bars.stop()
+  const written = (await stat(partial)).size
+  if (written !== file.size) {
+    throw new CofferError(
+      0,
+      'network_error',
+      `The download ended at ${written} of ${file.size} bytes.`,
+      'Run the command again to resume it.',
+    )
+  }
+  await rename(partial, target)
+  return { path: target, bytes: file.size, resumedFrom }
+}
