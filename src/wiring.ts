@@ -248,6 +248,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     blobs,
     deletions: blobDeletions,
     events,
+    linkHistory: sharesRepository,
   })
   const stagedBlobs = new StagedBlobs({ uploads: uploadsRepository, blobs })
 

@@ -124,6 +124,71 @@ describeEachEngine('account analytics', (ctx) => {
     assert.equal(sum(none.days, 'views') + sum(none.days, 'downloads'), 0)
   })
 
+  test("deleted files' links: what they counted stays in the account's totals and days (issue 43, 13)", async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const b = await createAccount(c.app)
+    const gone = await share(c, a, 'Gone.pdf')
+    const alsoGone = await share(c, a, 'Also gone.pdf')
+    const kept = await share(c, a, 'Kept.pdf')
+    const theirs = await share(c, b, 'Theirs.pdf')
+    await visitShare(c.app, gone, { views: 3, downloads: 2 })
+    await visitShare(c.app, alsoGone, { views: 1, downloads: 1 })
+    await visitShare(c.app, kept, { views: 4, downloads: 0 })
+    await visitShare(c.app, theirs, { views: 6, downloads: 6 })
+    const t = today()
+    // Earlier days, in the links' totals too, as the counters would have left them.
+    for (const [link, views, downloads] of [
+      [gone, 10, 5],
+      [alsoGone, 1, 0],
+    ] as const) {
+      await earlier(c, a, link.id, t - 2, views, downloads)
+      await c.db.kysely
+        .updateTable('shares')
+        .set((eb) => ({
+          view_count: eb('view_count', '+', views),
+          download_count: eb('download_count', '+', downloads),
+        }))
+        .where('id', '=', link.id)
+        .execute()
+    }
+    const before = {
+      totals: (await get(c, a.token, '/api/v1/analytics')).body.data,
+      days: (await get(c, a.token, '/api/v1/analytics/daily')).body.data.days,
+    }
+    assert.equal(before.totals.views, 19)
+
+    // One file alone, then one in a batch: each link's days are folded into the account's, on the same days.
+    assert.equal(
+      (await call(c.app, 'DELETE', `/api/v1/files/${gone.fileId}`, { token: a.token })).status,
+      200,
+    )
+    const batch = await call(c.app, 'DELETE', '/api/v1/files', {
+      token: a.token,
+      body: { fileIds: [alsoGone.fileId] },
+    })
+    assert.equal(batch.status, 200)
+    const after = {
+      totals: (await get(c, a.token, '/api/v1/analytics')).body.data,
+      days: (await get(c, a.token, '/api/v1/analytics/daily')).body.data.days,
+    }
+    assert.equal(after.totals.views, before.totals.views)
+    assert.equal(after.totals.downloads, before.totals.downloads)
+    assert.equal(after.totals.shares, before.totals.shares - 2, 'the links themselves are gone')
+    assert.deepEqual(after.days, before.days)
+    assert.deepEqual(after.days.at(-1), { date: dayOf(Date.now()), views: 8, downloads: 3 })
+    assert.deepEqual(after.days.at(-3), { date: dayOf((t - 2) * DAY_MS), views: 11, downloads: 5 })
+    const top = (await get(c, a.token, '/api/v1/analytics/top-shares')).body.data
+    assert.deepEqual(
+      top.mostViewed.map((s: { shareId: string }) => s.shareId),
+      [kept.id],
+      'a deleted link is not among the top',
+    )
+    // Another account's numbers are its own, before and after.
+    const other = (await get(c, b.token, '/api/v1/analytics')).body.data
+    assert.deepEqual([other.views, other.downloads], [6, 6])
+  })
+
   test('top shares: the most viewed and downloaded of the period, with their files', async () => {
     const c = ctx()
     const a = await createAccount(c.app)

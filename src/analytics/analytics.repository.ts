@@ -2,7 +2,8 @@
 // one statement over the account's rows (shares and file requests are both indexed by account). The account's
 // days, and its shares that the most people viewed or downloaded in a period, are read from the index of the
 // days' rows by account and day (migration 0014): what they cost grows with the rows of the period, not with
-// the shares the account has.
+// the shares the account has. What the links of deleted files counted stays in the account's totals and days
+// (migration 0029).
 import type { Kysely } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
@@ -102,6 +103,17 @@ export class AnalyticsRepository {
         // SUM over no rows is NULL; an account without shares has 0 views.
         eb.fn.coalesce(eb.fn.sum<number>('shares.view_count'), eb.lit(0)).as('views'),
         eb.fn.coalesce(eb.fn.sum<number>('shares.download_count'), eb.lit(0)).as('downloads'),
+        // What the links of deleted files counted (migration 0029): what happened stays in the totals.
+        eb
+          .selectFrom('past_share_counts')
+          .select((p) => p.fn.coalesce(p.fn.sum<number>('views'), p.lit(0)).as('n'))
+          .where('past_share_counts.account_id', '=', accountId)
+          .as('past_views'),
+        eb
+          .selectFrom('past_share_counts')
+          .select((p) => p.fn.coalesce(p.fn.sum<number>('downloads'), p.lit(0)).as('n'))
+          .where('past_share_counts.account_id', '=', accountId)
+          .as('past_downloads'),
         eb
           .selectFrom('file_requests')
           .select((r) => r.fn.countAll<number>().as('n'))
@@ -114,8 +126,8 @@ export class AnalyticsRepository {
       shares: Number(row.shares),
       activeShares: Number(row.active_shares),
       activeRequests: Number(row.active_requests),
-      views: Number(row.views),
-      downloads: Number(row.downloads),
+      views: Number(row.views) + Number(row.past_views),
+      downloads: Number(row.downloads) + Number(row.past_downloads),
     }
   }
 
@@ -152,22 +164,35 @@ export class AnalyticsRepository {
   }
 
   /**
-   * The account's counts per day from `fromDay` to `toDay` (inclusive), summed over its shares, for the days
-   * that have any, in order.
+   * The account's counts per day from `fromDay` to `toDay` (inclusive), summed over its shares and what the links
+   * of its deleted files counted, for the days that have any, in order.
    */
   async accountDaily(accountId: string, fromDay: number, toDay: number): Promise<DailyCounts[]> {
     const rows = await this.#db
-      .selectFrom('share_daily_counts')
-      .where('account_id', '=', accountId)
-      .where('day', '>=', fromDay)
-      .where('day', '<=', toDay)
+      .selectFrom((db) =>
+        db
+          .selectFrom('share_daily_counts')
+          .select(['day', 'views', 'downloads'])
+          .where('account_id', '=', accountId)
+          .where('day', '>=', fromDay)
+          .where('day', '<=', toDay)
+          .unionAll(
+            db
+              .selectFrom('past_share_counts')
+              .select(['day', 'views', 'downloads'])
+              .where('account_id', '=', accountId)
+              .where('day', '>=', fromDay)
+              .where('day', '<=', toDay),
+          )
+          .as('days'),
+      )
       .select((eb) => [
-        'day',
-        eb.fn.sum<number>('views').as('views'),
-        eb.fn.sum<number>('downloads').as('downloads'),
+        'days.day',
+        eb.fn.sum<number>('days.views').as('views'),
+        eb.fn.sum<number>('days.downloads').as('downloads'),
       ])
-      .groupBy('day')
-      .orderBy('day')
+      .groupBy('days.day')
+      .orderBy('days.day')
       .execute()
     return rows.map((row) => ({
       day: Number(row.day),

@@ -32,8 +32,8 @@ export const AggregateAnalyticsSchema = Type.Object(
     shares: Count('Share links of the account.'),
     activeShares: Count('Share links that open now: those whose `state` is `active`.'),
     activeRequests: Count('File requests that take files now: those whose `state` is `open`.'),
-    views: Count('Views of all share links.'),
-    downloads: Count('Downloads through all share links.'),
+    views: Count('Views of all share links, those of deleted files included.'),
+    downloads: Count('Downloads through all share links, those of deleted files included.'),
   },
   { $id: 'AggregateAnalytics', additionalProperties: false, description: 'Totals over the account.' },
 )

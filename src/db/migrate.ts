@@ -32,6 +32,7 @@ import * as tokenNotifications from './migrations/0025_token_notifications.ts'
 import * as nameIndexRunsOfFour from './migrations/0026_name_index_runs_of_four.ts'
 import * as uploadCompletionRecovery from './migrations/0027_upload_completion_recovery.ts'
 import * as uploadCrc32 from './migrations/0028_upload_crc32.ts'
+import * as pastShareCounts from './migrations/0029_past_share_counts.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0026_name_index_runs_of_four': nameIndexRunsOfFour,
   '0027_upload_completion_recovery': uploadCompletionRecovery,
   '0028_upload_crc32': uploadCrc32,
+  '0029_past_share_counts': pastShareCounts,
 }
 
 class Migrations implements MigrationProvider {

@@ -128,6 +128,15 @@ export interface ShareDailyCountsTable {
   downloads: Generated<number>
 }
 
+/** What the links of deleted files counted, per account and day (migration 0029). */
+export interface PastShareCountsTable {
+  account_id: string
+  /** Days since 1970-01-01 (UTC). */
+  day: number
+  views: Generated<number>
+  downloads: Generated<number>
+}
+
 /** The bytes a download pass of a limited share link may still fetch (migration 0015). */
 export interface DownloadPassesTable {
   /** SHA-256 (hex) of the pass, which the browser holds in a cookie. */
@@ -405,6 +414,7 @@ export interface Database {
   name_stale: NameStaleTable
   shares: SharesTable
   share_daily_counts: ShareDailyCountsTable
+  past_share_counts: PastShareCountsTable
   download_passes: DownloadPassesTable
   file_requests: FileRequestsTable
   submissions: SubmissionsTable

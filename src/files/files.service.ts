@@ -40,6 +40,14 @@ export interface FileEvents {
   'file.deleted': StoredFile
 }
 
+/**
+ * What the links of files counted, kept when the files go (the shares module's repository): declared here so
+ * that files, which links point at, do not point back at shares.
+ */
+export interface LinkHistory {
+  keepCountsOfFiles(trx: Transaction, accountId: string, fileIds: string[]): Promise<void>
+}
+
 export class FilesService {
   readonly #transaction: Transactor
   readonly #files: FilesRepository
@@ -47,6 +55,7 @@ export class FilesService {
   readonly #blobs: BlobStore
   readonly #deletions: BlobDeletionsService
   readonly #events: EventLog<FileEvents>
+  readonly #linkHistory: LinkHistory
 
   constructor(deps: {
     transaction: Transactor
@@ -56,6 +65,8 @@ export class FilesService {
     deletions: BlobDeletionsService
     /** Records file.created and file.deleted, in the transactions that make and delete files. */
     events: EventLog<FileEvents>
+    /** Keeps what the links of deleted files counted in their account's history. */
+    linkHistory: LinkHistory
   }) {
     this.#transaction = deps.transaction
     this.#files = deps.files
@@ -63,6 +74,7 @@ export class FilesService {
     this.#blobs = deps.blobs
     this.#deletions = deps.deletions
     this.#events = deps.events
+    this.#linkHistory = deps.linkHistory
   }
 
   /**
@@ -216,6 +228,7 @@ export class FilesService {
       // Read before the rows go: the event carries each file as it was, if this transaction deleted it.
       const audience = await this.#events.audience(trx, accountId, 'file.deleted')
       const before = audience ? await this.#files.inTransaction(trx, accountId, ids) : []
+      await this.#linkHistory.keepCountsOfFiles(trx, accountId, ids)
       const deleted = await this.#files.deleteMany(trx, accountId, ids)
       if (audience) {
         const gone = new Set(deleted.map((file) => file.id))

@@ -397,6 +397,40 @@ export class SharesRepository {
     return row && (row.expires_at === null ? null : Number(row.expires_at))
   }
 
+  /**
+   * Folds what the links of the account's given files counted, day by day, into the account's past counts
+   * (migration 0029), in the transaction that is about to delete the files: their links and days' rows go with
+   * them, what they counted stays in the account's totals and chart. One statement, whatever the files.
+   */
+  async keepCountsOfFiles(trx: Transaction, accountId: string, fileIds: string[]): Promise<void> {
+    if (fileIds.length === 0) return
+    await trx
+      .insertInto('past_share_counts')
+      .columns(['account_id', 'day', 'views', 'downloads'])
+      .expression((eb) =>
+        eb
+          .selectFrom('share_daily_counts')
+          .innerJoin('shares', 'shares.id', 'share_daily_counts.share_id')
+          // SQLite reads an upsert's SELECT right only with a WHERE, which this one has.
+          .where('shares.account_id', '=', accountId)
+          .where('shares.file_id', 'in', fileIds)
+          .select((s) => [
+            'shares.account_id',
+            'share_daily_counts.day',
+            s.fn.sum<number>('share_daily_counts.views').as('views'),
+            s.fn.sum<number>('share_daily_counts.downloads').as('downloads'),
+          ])
+          .groupBy(['shares.account_id', 'share_daily_counts.day']),
+      )
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'day']).doUpdateSet((eb) => ({
+          views: eb('past_share_counts.views', '+', eb.ref('excluded.views')),
+          downloads: eb('past_share_counts.downloads', '+', eb.ref('excluded.downloads')),
+        })),
+      )
+      .execute()
+  }
+
   /** The link behind a public id, whatever its state, with its file and preview; undefined if none. */
   async byPublicId(publicId: string): Promise<PublicLinkRow | undefined> {
     const row = await this.#publicLink(publicId)
