@@ -994,9 +994,9 @@ export interface components {
             activeShares: number;
             /** @description File requests that take files now: those whose `state` is `open`. */
             activeRequests: number;
-            /** @description Views of all share links. */
+            /** @description Views of all share links, those of deleted files included. */
             views: number;
-            /** @description Downloads through all share links. */
+            /** @description Downloads through all share links, those of deleted files included. */
             downloads: number;
         };
         /** @description Coffer extension, beyond the contract. A share link's views and downloads on each day of a period, counted as ShareAnalytics counts them. */
