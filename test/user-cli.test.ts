@@ -424,6 +424,104 @@ for (const engine of ENGINES) {
       assert.equal((await ctx.app.services.files.get(account.id, file.id)).share?.expiresAt, null)
     })
 
+    test("upload --on-conflict: a name already there is kept with a word, skipped, or renamed; the run's own clashes too", async () => {
+      const account = await createAccount(ctx.app)
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      const docs = await ctx.app.services.folders.create(account.id, 'Docs')
+      await createFile(ctx, account.id, { name: 'a.txt', folderId: docs.id })
+      // Elsewhere, a file of that name is no clash: only the folder the upload goes to counts.
+      await createFile(ctx, account.id, { name: 'b.txt' })
+      const tree = path.join(dir, 'conflicts')
+      await mkdir(path.join(tree, 'sub'), { recursive: true })
+      await writeFile(path.join(tree, 'a.txt'), 'a')
+      await writeFile(path.join(tree, 'b.txt'), 'b')
+      await writeFile(path.join(tree, 'sub', 'b.txt'), 'sub b')
+      const names = async () =>
+        (await ctx.app.services.files.list(account.id, { folderId: docs.id, limit: 100 })).items
+          .map((f) => f.name)
+          .sort()
+      const upload = async (...args: string[]) => {
+        const result = await coffer(['--json', 'upload', tree, '--folder', 'docs', ...args], scriptEnv)
+        assert.equal(result.code, 0, result.stdout + result.stderr)
+        return { ...result, out: JSON.parse(result.stdout) }
+      }
+
+      const skip = await upload('--on-conflict', 'skip')
+      assert.deepEqual(
+        skip.out.skipped.map((s: { path: string }) => path.relative(tree, s.path)).sort(),
+        ['a.txt', 'sub/b.txt'],
+        'a.txt is there, and sub/b.txt clashes with the b.txt of the same run',
+      )
+      assert.match(
+        skip.stderr,
+        /conflicts\/a\.txt: skipped, a file named a\.txt is already in the folder Docs\./,
+      )
+      assert.deepEqual(await names(), ['a.txt', 'b.txt'])
+
+      const renamed = await upload('--on-conflict', 'rename', '--parallel', '1')
+      assert.deepEqual(await names(), ['a (2).txt', 'a.txt', 'b (2).txt', 'b (3).txt', 'b.txt'])
+      assert.match(
+        renamed.stderr,
+        /conflicts\/a\.txt goes in as a \(2\)\.txt: a file named a\.txt is already in the folder Docs\./,
+      )
+      assert.deepEqual(skip.out.failed, [])
+
+      const kept = await upload()
+      assert.match(
+        kept.stderr,
+        /conflicts\/a\.txt: a file named a\.txt is already in the folder Docs; both are kept/,
+      )
+      assert.equal(kept.out.uploaded.length, 3)
+      assert.equal((await names()).filter((n) => n === 'a.txt').length, 2)
+      const wrong = await coffer(['upload', tree, '--on-conflict', 'overwrite'], scriptEnv)
+      assert.equal(wrong.code, 2)
+      assert.match(wrong.stderr, /Allowed choices are keep-both, skip, rename/)
+    })
+
+    test('upload --folder NEW leaves no empty folder when nothing goes in: all failed, or cancelled by Ctrl-C', async () => {
+      const account = await createAccount(ctx.app)
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      const folders = async () =>
+        (await ctx.app.services.folders.list(account.id, { limit: 100 })).items.map((f) => f.name)
+      const empty = path.join(dir, 'empty.txt')
+      await writeFile(empty, '')
+      const refused = await coffer(['upload', empty, '--folder', 'Never'], scriptEnv)
+      assert.equal(refused.code, 1, refused.stderr)
+      assert.deepEqual(await folders(), [])
+
+      const big = path.join(dir, 'cancelled.bin')
+      await writeFile(big, randomBytes(48 * 1024 * 1024))
+      const child = spawn(process.execPath, [MAIN, 'upload', big, '--folder', 'Cancelled'], {
+        env: { PATH: process.env.PATH ?? '', ...scriptEnv },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stderr = ''
+      child.stderr.on('data', (chunk) => (stderr += chunk))
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+      const deadline = Date.now() + 20_000
+      while (!(await folders()).includes('Cancelled') && Date.now() < deadline) await sleep(20)
+      assert.deepEqual(await folders(), ['Cancelled'], 'the folder is made before the bytes go')
+      child.kill('SIGINT')
+      assert.equal(await exited, 130, stderr)
+      assert.match(stderr, /Cancelled: 0 of 1 files uploaded/)
+      assert.deepEqual(await folders(), [], 'the folder it made is gone with the cancelled upload')
+      // A folder that was there before is left as it was.
+      await ctx.app.services.folders.create(account.id, 'Kept')
+      const again = await coffer(['upload', empty, '--folder', 'kept'], scriptEnv)
+      assert.equal(again.code, 1)
+      assert.deepEqual(await folders(), ['Kept'])
+    })
+
     test('exit codes: 2 for usage, 3 for a refused credential, 1 for a failure, each with a hint', async () => {
       const scriptEnv = { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'empty'), COFFER_URL: ctx.base }
       const usage = await coffer(['ls', '--bogus'], scriptEnv)

@@ -5,6 +5,7 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Folder, Share, ShareSettings } from '../sdk/index.ts'
+import { ON_CONFLICT, type OnConflict } from './name-claims.ts'
 import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
 import { connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
 
@@ -80,9 +81,14 @@ const looksLikeId = (value: string, prefix: string) => new RegExp(`^${prefix}_[0
 
 /**
  * A folder by its id or its name, compared as the server compares folder names: ignoring case ("scans" is the
- * folder "Scans", which a new "scans" would clash with). More than one match is a usage error.
+ * folder "Scans", which a new "scans" would clash with). More than one match is a usage error. With `create`, a
+ * name that matches none is made; `created` says so.
  */
-async function folderOf(coffer: Coffer, value: string, options: { create?: boolean } = {}): Promise<Folder> {
+async function folderOf(
+  coffer: Coffer,
+  value: string,
+  options: { create?: boolean } = {},
+): Promise<Folder & { created?: boolean }> {
   if (looksLikeId(value, 'fld')) return coffer.folders.get(value)
   const named: Folder[] = []
   const wanted = value.toLowerCase()
@@ -95,13 +101,19 @@ async function folderOf(coffer: Coffer, value: string, options: { create?: boole
       `Give the id of one: ${named.map((f) => f.id).join(', ')}.`,
     )
   }
-  if (options.create) return coffer.folders.create(value)
+  if (options.create) return { ...(await coffer.folders.create(value)), created: true }
   throw new CofferError(
     404,
     'not_found',
     `No folder is named "${value}".`,
     'See your folders with `coffer folders`.',
   )
+}
+
+/** Deletes the folder if it holds no file (another client may have put one in since it was made). */
+async function removeIfEmpty(coffer: Coffer, folderId: string): Promise<void> {
+  const folder = await coffer.folders.get(folderId)
+  if (folder.fileCount === 0) await coffer.folders.delete(folderId)
 }
 
 /** A file by its id or its exact name (the newest of that name is not guessed: more than one is a usage error). */
@@ -216,6 +228,14 @@ Examples:
     .argument('<path...>', 'files or directories')
     .option('-f, --folder <name>', 'into this folder (its name or id; made if there is none of that name)')
     .option('--share', 'share each file and print its link')
+    .addOption(
+      new Option(
+        '--on-conflict <what>',
+        'when a file of that name is already there: keep both, skip it, or rename it',
+      )
+        .choices(ON_CONFLICT)
+        .default('keep-both'),
+    )
     .addOption(new Option('-p, --parallel <n>', 'files sent at once').default(4).argParser(positiveInteger))
     .addHelpText(
       'after',
@@ -223,22 +243,36 @@ Examples:
 Examples:
   coffer upload report.pdf
   coffer upload ~/Scans --folder Taxes --share
+  coffer upload ~/Scans --folder Taxes --on-conflict skip     send only what is not there yet
   coffer upload *.jpg --json | jq -r '.uploaded[].file.id'`,
     )
-    .action(async (paths: string[], options: { folder?: string; share?: boolean; parallel: number }) => {
-      const coffer = await run.connect()
-      const folderId = options.folder ? (await folderOf(coffer, options.folder, { create: true })).id : null
-      const { upload } = await import('./transfers.ts')
-      const result = await upload(coffer, out, {
-        paths,
-        folderId,
-        share: options.share ?? false,
-        parallel: options.parallel,
-        signal: run.signal,
-      })
-      out.result(result)
-      if (result.failed.length > 0) run.exitCode = EXIT.failed
-    })
+    .action(
+      async (
+        paths: string[],
+        options: { folder?: string; share?: boolean; onConflict: OnConflict; parallel: number },
+      ) => {
+        const coffer = await run.connect()
+        const folder = options.folder ? await folderOf(coffer, options.folder, { create: true }) : undefined
+        const { upload } = await import('./transfers.ts')
+        let result: Awaited<ReturnType<typeof upload>> | undefined
+        try {
+          result = await upload(coffer, out, {
+            paths,
+            folderId: folder?.id ?? null,
+            folderName: folder?.name ?? null,
+            onConflict: options.onConflict,
+            share: options.share ?? false,
+            parallel: options.parallel,
+            signal: run.signal,
+          })
+        } finally {
+          // A folder this run made and put nothing in (cancelled, every file failed) is not left behind empty.
+          if (folder?.created && (result?.uploaded.length ?? 0) === 0) await removeIfEmpty(coffer, folder.id)
+        }
+        out.result(result)
+        if (result.failed.length > 0) run.exitCode = EXIT.failed
+      },
+    )
 
   program
     .command('ls')

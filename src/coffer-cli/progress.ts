@@ -17,6 +17,10 @@ export interface Progress {
   start(name: string, total: number): Bar
   /** A result line: above the bars while they are drawn, else on stdout. */
   log(line: string): void
+  /** Something people should know that is not a result: above the bars while they are drawn, else on stderr. */
+  note(line: string): void
+  /** A file of `size` bytes that will not be sent after all: the total no longer counts it. */
+  skip(size: number): void
   /** Ends every bar, leaving the total on the screen. */
   stop(): void
 }
@@ -56,11 +60,14 @@ export function progress(
   files: number,
   totalBytes: number,
   stream = process.stdout,
+  notes = process.stderr,
 ): Progress {
   if (!enabled || !stream.isTTY) {
     return {
       start: () => ({ update() {}, done() {}, drop() {} }),
       log: (line) => void stream.write(`${line}\n`),
+      note: (line) => void notes.write(`${line}\n`),
+      skip() {},
       stop() {},
     }
   }
@@ -87,6 +94,7 @@ export function progress(
     cliProgress.Presets.shades_classic,
   )
   const started = Date.now()
+  let expected = totalBytes
   const total = files > 1 ? bars.create(Math.max(totalBytes, 1), 0, { name: 'Total' }) : undefined
   const loadedBy = new Map<cliProgress.SingleBar, number>()
   const refreshTotal = () => {
@@ -95,6 +103,9 @@ export function progress(
     for (const loaded of loadedBy.values()) sum += loaded
     total.update(sum)
   }
+  // Written where the bars were, and longer than them when it wraps: what is left of them below is cleared
+  // first (ESC [J), or the tail of a bar would stay beside the end of a wrapped line.
+  const log = (line: string) => bars.log(`\x1b[J${line}\n`)
   return {
     start(name, size) {
       const bar = bars.create(Math.max(size, 1), 0, { name })
@@ -117,9 +128,12 @@ export function progress(
         },
       }
     },
-    // Written where the bars were, and longer than them when it wraps: what is left of them below is cleared
-    // first (ESC [J), or the tail of a bar would stay beside the end of a wrapped line.
-    log: (line) => bars.log(`\x1b[J${line}\n`),
+    log,
+    note: log,
+    skip(size) {
+      expected -= size
+      total?.setTotal(Math.max(expected, 1))
+    },
     stop: () => {
       // A redraw first: it writes the lines logged since the last one, which stop() alone would drop.
       bars.update()
@@ -128,7 +142,7 @@ export function progress(
         const seconds = (Date.now() - started) / 1000
         const sent = total.getProgress() * total.getTotal()
         stream.write(
-          `Total ${formatSize(Math.round(sent))} of ${formatSize(totalBytes)} in ${seconds.toFixed(1)} s (${formatSize(Math.round(sent / Math.max(seconds, 0.001)))}/s)\n`,
+          `Total ${formatSize(Math.round(sent))} of ${formatSize(expected)} in ${seconds.toFixed(1)} s (${formatSize(Math.round(sent / Math.max(seconds, 0.001)))}/s)\n`,
         )
       }
     },

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { formatSize } from '../format-size.shared.ts'
 import type { Coffer, File } from '../sdk/index.ts'
 import { CofferError } from '../sdk/index.ts'
+import { NameClaims, type OnConflict } from './name-claims.ts'
 import type { Output } from './output.ts'
 import { UsageError } from './output.ts'
 import { progress } from './progress.ts'
@@ -40,9 +41,11 @@ export interface Uploaded {
 }
 
 /**
- * Uploads the files under `paths`, `parallel` at a time, into `folderId`, sharing each when asked; each new
- * file's id (and share URL) is printed as it is done. An empty file is refused by the API (a file has at least
- * one byte): it is reported and the others go on.
+ * Uploads the files under `paths`, `parallel` at a time, into `folderId` (named `folderName`, null for the top
+ * level), sharing each when asked; each new file's id (and share URL) is printed as it is done. A name already
+ * there (or taken by another file of the run, from another directory) is said, and kept, skipped or renamed as
+ * `onConflict` asks. An empty file is refused by the API (a file has at least one byte): it is reported and the
+ * others go on.
  */
 export async function upload(
   coffer: Coffer,
@@ -50,11 +53,17 @@ export async function upload(
   options: {
     paths: string[]
     folderId: string | null
+    folderName: string | null
+    onConflict: OnConflict
     share: boolean
     parallel: number
     signal: AbortSignal
   },
-): Promise<{ uploaded: Uploaded[]; failed: { path: string; error: string }[] }> {
+): Promise<{
+  uploaded: Uploaded[]
+  skipped: { path: string; reason: string }[]
+  failed: { path: string; error: string }[]
+}> {
   const files = await filesUnder(options.paths)
   if (files.length === 0) throw new UsageError('No file to upload under the paths given.')
   // Said before anything goes: a sub-directory's files land beside the others, under their own names.
@@ -63,19 +72,41 @@ export async function upload(
       `${file.path} goes in as ${path.basename(file.path)}: folders do not nest, its directory is not kept.`,
     )
   }
+  const where = options.folderName === null ? 'the top level' : `the folder ${options.folderName}`
+  const claims = new NameClaims(coffer, options.folderId)
   const total = files.reduce((sum, file) => sum + file.size, 0)
   const bars = progress(!out.json, files.length, total)
   const uploaded: Uploaded[] = []
+  const skipped: { path: string; reason: string }[] = []
   const failed: { path: string; error: string }[] = []
   const queue = [...files]
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const { path: filePath, size } = next
-      const bar = bars.start(path.basename(filePath), size)
+      const original = path.basename(filePath)
+      let bar: ReturnType<typeof bars.start> | undefined
       try {
+        const { name, taken } = await claims.claim(original, options.onConflict)
+        if (name === undefined) {
+          const reason = `a file named ${original} is already in ${where}`
+          skipped.push({ path: filePath, reason })
+          bars.skip(size)
+          bars.note(`${filePath}: skipped, ${reason}.`)
+          continue
+        }
+        if (taken && name === original) {
+          bars.note(
+            `${filePath}: a file named ${original} is already in ${where}; both are kept (--on-conflict skip or rename to change that).`,
+          )
+        } else if (taken) {
+          bars.note(`${filePath} goes in as ${name}: a file named ${original} is already in ${where}.`)
+        }
+        bar = bars.start(name, size)
+        const started = bar
         const file = await coffer.files.upload(filePath, {
+          name,
           folderId: options.folderId,
-          onProgress: ({ loaded }) => bar.update(loaded),
+          onProgress: ({ loaded }) => started.update(loaded),
           signal: options.signal,
         })
         bar.done()
@@ -88,7 +119,7 @@ export async function upload(
           )
         }
       } catch (error) {
-        bar.drop()
+        bar?.drop()
         // What fails every file ends the upload: a cancellation, a credential refused or lacking a scope.
         if (
           error instanceof CofferError &&
@@ -97,7 +128,7 @@ export async function upload(
           throw error
         }
         failed.push({ path: filePath, error: (error as Error).message })
-        out.note(`${filePath}: ${(error as Error).message}`)
+        bars.note(`${filePath}: ${(error as Error).message}`)
       }
     }
   }
@@ -117,7 +148,7 @@ export async function upload(
   } finally {
     bars.stop()
   }
-  return { uploaded, failed }
+  return { uploaded, skipped, failed }
 }
 
 /**
