@@ -125,8 +125,20 @@ for (const engine of ENGINES) {
       try {
         const asked = await terminal.waitFor((screen) => /enter the code:\s+\S+/.test(screen))
         const code = /enter the code:\s+(\S+)/.exec(asked)?.[1] as string
-        const address = /To sign in, open (\S+)/.exec(asked)?.[1] as string
+        const address = /or open (\S+)/.exec(asked)?.[1] as string
+        const complete = /the code is filled in\):\s+(\S+)/.exec(asked)?.[1] as string
         assert.equal(address, `${ctx.base}/oauth/device`)
+        assert.equal(new URL(complete).searchParams.get('user_code'), code)
+        assert.match(asked, /Waiting for you to approve \(the code works for 10 minutes\)/)
+        // The link with the code filled in, followed as far as the consent page, then left there.
+        const left = await (await newContext(browser)).newPage()
+        await left.goto(complete)
+        await left.getByText(code).waitFor()
+        await left.getByRole('button', { name: 'Continue' }).click()
+        await signInIfAsked(left, email, PASSWORD)
+        await left.waitForURL(/\/oauth\/interaction\//)
+        await left.context().close()
+        // The same code, entered again by hand, goes on: a page closed before Allow does not spend it.
         const page = await (await newContext(browser)).newPage()
         await page.goto(address)
         await page.getByLabel('Code').fill(code)
@@ -182,6 +194,37 @@ for (const engine of ENGINES) {
       })
       assert.equal(refused.status, 401)
       assert.equal((await coffer(['ls'], env)).code, 3, 'signed out')
+    })
+
+    test('login denied in the browser: the command stops at once and says so', {
+      skip: browserMissing || tmuxMissing,
+    }, async () => {
+      const email = `cli-denied-${engine}@example.com`
+      await ctx.app.services.accounts.create({ email, password: PASSWORD })
+      const terminal = new Terminal()
+      const config = path.join(dir, 'denied-config')
+      await terminal.start(
+        `HOME=${quote(dir)} XDG_CONFIG_HOME=${quote(config)} ${quote(process.execPath)} ${quote(MAIN)} login ${ctx.base} --no-browser; echo EXIT=$?; sleep 30`,
+      )
+      const browser = await launchBrowser()
+      try {
+        const asked = await terminal.waitFor((screen) => /the code is filled in\):\s+\S+/.test(screen))
+        const complete = /the code is filled in\):\s+(\S+)/.exec(asked)?.[1] as string
+        const page = await (await newContext(browser)).newPage()
+        await page.goto(complete)
+        await page.getByRole('button', { name: 'Continue' }).click()
+        await signInIfAsked(page, email, PASSWORD)
+        await page.waitForURL(/\/oauth\/interaction\//)
+        await page.getByRole('button', { name: 'Deny' }).click()
+        const done = await terminal.waitFor((screen) => screen.includes('EXIT='))
+        assert.match(done, /The sign-in was denied in the browser\./)
+        assert.match(done, /Run `coffer login` again/)
+        assert.match(done, /EXIT=3/)
+      } finally {
+        await browser.close()
+        await terminal.stop()
+      }
+      await assert.rejects(stat(path.join(config, 'coffer', 'credentials.json')), 'nothing saved')
     })
 
     test('upload a directory with progress bars, share, list, move, download resumed after a kill', {

@@ -81,9 +81,14 @@ export async function loginWithDevice(
     ),
   )
   const link = device.verification_uri_complete ?? device.verification_uri
-  out.note(`To sign in, open ${device.verification_uri}\nand enter the code:  ${device.user_code}\n`)
+  out.note(
+    device.verification_uri_complete
+      ? `To sign in, open this link (the code is filled in):\n  ${device.verification_uri_complete}\nor open ${device.verification_uri}\nand enter the code:  ${device.user_code}\n`
+      : `To sign in, open ${device.verification_uri}\nand enter the code:  ${device.user_code}\n`,
+  )
   if (options.openBrowser && openInBrowser(link)) out.note('(Your browser has been opened.)')
-  out.note('Waiting for you to approve…')
+  // The code can be entered again, by this link or by hand, until it expires (a page closed before Allow).
+  out.note(`Waiting for you to approve (the code works for ${minutes(device.expires_in)})…`)
 
   let interval = (device.interval ?? 5) * 1000
   const deadline = Date.now() + device.expires_in * 1000
@@ -200,6 +205,11 @@ function openInBrowser(url: string): boolean {
   child.on('error', () => {})
   child.unref()
   return true
+}
+
+function minutes(seconds: number): string {
+  const whole = Math.max(1, Math.round(seconds / 60))
+  return whole === 1 ? '1 minute' : `${whole} minutes`
 }
 
 function wait(ms: number, signal: AbortSignal): Promise<void> {

@@ -59,6 +59,9 @@ export function fail(out: Output, error: unknown): number {
   return exit
 }
 
+/** The codes of a sign-in that ended without a credential (login.ts, the SDK's refresh), each with its own hint. */
+const SIGN_IN_ENDS = new Set(['refresh_failed', 'access_denied', 'expired_token'])
+
 function describe(error: unknown): { code: string; message: string; hint: string; exit: number } {
   if (error instanceof UsageError) {
     return { code: 'usage', message: error.message, hint: error.hint, exit: EXIT.usage }
@@ -70,8 +73,10 @@ function describe(error: unknown): { code: string; message: string; hint: string
     const auth =
       error.status === 401 || error.code === 'insufficient_scope' || error.code === 'refresh_failed'
     const exit = error.code === 'aborted' ? EXIT.cancelled : auth ? EXIT.auth : EXIT.failed
+    // A credential the server refused: the server's hint speaks of HTTP headers, this one of the command. The
+    // ends of a sign-in (refused, denied in the browser, expired) carry their own.
     const hint =
-      error.status === 401 && error.code !== 'refresh_failed'
+      error.status === 401 && !SIGN_IN_ENDS.has(error.code)
         ? 'Sign in again: `coffer login <URL>` (or check COFFER_TOKEN).'
         : error.hint
     return { code: error.code, message: error.message, hint, exit }

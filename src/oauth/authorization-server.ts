@@ -60,14 +60,26 @@ export interface AuthorizationServerDeps {
   trustProxy: boolean
 }
 
+/**
+ * A device code as the code form finds it. The provider marks a code `inFlight` once its person continues past
+ * the form, and refuses it afterwards as used; a person who left before allowing or denying (closed the tab,
+ * lost the sign-in page) could never enter it again while their device went on waiting. A code neither approved
+ * nor refused can be entered again until it expires: the provider's own resume still refuses a code that has
+ * its account or an error, so of two pages left open on one code only the first decision counts.
+ */
+function resumable(payload: OauthPayload | undefined): AdapterPayload | undefined {
+  if (!payload?.inFlight || payload.accountId || payload.error) return payload as AdapterPayload | undefined
+  const { inFlight: _abandoned, ...rest } = payload
+  return rest as AdapterPayload
+}
+
 /** One adapter per model, over the one table. */
 function adapterFor(records: OauthRecordsRepository) {
   return (model: string): Adapter => ({
     upsert: (id, payload, expiresIn) => records.upsert(model, id, payload as OauthPayload, expiresIn),
     find: async (id) => (await records.find(model, id)) as AdapterPayload | undefined,
     findByUid: async (uid) => (await records.findByUid(model, uid)) as AdapterPayload | undefined,
-    findByUserCode: async (userCode) =>
-      (await records.findByUserCode(model, userCode)) as AdapterPayload | undefined,
+    findByUserCode: async (userCode) => resumable(await records.findByUserCode(model, userCode)),
     destroy: (id) => records.destroy(model, id),
     revokeByGrantId: (grantId) => records.revokeByGrantId(model, grantId),
     // A conditional update: of two redemptions of one code (or refresh token) at once, one succeeds and
