@@ -311,7 +311,11 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     const duplicate = await o.web.post('/folders', { name: 'PROJECTS' }, '/folders/new')
     assert.equal(duplicate.statusCode, 409)
     assert.match(duplicate.body, /aria-invalid="true"/)
-    assert.match(textOf(duplicate.body), /A folder named "PROJECTS" already exists\./)
+    assert.match(
+      textOf(duplicate.body),
+      /A folder named "Projects" already exists \(folder names ignore case\)\./,
+      'the folder that has the name, as it is spelled',
+    )
     const blank = await o.web.post('/folders', { name: '   ' }, '/folders/new')
     assert.equal(blank.statusCode, 400)
     assert.match(textOf(blank.body), /Give the folder a name/)
@@ -324,7 +328,7 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     const taken = await o.web.post(`/folders/${folderId}/rename`, { name: 'archive' })
     assert.equal(taken.statusCode, 409)
     assert.match(taken.body, /aria-invalid="true"/)
-    assert.match(textOf(taken.body), /A folder named "archive" already exists\./)
+    assert.match(textOf(taken.body), /A folder named "Archive" already exists \(folder names ignore case\)\./)
 
     const renamed = await o.web.post(`/folders/${folderId}/rename`, { name: 'Work <b>2026</b>' })
     assert.equal(renamed.statusCode, 303)

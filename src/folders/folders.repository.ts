@@ -68,6 +68,9 @@ const MENU_CACHE_SIZE = 1_000
 /** However quiet the epoch, a menu is read again after this long (see epoch-cache.ts). */
 const MENU_CACHE_MAX_AGE_MS = 60_000
 
+/** The key that makes folder names unique per account: the name ignoring case (the unique index's column). */
+const nameKeyOf = (name: string) => name.toLowerCase()
+
 export class FoldersRepository {
   readonly #db: Kysely<Database>
   readonly #listPage
@@ -136,17 +139,28 @@ export class FoldersRepository {
         id: folder.id,
         account_id: folder.accountId,
         name: folder.name,
-        name_key: folder.name.toLowerCase(),
+        name_key: nameKeyOf(folder.name),
         created_at: folder.createdAt,
       })
       .execute()
+  }
+
+  /** The account's folder whose name is `name` ignoring case, as it is spelled; undefined when there is none. */
+  async spellingOf(accountId: string, name: string): Promise<string | undefined> {
+    const row = await this.#db
+      .selectFrom('folders')
+      .select('name')
+      .where('account_id', '=', accountId)
+      .where('name_key', '=', nameKeyOf(name))
+      .executeTakeFirst()
+    return row?.name
   }
 
   /** False when the account has no such folder; a name it already has is a unique violation. */
   async rename(accountId: string, folderId: string, name: string): Promise<boolean> {
     const result = await this.#db
       .updateTable('folders')
-      .set({ name, name_key: name.toLowerCase() })
+      .set({ name, name_key: nameKeyOf(name) })
       .where('id', '=', folderId)
       .where('account_id', '=', accountId)
       .executeTakeFirst()

@@ -12,8 +12,14 @@ import type { Folder, FoldersRepository } from './folders.repository.ts'
 /** Folder names are stored trimmed. */
 const cleanName = (name: string): string => nonBlankName(name, 'name').trim()
 
-const duplicateName = (name: string) =>
-  conflict(`A folder named "${name}" already exists.`, 'Choose another name; folder names ignore case.')
+/** The conflict of a name the account already has, naming that folder as it is spelled ("scans" clashes with "Scans"). */
+const duplicateName = (name: string, existing: string | undefined) =>
+  conflict(
+    existing === undefined || existing === name
+      ? `A folder named "${name}" already exists.`
+      : `A folder named "${existing}" already exists (folder names ignore case).`,
+    'Choose another name.',
+  )
 
 /**
  * What a folder holds besides its name, which moves to root when the folder is deleted: its files and its file
@@ -56,7 +62,7 @@ export class FoldersService {
     try {
       await this.#folders.insert(folder)
     } catch (error) {
-      if (isUniqueViolation(error)) throw duplicateName(name)
+      if (isUniqueViolation(error)) throw duplicateName(name, await this.#folders.spellingOf(accountId, name))
       throw error
     }
     return { id: folder.id, name, createdAt: now, fileCount: 0, requestCount: 0 }
@@ -67,7 +73,7 @@ export class FoldersService {
     try {
       if (!(await this.#folders.rename(accountId, folderId, name))) throw notFound(`Folder ${folderId}`)
     } catch (error) {
-      if (isUniqueViolation(error)) throw duplicateName(name)
+      if (isUniqueViolation(error)) throw duplicateName(name, await this.#folders.spellingOf(accountId, name))
       throw error
     }
     return this.get(accountId, folderId)
