@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { ALL_SCOPES } from '../src/auth/scopes.ts'
+import { barLine } from '../src/coffer-cli/progress.ts'
 import { formatSize } from '../src/format-size.shared.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
 import { createAccount, createFile, ENGINES } from './support/harness.ts'
@@ -91,6 +92,26 @@ class Terminal {
 }
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`
+
+test("a bar's first second shows no speed or time left; a resumed download's speed is of this run's bytes", () => {
+  const options = {
+    barsize: 10,
+    barCompleteString: '█'.repeat(10),
+    barIncompleteString: '░'.repeat(10),
+    barGlue: '',
+  } as never
+  const line = (value: number, total: number, ms: number, from = 0, eta = 99) =>
+    barLine(options, { progress: value / total, value, total, startTime: Date.now() - ms, eta } as never, {
+      name: 'big.bin',
+      from,
+    })
+  // The first frame had said "23 bytes/s  1466h47m left".
+  assert.doesNotMatch(line(23, 1_000_000_000, 5), /\/s|left/)
+  assert.match(line(2_000_000, 1_000_000_000, 2000), /2 MB of 1 GB {2}1 MB\/s {2}1m39s left$/)
+  // Resumed at 900 MB, 2 MB in 2 s: 1 MB/s, not the 451 MB/s the whole file over 2 s would be.
+  assert.match(line(902_000_000, 1_000_000_000, 2000, 900_000_000), / 1 MB\/s {2}/)
+  assert.match(line(1_000_000_000, 1_000_000_000, 2000), /100% {2}1 GB of 1 GB {2}done$/)
+})
 
 for (const engine of ENGINES) {
   describe(`the coffer command [${engine}]`, () => {
@@ -251,13 +272,11 @@ for (const engine of ENGINES) {
         `${shellEnv} ${quote(process.execPath)} ${quote(MAIN)} upload ${quote(tree)} --folder Trees; echo EXIT=$?; sleep 30`,
       )
       try {
-        const drawing = await terminal.waitFor(
-          (screen) => /Total\s+\S*░/.test(screen) && /big\.bin\s+\S*[█░]+\s+\d+%/.test(screen),
+        // Once settled (a second in), the total's line says its speed and the time left.
+        const settled = new RegExp(
+          `Total\\s+[█░]+\\s+\\d+%\\s+[\\d.,]+ \\S+ of ${total}\\s+[\\d.,]+ \\S+/s\\s+\\S+ left`,
         )
-        assert.match(
-          drawing,
-          new RegExp(`Total\\s+[█░]+\\s+\\d+%\\s+[\\d.,]+ \\S+ of ${total}\\s+[\\d.,]+ \\S+/s\\s+\\S+ left`),
-        )
+        await terminal.waitFor((screen) => settled.test(screen) && /big\.bin\s+\S*[█░]+\s+\d+%/.test(screen))
         const done = await terminal.waitFor((screen) => screen.includes('EXIT='), 60_000)
         assert.match(done, /EXIT=0/)
         for (const name of ['big.bin', 'inner/notes.txt', 'inner/second.bin']) {

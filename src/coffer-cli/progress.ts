@@ -13,8 +13,8 @@ export interface Bar {
 }
 
 export interface Progress {
-  /** A bar for one file of `total` bytes. */
-  start(name: string, total: number): Bar
+  /** A bar for one file of `total` bytes, of which `from` are there already (a resumed download). */
+  start(name: string, total: number, from?: number): Bar
   /** A result line: above the bars while they are drawn, else on stdout. */
   log(line: string): void
   /** Something people should know that is not a result: above the bars while they are drawn, else on stderr. */
@@ -42,13 +42,24 @@ function duration(seconds: number): string {
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`
 }
 
-const format: cliProgress.GenericFormatter = (options, params, payload: { name: string }) => {
+/** How long a bar runs before it shows a speed and a time left: the first moments' figures mean nothing. */
+const SETTLING_MS = 1000
+
+/** A bar's line: its name, the bar, how far, and once it has settled its speed over this run and the time left. */
+export const barLine: cliProgress.GenericFormatter = (
+  options,
+  params,
+  payload: { name: string; from: number },
+) => {
   const bar = cliProgress.Format.BarFormat(params.progress, options)
-  const seconds = (Date.now() - params.startTime) / 1000
-  const speed = seconds > 0 ? params.value / seconds : 0
-  const left = params.value >= params.total ? 'done' : `${duration(params.eta)} left`
+  const ms = Date.now() - params.startTime
   const percent = `${Math.floor(params.progress * 100)}%`.padStart(4)
-  return `${shortName(payload.name)} ${bar} ${percent}  ${formatSize(params.value)} of ${formatSize(params.total)}  ${formatSize(Math.round(speed))}/s  ${left}`
+  const sizes = `${formatSize(params.value)} of ${formatSize(params.total)}`
+  if (params.value >= params.total) return `${shortName(payload.name)} ${bar} ${percent}  ${sizes}  done`
+  if (ms < SETTLING_MS) return `${shortName(payload.name)} ${bar} ${percent}  ${sizes}`
+  // The bytes of this run: a resumed download's first bytes came in an earlier one.
+  const speed = (params.value - payload.from) / (ms / 1000)
+  return `${shortName(payload.name)} ${bar} ${percent}  ${sizes}  ${formatSize(Math.round(speed))}/s  ${duration(params.eta)} left`
 }
 
 /**
@@ -73,7 +84,7 @@ export function progress(
   }
   const bars = new cliProgress.MultiBar(
     {
-      format,
+      format: barLine,
       stream,
       barsize: 20,
       hideCursor: true,
@@ -95,7 +106,7 @@ export function progress(
   )
   const started = Date.now()
   let expected = totalBytes
-  const total = files > 1 ? bars.create(Math.max(totalBytes, 1), 0, { name: 'Total' }) : undefined
+  const total = files > 1 ? bars.create(Math.max(totalBytes, 1), 0, { name: 'Total', from: 0 }) : undefined
   const loadedBy = new Map<cliProgress.SingleBar, number>()
   const refreshTotal = () => {
     if (!total) return
@@ -107,9 +118,9 @@ export function progress(
   // first (ESC [J), or the tail of a bar would stay beside the end of a wrapped line.
   const log = (line: string) => bars.log(`\x1b[J${line}\n`)
   return {
-    start(name, size) {
-      const bar = bars.create(Math.max(size, 1), 0, { name })
-      loadedBy.set(bar, 0)
+    start(name, size, from = 0) {
+      const bar = bars.create(Math.max(size, 1), from, { name, from })
+      loadedBy.set(bar, from)
       return {
         update(loaded) {
           loadedBy.set(bar, loaded)

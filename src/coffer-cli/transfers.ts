@@ -178,8 +178,7 @@ export async function download(
   const from = have > 0 && have < file.size ? have : 0
   if (have >= file.size && have > 0) await rm(partial)
   const bars = progress(!out.json, 1, file.size)
-  const bar = bars.start(file.name, file.size)
-  bar.update(from)
+  const bar = bars.start(file.name, file.size, from)
   let loaded = from
   let resumedFrom = 0
   try {
