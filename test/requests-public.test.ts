@@ -72,7 +72,8 @@ for (const engine of ENGINES) {
         { name: 'notes.txt', type: 'text/plain', content: 'The minutes.\n' },
         { name: 'برنامه 📄.pdf', type: 'application/pdf', content: '%PDF-1.4\n% test\n' },
       ]
-      const fields = { submitterName: ' Ada ', submitterEmail: 'ada@example.com', message: 'Both\nfiles' }
+      // Line breaks as a browser's form sends them (\r\n) are stored as \n.
+      const fields = { submitterName: ' Ada ', submitterEmail: 'ada@example.com', message: 'Both\r\nfiles' }
       const { statuses, grants } = await submit(c.app, publicId, fields, files)
       assert.deepEqual(
         statuses,

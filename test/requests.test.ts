@@ -17,6 +17,7 @@ import {
   ISO_MS,
 } from './support/harness.ts'
 import { newFolder, newRequest, publicIdOf, REQUESTS, tick } from './support/requests-helpers.ts'
+import { publicApi } from './support/submissions.ts'
 
 async function requestCountOf(app: App, token: string, folderId: string): Promise<number> {
   const res = await call(app, 'GET', `/api/v1/folders/${folderId}`, { token })
@@ -160,6 +161,24 @@ describeEachEngine('file requests', (ctx) => {
       const got = await call(app, 'GET', `${REQUESTS}/${r.id}`, { token: a.token })
       assert.deepEqual(got.body, { data: { ...r, submissionCount: 0 } }, JSON.stringify(body))
     }
+  })
+
+  test('descriptions are stored with \\n for each line break, as sent by a form (\\r\\n) or an old file (\\r)', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const created = await call(c.app, 'POST', REQUESTS, {
+      token: a.token,
+      body: { title: 'Receipts', description: 'Line one\r\nLine two\rLine three\n' },
+    })
+    assert.equal(created.status, 201)
+    assert.equal(created.body.data.description, 'Line one\nLine two\nLine three\n')
+    const patched = await call(c.app, 'PATCH', `${REQUESTS}/${created.body.data.id}`, {
+      token: a.token,
+      body: { description: 'One\r\n\r\nTwo' },
+    })
+    assert.equal(patched.body.data.description, 'One\n\nTwo')
+    const page = await call(c.app, 'GET', publicApi(publicIdOf(created.body.data)))
+    assert.equal(page.body.data.description, 'One\n\nTwo')
   })
 
   test('PATCH folderId moves in, between and out of folders, keeping both counts exact', async () => {

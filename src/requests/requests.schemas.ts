@@ -28,7 +28,10 @@ export const Title = Type.String({
   description: 'Shown on the public request page. Leading and trailing spaces are removed.',
 })
 /** A request's description, in the API's bodies and the owner's forms. */
-export const Description = Type.String({ maxLength: 500, description: 'Shown on the public request page.' })
+export const Description = Type.String({
+  maxLength: 500,
+  description: 'Shown on the public request page. Line breaks are stored as \\n.',
+})
 const RequestFolderId = Nullable(
   FolderIdValue('An owned folder that receives the submitted files; null means root.'),
 )

@@ -7,6 +7,7 @@ import type { Page } from '../db/pagination.ts'
 import { AppError, conflict, invalid, notFound } from '../errors.ts'
 import type { Folder, FoldersRepository } from '../folders/folders.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
+import { withLfLineBreaks } from '../line-breaks.shared.ts'
 import type { ClosedBecause } from '../webhooks/event-types.ts'
 import type { EventLog } from '../webhooks/events.ts'
 import type {
@@ -194,7 +195,7 @@ export class RequestsService {
           folderId,
           publicId: newPublicId(),
           title,
-          description: input.description ?? null,
+          description: input.description === undefined ? null : withLfLineBreaks(input.description),
           collectEmail,
           emailRequired: collectEmail && (input.emailRequired ?? true),
           emailOwner: input.emailOwner ?? true,
@@ -228,7 +229,9 @@ export class RequestsService {
 
         const changes: RequestChanges = {}
         if (title !== undefined) changes.title = title
-        if (patch.description !== undefined) changes.description = patch.description
+        if (patch.description !== undefined) {
+          changes.description = patch.description === null ? null : withLfLineBreaks(patch.description)
+        }
         if (patch.isActive !== undefined) changes.is_active = patch.isActive
         if (patch.collectEmail !== undefined) changes.collect_email = patch.collectEmail
         if (patch.emailRequired !== undefined) changes.email_required = patch.emailRequired

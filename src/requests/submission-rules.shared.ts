@@ -1,7 +1,8 @@
 // The rules of what a submitter may send through a file request's public page, in one place for both sides:
 // the page checks them in the browser, so that a mistake shows next to its field before anything is sent, and
 // the server checks them again, whatever a client sends. Imported by server and browser code alike, so it
-// imports nothing.
+// imports only other shared rules.
+import { withLfLineBreaks } from '../line-breaks.shared.ts'
 
 /** Bounds of what a submitter types on the public page (the API contract leaves them open). */
 export const SUBMISSION_LIMITS = { name: 100, email: 254, message: 1000 } as const
@@ -56,7 +57,7 @@ function clean(
   max: number,
   allowLineBreaks = false,
 ): string | null | FieldProblem {
-  const trimmed = value?.trim() ?? ''
+  const trimmed = withLfLineBreaks(value ?? '').trim()
   if (trimmed.length === 0) return null
   if (trimmed.length > max) return { field, message: `The ${label} must be at most ${max} characters long.` }
   if (hasControl(trimmed, allowLineBreaks))

@@ -3538,7 +3538,7 @@ export interface operations {
                 "application/json": {
                     /** @description Shown on the public request page. Leading and trailing spaces are removed. */
                     title: string;
-                    /** @description Shown on the public request page. */
+                    /** @description Shown on the public request page. Line breaks are stored as \n. */
                     description?: string;
                     /**
                      * @description Defaults to true.
