@@ -61,12 +61,12 @@ module.exports = {
       to: { path: '^src/', pathNot: ['[.](client|shared)[.]ts$', '^src/sdk/(?!generate-types)'] },
     },
     {
-      name: 'shared-rules-import-nothing',
+      name: 'shared-rules-import-only-shared-rules',
       severity: 'error',
       comment:
-        'Rules both sides check (*.shared.ts: the server, and the browser before it sends anything) run in both places, so they import nothing.',
+        'Rules both sides check (*.shared.ts: the server, and the browser before it sends anything) run in both places, so they import nothing but each other.',
       from: { path: '[.]shared[.]ts$' },
-      to: { path: '.*' },
+      to: { path: '.*', pathNot: '[.]shared[.]ts$' },
     },
     {
       name: 'sdk-stands-alone',
