@@ -152,8 +152,8 @@ for (const engine of ENGINES) {
           { name: 'lake.png', mimeType: 'image/png', buffer: png },
           { name: 'big.bin', mimeType: 'application/octet-stream', buffer: big },
         ])
-        await page.locator('.file-item[data-state="done"]').nth(2).waitFor({ timeout: 60_000 })
-        await page.locator('tbody tr').nth(2).waitFor()
+        // Each file's row joins the table once stored (an upload's own row leaves its list a few seconds later).
+        await page.locator('tbody tr').nth(2).waitFor({ timeout: 60_000 })
         assert.deepEqual((await rowNames(page)).sort(), ['big.bin', 'lake.png', 'notes.txt'])
         await page.locator('tbody img.thumb').waitFor()
 
@@ -168,11 +168,10 @@ for (const engine of ENGINES) {
           { name: 'dropped.txt', type: 'text/plain', bytes: [...Buffer.from('dropped bytes')] },
         ])
         assert.equal(await page.locator('[data-drop-overlay]').isVisible(), false)
-        await page
-          .locator('.file-item', { hasText: 'dropped.txt' })
-          .locator('xpath=self::*[@data-state="done"]')
-          .waitFor({ timeout: 30_000 })
-        await page.locator('tbody tr', { hasText: 'dropped.txt' }).waitFor()
+        await page.locator('tbody tr', { hasText: 'dropped.txt' }).waitFor({ timeout: 30_000 })
+        // Uploaded files leave the list of uploads by themselves: their rows in the table say the rest.
+        await page.locator('.file-item').first().waitFor({ state: 'detached', timeout: 15_000 })
+        assert.equal(await page.locator('.file-item').count(), 0)
 
         // Byte for byte at the API, and the big one went in parts.
         const files = (await api(o.token, 'GET', '/files')).body.data as { id: string; name: string }[]
@@ -218,7 +217,16 @@ for (const engine of ENGINES) {
         await page.locator('.file-item[data-state="refused"]').waitFor()
         assert.match(await page.locator('.file-item').innerText(), /larger than 16\.8 MB/)
         assert.equal(requests.filter((url) => url.endsWith('/uploads')).length, 0, 'nothing was prepared')
+        // A refusal stays until it is dismissed, or cleared with the others that ended.
+        await page.setInputFiles('#upload-input', [
+          { name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) },
+        ])
+        assert.equal(await page.locator('.file-item[data-state="refused"]').count(), 2)
         await page.getByRole('button', { name: 'Dismiss too-big.bin' }).click()
+        assert.equal(await page.locator('.file-item').count(), 1)
+        await page.getByRole('button', { name: 'Clear finished' }).click()
+        assert.equal(await page.locator('.file-item').count(), 0)
+        assert.equal(await page.getByRole('button', { name: 'Clear finished' }).isVisible(), false)
 
         await throttleUploads(page, 256 * 1024)
         await page.setInputFiles('#upload-input', [
@@ -249,7 +257,7 @@ for (const engine of ENGINES) {
         assert.equal(await uploadState(page, 'slow.bin'), 'cancelled')
         await throttleUploads(page, -1)
         await page.getByRole('button', { name: 'Retry the upload of slow.bin', exact: true }).click()
-        await page.locator('.file-item[data-state="done"]').waitFor({ timeout: 30_000 })
+        await page.locator('tbody tr', { hasText: 'slow.bin' }).waitFor({ timeout: 30_000 })
         const files = (await api(o.token, 'GET', '/files')).body.data as { id: string; name: string }[]
         assert.deepEqual(
           files.map((f) => f.name),
@@ -301,7 +309,11 @@ for (const engine of ENGINES) {
         assert.match(await page.locator('.inline-notice').innerText(), /Folder created/)
         await looks(page, `files-${engine}-folder-empty`)
         await page.getByRole('link', { name: 'All files' }).first().click()
+        // The actions on a selection show once there is one.
+        const moveTo = page.getByLabel('Move the selected files to')
+        assert.equal(await moveTo.isVisible(), false, 'no bar of actions before a file is selected')
         await page.getByRole('checkbox', { name: 'Select Budget 2026.xlsx' }).check()
+        assert.equal(await moveTo.isVisible(), true)
         await page.getByRole('checkbox', { name: 'Select budget-draft.txt' }).check()
         assert.equal(await page.locator('[data-selected-count]').innerText(), '2 files selected')
         await page.getByLabel('Move the selected files to').selectOption({ label: 'Finance' })
@@ -311,7 +323,12 @@ for (const engine of ENGINES) {
         await page.goto(folderUrl)
         assert.deepEqual((await rowNames(page)).sort(), ['Budget 2026.xlsx', 'budget-draft.txt'])
         assert.match(await page.locator('.folder-nav [aria-current="page"]').innerText(), /Finance\s*2/)
+        // In a folder, Move offers every other place, not the folder itself; the folder's own zip is named apart.
+        assert.deepEqual(await page.locator('#bulk-folder option').allInnerTexts(), ['All files (no folder)'])
+        assert.equal(await page.getByRole('link', { name: 'Download folder (zip)' }).count(), 1)
+        await page.getByRole('checkbox', { name: 'Select budget-draft.txt' }).check()
         await looks(page, `files-${engine}-folder`)
+        await page.getByRole('checkbox', { name: 'Select budget-draft.txt' }).uncheck()
 
         // A file's page: rename, move back, and delete after a confirmation.
         await page.getByRole('link', { name: 'budget-draft.txt' }).click()

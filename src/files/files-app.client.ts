@@ -5,7 +5,8 @@
 //   checked against the server's size limit before anything is sent; the uploads are prepared through the
 //   session's own endpoint (POST /uploads, with the CSRF token, never an API key), and each file's bytes go to
 //   the blob API with the SDK's transfer (in parts above 5 MiB, a failed part retried by the library),
-//   three at a time, each with its progress, speed, Cancel and Retry. Once stored, the uploads are followed
+//   three at a time, each with its progress, speed, Cancel and Retry; a file uploaded leaves the list a few
+//   seconds later, and Clear finished empties it of all that is not under way. Once stored, the uploads are followed
 //   through POST /uploads/status; a file that is complete is added to the list as the server renders its row
 //   (GET /files/rows), so names stay text and rows look alike, without a reload.
 import { formatSize } from '../format-size.shared.ts'
@@ -17,11 +18,14 @@ import {
   type UploadRow,
   uploadRow,
 } from '../uploads/upload-items.client.ts'
+import { showLocalTimes } from '../web/local-times.client.ts'
 
 /** Files sent at once; the others wait their turn. */
 const CONCURRENT_UPLOADS = 3
 /** How often the status of stored uploads is asked for while the server processes them. */
 const STATUS_INTERVAL_MS = 400
+/** How long an uploaded file's row stays in the list: its row in the table of files says the rest. */
+const DONE_ROW_MS = 5000
 
 type State =
   | 'refused'
@@ -58,6 +62,8 @@ function setUpSelection(): void {
   const count = form.querySelector<HTMLElement>('[data-selected-count]')
   const initial = count?.textContent ?? ''
   const boxes = () => [...form.querySelectorAll<HTMLInputElement>('input[name="fileIds"]')]
+  // The bar of actions shows once a file is selected (styles.css): without this script it is always there.
+  form.classList.add('selection-ready')
   const update = () => {
     const chosen = boxes().filter((box) => box.checked).length
     if (count)
@@ -106,6 +112,7 @@ function setUpUploads(section: HTMLElement): void {
   const overlay = document.querySelector<HTMLElement>('[data-drop-overlay]')
   const rows = document.querySelector<HTMLElement>('[data-file-rows]')
   const tableWrap = document.querySelector<HTMLElement>('[data-table-wrap]')
+  const clear = section.querySelector<HTMLButtonElement>('[data-upload-clear]')
   const items: Item[] = []
   let statusTimer: number | undefined
   section.hidden = false
@@ -117,6 +124,20 @@ function setUpUploads(section: HTMLElement): void {
   // the browser asks first.
   window.addEventListener('beforeunload', (event) => {
     if (busy()) event.preventDefault()
+  })
+
+  /** Whether an item's upload has ended, one way or another: Clear finished removes its row. */
+  const ended = (item: Item) => ['done', 'refused', 'failed', 'cancelled'].includes(item.state)
+  const remove = (item: Item) => {
+    if (!items.includes(item)) return
+    items.splice(items.indexOf(item), 1)
+    item.element.remove()
+    if (clear) clear.hidden = !items.some(ended)
+  }
+  clear?.addEventListener('click', () => {
+    for (const item of items.filter(ended)) remove(item)
+    announce.textContent = 'Finished uploads cleared.'
+    input.focus()
   })
 
   input.addEventListener('change', () => {
@@ -191,8 +212,7 @@ function setUpUploads(section: HTMLElement): void {
         return
       case 'refused':
       case 'done':
-        items.splice(items.indexOf(item), 1)
-        item.element.remove()
+        remove(item)
         input.focus()
         return
     }
@@ -211,6 +231,15 @@ function setUpUploads(section: HTMLElement): void {
   function setState(item: Item, state: State, message: string): void {
     item.state = state
     showState(item, item.file, state, message, LABELS[state])
+    if (clear) clear.hidden = !items.some(ended)
+    // An uploaded file's row goes by itself, unless the reader is on it (its Dismiss has the focus).
+    if (state === 'done') {
+      const leave = () => {
+        if (item.element.contains(document.activeElement)) window.setTimeout(leave, DONE_ROW_MS)
+        else remove(item)
+      }
+      window.setTimeout(leave, DONE_ROW_MS)
+    }
   }
 
   /** A call of the session's upload endpoints, with the CSRF token; refusals come back as the envelope. */
@@ -359,6 +388,7 @@ function setUpUploads(section: HTMLElement): void {
       if (response.ok && rows) {
         const template = document.createElement('template')
         template.innerHTML = await response.text()
+        showLocalTimes(template.content)
         rows.prepend(template.content)
         if (tableWrap) tableWrap.hidden = false
         document.querySelector('.files-main .empty')?.remove()

@@ -9,7 +9,14 @@
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
 import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
-import { describeType, extensionLabel, formatCount, formatDate, formatSize } from '../web/format.ts'
+import {
+  describeType,
+  extensionLabel,
+  formatCount,
+  formatDate,
+  formatDateTime,
+  formatSize,
+} from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import type { StoredFile } from './files.repository.ts'
@@ -122,8 +129,9 @@ export function shareBadge(share: StoredFile['share']): string {
     : html`<span class="badge" title="${SHARE_STATE_TEXT[share.state].label}">${SHARE_STATE_TEXT[share.state].short}</span> !${counts}`
 }
 
+/** When a file was added, to the minute: files added the same day are told apart. */
 const dateTime = (ms: number) =>
-  html`<time datetime="${new Date(ms).toISOString()}" data-local="date">${formatDate(ms)}</time>`
+  html`<time datetime="${new Date(ms).toISOString()}" data-local>${formatDateTime(ms)}</time>`
 
 /** One file in a list: select box, thumbnail, name (a link to its page), size, date, folder, share. */
 export function fileRow(file: StoredFile): string {
@@ -184,7 +192,7 @@ function listHeading(data: FilesPageData): string {
     : ''
   const folderActions = folder
     ? html`<div class="folder-actions">
-<a class="button small" href="${FILE_PATHS.folderZip(folder.id)}">!${ICONS.download}Download as zip</a>
+<a class="button small" href="${FILE_PATHS.folderZip(folder.id)}">!${ICONS.download}Download folder (zip)</a>
 <a class="button small" href="${FILE_PATHS.renameFolder(folder.id)}">Rename</a>
 <a class="button small danger" href="${FILE_PATHS.deleteFolder(folder.id)}">Delete folder</a>
 </div>`
@@ -223,6 +231,7 @@ function uploader(data: FilesPageData): string {
 <label class="button primary" for="upload-input">!${ICONS.upload}Upload files</label>
 <input id="upload-input" class="sr-only" type="file" multiple>
 <p class="muted upload-hint">or drop files anywhere on this page. They go to <strong>${where}</strong>; up to ${formatSize(settings.maxFileSize)} each.</p>
+<button class="button small upload-clear" type="button" data-upload-clear hidden>Clear finished</button>
 </div>
 <ul class="file-list" data-upload-list aria-label="Files being uploaded"></ul>
 <p class="sr-only" role="status" aria-live="polite" data-upload-announce></p>
@@ -231,7 +240,10 @@ function uploader(data: FilesPageData): string {
 <div class="drop-overlay" data-drop-overlay hidden><p>!${ICONS.upload}Drop to upload to ${where}</p></div>`
 }
 
-/** The bar of actions on the files selected: move, download as one zip, delete. */
+/**
+ * The bar of actions on the files selected: move (to any other folder than the one shown), download as one zip,
+ * delete. With scripts it shows only while files are selected (files-app.client.ts).
+ */
 function bulkBar(data: FilesPageData): string {
   return html`<div class="bulk-bar" data-bulk-bar>
 <p class="bulk-count" data-selected-count aria-live="polite">Select files to move, download or delete several at once.</p>
@@ -239,7 +251,7 @@ function bulkBar(data: FilesPageData): string {
 <label class="sr-only" for="bulk-folder">Move the selected files to</label>
 <select id="bulk-folder" name="folderId">
 <option value="">All files (no folder)</option>
-!${data.folders.map((folder) => html`<option value="${folder.id}"!${folder.id === data.folder?.id ? ' selected' : ''}>${folder.name}</option>`)}
+!${data.folders.filter((folder) => folder.id !== data.folder?.id).map((folder) => html`<option value="${folder.id}">${folder.name}</option>`)}
 </select>
 <button class="button small" type="submit" name="action" value="move">Move</button>
 <button class="button small" type="submit" name="action" value="zip" formaction="${FILE_PATHS.zip}">!${ICONS.download}Download as zip</button>
@@ -362,7 +374,7 @@ export function filePage(data: FilePageData): Page {
   const details = html`<dl class="details">
 <div><dt>Type</dt><dd title="${file.contentType}">${describeType(file.contentType)}</dd></div>
 <div><dt>Size</dt><dd>${formatSize(file.size)}!${file.size >= 1000 ? html` <span class="muted">(${formatCount(file.size)} bytes)</span>` : ''}</dd></div>
-<div><dt>Added</dt><dd><time datetime="${created}" data-local>${formatDate(file.createdAt)}</time></dd></div>
+<div><dt>Added</dt><dd><time datetime="${created}" data-local>${formatDateTime(file.createdAt)}</time></dd></div>
 <div><dt>Folder</dt><dd>!${file.folder ? html`<a href="${FILE_PATHS.folder(file.folder.id)}">${file.folder.name}</a>` : 'None (All files)'}</dd></div>
 !${file.sha256 ? html`<div><dt>SHA-256</dt><dd><code class="hash">${file.sha256}</code></dd></div>` : ''}
 </dl>`

@@ -15,6 +15,15 @@ export function formatDate(ms: number): string {
   return `${MONTHS[date.getUTCMonth()]} ${date.getUTCDate()}, ${date.getUTCFullYear()}`
 }
 
+/** A date and time in UTC, "Nov 24, 2026, 09:05 UTC": what a page without scripts shows (page.client.ts shows
+ * it in the reader's zone). */
+export function formatDateTime(ms: number): string {
+  const date = new Date(ms)
+  const hh = String(date.getUTCHours()).padStart(2, '0')
+  const mm = String(date.getUTCMinutes()).padStart(2, '0')
+  return `${formatDate(ms)}, ${hh}:${mm} UTC`
+}
+
 const COUNT_FORMAT = new Intl.NumberFormat('en')
 
 /** A count with its thousands grouped: "7", "12,345". */

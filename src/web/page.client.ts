@@ -4,13 +4,14 @@
 //   (a live region; `data-copy-done` gives the words), then is shown: without this module there is nothing
 //   for it to do.
 // - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC
-//   (`data-local="date"`: the day only).
+//   (`data-local="date"`: the day only; local-times.client.ts).
 // - `[data-reveal]` buttons swap in the content of the `<template>` they name (a PDF viewer, say), so a page
 //   loads it only when asked.
 // - `<details data-menu>` (the account menu) closes on Escape, giving the focus back to its summary, and on a
 //   click elsewhere.
 // - A form shown again with problems: the focus goes to the first field at fault (or the form's error), so a
 //   keyboard or screen reader user lands where there is something to fix.
+import { showLocalTimes } from './local-times.client.ts'
 
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
   const status = document.querySelector<HTMLElement>('[data-copy-status]')
@@ -25,15 +26,7 @@ for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-c
   })
 }
 
-for (const time of document.querySelectorAll<HTMLTimeElement>('time[data-local]')) {
-  const date = new Date(time.dateTime)
-  if (!Number.isNaN(date.getTime())) {
-    time.textContent =
-      time.dataset.local === 'date'
-        ? date.toLocaleDateString(undefined, { dateStyle: 'medium' })
-        : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
-  }
-}
+showLocalTimes()
 
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-reveal]')) {
   const template = document.getElementById(button.dataset.reveal ?? '')
