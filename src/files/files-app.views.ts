@@ -9,14 +9,7 @@
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
 import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
-import {
-  describeType,
-  extensionLabel,
-  formatCount,
-  formatDate,
-  formatDateTime,
-  formatSize,
-} from '../web/format.ts'
+import { describeType, extensionLabel, formatCount, formatDateTime, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import type { StoredFile } from './files.repository.ts'
