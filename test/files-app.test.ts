@@ -390,7 +390,9 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     )
     assert.equal(saved.statusCode, 303, saved.body)
     const after = (await api(ctx().app, o, 'GET', `/shares/${share.id}`)).body.data
+    // No zone known (a browser without scripts): the day is UTC's, and the page says so.
     assert.equal(after.expiresAt, new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString())
+    assert.match(textOf((await o.web.get(`/files/${file.id}`)).body), /end of this day, UTC\./)
     assert.equal(after.hasPassword, true)
     assert.equal(after.maxDownloads, 5)
     const page2 = await o.web.get(`/files/${file.id}`)
@@ -413,6 +415,53 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     }
     const unchanged = (await api(ctx().app, o, 'GET', `/shares/${share.id}`)).body.data
     assert.equal(unchanged.maxDownloads, 5, 'a refused form changes nothing')
+    // Every problem at once: the day that has ended is said with the others, not on the next try.
+    const all = await o.web.post(
+      `/shares/${share.id}/settings`,
+      { expires: '2020-01-01', password: 'abc', maxDownloads: '0' },
+      `/files/${file.id}`,
+    )
+    assert.equal(all.statusCode, 400)
+    for (const field of ['expires', 'password', 'maxDownloads']) {
+      assert.match(all.body, new RegExp(`id="field-${field}"[^>]*aria-invalid="true"`), field)
+    }
+    assert.match(textOf(all.body), /Choose today or a later day\./)
+
+    // In the reader's zone (the browser's, kept in a cookie by the page's script): "works until" a day means
+    // until that day ends there, and the page shows the day chosen, in that zone, on the form and in the panel.
+    o.web.cookies.set('coffer_tz', encodeURIComponent('America/Los_Angeles'))
+    const zoned = await o.web.get(`/files/${file.id}`)
+    assert.match(zoned.body, /<input type="hidden" name="timeZone" value="America\/Los_Angeles">/)
+    assert.match(textOf(zoned.body), /end of this day, America\/Los_Angeles time\./)
+    const inLosAngeles = await o.web.post(
+      `/shares/${share.id}/settings`,
+      { expires: day, timeZone: 'America/Los_Angeles', maxDownloads: '5' },
+      `/files/${file.id}`,
+    )
+    assert.equal(inLosAngeles.statusCode, 303, inLosAngeles.body)
+    const until = Date.parse((await api(ctx().app, o, 'GET', `/shares/${share.id}`)).body.data.expiresAt)
+    // Swedish writes a date and time as ISO does: "2026-12-05 23:59:00".
+    const inLa = (ms: number) => new Date(ms).toLocaleString('sv-SE', { timeZone: 'America/Los_Angeles' })
+    assert.equal(inLa(until - 60_000), `${day} 23:59:00`, 'the last minute of the day in Los Angeles works')
+    assert.match(inLa(until), / 00:00:00$/, 'the next day there does not')
+    const shown = await o.web.get(`/files/${file.id}`)
+    assert.match(shown.body, new RegExp(`id="field-expires" name="expires" type="date" value="${day}"`))
+    const dayWords = new Date(`${day}T12:00:00Z`).toLocaleDateString('en-US', {
+      timeZone: 'UTC',
+      month: 'short',
+      day: 'numeric',
+      year: 'numeric',
+    })
+    assert.match(textOf(shown.body), new RegExp(`Works until ${dayWords}`))
+    // Read in Tokyo, 17 hours ahead, the same instant ends the next day there.
+    o.web.cookies.set('coffer_tz', encodeURIComponent('Asia/Tokyo'))
+    const tokyo = await o.web.get(`/files/${file.id}`)
+    const nextDay = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)
+    assert.match(tokyo.body, new RegExp(`id="field-expires" name="expires" type="date" value="${nextDay}"`))
+    // A zone this server does not know is UTC.
+    o.web.cookies.set('coffer_tz', 'Nowhere%2FAtAll')
+    assert.match(textOf((await o.web.get(`/files/${file.id}`)).body), /end of this day, UTC\./)
+    o.web.cookies.delete('coffer_tz')
 
     const cleared = await o.web.post(
       `/shares/${share.id}/settings`,

@@ -12,6 +12,7 @@ import { invalid } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { sharePanel } from '../shares/shares-app.views.ts'
 import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
+import { readerTimeZone } from '../web/chosen-days.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../web/notices.ts'
@@ -236,6 +237,7 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
           csrfToken: token,
           share: share && { ...share, publicUrl: urls.sharePage(share.publicId) },
           days: daily?.days,
+          timeZone: readerTimeZone(request),
         }),
         ...extra,
       }),

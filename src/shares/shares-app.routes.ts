@@ -10,12 +10,13 @@ import { html } from 'ghtml'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import type { Routes } from '../routes.ts'
+import { dayHasEnded, endOfDay, knownTimeZone, readerTimeZone, TimeZoneField } from '../web/chosen-days.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { withNotice } from '../web/notices.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
 import type { ShareChanges } from './shares.service.ts'
-import { expiryDay, SHARE_PATHS, sharePanel } from './shares-app.views.ts'
+import { SHARE_PATHS, sharePanel } from './shares-app.views.ts'
 
 const SettingsForm = Type.Object(
   {
@@ -40,17 +41,36 @@ const SettingsForm = Type.Object(
         errorMessage: 'Give a whole number of downloads, 1 or more, or leave it empty for no limit.',
       }),
     ),
+    timeZone: TimeZoneField,
   },
   { additionalProperties: false },
 )
 const readSettings = formReader(SettingsForm)
 
-const DAY_MS = 24 * 60 * 60 * 1000
+/** What the expiry field says when its day has already ended. */
+const PAST_DAY = 'Choose today or a later day.'
 
-/** The changes a settings form asks for: the expiry at the end of its UTC day; an empty password keeps it. */
+/**
+ * The form's values checked all at once: the problems of its fields' types and bounds, and with them an expiry
+ * day that has ended (which the service would refuse only once the rest was right).
+ */
+function readSettingsForm(body: unknown) {
+  const form = readSettings(body)
+  const expires = form.values.expires
+  const zone = knownTimeZone(form.values.timeZone)
+  const pastDay = expires && /^\d{4}-\d{2}-\d{2}$/.test(expires) && dayHasEnded(expires, zone)
+  if (!pastDay) return form
+  return {
+    ok: false as const,
+    values: form.values,
+    errors: { ...(form.ok ? {} : form.errors), expires: PAST_DAY },
+  }
+}
+
+/** The changes a settings form asks for: the expiry at the end of its day where it was chosen; an empty password keeps it. */
 function changesOf(form: Static<typeof SettingsForm>): ShareChanges {
   const changes: ShareChanges = {
-    expiresAt: form.expires ? Date.parse(`${form.expires}T00:00:00Z`) + DAY_MS : null,
+    expiresAt: form.expires ? endOfDay(form.expires, knownTimeZone(form.timeZone)) : null,
     maxDownloads: form.maxDownloads ?? null,
   }
   if (form.removePassword) changes.password = null
@@ -64,7 +84,7 @@ const FIELD_OF: Record<string, string> = {
   maxDownloads: 'maxDownloads',
   password: 'password',
 }
-const PAGE_MESSAGE: Record<string, string> = { expiresAt: 'Choose today or a later day.' }
+const PAGE_MESSAGE: Record<string, string> = { expiresAt: PAST_DAY }
 
 const FileParams = Type.Object({ fileId: Type.String({ minLength: 1, maxLength: 100 }) })
 const ShareParams = Type.Object({ shareId: Type.String({ minLength: 1, maxLength: 100 }) })
@@ -91,9 +111,8 @@ export const sharesAppRoutes: Routes = async (app, { services, urls, web, webSes
       fileId: share.fileId,
       csrfToken: csrfToken(request, reply),
       share: { ...share, publicUrl: urls.sharePage(share.publicId) },
-      form: form ?? {
-        values: { expires: expiryDay(share.expiresAt), maxDownloads: share.maxDownloads?.toString() ?? '' },
-      },
+      timeZone: readerTimeZone(request),
+      ...(form ? { form } : {}),
     })
     const main = html`<div class="narrow stack">
 <p><a href="/files/${share.fileId}">← Back to ${share.file.name}</a></p>
@@ -128,7 +147,7 @@ export const sharesAppRoutes: Routes = async (app, { services, urls, web, webSes
     { ...posted, schema: { hide: true, params: ShareParams } },
     async (request, reply) => {
       const { shareId } = request.params
-      const form = readSettings(request.body)
+      const form = readSettingsForm(request.body)
       if (!form.ok)
         return settingsPage(request, reply, shareId, 400, {
           ...form,

@@ -4,7 +4,8 @@
 // on again. The routes are shares-app.routes.ts. Nothing here shows a password: only whether there is one.
 import { html } from 'ghtml'
 import { type DailyCounts, dailyChart } from '../web/chart.ts'
-import { formatCount, formatDate } from '../web/format.ts'
+import { dayEndingAt, timeZoneInput, untilDay, zoneWords } from '../web/chosen-days.ts'
+import { formatCount } from '../web/format.ts'
 import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
 import type { ShareState } from './share-state.ts'
@@ -45,11 +46,6 @@ export const SHARE_STATE_TEXT: Record<
   },
 }
 
-/** The date an expiry is shown as in the form: the UTC day it ends on. */
-export function expiryDay(expiresAt: number | null): string {
-  return expiresAt === null ? '' : new Date(expiresAt - 1).toISOString().slice(0, 10)
-}
-
 export interface SharePanelData {
   fileId: string
   csrfToken: string
@@ -58,14 +54,21 @@ export interface SharePanelData {
   days?: readonly DailyCounts[]
   /** The settings form shown again with its problems. */
   form?: FormState
+  /** The reader's time zone, the one the expiry's day is shown and chosen in (web/chosen-days.ts). */
+  timeZone: string
 }
 
 const LINK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`
 
-function settingsForm(share: Share, csrfToken: string, state: FormState | undefined): string {
+function settingsForm(
+  share: Share,
+  csrfToken: string,
+  state: FormState | undefined,
+  timeZone: string,
+): string {
   const form: FormState = state ?? {
     values: {
-      expires: expiryDay(share.expiresAt),
+      expires: share.expiresAt === null ? '' : dayEndingAt(share.expiresAt, timeZone),
       maxDownloads: share.maxDownloads === null ? '' : String(share.maxDownloads),
     },
   }
@@ -73,8 +76,9 @@ function settingsForm(share: Share, csrfToken: string, state: FormState | undefi
 <summary>Expiry, password and download limit</summary>
 <form method="post" action="${SHARE_PATHS.settings(share.id)}" novalidate>
 !${csrfInput(csrfToken)}
+!${timeZoneInput(timeZone)}
 !${formError(form)}
-!${field(form, { name: 'expires', label: 'Works until', type: 'date', required: false, hint: 'The link stops working at the end of this day (UTC). Leave empty for a link that never expires.' })}
+!${field(form, { name: 'expires', label: 'Works until', type: 'date', required: false, hint: `The link stops working at the end of this day, ${zoneWords(timeZone)}. Leave empty for a link that never expires.` })}
 !${field(form, { name: 'password', label: share.hasPassword ? 'New password' : 'Password', type: 'password', autocomplete: 'new-password', required: false, maxLength: PASSWORD_LENGTH.max, hint: share.hasPassword ? 'The link asks for a password. Type a new one to change it, or leave this empty to keep it.' : `People must type it before they see anything of the file. ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters.` })}
 !${share.hasPassword ? checkbox(form, { name: 'removePassword', label: 'Remove the password', hint: 'Anyone with the link can open it again.' }) : ''}
 !${field(form, { name: 'maxDownloads', label: 'Maximum downloads', type: 'number', required: false, min: 1, max: MAX_DOWNLOADS_LIMIT, step: 1, inputMode: 'numeric', hint: `Downloads allowed in all; ${formatCount(share.downloadCount)} so far. Leave empty for no limit.` })}
@@ -99,7 +103,7 @@ export function sharePanel(data: SharePanelData): string {
   const limits = [
     share.expiresAt === null
       ? 'Never expires'
-      : html`${share.isActive ? 'Expires' : 'Expired'} <time datetime="${new Date(share.expiresAt).toISOString()}" data-local>${formatDate(share.expiresAt)}</time>`,
+      : html`${share.state === 'expired' ? 'Worked until' : 'Works until'} !${untilDay(share.expiresAt, data.timeZone)}`,
     share.hasPassword ? 'Asks for a password' : 'No password',
     share.maxDownloads === null
       ? 'No download limit'
@@ -120,7 +124,7 @@ export function sharePanel(data: SharePanelData): string {
 <div><dt>Downloads</dt><dd>${formatCount(share.downloadCount)}</dd></div>
 </dl>
 <ul class="meta" aria-label="Settings of the link">!${limits.map((item) => html`<li>!${item}</li>`)}</ul>
-!${settingsForm(share, csrfToken, data.form)}
+!${settingsForm(share, csrfToken, data.form, data.timeZone)}
 <div class="actions">!${toggle}</div>
 !${data.days ? html`<h3 class="chart-title">Last ${data.days.length} days</h3>!${dailyChart({ days: data.days, label: 'this link' })}` : ''}
 </div></section>`

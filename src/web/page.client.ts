@@ -5,6 +5,7 @@
 //   for it to do.
 // - `<time datetime="…" data-local>` is shown in the reader's own time zone and language instead of UTC
 //   (`data-local="date"`: the day only; local-times.client.ts).
+// - The browser's time zone is kept in a cookie, for the days pages show and forms read (chosen-days.ts).
 // - `[data-reveal]` buttons swap in the content of the `<template>` they name (a PDF viewer, say), so a page
 //   loads it only when asked.
 // - `<details data-menu>` (the account menu) closes on Escape, giving the focus back to its summary, and on a
@@ -12,6 +13,14 @@
 // - A form shown again with problems: the focus goes to the first field at fault (or the form's error), so a
 //   keyboard or screen reader user lands where there is something to fix.
 import { showLocalTimes } from './local-times.client.ts'
+
+// The browser's time zone, for the days the server shows and reads on forms (chosen-days.ts): a cookie, set when
+// it is missing or the zone changed (a laptop that travelled).
+const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
+if (timeZone && !document.cookie.split('; ').includes(`coffer_tz=${encodeURIComponent(timeZone)}`)) {
+  const secure = location.protocol === 'https:' ? '; Secure' : ''
+  document.cookie = `coffer_tz=${encodeURIComponent(timeZone)}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`
+}
 
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
   const status = document.querySelector<HTMLElement>('[data-copy-status]')
