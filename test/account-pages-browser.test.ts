@@ -155,10 +155,36 @@ for (const engine of ENGINES) {
 
         // A key that expires: a date in the past is refused next to its field.
         await page.getByLabel('Name', { exact: true }).fill('Old')
-        await page.getByLabel('Expires on').fill('2020-01-01')
+        await page.getByLabel('Works until').fill('2020-01-01')
         await page.getByRole('button', { name: 'Create key' }).click()
-        assert.match(await page.locator('#field-expires-error').innerText(), /future/)
+        assert.match(await page.locator('#field-expires-error').innerText(), /Choose today or a later day/)
         await context.close()
+
+        // In Tokyo, a key that works until a day works to the end of that day there, and the list says that day.
+        const tokyo = await newContext(browser, 'desktop', 'light', 'Asia/Tokyo')
+        const there = await tokyo.newPage()
+        await signIn(there, ctx.base, email, PASSWORD, '/account/keys')
+        await there.waitForURL(/\/account\/keys$/)
+        // The page's script keeps the zone in a cookie; the form drawn after it is Tokyo's.
+        await there.reload()
+        assert.match(
+          await there.locator('#field-expires-hint').innerText(),
+          /end of this day, Asia\/Tokyo time/,
+        )
+        await there.getByLabel('Name', { exact: true }).fill('Until New Year')
+        await there.getByRole('checkbox', { name: /files:read/ }).check()
+        await there.getByLabel('Works until').fill('2999-01-01')
+        await there.getByRole('button', { name: 'Create key' }).click()
+        await there.locator('#new-key-secret').waitFor()
+        const made = (
+          await ctx.app.services.apiKeys.list((await ctx.app.services.accounts.getByEmail(email)).id)
+        ).find((key) => key.name === 'Until New Year')
+        assert.equal(made?.expiresAt, Date.parse('2999-01-01T15:00:00Z'))
+        assert.match(
+          await there.locator('li.item', { hasText: 'Until New Year' }).innerText(),
+          /Works until\s+Jan 1, 2999/,
+        )
+        await tokyo.close()
       })
 
       test('every settings page, under the app header, on a phone and a desktop, light and dark, passes axe', async () => {

@@ -239,14 +239,32 @@ describeEachEngine('account pages over HTTP', (ctx) => {
       /YYYY-MM-DD/,
     )
     assertRefused(await post({ name: 'k', scopes: 'files:read', expires: 'soon' }), 'expires', /YYYY-MM-DD/)
-    assertRefused(await post({ name: 'k', scopes: 'files:read', expires: '2020-01-01' }), 'expires', /future/)
+    assertRefused(
+      await post({ name: 'k', scopes: 'files:read', expires: '2020-01-01' }),
+      'expires',
+      /Choose today or a later day/,
+    )
+    // Every problem at once: an ended day is said with the others.
+    const both = await post({ name: 'x'.repeat(101), scopes: 'files:read', expires: '2020-01-01' })
+    assert.match(both.body, /id="field-name"[^>]*aria-invalid="true"/)
+    assert.match(both.body, /id="field-expires"[^>]*aria-invalid="true"/)
     assertRefused(await post({ name: 'x'.repeat(101), scopes: 'files:read' }), 'name', /at most 100/)
     assertRefused(await post({ name: '   ', scopes: 'files:read' }), 'name', /1 to 100 characters/)
     assertRefused(await post({ scopes: 'files:read' }), 'name', /Fill this in/)
     assert.deepEqual(await app.services.apiKeys.list(accountId), [], 'no key was made')
 
     // Made, then a redirect: a reload or Back sends nothing again. The secret follows it sealed, and is shown once.
-    const made = await post({ name: 'backup', scopes: ['files:read', 'files:write'], expires: '2999-01-01' })
+    // The day chosen works to its end, in the zone the form was drawn in (the browser's, kept in a cookie).
+    browser.cookies.set('coffer_tz', encodeURIComponent('Asia/Tokyo'))
+    const form = await browser.get('/account/keys')
+    assert.match(form.body, /<input type="hidden" name="timeZone" value="Asia\/Tokyo">/)
+    assert.match(form.body, /stops working at the end of this day, Asia\/Tokyo time\./)
+    const made = await post({
+      name: 'backup',
+      scopes: ['files:read', 'files:write'],
+      expires: '2999-01-01',
+      timeZone: 'Asia/Tokyo',
+    })
     assert.equal(made.statusCode, 303)
     assert.equal(made.headers.location, '/account/keys')
     const shown = await browser.get('/account/keys')
@@ -272,7 +290,12 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     assert.equal(await app.services.apiKeys.notes.open(accountId, `${sealed}x`), undefined)
     const [key] = await app.services.apiKeys.list(accountId)
     assert.deepEqual(key?.scopes, ['files:read', 'files:write'])
-    assert.equal(key?.expiresAt, Date.parse('2999-01-01T00:00:00Z'))
+    // Tokyo is 9 hours ahead of UTC: its Jan 2 starts at 15:00 UTC on Jan 1.
+    assert.equal(key?.expiresAt, Date.parse('2999-01-01T15:00:00Z'))
+    assert.match(
+      (await browser.get('/account/keys')).body,
+      /Works until<\/dt><dd><time datetime="2999-01-01T15:00:00.000Z" data-local="until" title="Asia\/Tokyo time">Jan 1, 2999<\/time>/,
+    )
   })
 
   test('the password form: each bad field is marked and the password stays', async () => {

@@ -146,7 +146,8 @@ for (const engine of ENGINES) {
       assert.equal(r.emailRequired, false)
       const limits = (await call(c.app, 'GET', `${REQUESTS}/${id}/limits`, { token })).body.data
       assert.deepEqual(limits, {
-        deadline: `${dayFromNow(14)}T23:59:59.999Z`,
+        // The end of the day chosen in the browser's zone (this machine's, UTC): the next day's first instant.
+        deadline: `${dayFromNow(15)}T00:00:00.000Z`,
         maxFiles: 5,
         maxFileSize: null,
         allowedTypes: ['.pdf', '.txt'],

@@ -62,6 +62,8 @@ const apiLimits = async (app: App, o: Owner, id: string) =>
 
 /** The UTC day `days` from today, as a date input gives it. */
 const dayFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10)
+const dayAfter = (day: string) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)
 
 /** The error shown beside a field, and whether the field is marked invalid. */
 function fieldError(body: string, name: string): string | undefined {
@@ -144,8 +146,9 @@ for (const engine of ENGINES) {
       assert.equal(r.collectEmail, true)
       assert.equal(r.emailRequired, false)
       assert.equal(r.isActive, true)
+      // The end of the day chosen, UTC where the reader's zone is not known: the next day's first instant.
       assert.deepEqual(await apiLimits(c.app, o, id), {
-        deadline: `${day}T23:59:59.999Z`,
+        deadline: `${dayAfter(day)}T00:00:00.000Z`,
         maxFiles: 12,
         maxFileSize: 2_500_000,
         allowedTypes: ['.pdf', 'image/*', '.docx'],
@@ -197,7 +200,7 @@ for (const engine of ENGINES) {
         [{ email: 'maybe' }, 'email', /Choose one of the options/],
         [{ deadline: '2026-02-30' }, 'deadline', /Enter a day/],
         [{ deadline: 'tomorrow' }, 'deadline', /Enter a day/],
-        [{ deadline: dayFromNow(-1) }, 'deadline', /has not ended yet/],
+        [{ deadline: dayFromNow(-1) }, 'deadline', /Choose today or a later day/],
         [{ maxFiles: '0' }, 'maxFiles', /whole number from 1 to 1,000,000/],
         [{ maxFiles: '2.5' }, 'maxFiles', /whole number/],
         [{ maxFiles: '1000001' }, 'maxFiles', /whole number from 1 to 1,000,000/],
@@ -243,7 +246,10 @@ for (const engine of ENGINES) {
       assert.match(edit.body, /value="Tax documents 2026"/)
       assert.match(edit.body, new RegExp(`name="deadline" type="date" value="${day}"`))
       assert.match(edit.body, /name="deadlineKept" value="[^"]+T14:30:00\.000Z"/)
-      assert.match(edit.body, /The current deadline, 14:30 UTC on its day, is kept/)
+      assert.match(
+        edit.body,
+        /The current deadline, \w+ \d+, \d{4}, 14:30, is kept while the day stays the same/,
+      )
       assert.match(edit.body, /name="maxFiles" type="number" value="3"/)
       assert.match(edit.body, /<option value="required" selected>/)
 
@@ -285,7 +291,7 @@ for (const engine of ENGINES) {
         `/requests/${id}/edit`,
       )
       assert.equal(moved.statusCode, 303)
-      assert.equal((await apiLimits(c.app, o, id)).deadline, `${later}T23:59:59.999Z`)
+      assert.equal((await apiLimits(c.app, o, id)).deadline, `${dayAfter(later)}T00:00:00.000Z`)
 
       // A refusal changes nothing, the limits included: one transaction.
       const refused = await o.web.post(
@@ -294,7 +300,7 @@ for (const engine of ENGINES) {
         `/requests/${id}/edit`,
       )
       assert.equal(refused.statusCode, 400)
-      assert.match(String(fieldError(refused.body, 'deadline')), /has not ended yet/)
+      assert.match(String(fieldError(refused.body, 'deadline')), /Choose today or a later day/)
       assert.match(refused.body, /value="Changed"/)
       assert.equal((await apiRequest(c.app, o, id)).title, 'Receipts')
       assert.equal((await apiLimits(c.app, o, id)).maxFiles, null)
@@ -306,6 +312,42 @@ for (const engine of ENGINES) {
       assert.equal(badType.statusCode, 400)
       assert.match(String(fieldError(badType.body, 'allowedTypes')), /“pdf” is neither/)
       assert.equal((await apiRequest(c.app, o, id)).title, 'Receipts')
+    })
+
+    test("a deadline's day ends in the owner's time zone, shown as that day on the list, the page and the form", async () => {
+      const o = await owner(c.app)
+      o.web.cookies.set('coffer_tz', encodeURIComponent('America/Los_Angeles'))
+      const form = await o.web.get('/requests/new')
+      assert.match(form.body, /<input type="hidden" name="timeZone" value="America\/Los_Angeles">/)
+      assert.match(textOf(form.body), /until the end of this day, America\/Los_Angeles time\./)
+      const day = dayFromNow(12)
+      const id = await createByForm(o, { deadline: day, timeZone: 'America/Los_Angeles' })
+      const deadline = Date.parse((await apiLimits(c.app, o, id)).deadline)
+      // Swedish writes a date and time as ISO does: "2026-12-05 23:59:00".
+      const inLa = (ms: number) => new Date(ms).toLocaleString('sv-SE', { timeZone: 'America/Los_Angeles' })
+      assert.equal(inLa(deadline - 60_000), `${day} 23:59:00`, 'its last minute there takes files')
+      assert.match(inLa(deadline), / 00:00:00$/)
+      const words = new Date(`${day}T12:00:00Z`).toLocaleDateString('en-US', {
+        timeZone: 'UTC',
+        month: 'short',
+        day: 'numeric',
+        year: 'numeric',
+      })
+      assert.match(textOf((await o.web.get('/requests')).body), new RegExp(`Until ${words}`))
+      assert.match(textOf((await o.web.get(`/requests/${id}`)).body), new RegExp(`Deadline ${words}`))
+      assert.match(
+        (await o.web.get(`/requests/${id}/edit`)).body,
+        new RegExp(`name="deadline" type="date" value="${day}"`),
+      )
+      // The public page, read from elsewhere, says when that is in its reader's zone (here UTC: no cookie).
+      const publicPage = await c.app.inject({
+        method: 'GET',
+        url: new URL((await apiRequest(c.app, o, id)).publicUrl).pathname,
+      })
+      assert.match(
+        publicPage.body,
+        new RegExp(`Open until <time datetime="${new Date(deadline).toISOString()}" data-local="until"`),
+      )
     })
 
     test('disable, enable, move: each a POST answered with the page and what was done', async () => {

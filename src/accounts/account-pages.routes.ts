@@ -16,6 +16,7 @@ import { AppError } from '../errors.ts'
 import { clientAddress } from '../http/client-address.ts'
 import { addressBucket } from '../http/rate-limit.ts'
 import type { Routes } from '../routes.ts'
+import { endOfDay, knownTimeZone, readerTimeZone, refuseEndedDay, TimeZoneField } from '../web/chosen-days.ts'
 import { type FormReading, formReader } from '../web/form-reader.ts'
 import { acceptForms, refusalOf } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
@@ -71,6 +72,7 @@ const readNewKey = formReader(
         errorMessage: 'Choose at least one scope from the list.',
       }),
       expires: Type.Optional(Type.String({ format: 'date', errorMessage: 'Give the date as YYYY-MM-DD.' })),
+      timeZone: TimeZoneField,
     },
     { additionalProperties: false },
   ),
@@ -350,13 +352,21 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
     const note = sealed === undefined ? undefined : await apiKeys.notes.open(accountId, sealed)
     const key = note && keys.find((each) => each.id === note.keyId)
     if (sealed === undefined) {
-      return web.send(reply, 200, keysPage({ nav: appNav(request, reply, 'account'), keys }))
+      return web.send(
+        reply,
+        200,
+        keysPage({ nav: appNav(request, reply, 'account'), keys, timeZone: readerTimeZone(request) }),
+      )
     }
     // Shown once: the note goes with this answer, which no cache keeps and no history restores.
     reply.clearCookie(newKeyCookie.name, newKeyCookie.options)
     reply.header('cache-control', 'no-store')
     const created = key && note ? { key, secret: note.secret } : undefined
-    return web.send(reply, 200, keysPage({ nav: appNav(request, reply, 'account'), keys, created }))
+    return web.send(
+      reply,
+      200,
+      keysPage({ nav: appNav(request, reply, 'account'), keys, created, timeZone: readerTimeZone(request) }),
+    )
   })
 
   app.post(ACCOUNT_PATHS.newKey, signedInPost, async (request, reply) => {
@@ -365,18 +375,27 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
       web.send(
         reply,
         status,
-        keysPage({ nav: appNav(request, reply, 'account'), keys: await apiKeys.list(accountId), ...extra }),
+        keysPage({
+          nav: appNav(request, reply, 'account'),
+          keys: await apiKeys.list(accountId),
+          timeZone: readerTimeZone(request),
+          ...extra,
+        }),
       )
-    const form = readNewKey(request.body)
+    const form = refuseEndedDay(
+      readNewKey(request.body),
+      'expires',
+      'Choose today or a later day, or leave it empty.',
+    )
     if (!form.ok) return show(400, { form })
-    const { name, scopes, expires } = form.value
+    const { name, scopes, expires, timeZone } = form.value
     try {
       const created = await apiKeys.create({
         accountId,
         name,
         scopes,
-        // The start of the day, in UTC, as the field's hint says.
-        expiresAt: expires === undefined ? null : Date.parse(`${expires}T00:00:00Z`),
+        // The end of the day where it was chosen, as the field's hint says.
+        expiresAt: expires === undefined ? null : endOfDay(expires, knownTimeZone(timeZone)),
       })
       // A redirect, so that a reload or Back makes no second key; the secret goes sealed, in a cookie that the
       // page reads once and clears.

@@ -5,6 +5,7 @@
 import { html } from 'ghtml'
 import { SCOPES, type Scope } from '../auth/scopes.ts'
 import type { ConnectedApp } from '../oauth/connected-apps.service.ts'
+import { timeZoneInput, untilWhen, zoneWords } from '../web/chosen-days.ts'
 import { formatDate } from '../web/format.ts'
 import { csrfInput, type FormState, field, formError, notice } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
@@ -185,7 +186,7 @@ function scopeList(scopes: readonly Scope[]): string {
   return html`<ul class="scope-tags">!${scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`
 }
 
-function keyRow(key: ApiKey, csrfToken: string, now: number): string {
+function keyRow(key: ApiKey, csrfToken: string, now: number, timeZone: string): string {
   const expired = key.expiresAt !== null && key.expiresAt <= now
   const state = key.revokedAt !== null ? 'Revoked' : expired ? 'Expired' : undefined
   return html`<li class="item${state ? ' is-inactive' : ''}">
@@ -196,7 +197,7 @@ function keyRow(key: ApiKey, csrfToken: string, now: number): string {
 <dl class="item-dates">
 <div><dt>Created</dt><dd>!${when(key.createdAt, '')}</dd></div>
 <div><dt>Last used</dt><dd>!${when(key.lastUsedAt, 'Never')}</dd></div>
-<div><dt>Expires</dt><dd>!${when(key.expiresAt, 'Never')}</dd></div>
+<div><dt>Works until</dt><dd>!${key.expiresAt === null ? html`<span class="muted">No end</span>` : untilWhen(key.expiresAt, timeZone)}</dd></div>
 </dl>
 </div>
 !${
@@ -235,6 +236,8 @@ export function keysPage(data: {
   created?: { key: ApiKey; secret: string }
   /** The new key's form, shown again with what was wrong. */
   form?: FormState
+  /** The reader's time zone, the one the key's day is shown and chosen in (web/chosen-days.ts). */
+  timeZone: string
 }): Page {
   const { nav, keys, created } = data
   const form = data.form ?? {}
@@ -251,7 +254,7 @@ export function keysPage(data: {
   const list =
     keys.length === 0
       ? html`<p class="muted">No API keys yet.</p>`
-      : html`<ul class="items" aria-label="Your API keys">!${keys.map((k) => keyRow(k, nav.csrfToken, now))}</ul>`
+      : html`<ul class="items" aria-label="Your API keys">!${keys.map((k) => keyRow(k, nav.csrfToken, now, data.timeZone))}</ul>`
   const body = html`!${shown}
 <p class="muted">Keys let scripts and tools use the API as you. Send one as <code>Authorization: Bearer &lt;key&gt;</code>.</p>
 <h2>Your keys</h2>
@@ -259,10 +262,11 @@ export function keysPage(data: {
 <h2 id="new-key-title">Create a key</h2>
 <form method="post" action="${ACCOUNT_PATHS.newKey}" novalidate aria-labelledby="new-key-title">
 !${csrfInput(nav.csrfToken)}
+!${timeZoneInput(data.timeZone)}
 !${formError(form)}
 !${field(form, { name: 'name', label: 'Name', hint: 'What the key is for, such as "backup script".', maxLength: 100 })}
 !${scopeCheckboxes(form)}
-!${field(form, { name: 'expires', label: 'Expires on', type: 'date', hint: 'The key stops working at the start of this day (UTC). Leave empty for a key that never expires.', required: false })}
+!${field(form, { name: 'expires', label: 'Works until', type: 'date', hint: `The key stops working at the end of this day, ${zoneWords(data.timeZone)}. Leave empty for a key that never expires.`, required: false })}
 <div class="actions"><button class="button primary" type="submit">Create key</button></div>
 </form>`
   return settingsPage(nav, 'keys', 'API keys', body)

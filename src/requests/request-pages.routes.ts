@@ -3,6 +3,7 @@
 // (public-requests.routes.ts). An unknown link is a 404 page; a request that no longer takes files (disabled,
 // past its deadline, or full: request-state.ts) a 410 page that says why and shows nothing else of it.
 import type { Routes } from '../routes.ts'
+import { readerTimeZone } from '../web/chosen-days.ts'
 import { closedText, requestPage } from './request-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */
@@ -23,6 +24,7 @@ export const requestPagesRoutes: Routes = async (app, { services, urls, web }) =
         serverPath: new URL(urls.origin).pathname.replace(/\/$/, ''),
         blobApiUrl: urls.blobApi,
         maxFileSize: publicRequests.largestFile(found.request),
+        timeZone: readerTimeZone(request),
       }
       return web.send(reply, 200, requestPage(found.request, settings))
     },

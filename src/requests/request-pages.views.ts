@@ -6,7 +6,7 @@
 import { html } from 'ghtml'
 import { formatSize } from '../format-size.shared.ts'
 import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
-import { formatDate } from '../web/format.ts'
+import { untilWhen } from '../web/chosen-days.ts'
 import type { Page } from '../web/layout.ts'
 import type { RequestState } from './request-state.ts'
 import type { PublicFileRequest } from './requests.repository.ts'
@@ -24,6 +24,8 @@ export interface RequestPageSettings {
   blobApiUrl: string
   /** The largest file accepted: the request's own limit within the server's. */
   maxFileSize: number
+  /** The reader's time zone, the deadline's (web/chosen-days.ts). */
+  timeZone: string
 }
 
 const UPLOAD_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 16V5m0 0-4.5 4.5M12 5l4.5 4.5M5 19h14" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`
@@ -40,10 +42,7 @@ function limitItems(request: PublicFileRequest, settings: RequestPageSettings): 
     items.push(html`<li>At most ${limits.maxFiles} file${limits.maxFiles === 1 ? '' : 's'} in all</li>`)
   }
   if (limits.deadlineAt !== null) {
-    const iso = new Date(limits.deadlineAt).toISOString()
-    items.push(
-      html`<li>Open until <time datetime="${iso}" data-local>${formatDate(limits.deadlineAt)}</time></li>`,
-    )
+    items.push(html`<li>Open until !${untilWhen(limits.deadlineAt, settings.timeZone)}</li>`)
   }
   return items
 }

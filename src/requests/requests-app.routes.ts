@@ -12,6 +12,14 @@ import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import { AppError } from '../errors.ts'
 import type { Routes } from '../routes.ts'
+import {
+  dayEndingAt,
+  endOfDay,
+  knownTimeZone,
+  readerTimeZone,
+  refuseEndedDay,
+  TimeZoneField,
+} from '../web/chosen-days.ts'
 import { formReader } from '../web/form-reader.ts'
 import { formatCount, formatSize } from '../web/format.ts'
 import { acceptForms, type FormState, type Refusal, refusalOf } from '../web/forms.ts'
@@ -25,7 +33,6 @@ import {
   requestDetailsPage,
   requestFormPage,
   requestsListPage,
-  utcDay,
 } from './requests-app.views.ts'
 import { ALLOWED_TYPES_LIMITS } from './submission-rules.shared.ts'
 
@@ -81,6 +88,7 @@ const RequestFormSchema = Type.Object(
     allowedTypes: Type.Optional(Type.String({ maxLength: 2000 })),
     // A checkbox: sent as "on" when checked, not at all otherwise. Shown only when the server sends email.
     emailOwner: Type.Optional(Type.Literal('on')),
+    timeZone: TimeZoneField,
   },
   { additionalProperties: false },
 )
@@ -97,18 +105,20 @@ const EMAIL_SETTINGS: Record<EmailChoice, { collectEmail: boolean; emailRequired
   off: { collectEmail: false, emailRequired: false },
 }
 
-/** The end of a UTC day given as "2027-03-31": the deadline a date on the form stands for. */
-const endOfUtcDay = (day: string) => Date.parse(`${day}T23:59:59.999Z`)
+/** What the deadline's field says when its day has already ended. */
+const PAST_DEADLINE = 'Choose today or a later day, or leave it empty.'
 
 /**
- * The deadline the form asks for: the end of the chosen day (UTC), or the exact deadline the form was opened
- * with while its day was left as it was (one set through the API at 14:30 stays at 14:30).
+ * The deadline the form asks for: the end of the chosen day in the zone the form was shown in, or the exact
+ * deadline the form was opened with while its day was left as it was (one set through the API at 14:30 stays
+ * at 14:30).
  */
 function deadlineOf(form: RequestForm): number | null {
   if (form.deadline === undefined) return null
+  const timeZone = knownTimeZone(form.timeZone)
   const kept = form.deadlineKept === undefined ? Number.NaN : Date.parse(form.deadlineKept)
-  if (!Number.isNaN(kept) && utcDay(kept) === form.deadline) return kept
-  return endOfUtcDay(form.deadline)
+  if (!Number.isNaN(kept) && dayEndingAt(kept, timeZone) === form.deadline) return kept
+  return endOfDay(form.deadline, timeZone)
 }
 
 /** The allowed types as typed: entries separated by commas or spaces. */
@@ -153,7 +163,7 @@ function problemOf(error: unknown, context: { allowedTypes?: string[]; serverMax
   // Rounded down, so that the number said is one the server takes.
   const megabytes = Math.floor(context.serverMaxFileSize / 100_000) / 10
   const messages: Record<string, string> = {
-    deadline: 'Choose a day that has not ended yet (days end at midnight UTC), or leave it empty.',
+    deadline: PAST_DEADLINE,
     maxFileSize: `Enter at most ${formatCount(megabytes)} MB (${formatSize(context.serverMaxFileSize)}), the largest file this server accepts.`,
     title: 'Use at least 3 characters, not counting spaces at either end.',
     folderId: 'This folder no longer exists. Choose another.',
@@ -188,6 +198,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       nav: appNav(request, reply, 'requests'),
       csrfToken: csrfToken(request, reply),
       notice: done === undefined ? undefined : NOTICES[done],
+      timeZone: readerTimeZone(request),
     }
   }
 
@@ -234,7 +245,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
   )
 
   app.post(REQUEST_PATHS.create, { ...posted, schema: { hide: true } }, async (request, reply) => {
-    const form = readRequestForm(request.body)
+    const form = refuseEndedDay(readRequestForm(request.body), 'deadline', PAST_DEADLINE)
     if (!form.ok) return newForm(request, reply, 400, form)
     const input = inputOf(form.value)
     if ('errors' in input) {
@@ -308,7 +319,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       status,
       requestFormPage({
         ...common(request, reply),
-        state: state ?? { values: formValuesOf(editing.request) },
+        state: state ?? { values: formValuesOf(editing.request, readerTimeZone(request)) },
         folders: editing.folders,
         request: editing.request,
         serverMaxFileSize,
@@ -326,7 +337,7 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
     '/requests/:id',
     { ...posted, schema: { hide: true, params: IdParams } },
     async (request, reply) => {
-      const form = readRequestForm(request.body)
+      const form = refuseEndedDay(readRequestForm(request.body), 'deadline', PAST_DEADLINE)
       if (!form.ok) return editForm(request, reply, 400, form)
       const input = inputOf(form.value)
       if ('errors' in input) {

@@ -4,6 +4,14 @@
 // `!${…}` only inserts fragments made here. The routes are requests-app.routes.ts.
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
+import {
+  dayEndingAt,
+  endsItsDay,
+  timeZoneInput,
+  untilWhen,
+  untilWords,
+  zoneWords,
+} from '../web/chosen-days.ts'
 import { describeType, formatCount, formatDate, formatSize } from '../web/format.ts'
 import {
   checkbox,
@@ -44,6 +52,8 @@ interface Common {
   csrfToken: string
   /** The sentence of a `done` code, after a change. */
   notice?: string
+  /** The reader's time zone: deadlines are shown, and their days chosen, in it (web/chosen-days.ts). */
+  timeZone: string
 }
 
 /** The public link of a request, as the API gives it (public-urls.ts). */
@@ -138,7 +148,7 @@ export interface ListView extends Common {
   now: number
 }
 
-function listItem(request: FileRequest, linkOf: LinkOf, now: number): string {
+function listItem(request: FileRequest, linkOf: LinkOf, now: number, timeZone: string): string {
   const s = status(request, now)
   const { deadlineAt, maxFiles } = request.limits
   const count = request.submissionCount
@@ -148,7 +158,7 @@ function listItem(request: FileRequest, linkOf: LinkOf, now: number): string {
 <ul class="meta req-meta">
 <li class="req-folder">!${FOLDER_ICON}!${folderName(request.folder)}</li>
 <li>Created !${when(request.createdAt)}</li>
-!${deadlineAt === null ? '' : html`<li>Until !${when(deadlineAt)}</li>`}
+!${deadlineAt === null ? '' : html`<li>Until !${untilWhen(deadlineAt, timeZone)}</li>`}
 !${maxFiles === null ? '' : html`<li>${plural(maxFiles, 'file')} at most</li>`}
 </ul>
 !${publicLink(linkOf(request), request.title)}
@@ -177,7 +187,7 @@ export function requestsListPage(view: ListView): Page {
 !${
     empty
       ? emptyState()
-      : html`<ul class="items req-list" aria-labelledby="page-title">!${view.requests.map((r) => listItem(r, view.linkOf, view.now))}</ul>
+      : html`<ul class="items req-list" aria-labelledby="page-title">!${view.requests.map((r) => listItem(r, view.linkOf, view.now, view.timeZone))}</ul>
 !${view.requests.length === 0 ? html`<p class="muted">No more file requests.</p>` : ''}
 !${view.nextCursor ? html`<div class="req-more"><a class="button" href="${REQUEST_PATHS.list}?cursor=${view.nextCursor}">More requests</a></div>` : ''}`
   }
@@ -201,21 +211,18 @@ export function emailChoiceOf(request: Pick<FileRequest, 'collectEmail' | 'email
   return request.emailRequired ? 'required' : 'optional'
 }
 
-/** The UTC day of a moment, as a date input holds it: "2027-03-31". */
-export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-
 /** A byte count in the form's megabytes (1 MB = 1,000,000 bytes), without trailing zeros. */
 export const inMegabytes = (bytes: number) => String(Number((bytes / 1_000_000).toFixed(6)))
 
-/** What the form shows of a request when it opens. */
-export function formValuesOf(request: FileRequest): Record<string, string> {
+/** What the form shows of a request when it opens, its deadline's day in the reader's `timeZone`. */
+export function formValuesOf(request: FileRequest, timeZone: string): Record<string, string> {
   const { deadlineAt, maxFiles, maxFileSize, allowedTypes } = request.limits
   return {
     title: request.title,
     description: request.description ?? '',
     folderId: request.folderId ?? '',
     email: emailChoiceOf(request),
-    deadline: deadlineAt === null ? '' : utcDay(deadlineAt),
+    deadline: deadlineAt === null ? '' : dayEndingAt(deadlineAt, timeZone),
     deadlineKept: deadlineAt === null ? '' : new Date(deadlineAt).toISOString(),
     maxFiles: maxFiles === null ? '' : String(maxFiles),
     maxFileSize: maxFileSize === null ? '' : inMegabytes(maxFileSize),
@@ -252,13 +259,11 @@ function folderHint(choices: FolderChoices, limit: number, what: string): string
 }
 
 /** The deadline's hint; when editing a deadline that is not at the end of its day, that time is kept. */
-function deadlineHint(state: FormState | undefined): string {
-  const base = 'Files are accepted until the end of this day, midnight UTC. Empty: no deadline.'
-  const kept = state?.values?.deadlineKept
-  if (!kept) return base
-  const at = new Date(kept)
-  if (Number.isNaN(at.getTime()) || at.toISOString().endsWith('T23:59:59.999Z')) return base
-  return `${base} The current deadline, ${at.toISOString().slice(11, 16)} UTC on its day, is kept while the day stays the same.`
+function deadlineHint(state: FormState | undefined, timeZone: string): string {
+  const base = `Files are accepted until the end of this day, ${zoneWords(timeZone)}. Empty: no deadline.`
+  const kept = Date.parse(state?.values?.deadlineKept ?? '')
+  if (Number.isNaN(kept) || endsItsDay(kept, timeZone)) return base
+  return `${base} The current deadline, ${untilWords(kept, timeZone)}, is kept while the day stays the same.`
 }
 
 export function requestFormPage(view: FormView): Page {
@@ -280,6 +285,7 @@ export function requestFormPage(view: FormView): Page {
   }</p>
 <form method="post" action="${action}" novalidate class="req-form">
 !${csrfInput(view.csrfToken)}
+!${timeZoneInput(view.timeZone)}
 !${formError(state)}
 !${state?.values?.deadlineKept ? html`<input type="hidden" name="deadlineKept" value="${state.values.deadlineKept}">` : ''}
 !${field(state, { name: 'title', label: 'Title', maxLength: 100, hint: 'Shown on the public page. 3 to 100 characters.' })}
@@ -291,7 +297,7 @@ export function requestFormPage(view: FormView): Page {
 <legend>Limits</legend>
 <p class="hint">All optional: leave a field empty for no limit of that kind.</p>
 <div class="req-limits-grid">
-!${field(state, { name: 'deadline', label: 'Deadline', type: 'date', required: false, hint: deadlineHint(state) })}
+!${field(state, { name: 'deadline', label: 'Deadline', type: 'date', required: false, hint: deadlineHint(state, view.timeZone) })}
 !${field(state, { name: 'maxFiles', label: 'Maximum files', type: 'number', required: false, min: 1, max: MAX_FILES_BOUND, step: 1, inputMode: 'numeric', hint: 'Files accepted in all, from everyone together.' })}
 !${field(state, { name: 'maxFileSize', label: 'Maximum file size (MB)', type: 'number', required: false, min: 0.001, step: 'any', hint: `The largest file accepted, in megabytes (1 MB = 1,000,000 bytes). This server takes files of up to ${formatSize(view.serverMaxFileSize)}.` })}
 !${field(state, { name: 'allowedTypes', label: 'Allowed types', required: false, maxLength: 2000, placeholder: '.pdf, .docx, image/*', hint: 'Extensions or media types, separated by commas: .pdf, .docx, image/*. Empty: any type.' })}
@@ -331,7 +337,7 @@ function stats(request: FileRequest, view: RequestView): string {
   return html`<dl class="req-stats">
 !${stat('Submissions', html`${formatCount(count)}`)}
 !${stat('Files accepted', maxFiles === null ? 'No limit' : html`${formatCount(count)} of ${formatCount(maxFiles)}`)}
-!${stat('Deadline', deadlineAt === null ? 'None' : when(deadlineAt), deadlineAt !== null && deadlineAt <= view.now ? 'passed' : '')}
+!${stat('Deadline', deadlineAt === null ? 'None' : untilWhen(deadlineAt, view.timeZone), deadlineAt !== null && deadlineAt <= view.now ? 'passed' : '')}
 !${stat('Largest file', request.limits.maxFileSize === null ? html`${formatSize(view.serverMaxFileSize)}` : html`${formatSize(request.limits.maxFileSize)}`, request.limits.maxFileSize === null ? 'server limit' : '')}
 </dl>`
 }

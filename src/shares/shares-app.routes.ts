@@ -10,7 +10,7 @@ import { html } from 'ghtml'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import type { Routes } from '../routes.ts'
-import { dayHasEnded, endOfDay, knownTimeZone, readerTimeZone, TimeZoneField } from '../web/chosen-days.ts'
+import { endOfDay, knownTimeZone, readerTimeZone, refuseEndedDay, TimeZoneField } from '../web/chosen-days.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { withNotice } from '../web/notices.ts'
@@ -49,23 +49,6 @@ const readSettings = formReader(SettingsForm)
 
 /** What the expiry field says when its day has already ended. */
 const PAST_DAY = 'Choose today or a later day.'
-
-/**
- * The form's values checked all at once: the problems of its fields' types and bounds, and with them an expiry
- * day that has ended (which the service would refuse only once the rest was right).
- */
-function readSettingsForm(body: unknown) {
-  const form = readSettings(body)
-  const expires = form.values.expires
-  const zone = knownTimeZone(form.values.timeZone)
-  const pastDay = expires && /^\d{4}-\d{2}-\d{2}$/.test(expires) && dayHasEnded(expires, zone)
-  if (!pastDay) return form
-  return {
-    ok: false as const,
-    values: form.values,
-    errors: { ...(form.ok ? {} : form.errors), expires: PAST_DAY },
-  }
-}
 
 /** The changes a settings form asks for: the expiry at the end of its day where it was chosen; an empty password keeps it. */
 function changesOf(form: Static<typeof SettingsForm>): ShareChanges {
@@ -147,7 +130,7 @@ export const sharesAppRoutes: Routes = async (app, { services, urls, web, webSes
     { ...posted, schema: { hide: true, params: ShareParams } },
     async (request, reply) => {
       const { shareId } = request.params
-      const form = readSettingsForm(request.body)
+      const form = refuseEndedDay(readSettings(request.body), 'expires', PAST_DAY)
       if (!form.ok)
         return settingsPage(request, reply, shareId, 400, {
           ...form,

@@ -4,7 +4,7 @@
 // on again. The routes are shares-app.routes.ts. Nothing here shows a password: only whether there is one.
 import { html } from 'ghtml'
 import { type DailyCounts, dailyChart } from '../web/chart.ts'
-import { dayEndingAt, timeZoneInput, untilDay, zoneWords } from '../web/chosen-days.ts'
+import { dayEndingAt, timeZoneInput, untilWhen, zoneWords } from '../web/chosen-days.ts'
 import { formatCount } from '../web/format.ts'
 import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
@@ -103,7 +103,7 @@ export function sharePanel(data: SharePanelData): string {
   const limits = [
     share.expiresAt === null
       ? 'Never expires'
-      : html`${share.state === 'expired' ? 'Worked until' : 'Works until'} !${untilDay(share.expiresAt, data.timeZone)}`,
+      : html`${share.state === 'expired' ? 'Worked until' : 'Works until'} !${untilWhen(share.expiresAt, data.timeZone)}`,
     share.hasPassword ? 'Asks for a password' : 'No password',
     share.maxDownloads === null
       ? 'No download limit'

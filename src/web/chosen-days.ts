@@ -9,6 +9,7 @@
 import type { FastifyRequest } from 'fastify'
 import { html } from 'ghtml'
 import { Type } from 'typebox'
+import type { FormReading } from './form-reader.ts'
 import { formatDate } from './format.ts'
 
 /** The cookie page.client.ts keeps the browser's time zone in (not a secret: an IANA zone name). */
@@ -29,9 +30,12 @@ export function knownTimeZone(raw: string | undefined): string {
   }
 }
 
-/** The zone of the reader of a page: their browser's, as its cookie says, or UTC. */
+/**
+ * The zone of the reader of a page: their browser's, as its cookie says, or UTC. Read from the header: cookies
+ * are parsed only where a route asks (app.ts), and a public page has no session to have parsed them.
+ */
 export function readerTimeZone(request: FastifyRequest): string {
-  return knownTimeZone(request.cookies[TIME_ZONE_COOKIE])
+  return knownTimeZone(request.server.parseCookie(request.headers.cookie ?? '')[TIME_ZONE_COOKIE])
 }
 
 const partsFormats = new Map<string, Intl.DateTimeFormat>()
@@ -84,8 +88,40 @@ export function timeZoneInput(timeZone: string): string {
 /** How a hint names the zone: "UTC", or "Europe/Paris time". */
 export const zoneWords = (timeZone: string) => (timeZone === 'UTC' ? 'UTC' : `${timeZone} time`)
 
-/** The day something works until, "Dec 5, 2026", as a `<time>` of the instant it ends. */
-export function untilDay(endsAt: number, timeZone: string): string {
-  const day = dayEndingAt(endsAt, timeZone)
-  return html`<time datetime="${new Date(endsAt).toISOString()}" title="${zoneWords(timeZone)}">${formatDate(Date.parse(`${day}T00:00:00Z`))}</time>`
+/** Whether `endsAt` is the end of a day in `timeZone` (a midnight there), as a day chosen on a form is. */
+export function endsItsDay(endsAt: number, timeZone: string): boolean {
+  return endOfDay(dayEndingAt(endsAt, timeZone), timeZone) === endsAt
+}
+
+/**
+ * Until when something works, in `timeZone`, in words: the day when it ends as a day there does ("Dec 5, 2026"),
+ * else the day and time of its end ("Dec 5, 2026, 14:30", a deadline set through the API).
+ */
+export function untilWords(endsAt: number, timeZone: string): string {
+  if (endsItsDay(endsAt, timeZone)) {
+    return formatDate(Date.parse(`${dayEndingAt(endsAt, timeZone)}T00:00:00Z`))
+  }
+  const wall = wallClock(endsAt, timeZone)
+  return `${formatDate(wall)}, ${new Date(wall).toISOString().slice(11, 16)}`
+}
+
+/**
+ * `untilWords` as a `<time>`, which page.client.ts writes again in the browser's own zone by the same rule
+ * (local-times.client.ts, `data-local="until"`).
+ */
+export function untilWhen(endsAt: number, timeZone: string): string {
+  return html`<time datetime="${new Date(endsAt).toISOString()}" data-local="until" title="${zoneWords(timeZone)}">${untilWords(endsAt, timeZone)}</time>`
+}
+
+/**
+ * A form's reading with a chosen day that has already ended (where the form's `timeZone` says) among its
+ * problems, so that the form says every problem at once; the service, which would refuse the day too, sees it
+ * only once the rest is right.
+ */
+export function refuseEndedDay<T>(form: FormReading<T>, field: string, message: string): FormReading<T> {
+  const day = form.values[field]
+  // A day the form's schema refused (not a day, or no such date) is said as it says it.
+  if (!day || (!form.ok && form.errors[field]) || !/^\d{4}-\d{2}-\d{2}$/.test(day)) return form
+  if (!dayHasEnded(day, knownTimeZone(form.values.timeZone))) return form
+  return { ok: false, values: form.values, errors: { ...(form.ok ? {} : form.errors), [field]: message } }
 }

@@ -19,6 +19,7 @@ import { showLocalTimes } from './local-times.client.ts'
 const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
 if (timeZone && !document.cookie.split('; ').includes(`coffer_tz=${encodeURIComponent(timeZone)}`)) {
   const secure = location.protocol === 'https:' ? '; Secure' : ''
+  // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is not in every browser yet; the value is one encoded zone name.
   document.cookie = `coffer_tz=${encodeURIComponent(timeZone)}; Path=/; Max-Age=31536000; SameSite=Lax${secure}`
 }
 

@@ -42,13 +42,22 @@ export async function launchBrowser(): Promise<Browser> {
   })
 }
 
-/** A fresh browser profile (no cookies) with a window of that size and colour scheme. */
-export function newContext(browser: Browser, viewport: Viewport = 'desktop', scheme: Scheme = 'light') {
+/**
+ * A fresh browser profile (no cookies) with a window of that size and colour scheme, in a time zone (the
+ * machine's by default).
+ */
+export function newContext(
+  browser: Browser,
+  viewport: Viewport = 'desktop',
+  scheme: Scheme = 'light',
+  timezoneId?: string,
+) {
   return browser.newContext({
     viewport: VIEWPORTS[viewport],
     colorScheme: scheme,
     deviceScaleFactor: viewport === 'phone' ? 2 : 1,
     acceptDownloads: true,
+    ...(timezoneId ? { timezoneId } : {}),
   })
 }
 
