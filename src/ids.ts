@@ -30,6 +30,7 @@ export type IdPrefix =
   | 'shr'
   | 'req'
   | 'sub'
+  | 'snd'
   | 'upl'
   | 'whk'
   | 'evt'

@@ -187,13 +187,13 @@ for (const engine of ENGINES) {
         await item.getByRole('link', { name: 'statements.txt' }).getAttribute('href'),
         `/files/${submission.file.id}`,
       )
-      assert.match(await page.locator('.req-stats').innerText(), /Submissions\s+1[\s\S]*1 of 5/)
+      assert.match(await page.locator('.req-stats').innerText(), /Files received\s+1[\s\S]*1 of 5/)
       await shot('with-submission')
       const list = await page.goto(`${c.base}/requests`)
       assert.equal(list?.status(), 200)
       assert.match(
         await page.locator('.req-item').innerText(),
-        /Documents for the audit[\s\S]*Clients[\s\S]*1\s+submission/,
+        /Documents for the audit[\s\S]*Clients[\s\S]*1\s+file received/,
       )
       await shot('list')
       await page.getByRole('link', { name: 'Documents for the audit' }).click()

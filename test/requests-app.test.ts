@@ -179,7 +179,7 @@ for (const engine of ENGINES) {
       )
       assert.match(
         list.body,
-        /<span class="req-count-number">0<\/span> <span class="req-count-label">submissions/,
+        /<span class="req-count-number">0<\/span> <span class="req-count-label">files received/,
       )
       assert.ok(list.body.includes(`data-copy="${r.publicUrl}"`))
 
@@ -596,7 +596,10 @@ for (const engine of ENGINES) {
         page1.body,
         new RegExp(`<span class="req-sub-name">${deleted.name}</span> <span class="badge">Deleted</span>`),
       )
-      assert.match(textOf(page1.body), /From Ada · ada@example\.com · /)
+      // One sending of 27 files: on this page of 25, one entry, who sent it and the message said once.
+      assert.equal(page1.body.split('class="item req-sub"').length - 1, 1)
+      assert.match(textOf(page1.body), /From Ada · ada@example\.com · .* · 25 files sent together/)
+      assert.equal(textOf(page1.body).split('All of them').length, 2, 'the message once')
       assert.match(page1.body, /<time datetime="[^"]+" data-local>/)
       const next = /href="(\/requests\/[^"?]+\?cursor=[^"#]+)#submissions">More submissions/.exec(
         page1.body,
@@ -608,7 +611,8 @@ for (const engine of ENGINES) {
         subs.slice(25).map((s: { file: { id: string } }) => s.file.id),
       )
       assert.doesNotMatch(page2.body, /More submissions/)
-      assert.match(textOf(page2.body), /Submissions 27/)
+      // The API's count is of Submissions, one per file: the page says files.
+      assert.match(textOf(page2.body), /Submissions 27 files/)
     })
   })
 }

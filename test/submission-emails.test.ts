@@ -107,6 +107,27 @@ eachEngine(
       // Each told of once.
       await tellDue(3 * TELL_AT_MOST_EVERY_MS)
       assert.equal(await queuedFor(account.email), 2)
+
+      // Three files sent at once: one sending, its sender and message said once, its files under them.
+      await submit(
+        app,
+        publicId,
+        { submitterName: 'Cy', submitterEmail: 'cy@example.com', message: 'The three scans.' },
+        [
+          { name: 'scan-1.png', type: 'image/png', content: 'scan 1' },
+          { name: 'scan-2.png', type: 'image/png', content: 'scan 2' },
+          { name: 'scan-3.png', type: 'image/png', content: 'scan 3' },
+        ],
+      )
+      await tellDue(4 * TELL_AT_MOST_EVERY_MS)
+      const [, , third] = await smtp.to(account.email, 3)
+      assert.equal(third?.subject, '3 files arrived at “Tax papers”')
+      const thirdText = third?.text ?? ''
+      assert.match(
+        thirdText,
+        /From Cy <cy@example\.com>, 3 files:\n- scan-\d\.png \(6 bytes\)\n- scan-\d\.png \(6 bytes\)\n- scan-\d\.png \(6 bytes\)\n {2}> The three scans\./,
+      )
+      assert.equal(thirdText.split('The three scans').length, 2, 'the message once')
     })
 
     test('the switch: on by default in the form, off stops the emails', async () => {

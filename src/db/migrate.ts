@@ -33,6 +33,7 @@ import * as nameIndexRunsOfFour from './migrations/0026_name_index_runs_of_four.
 import * as uploadCompletionRecovery from './migrations/0027_upload_completion_recovery.ts'
 import * as uploadCrc32 from './migrations/0028_upload_crc32.ts'
 import * as pastShareCounts from './migrations/0029_past_share_counts.ts'
+import * as submissionSendings from './migrations/0030_submission_sendings.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0027_upload_completion_recovery': uploadCompletionRecovery,
   '0028_upload_crc32': uploadCrc32,
   '0029_past_share_counts': pastShareCounts,
+  '0030_submission_sendings': submissionSendings,
 }
 
 class Migrations implements MigrationProvider {

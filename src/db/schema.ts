@@ -186,6 +186,8 @@ export interface SubmissionsTable {
   submitter_name: string | null
   submitter_email: string | null
   message: string | null
+  /** The sending it came in (migration 0030): the files sent at once share it; null before. */
+  sending_id: string | null
   created_at: number
 }
 
@@ -220,6 +222,8 @@ export interface UploadIntentsTable {
   submitter_name: string | null
   submitter_email: string | null
   submitter_message: string | null
+  /** The sending of a request's page the intent belongs to (migration 0030); null for an owner's upload. */
+  sending_id: string | null
   /**
    * The address a public page's upload was prepared from, as the rate limits name it, while the upload may
    * still take bytes (migration 0017); null otherwise, and for uploads through the API.

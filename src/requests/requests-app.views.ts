@@ -28,6 +28,7 @@ import { requestStateOf } from './request-state.ts'
 import type { FileRequest, SubmissionWithFile } from './requests.repository.ts'
 import { MAX_FILES_BOUND } from './requests.schemas.ts'
 import type { FolderChoices } from './requests.service.ts'
+import { type Sending, sendingsOf } from './sendings.ts'
 import { describeAllowedTypes } from './submission-rules.shared.ts'
 
 export const REQUEST_PATHS = {
@@ -163,7 +164,7 @@ function listItem(request: FileRequest, linkOf: LinkOf, now: number, timeZone: s
 </ul>
 !${publicLink(linkOf(request), request.title)}
 </div>
-<p class="req-count"><span class="req-count-number">${formatCount(count)}</span> <span class="req-count-label">${count === 1 ? 'submission' : 'submissions'}</span></p>
+<p class="req-count"><span class="req-count-number">${formatCount(count)}</span> <span class="req-count-label">${count === 1 ? 'file received' : 'files received'}</span></p>
 </li>`
 }
 
@@ -335,7 +336,7 @@ function stats(request: FileRequest, view: RequestView): string {
   const { deadlineAt, maxFiles } = request.limits
   const count = request.submissionCount
   return html`<dl class="req-stats">
-!${stat('Submissions', html`${formatCount(count)}`)}
+!${stat('Files received', html`${formatCount(count)}`)}
 !${stat('Files accepted', maxFiles === null ? 'No limit' : html`${formatCount(count)} of ${formatCount(maxFiles)}`)}
 !${stat('Deadline', deadlineAt === null ? 'None' : untilWhen(deadlineAt, view.timeZone), deadlineAt !== null && deadlineAt <= view.now ? 'passed' : '')}
 !${stat('Largest file', request.limits.maxFileSize === null ? html`${formatSize(view.serverMaxFileSize)}` : html`${formatSize(request.limits.maxFileSize)}`, request.limits.maxFileSize === null ? 'server limit' : '')}
@@ -389,19 +390,26 @@ function moveForm(view: RequestView): string {
 </form>`
 }
 
-function submissionItem(submission: SubmissionWithFile): string {
+function submittedFile(submission: SubmissionWithFile): string {
   const { file } = submission
-  const name = submission.submitterName
-  const email = submission.submitterEmail
-  return html`<li class="item req-sub">
-<div class="item-main">
-<p class="req-sub-file">!${FILE_ICON}!${
+  return html`<p class="req-sub-file">!${FILE_ICON}!${
     submission.fileExists
       ? html`<a class="req-sub-name" href="${REQUEST_PATHS.file(file.id)}">${file.name}</a>`
       : html`<span class="req-sub-name">${file.name}</span> <span class="badge">Deleted</span>`
-  } <span class="req-sub-type">${describeType(file.contentType)} · ${formatSize(file.size)}</span></p>
-<p class="item-meta req-sub-who">From <span class="req-sub-person">${name ?? 'someone who gave no name'}</span>!${email ? html` · <span class="req-sub-email">${email}</span>` : ''} · !${when(submission.createdAt)}</p>
-!${submission.message ? html`<p class="req-sub-message">${submission.message}</p>` : ''}
+  } <span class="req-sub-type">${describeType(file.contentType)} · ${formatSize(file.size)}</span></p>`
+}
+
+/** A sending: its files, then who sent them, when, and their message once. */
+function sendingItem(sending: Sending<SubmissionWithFile>): string {
+  const { first, submissions } = sending
+  const name = first.submitterName
+  const email = first.submitterEmail
+  const count = submissions.length
+  return html`<li class="item req-sub">
+<div class="item-main">
+!${submissions.map(submittedFile)}
+<p class="item-meta req-sub-who">From <span class="req-sub-person">${name ?? 'someone who gave no name'}</span>!${email ? html` · <span class="req-sub-email">${email}</span>` : ''} · !${when(first.createdAt)}!${count > 1 ? html` · ${formatCount(count)} files sent together` : ''}</p>
+!${first.message ? html`<p class="req-sub-message">${first.message}</p>` : ''}
 </div>
 </li>`
 }
@@ -414,9 +422,9 @@ function submissionsSection(view: RequestView): string {
       ? view.later
         ? html`<p class="muted">No more submissions.</p>`
         : html`<div class="req-none"><p class="muted req-none-text">No files yet. Send the public link to the people who should send you files: what they send appears here, and in !${request.folder ? html`the folder <strong>${request.folder.name}</strong>` : 'your files'}.</p></div>`
-      : html`<ul class="items req-subs">!${submissions.map(submissionItem)}</ul>`
+      : html`<ul class="items req-subs">!${sendingsOf(submissions).map(sendingItem)}</ul>`
   return html`<section class="card" id="submissions" aria-labelledby="submissions-title"><div class="card-body">
-<h2 id="submissions-title">Submissions <span class="badge">${formatCount(count)}</span></h2>
+<h2 id="submissions-title">Submissions <span class="badge">${formatCount(count)} ${count === 1 ? 'file' : 'files'}</span></h2>
 !${body}
 !${view.nextCursor ? html`<div class="req-more"><a class="button" href="${REQUEST_PATHS.page(request.id)}?cursor=${view.nextCursor}#submissions">More submissions</a></div>` : ''}
 </div></section>`

@@ -57,6 +57,8 @@ export interface Submission {
   message: string | null
   createdAt: number
   file: FileSummary
+  /** The sending it came in: the files a submitter sent at once share it (null for those of before). */
+  sendingId: string | null
 }
 
 /** A submission as its owner's page shows it: with whether its file still exists (it may have been deleted). */
@@ -218,6 +220,7 @@ const SUBMISSION_COLUMNS = [
   'submitter_name',
   'submitter_email',
   'message',
+  'sending_id',
   'created_at',
 ] as const
 
@@ -232,6 +235,7 @@ function toSubmission(row: SubmissionRow): Submission {
     submitterName: row.submitter_name,
     submitterEmail: row.submitter_email,
     message: row.message,
+    sendingId: row.sending_id,
     createdAt: Number(row.created_at),
     file: {
       id: row.file_id,
@@ -583,6 +587,7 @@ export class RequestsRepository {
         submitter_name: submission.submitterName,
         submitter_email: submission.submitterEmail,
         message: submission.message,
+        sending_id: submission.sendingId,
         created_at: submission.createdAt,
       })
       .execute()

@@ -7,6 +7,7 @@ import { formatSize } from '../format-size.shared.ts'
 import { Periodic, type PeriodicLog } from '../jobs/periodic.ts'
 import type { MailMessage, QueueMail } from '../mail/mail.repository.ts'
 import type { RequestsRepository, SubmissionsToTell } from './requests.repository.ts'
+import { sendingsOf } from './sendings.ts'
 
 /** At most one email per request this often. */
 export const TELL_AT_MOST_EVERY_MS = 5 * 60_000
@@ -76,13 +77,17 @@ function submissionsMessage(to: string, told: SubmissionsToTell, page: string): 
   const { submissions, title } = told
   const files = submissions.length === 1 ? 'A file' : `${submissions.length} files`
   const lines = [`${files} arrived at your file request “${title}”.`, '']
-  for (const submission of submissions) {
+  // The files sent at once are said together, who sent them and their message once.
+  for (const { first, submissions: sent } of sendingsOf(submissions)) {
     const who =
-      [submission.submitterName, submission.submitterEmail && `<${submission.submitterEmail}>`]
-        .filter(Boolean)
-        .join(' ') || 'Someone who gave no name'
-    lines.push(`${submission.file.name} (${formatSize(submission.file.size)}), from ${who}`)
-    if (submission.message) lines.push(...submission.message.split('\n').map((line) => `  > ${line}`))
+      [first.submitterName, first.submitterEmail && `<${first.submitterEmail}>`].filter(Boolean).join(' ') ||
+      'Someone who gave no name'
+    if (sent.length === 1) lines.push(`${first.file.name} (${formatSize(first.file.size)}), from ${who}`)
+    else {
+      lines.push(`From ${who}, ${sent.length} files:`)
+      for (const { file } of sent) lines.push(`- ${file.name} (${formatSize(file.size)})`)
+    }
+    if (first.message) lines.push(...first.message.split('\n').map((line) => `  > ${line}`))
   }
   lines.push('', `See them on the request's page: ${page}`)
   lines.push('', 'You get at most one such email every five minutes per request; turn them off on its page.')

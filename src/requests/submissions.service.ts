@@ -71,6 +71,7 @@ export class SubmissionsService implements SubmissionReceiver {
           submitterName: upload.submitterName,
           submitterEmail: upload.submitterEmail,
           message: upload.message,
+          sendingId: upload.sendingId,
           createdAt: created.createdAt,
           file: { id: file.id, name: file.name, contentType: file.contentType, size: file.size },
         }

@@ -56,6 +56,8 @@ export interface ReceivedUpload {
   submitterName: string | null
   submitterEmail: string | null
   message: string | null
+  /** The sending the upload was prepared in, with the other files sent at once. */
+  sendingId: string | null
   /** The type the upload was prepared with, which the request's list accepted then. */
   declaredType: string
   /** The File to record: the id its blob was stored under, and what processing found. */
@@ -321,6 +323,7 @@ export class UploadProcessor {
         submitterName: intent.submitter_name,
         submitterEmail: intent.submitter_email,
         message: intent.submitter_message,
+        sendingId: intent.sending_id,
         declaredType: intent.content_type,
         file,
       })

@@ -148,6 +148,8 @@ export class UploadsService {
     const lifetime = this.#config.uploadGrantTtlSeconds
     const expiresAt = now + Math.min(options.unusedGrantSeconds ?? lifetime, lifetime) * 1000
     const { submission } = options
+    // The files a submitter sends at once are one sending (migration 0030): shown together to the owner.
+    const sendingId = submission ? newId('snd', now) : null
     const prepared = input.files.map((file) => {
       const id = newId('upl', now)
       return { id, file, grant: newSecret(GRANT_PREFIX, 32), pathname: pathnameFor(id, file.name) }
@@ -174,6 +176,7 @@ export class UploadsService {
       submitter_name: submission?.submitterName ?? null,
       submitter_email: submission?.submitterEmail ?? null,
       submitter_message: submission?.message ?? null,
+      sending_id: sendingId,
       client: options.client ?? null,
       adopted_upload_id: null,
       created_at: now,
