@@ -4,13 +4,23 @@
 // ids first (name-search.ts) and then reads the files the same way.
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
-import { type Page, toPage } from '../db/pagination.ts'
+import type { Engine } from '../db/engine.ts'
+import { encodeCursor, type Page, toPage } from '../db/pagination.ts'
 import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
 import { idLookup, idsLookup } from '../db/read-path/id-lookup.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
+import { invalid } from '../errors.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
 import { isActiveState, type ShareState, shareStateOfRow } from '../shares/share-state.ts'
+import {
+  DEFAULT_FILE_ORDER,
+  decodePosition,
+  encodePosition,
+  type FileOrder,
+  orderedPage,
+  orderKey,
+} from './file-order.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
 import { CHUNK_SIZE, folderGram, foldName, gramsOf } from './search/name-grams.ts'
 import { NameIndex } from './search/name-index.repository.ts'
@@ -62,8 +72,18 @@ export interface FileListOptions {
   query?: string
   /** Only files in this folder. */
   folderId?: string
+  /** The order (file-order.ts); newest first by default, the only order of a search. */
+  order?: FileOrder
+  /** The page after this cursor (`nextCursor` of the page before). */
   cursor?: string
+  /** The page before this cursor (`prevCursor` of the page after), instead of `cursor`. */
+  before?: string
   limit: number
+}
+
+/** A page of a list, with the cursor of the page before it when there is one (the web app's Previous). */
+export interface FilePage<T> extends Page<T> {
+  prevCursor: string | null
 }
 
 /** What a zip (zip.service.ts) needs of a file: where its bytes are, their size and CRC-32, its name and date. */
@@ -197,8 +217,23 @@ function joinedShare(
   }
 }
 
+/** A search's order is its own: newest first, forward only (search/name-search.ts). */
+const searchesComeNewestFirst = () =>
+  invalid(
+    'A search comes newest first: "sort" and "before" apply to lists without "query".',
+    'Leave out "sort", or "query".',
+  )
+
+/** The file a position in a list names was deleted since. */
+const positionGone = () =>
+  invalid(
+    'The file this page was to start from has been deleted.',
+    'Start again from the first page (leave out the cursor).',
+  )
+
 export class FilesRepository {
   readonly #db: Kysely<Database>
+  readonly #engine: Engine
   readonly #byId: CachedLookup<FileRow>
   readonly #listPage
   readonly #listInFolderPage
@@ -209,6 +244,7 @@ export class FilesRepository {
   /** `cacheSize`: the files kept in memory; 0 reads every one from the database. */
   constructor(db: Db, options: { cacheSize?: number } = {}) {
     this.#db = db.kysely
+    this.#engine = db.engine
     // Only the account's own files are found: the lookup is by id alone (so PostgreSQL can batch it), and
     // a caller keeps its row only if its account owns it.
     const byIds = (ids: string[]) => selectFiles(db.kysely).where('files.id', 'in', ids)
@@ -275,20 +311,84 @@ export class FilesRepository {
   }
 
   /** The account's files, newest first, optionally in one folder and matching a name search. */
-  async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
+  async list(accountId: string, options: FileListOptions): Promise<FilePage<StoredFile>> {
     const { query, folderId, cursor, limit } = options
+    const order = options.order ?? DEFAULT_FILE_ORDER
     if (query !== undefined) {
+      if (order !== DEFAULT_FILE_ORDER || options.before !== undefined) throw searchesComeNewestFirst()
       const page = await this.#search({ accountId, query, folderId, cursor, limit })
       // A file deleted since the search is left out; the cursor still comes from the search, so the walk goes
       // on past it. Those not in memory are read together: one statement for the page, whatever its size.
-      return { items: await this.byIds(accountId, page.items), nextCursor: page.nextCursor }
+      return { items: await this.byIds(accountId, page.items), nextCursor: page.nextCursor, prevCursor: null }
+    }
+    if (order !== DEFAULT_FILE_ORDER || options.before !== undefined) {
+      return this.#ordered(accountId, folderId, order, options, limit)
     }
     const keys = await (folderId === undefined
       ? this.#listPage([accountId], cursor, limit)
       : this.#listInFolderPage([accountId, folderId], cursor, limit))
     const page = toPage(keys, limit, (key) => key.id)
+    const first = page.items[0]
     // As a search's: a file deleted in between is left out, and the cursor goes on past it.
-    return { items: await this.byIds(accountId, page.items), nextCursor: page.nextCursor }
+    return {
+      items: await this.byIds(accountId, page.items),
+      nextCursor: page.nextCursor,
+      prevCursor: cursor !== undefined && first ? encodePosition({ order, fileId: first }) : null,
+    }
+  }
+
+  /**
+   * A page in another order than newest first, or a page before a cursor (file-order.ts): along the order's
+   * index, from the file the cursor names, whose key is read by its id.
+   */
+  async #ordered(
+    accountId: string,
+    folderId: string | undefined,
+    order: FileOrder,
+    options: Pick<FileListOptions, 'cursor' | 'before'>,
+    limit: number,
+  ): Promise<FilePage<StoredFile>> {
+    const back = options.before !== undefined
+    const raw = options.before ?? options.cursor
+    const key = orderKey(this.#engine, order)
+    let from: { key: unknown; id: string } | undefined
+    if (raw !== undefined) {
+      const position = decodePosition(raw, order)
+      const row = await this.#db
+        .selectFrom('files')
+        .select([key.as('key'), 'files.id'])
+        .where('files.id', '=', position.fileId)
+        .where('files.account_id', '=', accountId)
+        .executeTakeFirst()
+      if (!row) throw positionGone()
+      from = { key: row.key, id: row.id }
+    }
+    let base = this.#db
+      .selectFrom('files')
+      .select(['files.id', 'files.created_at'])
+      .where('files.account_id', '=', accountId)
+    if (folderId !== undefined) base = base.where('files.folder_id', '=', folderId)
+    const rows = await orderedPage(base, this.#engine, order, from, back, limit + 1).execute()
+    const more = rows.length > limit
+    const kept = rows.slice(0, limit)
+    if (back) kept.reverse()
+    const first = kept[0]
+    const last = kept.at(-1)
+    // Newest first, the next page's cursor is the quick walk's own (pagination.ts).
+    const after = (row: { id: string; created_at: number }) =>
+      order === DEFAULT_FILE_ORDER
+        ? encodeCursor({ createdAt: Number(row.created_at), id: row.id })
+        : encodePosition({ order, fileId: row.id })
+    return {
+      items: await this.byIds(
+        accountId,
+        kept.map((row) => row.id),
+      ),
+      // Back from a page, that page follows; forward, one follows if more rows were found.
+      nextCursor: last && (back || more) ? after(last) : null,
+      prevCursor:
+        first && (back ? more : raw !== undefined) ? encodePosition({ order, fileId: first.id }) : null,
+    }
   }
 
   /** Those of `fileIds` that are the account's, as the caller's transaction sees them (an event's snapshot). */

@@ -52,7 +52,7 @@ export const filesRoutes: Routes = async (app, { services, urls }) => {
         operationId: 'listFiles',
         summary: 'List and search files',
         description:
-          'The account’s files, newest first. `query` matches a substring of the name, ignoring case as ' +
+          'The account’s files, newest first (or in the order `sort` asks). `query` matches a substring of the name, ignoring case as ' +
           'Unicode folds it (`É` finds `é`, `STRASSE` finds `Straße`) but not accents (`e` does not find ' +
           '`é`); `query`, `folderId` and pagination combine. A page holds fewer than `limit` files only when ' +
           'it is the last: then `pagination.nextCursor` is null.',
@@ -62,8 +62,8 @@ export const filesRoutes: Routes = async (app, { services, urls }) => {
       },
     },
     async (request) => {
-      const { query, folderId, cursor, limit = 50 } = request.query
-      const page = await files.list(accountOf(request), { query, folderId, cursor, limit })
+      const { query, folderId, cursor, sort, limit = 50 } = request.query
+      const page = await files.list(accountOf(request), { query, folderId, cursor, order: sort, limit })
       return {
         data: page.items.map((file) => serializeFile(file, urls)),
         pagination: { nextCursor: page.nextCursor },

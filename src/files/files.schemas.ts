@@ -11,6 +11,7 @@ import {
   toIsoOrNull,
 } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
+import { FILE_ORDERS } from './file-order.ts'
 import type { StoredFile } from './files.repository.ts'
 
 export const FileSummarySchema = Type.Object(
@@ -113,6 +114,12 @@ export const ListFilesQuery = Type.Object(
     ...PageQuery(50),
     folderId: Type.Optional(
       FolderIdValue('Only files in this folder; an absent folder or another account’s is a 404.'),
+    ),
+    sort: Type.Optional(
+      Type.Enum([...FILE_ORDERS], {
+        description:
+          'Coffer extension. The order: `newest` first (the default), `oldest` first, by `name` (A to Z) or `name-desc`, `largest` or `smallest` first; ties go to the file id. Names are ordered ignoring the case of ASCII letters, then by their bytes. A cursor is of the order it came with. A search (`query`) comes newest first only.',
+      }),
     ),
   },
   { additionalProperties: false },

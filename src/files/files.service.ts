@@ -13,7 +13,7 @@ import { nonBlankName } from '../names.ts'
 import type { BlobDeletionsService } from '../storage/blob-deletions.job.ts'
 import type { EventLog } from '../webhooks/events.ts'
 import { type FaultLog, type FileContent, fileContent } from './file-content.ts'
-import type { FileListOptions, FilesRepository, StoredFile } from './files.repository.ts'
+import type { FileListOptions, FilePage, FilesRepository, StoredFile } from './files.repository.ts'
 import { readTextHead, type TextHead } from './text-head.ts'
 
 export interface NewFile {
@@ -82,7 +82,7 @@ export class FilesService {
    * name-search.ts). An absent or foreign folder is "not found"; that takes a second query only when the page
    * comes back empty, since a file of the account in the folder proves the folder is the account's.
    */
-  async list(accountId: string, options: FileListOptions): Promise<Page<StoredFile>> {
+  async list(accountId: string, options: FileListOptions): Promise<FilePage<StoredFile>> {
     const page = await this.#files.list(accountId, options)
     if (page.items.length === 0 && options.folderId !== undefined) {
       await this.#folders.assertOwned(accountId, options.folderId)

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * List and search files
-         * @description The account’s files, newest first. `query` matches a substring of the name, ignoring case as Unicode folds it (`É` finds `é`, `STRASSE` finds `Straße`) but not accents (`e` does not find `é`); `query`, `folderId` and pagination combine. A page holds fewer than `limit` files only when it is the last: then `pagination.nextCursor` is null.
+         * @description The account’s files, newest first (or in the order `sort` asks). `query` matches a substring of the name, ignoring case as Unicode folds it (`É` finds `é`, `STRASSE` finds `Straße`) but not accents (`e` does not find `é`); `query`, `folderId` and pagination combine. A page holds fewer than `limit` files only when it is the last: then `pagination.nextCursor` is null.
          */
         get: operations["listFiles"];
         put?: never;
@@ -1454,6 +1454,8 @@ export interface operations {
                 limit?: number;
                 /** @description Only files in this folder; an absent folder or another account’s is a 404. */
                 folderId?: string;
+                /** @description Coffer extension. The order: `newest` first (the default), `oldest` first, by `name` (A to Z) or `name-desc`, `largest` or `smallest` first; ties go to the file id. Names are ordered ignoring the case of ASCII letters, then by their bytes. A cursor is of the order it came with. A search (`query`) comes newest first only. */
+                sort?: "newest" | "oldest" | "name" | "name-desc" | "largest" | "smallest";
             };
             header?: never;
             path?: never;

@@ -1,0 +1,89 @@
+// The orders a list of files comes in: newest first (the API's default, DESIGN.md), or by date, name or size
+// either way. Each is a key with the file's id as the tie-break, walked with a keyset from a cursor, forward
+// (the next page) or back (the previous one), along an index of its own (migrations 0006, 0020 and 0031).
+//
+// Names are ordered ignoring the case of ASCII letters, then byte by byte: the same order on both engines
+// (SQLite's lower() folds only ASCII; PostgreSQL's lower() under the "C" collation does the same, whatever the
+// database's locale), so that "apple" comes before "Banana" and a page never depends on where it was read.
+import { type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
+import type { Engine } from '../db/engine.ts'
+import type { Database } from '../db/schema.ts'
+import { invalid } from '../errors.ts'
+
+export const FILE_ORDERS = ['newest', 'oldest', 'name', 'name-desc', 'largest', 'smallest'] as const
+export type FileOrder = (typeof FILE_ORDERS)[number]
+export const DEFAULT_FILE_ORDER: FileOrder = 'newest'
+
+/** What each order sorts by, and which way. */
+const ORDERS: Record<FileOrder, { key: 'created_at' | 'name' | 'size'; direction: 'asc' | 'desc' }> = {
+  newest: { key: 'created_at', direction: 'desc' },
+  oldest: { key: 'created_at', direction: 'asc' },
+  name: { key: 'name', direction: 'asc' },
+  'name-desc': { key: 'name', direction: 'desc' },
+  largest: { key: 'size', direction: 'desc' },
+  smallest: { key: 'size', direction: 'asc' },
+}
+
+/** The file's key of an order as SQL: a column, or the name as the name indexes hold it (migration 0031). */
+export function orderKey(engine: Engine, order: FileOrder): RawBuilder<unknown> {
+  const { key } = ORDERS[order]
+  if (key !== 'name') return sql.ref(`files.${key}`)
+  return engine === 'postgres' ? sql`lower(files.name collate "C")` : sql`lower(files.name)`
+}
+
+/**
+ * A position in a list in some order: the file the page starts after (`after`, the next page's cursor) or
+ * before (`before`, the previous page's). The file's own key values are read by its id, which keeps cursors
+ * short whatever the name's length.
+ */
+export interface FilePosition {
+  order: FileOrder
+  fileId: string
+}
+
+const POSITION = /^([a-z-]{3,12})\.([A-Za-z0-9_]{1,100})$/
+
+export function encodePosition(position: FilePosition): string {
+  return Buffer.from(`${position.order}.${position.fileId}`).toString('base64url')
+}
+
+/** The position a cursor names; a cursor of another order, or none, is a 400. */
+export function decodePosition(raw: string, order: FileOrder): FilePosition {
+  const match = POSITION.exec(Buffer.from(raw, 'base64url').toString('utf8'))
+  if (match?.[1] !== order || !match[2]) {
+    throw invalid(
+      'The query parameter "cursor" is malformed, or of a list in another order.',
+      'Pass `pagination.nextCursor` from the previous page unchanged, with the same `sort`.',
+    )
+  }
+  return { order, fileId: match[2] }
+}
+
+/**
+ * The page of `query` (files of an account, maybe of a folder) in `order`: the `fetch` files after the one whose
+ * key is `from` (its key value and id), or before it when `back`, read in the order that walks away from it. A
+ * page read back comes nearest first: the caller turns it round.
+ */
+export function orderedPage<O>(
+  query: SelectQueryBuilder<Database, 'files', O>,
+  engine: Engine,
+  order: FileOrder,
+  from: { key: unknown; id: string } | undefined,
+  back: boolean,
+  fetch: number,
+): SelectQueryBuilder<Database, 'files', O> {
+  const { direction } = ORDERS[order]
+  // Walking back reads the other way.
+  const forwards = back ? (direction === 'asc' ? 'desc' : 'asc') : direction
+  const key = orderKey(engine, order)
+  const id = sql.ref('files.id')
+  let q = query
+  if (from !== undefined) {
+    const [past, pastOrEqual] = forwards === 'desc' ? (['<', '<='] as const) : (['>', '>='] as const)
+    // As pagination.ts's keyset: the first condition bounds the index range, the second trims the ties.
+    q = q.where((eb: ExpressionBuilder<Database, 'files'>) =>
+      eb.and([eb(key, pastOrEqual, from.key), eb.or([eb(key, past, from.key), eb(id, past, from.id)])]),
+    )
+  }
+  return q.orderBy(key, forwards).orderBy(id, forwards).limit(sql.lit(fetch))
+}
