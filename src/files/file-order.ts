@@ -1,34 +1,25 @@
 // The orders a list of files comes in: newest first (the API's default, DESIGN.md), or by date, name or size
 // either way. Each is a key with the file's id as the tie-break, walked with a keyset from a cursor, forward
-// (the next page) or back (the previous one), along an index of its own (migrations 0006, 0020 and 0031).
+// (the next page) or back (the previous one), along an index of its own (migrations 0006, 0020 and 0031; the
+// SQL is files.repository.ts's).
 //
 // Names are ordered ignoring the case of ASCII letters, then byte by byte: the same order on both engines
 // (SQLite's lower() folds only ASCII; PostgreSQL's lower() under the "C" collation does the same, whatever the
 // database's locale), so that "apple" comes before "Banana" and a page never depends on where it was read.
-import { type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
-import type { Engine } from '../db/engine.ts'
-import type { Database } from '../db/schema.ts'
 import { invalid } from '../errors.ts'
 
 export const FILE_ORDERS = ['newest', 'oldest', 'name', 'name-desc', 'largest', 'smallest'] as const
 export type FileOrder = (typeof FILE_ORDERS)[number]
 export const DEFAULT_FILE_ORDER: FileOrder = 'newest'
 
-/** What each order sorts by, and which way. */
-const ORDERS: Record<FileOrder, { key: 'created_at' | 'name' | 'size'; direction: 'asc' | 'desc' }> = {
+/** What each order sorts by, and which way (the repository's SQL, files.repository.ts, walks it). */
+export const ORDERS: Record<FileOrder, { key: 'created_at' | 'name' | 'size'; direction: 'asc' | 'desc' }> = {
   newest: { key: 'created_at', direction: 'desc' },
   oldest: { key: 'created_at', direction: 'asc' },
   name: { key: 'name', direction: 'asc' },
   'name-desc': { key: 'name', direction: 'desc' },
   largest: { key: 'size', direction: 'desc' },
   smallest: { key: 'size', direction: 'asc' },
-}
-
-/** The file's key of an order as SQL: a column, or the name as the name indexes hold it (migration 0031). */
-export function orderKey(engine: Engine, order: FileOrder): RawBuilder<unknown> {
-  const { key } = ORDERS[order]
-  if (key !== 'name') return sql.ref(`files.${key}`)
-  return engine === 'postgres' ? sql`lower(files.name collate "C")` : sql`lower(files.name)`
 }
 
 /**
@@ -57,33 +48,4 @@ export function decodePosition(raw: string, order: FileOrder): FilePosition {
     )
   }
   return { order, fileId: match[2] }
-}
-
-/**
- * The page of `query` (files of an account, maybe of a folder) in `order`: the `fetch` files after the one whose
- * key is `from` (its key value and id), or before it when `back`, read in the order that walks away from it. A
- * page read back comes nearest first: the caller turns it round.
- */
-export function orderedPage<O>(
-  query: SelectQueryBuilder<Database, 'files', O>,
-  engine: Engine,
-  order: FileOrder,
-  from: { key: unknown; id: string } | undefined,
-  back: boolean,
-  fetch: number,
-): SelectQueryBuilder<Database, 'files', O> {
-  const { direction } = ORDERS[order]
-  // Walking back reads the other way.
-  const forwards = back ? (direction === 'asc' ? 'desc' : 'asc') : direction
-  const key = orderKey(engine, order)
-  const id = sql.ref('files.id')
-  let q = query
-  if (from !== undefined) {
-    const [past, pastOrEqual] = forwards === 'desc' ? (['<', '<='] as const) : (['>', '>='] as const)
-    // As pagination.ts's keyset: the first condition bounds the index range, the second trims the ties.
-    q = q.where((eb: ExpressionBuilder<Database, 'files'>) =>
-      eb.and([eb(key, pastOrEqual, from.key), eb.or([eb(key, past, from.key), eb(id, past, from.id)])]),
-    )
-  }
-  return q.orderBy(key, forwards).orderBy(id, forwards).limit(sql.lit(fetch))
 }

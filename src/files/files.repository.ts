@@ -2,7 +2,7 @@
 // trip. A file by id comes through a per-process cache (read-path/cached-lookup.ts) and, on PostgreSQL, a
 // lookup that reads the ids asked for in one turn together (read-path/id-lookup.ts); a search finds a page's
 // ids first (name-search.ts) and then reads the files the same way.
-import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
 import { encodeCursor, type Page, toPage } from '../db/pagination.ts'
@@ -13,14 +13,7 @@ import type { Database } from '../db/schema.ts'
 import { invalid } from '../errors.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
 import { isActiveState, type ShareState, shareStateOfRow } from '../shares/share-state.ts'
-import {
-  DEFAULT_FILE_ORDER,
-  decodePosition,
-  encodePosition,
-  type FileOrder,
-  orderedPage,
-  orderKey,
-} from './file-order.ts'
+import { DEFAULT_FILE_ORDER, decodePosition, encodePosition, type FileOrder, ORDERS } from './file-order.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
 import { CHUNK_SIZE, folderGram, foldName, gramsOf } from './search/name-grams.ts'
 import { NameIndex } from './search/name-index.repository.ts'
@@ -215,6 +208,42 @@ function joinedShare(
     viewCount: Number(row.share_view_count),
     downloadCount: Number(row.share_download_count),
   }
+}
+
+/** The file's key of an order as SQL: a column, or the name as the name indexes hold it (migration 0031). */
+function orderKey(engine: Engine, order: FileOrder): RawBuilder<unknown> {
+  const { key } = ORDERS[order]
+  if (key !== 'name') return sql.ref(`files.${key}`)
+  return engine === 'postgres' ? sql`lower(files.name collate "C")` : sql`lower(files.name)`
+}
+
+/**
+ * The page of `query` (files of an account, maybe of a folder) in `order`: the `fetch` files after the one whose
+ * key is `from` (its key value and id), or before it when `back`, read in the order that walks away from it. A
+ * page read back comes nearest first: the caller turns it round.
+ */
+function orderedPage<O>(
+  query: SelectQueryBuilder<Database, 'files', O>,
+  engine: Engine,
+  order: FileOrder,
+  from: { key: unknown; id: string } | undefined,
+  back: boolean,
+  fetch: number,
+): SelectQueryBuilder<Database, 'files', O> {
+  const { direction } = ORDERS[order]
+  // Walking back reads the other way.
+  const forwards = back ? (direction === 'asc' ? 'desc' : 'asc') : direction
+  const key = orderKey(engine, order)
+  const id = sql.ref('files.id')
+  let q = query
+  if (from !== undefined) {
+    const [past, pastOrEqual] = forwards === 'desc' ? (['<', '<='] as const) : (['>', '>='] as const)
+    // As pagination.ts's keyset: the first condition bounds the index range, the second trims the ties.
+    q = q.where((eb: ExpressionBuilder<Database, 'files'>) =>
+      eb.and([eb(key, pastOrEqual, from.key), eb.or([eb(key, past, from.key), eb(id, past, from.id)])]),
+    )
+  }
+  return q.orderBy(key, forwards).orderBy(id, forwards).limit(sql.lit(fetch))
 }
 
 /** A search's order is its own: newest first, forward only (search/name-search.ts). */
