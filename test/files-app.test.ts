@@ -89,13 +89,45 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     assert.ok(textOf(first.body).includes('<img src=x onerror=alert(1)>.txt'), 'the name is shown as written')
     assert.ok(!first.body.includes('<img src=x'), 'and never as markup')
     assert.ok(first.body.includes(`href="/files/${hostile.id}"`))
-    const more = /href="([^"]+)" data-more/.exec(first.body)?.[1]
+    const link = (body: string, name: 'prev' | 'next') =>
+      textOf(new RegExp(`href="([^"]+)" rel="${name}"`).exec(body)?.[1] ?? '').trim() || undefined
+    const rowIds = (body: string) => [...body.matchAll(/<tr data-file-id="([^"]+)"/g)].map((m) => m[1])
+    assert.equal(link(first.body, 'prev'), undefined, 'nothing before the first page')
+    assert.match(textOf(first.body), /Files 1–50/)
+    const more = link(first.body, 'next')
     assert.ok(more, 'a More link')
-    const second = await o.web.get(textOf(more).trim())
-    const rest = [...second.body.matchAll(/<tr data-file-id="([^"]+)"/g)].map((m) => m[1])
+    const second = await o.web.get(more)
+    const rest = rowIds(second.body)
     assert.equal(rest.length, 11)
     assert.equal(new Set([...ids, ...rest]).size, 61)
     assert.ok(!second.body.includes('data-more'), 'the last page has no More')
+    // A way back, and where the page is.
+    assert.match(textOf(second.body), /Files 51–61/)
+    const previous = link(second.body, 'prev')
+    assert.ok(previous, 'a Previous link')
+    const back = await o.web.get(previous)
+    assert.deepEqual(rowIds(back.body), ids, 'Previous is the first page again')
+    assert.match(textOf(back.body), /Files 1–50/)
+    assert.equal(link(back.body, 'prev'), undefined)
+
+    // Ordered by a column's heading, kept in the address: by name, then the other way.
+    const byName = await o.web.get('/?sort=name')
+    const names = [...byName.body.matchAll(/class="file-link"[^>]*>([^<]+)</g)].map((m) => textOf(m[1] ?? ''))
+    assert.deepEqual(names.slice(0, 3), ['<img src=x onerror=alert(1)>.txt', 'old-1.txt', 'old-10.txt'])
+    assert.match(
+      byName.body,
+      /<th class="col-name" scope="col" aria-sort="ascending"><a class="sort-link" href="\/\?sort&#61;name-desc">Name/,
+    )
+    assert.match(byName.body, /<caption class="sr-only">Your files, by name, A to Z<\/caption>/)
+    const nextByName = link(byName.body, 'next')
+    assert.match(nextByName ?? '', /sort=name&cursor=/, 'the next page keeps the order')
+    assert.equal(rowIds((await o.web.get(nextByName as string)).body).length, 11)
+    const reversed = await o.web.get('/?sort=name-desc')
+    assert.match(reversed.body, /aria-sort="descending"><a class="sort-link" href="\/\?sort&#61;name">Name/)
+    // The date's heading goes back to the default order, newest first, whose address has no sort.
+    assert.match(reversed.body, /<th class="col-date" scope="col"><a class="sort-link" href="\/">Added/)
+    const bad = await o.web.get('/?sort=random')
+    assert.equal(bad.statusCode, 400)
   })
 
   test('search is a GET with the API’s semantics, in a folder too; a bad query is a 400 page', async () => {

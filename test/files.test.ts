@@ -164,7 +164,8 @@ describeEachEngine('files', (ctx) => {
       [`?query=${chars(201)}`, /query.*at most 200/],
       ['?folderId=', /folderId.*at least 1/],
       [`?folderId=${chars(101)}`, /folderId.*at most 100/],
-      ['?sort=name', /sort/],
+      ['?sort=random', /sort/],
+      ['?sort=name&query=bulk', /newest first/],
     ] as const) {
       assert.match(assertError(await list(query), 400, 'invalid_request'), pattern, query)
     }

@@ -434,6 +434,38 @@ for (const engine of ENGINES) {
       )
     })
 
+    test("ls --sort: the API's orders, a usage error for another or with a search", async () => {
+      const account = await createAccount(ctx.app)
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      for (const [name, content] of [
+        ['b.txt', 'bb'],
+        ['C.txt', 'c'],
+        ['a.txt', 'aaa'],
+      ] as const) {
+        await createFile(ctx, account.id, { name, content })
+      }
+      const names = async (...args: string[]) => {
+        const run = await coffer(['--json', 'ls', ...args], scriptEnv)
+        assert.equal(run.code, 0, run.stderr)
+        return (JSON.parse(run.stdout) as { name: string }[]).map((f) => f.name)
+      }
+      assert.deepEqual(await names(), ['a.txt', 'C.txt', 'b.txt'], 'newest first')
+      assert.deepEqual(await names('--sort', 'name'), ['a.txt', 'b.txt', 'C.txt'])
+      assert.deepEqual(await names('--sort', 'largest'), ['a.txt', 'b.txt', 'C.txt'])
+      assert.deepEqual(await names('--sort', 'oldest', '--limit', '2'), ['b.txt', 'C.txt'])
+      const other = await coffer(['ls', '--sort', 'random'], scriptEnv)
+      assert.equal(other.code, 2)
+      assert.match(other.stderr, /Allowed choices are newest, oldest, name, name-desc, largest, smallest/)
+      const searched = await coffer(['ls', '--query', 'a', '--sort', 'name'], scriptEnv)
+      assert.equal(searched.code, 2)
+      assert.match(searched.stderr, /A search comes newest first/)
+    })
+
     test('share: a link that exists takes the settings given, --no-… clears them, one that does not open fails', async () => {
       const account = await createAccount(ctx.app)
       const file = await createFile(ctx, account.id, { name: 'plan.txt' })

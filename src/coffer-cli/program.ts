@@ -2,6 +2,7 @@
 // credentials (profiles.ts) and calls the SDK; what they print and how they end is output.ts's.
 import { Command, InvalidArgumentError, Option } from 'commander'
 import packageJson from '../../package.json' with { type: 'json' }
+import { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from '../files/file-orders.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Folder, Share, ShareSettings } from '../sdk/index.ts'
@@ -276,32 +277,39 @@ Examples:
 
   program
     .command('ls')
-    .description('list files, newest first')
+    .description('list files, newest first or in another order')
     .option('-f, --folder <name>', 'in this folder (name or id)')
-    .option('-q, --query <text>', 'whose names contain this text (any case)')
+    .option('-q, --query <text>', 'whose names contain this text (any case; newest first)')
+    .addOption(new Option('-s, --sort <order>', 'the order').choices(FILE_ORDERS).default(DEFAULT_FILE_ORDER))
     .addOption(new Option('-n, --limit <n>', 'at most this many').default(50).argParser(positiveInteger))
     .option('-a, --all', 'every one, however many')
-    .action(async (options: { folder?: string; query?: string; limit: number; all?: boolean }) => {
-      const coffer = await run.connect()
-      const folderId = options.folder ? (await folderOf(coffer, options.folder)).id : undefined
-      const files: File[] = []
-      const most = options.all ? Number.POSITIVE_INFINITY : options.limit
-      for await (const file of coffer.files.list({
-        ...(options.query ? { query: options.query } : {}),
-        ...(folderId ? { folderId } : {}),
-        limit: Math.min(100, most),
-      })) {
-        files.push(file)
-        if (files.length >= most) break
-      }
-      printList(out, files, 'No files.', [
-        ['ID', (f) => f.id],
-        ['SIZE', (f) => formatSize(f.size)],
-        ['ADDED', (f) => date(f.createdAt)],
-        ['LINK', (f) => f.share?.state ?? ''],
-        ['NAME', (f) => f.name],
-      ])
-    })
+    .action(
+      async (options: { folder?: string; query?: string; sort: FileOrder; limit: number; all?: boolean }) => {
+        if (options.query && options.sort !== DEFAULT_FILE_ORDER) {
+          throw new UsageError('A search comes newest first.', 'Leave out --sort, or --query.')
+        }
+        const coffer = await run.connect()
+        const folderId = options.folder ? (await folderOf(coffer, options.folder)).id : undefined
+        const files: File[] = []
+        const most = options.all ? Number.POSITIVE_INFINITY : options.limit
+        for await (const file of coffer.files.list({
+          ...(options.query ? { query: options.query } : {}),
+          ...(folderId ? { folderId } : {}),
+          ...(options.sort !== DEFAULT_FILE_ORDER ? { sort: options.sort } : {}),
+          limit: Math.min(100, most),
+        })) {
+          files.push(file)
+          if (files.length >= most) break
+        }
+        printList(out, files, 'No files.', [
+          ['ID', (f) => f.id],
+          ['SIZE', (f) => formatSize(f.size)],
+          ['ADDED', (f) => date(f.createdAt)],
+          ['LINK', (f) => f.share?.state ?? ''],
+          ['NAME', (f) => f.name],
+        ])
+      },
+    )
 
   program
     .command('folders')

@@ -7,10 +7,9 @@
 // (SQLite's lower() folds only ASCII; PostgreSQL's lower() under the "C" collation does the same, whatever the
 // database's locale), so that "apple" comes before "Banana" and a page never depends on where it was read.
 import { invalid } from '../errors.ts'
+import type { FileOrder } from './file-orders.shared.ts'
 
-export const FILE_ORDERS = ['newest', 'oldest', 'name', 'name-desc', 'largest', 'smallest'] as const
-export type FileOrder = (typeof FILE_ORDERS)[number]
-export const DEFAULT_FILE_ORDER: FileOrder = 'newest'
+export { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from './file-orders.shared.ts'
 
 /** What each order sorts by, and which way (the repository's SQL, files.repository.ts, walks it). */
 export const ORDERS: Record<FileOrder, { key: 'created_at' | 'name' | 'size'; direction: 'asc' | 'desc' }> = {

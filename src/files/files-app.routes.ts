@@ -1,6 +1,7 @@
 // The owner's files in the web app (views in files-app.views.ts, browser module files-app.client.ts):
-// - GET / and GET /folders/{folderId}: every file or one folder's, newest first, searched with `?query=`, paged
-//   with the API's cursors (`?cursor=`), the folders beside them.
+// - GET / and GET /folders/{folderId}: every file or one folder's, newest first or in the order `?sort=` asks,
+//   searched with `?query=`, paged with the API's cursors (`?cursor=` forward, `?before=` back, `?from=` the
+//   place of the page's first file), the folders beside them.
 // - GET /files/rows?ids=…: the rows of the files the uploader just made, for it to add without a reload.
 // - POST /files/bulk: the selection form: move, delete (a confirmation first), each in one transaction.
 // - GET /files/{fileId}: the file's page; its actions: rename, move, delete (confirmed), download, preview.
@@ -17,6 +18,7 @@ import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../web/notices.ts'
 import { sendFileContent } from './download.ts'
+import { DEFAULT_FILE_ORDER, FILE_ORDERS } from './file-order.ts'
 import { TEXT_PREVIEW_BYTES, viewer, viewerKindOf } from './file-viewers.views.ts'
 import {
   confirmDeleteFilePage,
@@ -35,7 +37,10 @@ const MAX_SELECTION = 1000
 
 const ListQuery = Type.Object({
   query: Type.Optional(Type.String({ maxLength: 200 })),
+  sort: Type.Optional(Type.Enum([...FILE_ORDERS])),
   cursor: Type.Optional(Type.String({ maxLength: 128 })),
+  before: Type.Optional(Type.String({ maxLength: 128 })),
+  from: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   done: Type.Optional(Type.String({ maxLength: 40 })),
   n: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
 })
@@ -111,11 +116,13 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
     folderId: string | undefined,
   ) {
     const accountId = sessionAccountId(request)
-    const { query: raw, cursor, done, n } = request.query
+    const { query: raw, cursor, before, done, n } = request.query
     const query = raw?.trim() || undefined
+    // A search comes newest first only: an order in its address is let go rather than refused.
+    const order = query ? DEFAULT_FILE_ORDER : (request.query.sort ?? DEFAULT_FILE_ORDER)
     const [folder, listed, byName] = await Promise.all([
       folderId === undefined ? null : folders.get(accountId, folderId),
-      files.list(accountId, { query, folderId, cursor, limit: PAGE_SIZE }),
+      files.list(accountId, { query, folderId, order, cursor, before, limit: PAGE_SIZE }),
       folders.byName(accountId, FOLDERS_SHOWN),
     ])
     const token = csrfToken(request, reply)
@@ -129,8 +136,12 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
           folder,
           folders: byName,
           query,
+          order,
           files: listed.items,
           nextCursor: listed.nextCursor,
+          prevCursor: listed.prevCursor,
+          // Only a hint: files added or deleted meanwhile move the list under it.
+          from: listed.prevCursor === null ? 1 : (request.query.from ?? 1),
           uploader,
           notice: noticeOf(NOTICES, done, n),
         },

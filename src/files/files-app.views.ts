@@ -12,6 +12,7 @@ import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
 import { describeType, extensionLabel, formatCount, formatDateTime, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
+import { DEFAULT_FILE_ORDER, type FileOrder } from './file-order.ts'
 import type { StoredFile } from './files.repository.ts'
 
 /** The app's addresses of files and folders. */
@@ -54,8 +55,14 @@ export interface FilesPageData {
   /** The account's folders by name, at most FOLDERS_SHOWN. */
   folders: Folder[]
   query: string | undefined
+  /** The list's order, kept in its address (`?sort=`); a search's is newest first. */
+  order: FileOrder
   files: StoredFile[]
   nextCursor: string | null
+  /** The cursor of the page before this one; null on the first. */
+  prevCursor: string | null
+  /** The place of this page's first file in the list (1 on the first page), kept in the address (`?from=`). */
+  from: number
   uploader: UploaderSettings
   /** A fixed sentence after a change ("3 files deleted."). */
   notice?: string
@@ -263,23 +270,86 @@ function emptyState(data: FilesPageData): string {
   return html`<div class="empty"><h2>No files yet</h2><p class="muted">Upload your first files: choose them with Upload files, or drop them on this page. Then share them with a link, or ask others to send you files with a file request.</p></div>`
 }
 
+/** How each order reads in the table's caption. */
+const ORDER_WORDS: Record<FileOrder, string> = {
+  newest: 'newest first',
+  oldest: 'oldest first',
+  name: 'by name, A to Z',
+  'name-desc': 'by name, Z to A',
+  largest: 'largest first',
+  smallest: 'smallest first',
+}
+
+/** A column the list can be ordered by: its first order, and the one a second click gives. */
+const SORTABLE: Record<'name' | 'size' | 'date', [FileOrder, FileOrder]> = {
+  name: ['name', 'name-desc'],
+  size: ['largest', 'smallest'],
+  date: ['newest', 'oldest'],
+}
+
+/**
+ * A column's heading: a link that orders the list by it (again: the other way), with `aria-sort` on the column
+ * the list is ordered by. A search's results come newest first only: their headings are plain.
+ */
+function sortHeading(
+  data: FilesPageData,
+  column: keyof typeof SORTABLE,
+  label: string,
+  className: string,
+): string {
+  const [first, second] = SORTABLE[column]
+  const current = data.order === first || data.order === second
+  const ascending = data.order === 'name' || data.order === 'oldest' || data.order === 'smallest'
+  const sort = current ? html` aria-sort="${ascending ? 'ascending' : 'descending'}"` : ''
+  if (data.query) return html`<th class="${className}" scope="col">${label}</th>`
+  const next = data.order === first ? second : first
+  return html`<th class="${className}" scope="col"!${sort}><a class="sort-link" href="${listHref(data, { sort: next })}">${label}!${current ? html`<span aria-hidden="true"> ${ascending ? '↑' : '↓'}</span>` : ''}</a></th>`
+}
+
+/** The address of a page of this list: its folder, search and order, and where the page starts. */
+function listHref(
+  data: FilesPageData,
+  page: { sort?: FileOrder; cursor?: string; before?: string; from?: number },
+): string {
+  const base = data.folder ? FILE_PATHS.folder(data.folder.id) : FILE_PATHS.home
+  const query = new URLSearchParams()
+  if (data.query) query.set('query', data.query)
+  const sort = page.sort ?? data.order
+  if (sort !== DEFAULT_FILE_ORDER) query.set('sort', sort)
+  if (page.cursor) query.set('cursor', page.cursor)
+  if (page.before) query.set('before', page.before)
+  if (page.from && page.from > 1) query.set('from', String(page.from))
+  const search = query.toString()
+  return search ? `${base}?${search}` : base
+}
+
+/** Previous and next, with where this page is in the list ("Files 51–100"). */
+function pager(data: FilesPageData): string {
+  if (!data.nextCursor && !data.prevCursor) return ''
+  const last = data.from + data.files.length - 1
+  const previous = data.prevCursor
+    ? html`<a class="button" href="${listHref(data, { before: data.prevCursor, from: Math.max(1, data.from - data.files.length) })}" rel="prev" data-previous>Previous</a>`
+    : ''
+  const next = data.nextCursor
+    ? html`<a class="button" href="${listHref(data, { cursor: data.nextCursor, from: last + 1 })}" rel="next" data-more>More files</a>`
+    : ''
+  return html`<nav class="pager" aria-label="Pages of files">!${previous}<p class="muted pager-position">Files ${formatCount(data.from)}–${formatCount(last)}</p>!${next}</nav>`
+}
+
 /** The table of files, inside the bulk form; also the target the uploader adds rows to. */
 function fileTable(data: FilesPageData, returnTo: string): string {
-  const more = data.nextCursor
-    ? html`<p class="more"><a class="button" href="${moreHref(data, data.nextCursor)}" data-more>More files</a></p>`
-    : ''
   return html`<form method="post" action="${FILE_PATHS.bulk}" class="bulk-form" data-bulk-form novalidate>
 !${csrfInput(data.csrfToken)}
 <input type="hidden" name="return_to" value="${returnTo}">
 !${bulkBar(data)}
 <div class="table-wrap"!${data.files.length === 0 ? ' hidden' : ''} data-table-wrap>
 <table class="file-table">
-<caption class="sr-only">${data.folder ? `Files in ${data.folder.name}` : 'Your files'}, newest first</caption>
+<caption class="sr-only">${data.folder ? `Files in ${data.folder.name}` : 'Your files'}, ${ORDER_WORDS[data.order]}</caption>
 <thead><tr>
 <th class="col-select" scope="col"><input type="checkbox" data-select-all aria-label="Select every file shown" hidden></th>
-<th class="col-name" scope="col">Name</th>
-<th class="col-size" scope="col">Size</th>
-<th class="col-date" scope="col">Added</th>
+!${sortHeading(data, 'name', 'Name', 'col-name')}
+!${sortHeading(data, 'size', 'Size', 'col-size')}
+!${sortHeading(data, 'date', 'Added', 'col-date')}
 <th class="col-folder" scope="col">Folder</th>
 <th class="col-share" scope="col">Sharing</th>
 </tr></thead>
@@ -290,15 +360,7 @@ function fileTable(data: FilesPageData, returnTo: string): string {
 </div>
 !${data.files.length === 0 ? emptyState(data) : ''}
 </form>
-!${more}`
-}
-
-function moreHref(data: FilesPageData, cursor: string): string {
-  const base = data.folder ? FILE_PATHS.folder(data.folder.id) : FILE_PATHS.home
-  const query = new URLSearchParams()
-  if (data.query) query.set('query', data.query)
-  query.set('cursor', cursor)
-  return `${base}?${query}`
+!${pager(data)}`
 }
 
 export function filesPage(data: FilesPageData, returnTo: string): Page {

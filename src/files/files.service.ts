@@ -4,7 +4,6 @@
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
-import type { Page } from '../db/pagination.ts'
 import { notFound } from '../errors.ts'
 import { faultPoint } from '../fault-points.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'

@@ -5,6 +5,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { FILE_ORDERS } from '../files/file-orders.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Share } from '../sdk/index.ts'
@@ -165,8 +166,18 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     'list_files',
     {
       title: 'List files',
-      description: 'The files, newest first; in one folder with `folderId`.',
-      input: { folderId: folderId.optional().describe('Only in this folder.'), cursor, limit },
+      description: 'The files, newest first or in the order `sort` asks; in one folder with `folderId`.',
+      input: {
+        folderId: folderId.optional().describe('Only in this folder.'),
+        sort: z
+          .enum(FILE_ORDERS)
+          .optional()
+          .describe(
+            'The order: newest (the default), oldest, name (A to Z), name-desc, largest or smallest first. Keep the same with a cursor.',
+          ),
+        cursor,
+        limit,
+      },
       readOnly: true,
     },
     async (args) => {
