@@ -105,6 +105,7 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     assert.match(textOf(second.body), /Files 51–61/)
     const previous = link(second.body, 'prev')
     assert.ok(previous, 'a Previous link')
+    assert.match(previous, /from=1\b|^\/\?before=[^&]+$/, 'the page before starts at the first file')
     const back = await o.web.get(previous)
     assert.deepEqual(rowIds(back.body), ids, 'Previous is the first page again')
     assert.match(textOf(back.body), /Files 1–50/)

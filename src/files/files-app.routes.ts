@@ -142,6 +142,7 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
           prevCursor: listed.prevCursor,
           // Only a hint: files added or deleted meanwhile move the list under it.
           from: listed.prevCursor === null ? 1 : (request.query.from ?? 1),
+          pageSize: PAGE_SIZE,
           uploader,
           notice: noticeOf(NOTICES, done, n),
         },

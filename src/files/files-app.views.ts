@@ -63,6 +63,8 @@ export interface FilesPageData {
   prevCursor: string | null
   /** The place of this page's first file in the list (1 on the first page), kept in the address (`?from=`). */
   from: number
+  /** Files a page holds at most: the page before this one starts that much earlier. */
+  pageSize: number
   uploader: UploaderSettings
   /** A fixed sentence after a change ("3 files deleted."). */
   notice?: string
@@ -328,7 +330,7 @@ function pager(data: FilesPageData): string {
   if (!data.nextCursor && !data.prevCursor) return ''
   const last = data.from + data.files.length - 1
   const previous = data.prevCursor
-    ? html`<a class="button" href="${listHref(data, { before: data.prevCursor, from: Math.max(1, data.from - data.files.length) })}" rel="prev" data-previous>Previous</a>`
+    ? html`<a class="button" href="${listHref(data, { before: data.prevCursor, from: Math.max(1, data.from - data.pageSize) })}" rel="prev" data-previous>Previous</a>`
     : ''
   const next = data.nextCursor
     ? html`<a class="button" href="${listHref(data, { cursor: data.nextCursor, from: last + 1 })}" rel="next" data-more>More files</a>`
