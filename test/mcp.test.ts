@@ -14,6 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { Coffer } from '../src/sdk/index.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
+import { submit } from './support/submissions.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 
 const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'coffer-cli', 'main.ts')
@@ -214,6 +215,23 @@ for (const engine of ENGINES) {
           ).data,
           [],
         )
+        // What was sent, said as a person would read it: the file, who sent it, their message.
+        const publicId = new URL((await api.requests.get(request.id)).publicUrl).pathname
+          .split('/')
+          .at(-1) as string
+        await submit(
+          ctx.app,
+          publicId,
+          { submitterName: 'Ada', submitterEmail: 'ada@example.com', message: 'The March "receipts".' },
+          [{ name: 'march.pdf', type: 'application/pdf', content: '%PDF-1.4 march' }],
+        )
+        const received = await call('list_submissions', { requestId: request.id })
+        // The message quoted as JSON quotes a string, its own quotes escaped.
+        assert.equal(
+          (received.content as { text: string }[])[0]?.text,
+          `march.pdf (14 bytes) from Ada <ada@example.com>, ${(received.structuredContent as { data: { createdAt: string }[] }).data[0]?.createdAt}, saying: "The March \\"receipts\\"."`,
+        )
+        const sentId = (received.structuredContent as { data: { file: { id: string } }[] }).data[0]?.file.id
 
         // Resources: the files, by the template coffer://files/{fileId}; text as text, other bytes in base64.
         const { resourceTemplates } = await client.listResourceTemplates()
@@ -224,7 +242,7 @@ for (const engine of ENGINES) {
         const { resources } = await client.listResources()
         assert.deepEqual(
           resources.map((r) => r.uri).sort(),
-          [`coffer://files/${binaryId}`, `coffer://files/${file.id}`].sort(),
+          [`coffer://files/${binaryId}`, `coffer://files/${file.id}`, `coffer://files/${sentId}`].sort(),
         )
         const text = await client.readResource({ uri: `coffer://files/${file.id}` })
         assert.equal((text.contents[0] as { text: string }).text, '# Todo\n- ship')
