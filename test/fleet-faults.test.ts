@@ -403,8 +403,12 @@ describe('a fleet whose dependencies fail', { skip }, () => {
         `${fault.name}: no ${kind} was refused with 503 while it was down: ${tally(down)}`,
       )
     }
-    const longest = Math.max(...lines.map((line) => line.seconds * 1000))
-    assert.ok(longest <= LONGEST_WAIT_MS, `${fault.name}: a request took ${longest} ms`)
+    const slowest = lines.reduce((a, b) => (b.seconds > a.seconds ? b : a), lines[0] ?? { seconds: 0 })
+    const longest = slowest.seconds * 1000
+    assert.ok(
+      longest <= LONGEST_WAIT_MS,
+      `${fault.name}: a request took ${longest} ms: ${JSON.stringify(slowest)}`,
+    )
     // Recovered: the first answer of each kind that needs the dependency after the repair.
     const recovered = (kind: Outcome['kind']) =>
       Math.min(
