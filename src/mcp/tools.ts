@@ -101,7 +101,28 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
         'Coffer holds the user’s files in flat folders, shares them by public links, and collects files from others by file requests. Find files with search_files; read a text file with read_file; share with share_file.',
     },
   )
-  const tool = <Shape extends z.ZodRawShape>(
+  const tool = toolRegistrar(server, options)
+  for (const register of [
+    fileFindingTools,
+    readFileTool,
+    fileChangingTools,
+    folderTools,
+    shareTools,
+    requestTools,
+    analyticsTools,
+  ]) {
+    register(tool, coffer)
+  }
+  fileResource(server, coffer)
+  return server
+}
+
+/**
+ * How every tool is declared: its annotations from whether it only reads, a refusal of the API as the tool's
+ * error, and the resource list said to have changed after a tool that changes the files.
+ */
+function toolRegistrar(server: McpServer, options: McpOptions) {
+  return <Shape extends z.ZodRawShape>(
     name: string,
     config: {
       title: string
@@ -138,7 +159,12 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
         }
       }) as never,
     )
+}
 
+type Tool = ReturnType<typeof toolRegistrar>
+
+/** Finding files. */
+function fileFindingTools(tool: Tool, coffer: Coffer): void {
   tool(
     'search_files',
     {
@@ -196,6 +222,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       return answer(describeFile(file), file)
     },
   )
+}
+
+/** A text file's text, or the first part of a long one. */
+function readFileTool(tool: Tool, coffer: Coffer): void {
   tool(
     'read_file',
     {
@@ -240,6 +270,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       }
     },
   )
+}
+
+/** Adding, renaming, moving and deleting files. */
+function fileChangingTools(tool: Tool, coffer: Coffer): void {
   tool(
     'upload_file',
     {
@@ -338,6 +372,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       return answer(`Deleted ${fileId}.`, deleted)
     },
   )
+}
+
+/** Folders. */
+function folderTools(tool: Tool, coffer: Coffer): void {
   tool(
     'list_folders',
     {
@@ -370,37 +408,42 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       return answer(`Created folder ${folder.name} (${folder.id}).`, folder)
     },
   )
-  /** A link's settings as the tools take them, with the API's bounds (share-settings.shared.ts). */
-  const shareSettings = {
-    expiresAt: z
-      .string()
-      .datetime({ offset: true })
-      .nullable()
-      .optional()
-      .describe('When the link stops working (ISO 8601, in the future); null: never.'),
-    password: z
-      .string()
-      .min(PASSWORD_LENGTH.min)
-      .max(PASSWORD_LENGTH.max)
-      .nullable()
-      .optional()
-      .describe(
-        `A password the link asks for before it shows anything (${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters); null: none.`,
-      ),
-    maxDownloads: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_DOWNLOADS_LIMIT)
-      .nullable()
-      .optional()
-      .describe('Downloads allowed in all; null: no limit.'),
-  }
-  /** What a link's state means for someone about to send it. */
-  const said = (share: Share) =>
-    share.state === 'active'
-      ? `Shared: ${share.publicUrl}`
-      : `${share.publicUrl} does not open: it is ${share.state}${share.state === 'exhausted' ? ` (${share.downloadCount} downloads of ${share.maxDownloads} allowed)` : ''}.`
+}
+
+/** A link's settings as the tools take them, with the API's bounds (share-settings.shared.ts). */
+const shareSettings = {
+  expiresAt: z
+    .string()
+    .datetime({ offset: true })
+    .nullable()
+    .optional()
+    .describe('When the link stops working (ISO 8601, in the future); null: never.'),
+  password: z
+    .string()
+    .min(PASSWORD_LENGTH.min)
+    .max(PASSWORD_LENGTH.max)
+    .nullable()
+    .optional()
+    .describe(
+      `A password the link asks for before it shows anything (${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters); null: none.`,
+    ),
+  maxDownloads: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_DOWNLOADS_LIMIT)
+    .nullable()
+    .optional()
+    .describe('Downloads allowed in all; null: no limit.'),
+}
+/** What a link's state means for someone about to send it. */
+const said = (share: Share) =>
+  share.state === 'active'
+    ? `Shared: ${share.publicUrl}`
+    : `${share.publicUrl} does not open: it is ${share.state}${share.state === 'exhausted' ? ` (${share.downloadCount} downloads of ${share.maxDownloads} allowed)` : ''}.`
+
+/** Share links. */
+function shareTools(tool: Tool, coffer: Coffer): void {
   tool(
     'share_file',
     {
@@ -453,6 +496,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       )
     },
   )
+}
+
+/** File requests and what was sent to them. */
+function requestTools(tool: Tool, coffer: Coffer): void {
   tool(
     'create_file_request',
     {
@@ -537,6 +584,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       )
     },
   )
+}
+
+/** Views and downloads. */
+function analyticsTools(tool: Tool, coffer: Coffer): void {
   tool(
     'get_analytics',
     {
@@ -576,7 +627,10 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       )
     },
   )
+}
 
+/** The files as resources, by the template coffer://files/{fileId}: text as text, other bytes in base64. */
+function fileResource(server: McpServer, coffer: Coffer): void {
   server.registerResource(
     'file',
     new ResourceTemplate('coffer://files/{fileId}', {
@@ -600,7 +654,6 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
       return { contents: [content] }
     },
   )
-  return server
 }
 
 /** The resources listed: the newest files. */
