@@ -150,7 +150,6 @@ async function all<Item>(items: AsyncIterable<Item>): Promise<Item[]> {
 }
 
 export function buildProgram(run: Run): Command {
-  const { out } = run
   const program = new Command('coffer')
     .description('Your files on a Coffer server, from the terminal.')
     .version(packageJson.version, '-V, --version')
@@ -172,8 +171,25 @@ Credentials are kept in $XDG_CONFIG_HOME/coffer/credentials.json (mode 600). For
 COFFER_URL and COFFER_TOKEN (an API key) instead.
 Exit codes: 0 done, 1 failed, 2 usage, 3 not signed in or not allowed, 130 cancelled.`,
     )
-  const globals = () => program.opts<{ json?: boolean; server?: string }>()
+  for (const add of [
+    signInCommands,
+    transferCommands,
+    fileCommands,
+    shareCommands,
+    requestCommands,
+    otherCommands,
+  ]) {
+    add(program, run)
+  }
+  return program
+}
 
+/** The options every command takes (--json, --server), as commander read them. */
+const globalsOf = (program: Command) => program.opts<{ json?: boolean; server?: string }>()
+
+/** login, logout: the credentials of a server. */
+function signInCommands(program: Command, run: Run): void {
+  const { out } = run
   program
     .command('login')
     .description('sign in to a Coffer server')
@@ -220,9 +236,13 @@ Examples:
     .description('sign out: revoke the token and forget the server')
     .action(async () => {
       const { logout } = await import('./login.ts')
-      await logout(run.profiles, out, globals().server)
+      await logout(run.profiles, out, globalsOf(program).server)
     })
+}
 
+/** upload, download: bytes in and out, with progress. */
+function transferCommands(program: Command, run: Run): void {
+  const { out } = run
   program
     .command('upload')
     .description('upload files and directories (recursively)')
@@ -276,6 +296,32 @@ Examples:
     )
 
   program
+    .command('download')
+    .description('download a file (resumes a download cut short)')
+    .argument('<file>', 'its id or exact name')
+    .option('-o, --output <path>', 'where to write it; - for stdout (default: its name, here)')
+    .action(async (value: string, options: { output?: string }) => {
+      const coffer = await run.connect()
+      const file = await fileOf(coffer, value)
+      const { download } = await import('./transfers.ts')
+      const result = await download(coffer, out, {
+        file,
+        output: options.output ?? file.name,
+        signal: run.signal,
+      })
+      out.result({ file, ...result })
+      if (result.path !== '-') {
+        out.line(
+          `${result.path}  ${formatSize(result.bytes)}${result.resumedFrom > 0 ? ` (resumed from ${formatSize(result.resumedFrom)})` : ''}`,
+        )
+      }
+    })
+}
+
+/** ls, folders, rm, mv: the files and folders there. */
+function fileCommands(program: Command, run: Run): void {
+  const { out } = run
+  program
     .command('ls')
     .description('list files, newest first or in another order')
     .option('-f, --folder <name>', 'in this folder (name or id)')
@@ -324,28 +370,6 @@ Examples:
     })
 
   program
-    .command('download')
-    .description('download a file (resumes a download cut short)')
-    .argument('<file>', 'its id or exact name')
-    .option('-o, --output <path>', 'where to write it; - for stdout (default: its name, here)')
-    .action(async (value: string, options: { output?: string }) => {
-      const coffer = await run.connect()
-      const file = await fileOf(coffer, value)
-      const { download } = await import('./transfers.ts')
-      const result = await download(coffer, out, {
-        file,
-        output: options.output ?? file.name,
-        signal: run.signal,
-      })
-      out.result({ file, ...result })
-      if (result.path !== '-') {
-        out.line(
-          `${result.path}  ${formatSize(result.bytes)}${result.resumedFrom > 0 ? ` (resumed from ${formatSize(result.resumedFrom)})` : ''}`,
-        )
-      }
-    })
-
-  program
     .command('rm')
     .description('delete files, for good')
     .argument('<file...>', 'ids or exact names')
@@ -383,7 +407,11 @@ Examples:
       out.result(updated)
       out.line(`${updated.name}${updated.folder ? ` in ${updated.folder.name}` : ''} (${updated.id})`)
     })
+}
 
+/** share, unshare: a file's link. */
+function shareCommands(program: Command, run: Run): void {
+  const { out } = run
   program
     .command('share')
     .description('share a file, or change its link: print the link')
@@ -440,7 +468,11 @@ Examples:
       out.result(share)
       out.line(`${file.name} is no longer shared (the link ${share.publicUrl} is off).`)
     })
+}
 
+/** request create, list, submissions: links where others send files. */
+function requestCommands(program: Command, run: Run): void {
+  const { out } = run
   const request = program
     .command('request')
     .description('file requests: links where others upload files to you')
@@ -515,7 +547,11 @@ Example:
         ['NAME', (s) => s.file.name],
       ])
     })
+}
 
+/** stats, mcp, completion. */
+function otherCommands(program: Command, run: Run): void {
+  const { out } = run
   program
     .command('stats')
     .description('views and downloads of your share links')
@@ -597,8 +633,6 @@ Install:
       const { completionScript } = await import('./completion.ts')
       process.stdout.write(completionScript(program, shell))
     })
-
-  return program
 }
 
 /** A password typed at the terminal (not echoed), or the first line of stdin. */
