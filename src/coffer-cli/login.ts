@@ -35,12 +35,11 @@ export async function loginWithKey(
   out.result({ server: options.url, name: options.name, credential: 'api_key' })
 }
 
-export async function loginWithDevice(
-  profiles: Profiles,
-  out: Output,
-  options: { url: string; name: string; openBrowser: boolean; signal: AbortSignal },
-): Promise<void> {
-  const { url } = options
+/**
+ * The server's authorization metadata, and this command registered with it as a public native client of the
+ * device flow (dynamic registration), with every scope the server has to ask for.
+ */
+async function registerDeviceClient(url: string) {
   const http = httpOptions(url)
   const issuer = new URL(url)
   const as = await oauth
@@ -69,6 +68,17 @@ export async function loginWithDevice(
       http,
     ),
   )
+  return { as, client, scopes }
+}
+
+export async function loginWithDevice(
+  profiles: Profiles,
+  out: Output,
+  options: { url: string; name: string; openBrowser: boolean; signal: AbortSignal },
+): Promise<void> {
+  const { url } = options
+  const http = httpOptions(url)
+  const { as, client, scopes } = await registerDeviceClient(url)
   const device = await oauth.processDeviceAuthorizationResponse(
     as,
     client,

@@ -41,6 +41,41 @@ export interface Uploaded {
 }
 
 /**
+ * The name a file goes in under: its own, or another when its own is taken and `onConflict` says rename; each
+ * said above the bars. Undefined when it is skipped (recorded in `skipped`, its bytes out of the total).
+ */
+async function nameFor(
+  file: { path: string; size: number },
+  run: {
+    claims: NameClaims
+    onConflict: OnConflict
+    /** Where the files go, in words ("the folder Taxes"). */
+    where: string
+    bars: ReturnType<typeof progress>
+    skipped: { path: string; reason: string }[]
+  },
+): Promise<string | undefined> {
+  const { claims, where, bars } = run
+  const original = path.basename(file.path)
+  const { name, taken } = await claims.claim(original, run.onConflict)
+  if (name === undefined) {
+    const reason = `a file named ${original} is already in ${where}`
+    run.skipped.push({ path: file.path, reason })
+    bars.skip(file.size)
+    bars.note(`${file.path}: skipped, ${reason}.`)
+    return undefined
+  }
+  if (taken && name === original) {
+    bars.note(
+      `${file.path}: a file named ${original} is already in ${where}; both are kept (--on-conflict skip or rename to change that).`,
+    )
+  } else if (taken) {
+    bars.note(`${file.path} goes in as ${name}: a file named ${original} is already in ${where}.`)
+  }
+  return name
+}
+
+/**
  * Uploads the files under `paths`, `parallel` at a time, into `folderId` (named `folderName`, null for the top
  * level), sharing each when asked; each new file's id (and share URL) is printed as it is done. A name already
  * there (or taken by another file of the run, from another directory) is said, and kept, skipped or renamed as
@@ -83,24 +118,10 @@ export async function upload(
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const { path: filePath, size } = next
-      const original = path.basename(filePath)
       let bar: ReturnType<typeof bars.start> | undefined
       try {
-        const { name, taken } = await claims.claim(original, options.onConflict)
-        if (name === undefined) {
-          const reason = `a file named ${original} is already in ${where}`
-          skipped.push({ path: filePath, reason })
-          bars.skip(size)
-          bars.note(`${filePath}: skipped, ${reason}.`)
-          continue
-        }
-        if (taken && name === original) {
-          bars.note(
-            `${filePath}: a file named ${original} is already in ${where}; both are kept (--on-conflict skip or rename to change that).`,
-          )
-        } else if (taken) {
-          bars.note(`${filePath} goes in as ${name}: a file named ${original} is already in ${where}.`)
-        }
+        const name = await nameFor(next, { claims, onConflict: options.onConflict, where, bars, skipped })
+        if (name === undefined) continue
         bar = bars.start(name, size)
         const started = bar
         const file = await coffer.files.upload(filePath, {
