@@ -15,7 +15,7 @@ import { ALL_SCOPES } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
 import { clientAddress } from '../http/client-address.ts'
 import { addressBucket } from '../http/rate-limit.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import { endOfDay, knownTimeZone, readerTimeZone, refuseEndedDay, TimeZoneField } from '../web/chosen-days.ts'
 import { type FormReading, formReader } from '../web/form-reader.ts'
 import { acceptForms, refusalOf } from '../web/forms.ts'
@@ -95,9 +95,26 @@ const PASSWORDS_DIFFER = { confirm: 'The two passwords are not the same.' }
 const fieldError = (error: unknown, fields: Record<string, string> = {}) =>
   refusalOf(error, { fields }).errors
 
-export const accountPagesRoutes: Routes = async (app, { services, config, web, webSessions }) => {
-  const { accounts, apiKeys, setup, connectedApps, passwordReset } = services
+export const accountPagesRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
+  const kit = accountPagesKit(app, deps)
+  for (const routes of [
+    signInRoutes,
+    newAccountRoutes,
+    passwordResetRoutes,
+    keyRoutes,
+    accountSettingsRoutes,
+  ]) {
+    routes(app, kit)
+  }
+}
+
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** What every account page's routes share: the services, the option presets, and two helpers. */
+function accountPagesKit(app: App, { services, config, web, webSessions }: RouteDeps) {
+  const { accounts, apiKeys, setup, connectedApps, passwordReset } = services
   const page = { page: true } as const
   const hidden = { hide: true }
   /** Pages of a signed-out visitor (or anyone): the session is read, if there is one. */
@@ -127,7 +144,47 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
     const minutes = Math.ceil(refusal.retryAfterSeconds / 60)
     return `Too many attempts. Try again in ${minutes} minute${minutes > 1 ? 's' : ''}.`
   }
+  return {
+    accounts,
+    apiKeys,
+    setup,
+    connectedApps,
+    passwordReset,
+    services,
+    config,
+    web,
+    webSessions,
+    open,
+    posted,
+    signedIn,
+    signedInPost,
+    canResetPassword,
+    sessionOf,
+    tooMany,
+  }
+}
 
+type Kit = ReturnType<typeof accountPagesKit>
+
+/** The settings home, sign-in and sign-out. */
+function signInRoutes(
+  app: App,
+  {
+    accounts,
+    setup,
+    services,
+    config,
+    web,
+    webSessions,
+    open,
+    posted,
+    signedIn,
+    signedInPost,
+    canResetPassword,
+    sessionOf,
+    tooMany,
+  }: Kit,
+): void {
   app.get(ACCOUNT_PATHS.home, signedIn, async (_request, reply) => reply.redirect(ACCOUNT_PATHS.keys, 303))
 
   // Sign-in and sign-out.
@@ -204,7 +261,13 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
     webSessions.clear(reply)
     return reply.redirect(ACCOUNT_PATHS.signIn, 303)
   })
+}
 
+/** New accounts: the first-run setup link, and the sign-up page when it is open. */
+function newAccountRoutes(
+  app: App,
+  { accounts, setup, config, web, webSessions, open, posted, tooMany }: Kit,
+): void {
   // New accounts: the first-run setup link, and the sign-up page when it is open.
 
   /**
@@ -272,7 +335,13 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
       )
     })
   }
+}
 
+/** Forgotten passwords, when the server sends email. */
+function passwordResetRoutes(
+  app: App,
+  { passwordReset, web, webSessions, open, posted, tooMany }: Kit,
+): void {
   if (passwordReset) {
     app.get(ACCOUNT_PATHS.forgotPassword, open, async (request, reply) =>
       web.send(reply, 200, forgotPasswordPage({ csrfToken: csrfToken(request, reply) })),
@@ -331,9 +400,10 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
       return reply.redirect(`${ACCOUNT_PATHS.signIn}?reset=done`, 303)
     })
   }
+}
 
-  // Settings of a signed-in account.
-
+/** API keys: the list, a new key shown once, revoking. */
+function keyRoutes(app: App, { apiKeys, config, web, signedIn, signedInPost, sessionOf }: Kit): void {
   /** The cookie that carries a new key's sealed secret from its form to this page, once (new-key-notes.ts). */
   const newKeyCookie = {
     name: config.publicUrl.startsWith('https:') ? '__Host-coffer_new_key' : 'coffer_new_key',
@@ -416,7 +486,13 @@ export const accountPagesRoutes: Routes = async (app, { services, config, web, w
       return reply.redirect(ACCOUNT_PATHS.keys, 303)
     },
   )
+}
 
+/** Connected applications and the password. */
+function accountSettingsRoutes(
+  app: App,
+  { accounts, connectedApps, web, signedIn, signedInPost, sessionOf }: Kit,
+): void {
   app.get(ACCOUNT_PATHS.apps, signedIn, async (request, reply) => {
     const apps = await connectedApps.list(sessionOf(request).account.id)
     return web.send(reply, 200, appsPage({ nav: appNav(request, reply, 'account'), apps }))
