@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
 import { invalid } from '../errors.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import { sharePanel } from '../shares/shares-app.views.ts'
 import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { readerTimeZone } from '../web/chosen-days.ts'
@@ -96,9 +96,20 @@ const readMove = formReader(
   Type.Object({ folderId: Type.Optional(Type.String({ maxLength: 100 })) }, { additionalProperties: false }),
 )
 
-export const filesAppRoutes: Routes = async (app, { services, config, urls, web, webSessions }) => {
-  const { files, folders, shares, analytics } = services
+export const filesAppRoutes: Routes = async (app, deps) => {
   await acceptForms(app, 256 * 1024)
+  const kit = filesAppKit(app, deps)
+  for (const routes of [listRoutes, bulkRoutes, filePageRoutes, fileChangeRoutes, fileContentRoutes]) {
+    routes(app, kit)
+  }
+}
+
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** What every files page's routes share: the services, the option presets, the uploader's settings. */
+function filesAppKit(app: App, { services, config, urls, web, webSessions }: RouteDeps) {
+  const { files, folders, shares, analytics } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
@@ -108,7 +119,26 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
     multipartThreshold: MULTIPART_THRESHOLD_BYTES,
     filesPerPreparation: 100,
   }
+  return {
+    files,
+    folders,
+    shares,
+    analytics,
+    services,
+    config,
+    urls,
+    web,
+    webSessions,
+    signedIn,
+    posted,
+    uploader,
+  }
+}
 
+type Kit = ReturnType<typeof filesAppKit>
+
+/** The list of files, every one or a folder's, and the rows of new uploads. */
+function listRoutes(app: App, { files, folders, web, webSessions, signedIn, uploader }: Kit): void {
   /** The list of every file (folderId undefined) or of a folder. */
   async function list(
     request: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>,
@@ -181,7 +211,10 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
       return web.sendRendered(reply, 200, found.map(fileRow).join('\n'))
     },
   )
+}
 
+/** The selection's actions: move, delete after a confirmation. */
+function bulkRoutes(app: App, { files, web, posted }: Kit): void {
   app.post(FILE_PATHS.bulk, { ...posted, schema: { hide: true } }, async (request, reply) => {
     const form = readBulkForm(request.body)
     if (!form.ok) throw invalid(Object.values(form.errors).join(' '))
@@ -215,7 +248,13 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
       }
     }
   })
+}
 
+/** A file's page and its rename. */
+function filePageRoutes(
+  app: App,
+  { files, folders, shares, analytics, urls, web, signedIn, posted }: Kit,
+): void {
   /** The file's page, with the rename form shown again when it was refused. */
   async function showFile(
     request: FastifyRequest,
@@ -281,7 +320,10 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
       return reply.redirect(withNotice(FILE_PATHS.file(fileId), 'renamed'), 303)
     },
   )
+}
 
+/** A file moved or deleted from its page. */
+function fileChangeRoutes(app: App, { files, web, signedIn, posted }: Kit): void {
   app.post(
     '/files/:fileId/move',
     { ...posted, schema: { hide: true, params: FileParams } },
@@ -318,7 +360,10 @@ export const filesAppRoutes: Routes = async (app, { services, config, urls, web,
       return reply.redirect(withNotice(back, 'deleted', 1), 303)
     },
   )
+}
 
+/** The file's bytes and its preview, for the owner's pages. */
+function fileContentRoutes(app: App, { files, signedIn }: Kit): void {
   // The file's bytes and its preview, for the owner's pages: served as the API serves them (download.ts).
   app.route({
     method: ['GET', 'HEAD'],
