@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import { AppError } from '../errors.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import {
   dayEndingAt,
   endOfDay,
@@ -180,9 +180,18 @@ function problemOf(error: unknown, context: { allowedTypes?: string[]; serverMax
   return refusalOf(error, { fields, messages })
 }
 
-export const requestsAppRoutes: Routes = async (app, { services, config, urls, web, webSessions }) => {
-  const { requests } = services
+export const requestsAppRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
+  const kit = requestsAppKit(app, deps)
+  for (const routes of [listAndNewRoutes, requestPageRoutes, editRoutes]) routes(app, kit)
+}
+
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** What every request page's routes share: the service, the option presets, and what each page shows. */
+function requestsAppKit(app: App, { services, config, urls, web, webSessions }: RouteDeps) {
+  const { requests } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
@@ -201,7 +210,29 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       timeZone: readerTimeZone(request),
     }
   }
+  return {
+    requests,
+    config,
+    urls,
+    web,
+    webSessions,
+    signedIn,
+    posted,
+    serverMaxFileSize,
+    linkOf,
+    canEmail,
+    emailOwnerOf,
+    common,
+  }
+}
 
+type Kit = ReturnType<typeof requestsAppKit>
+
+/** The list of requests, and the form of a new one. */
+function listAndNewRoutes(
+  app: App,
+  { requests, web, signedIn, posted, serverMaxFileSize, linkOf, canEmail, emailOwnerOf, common }: Kit,
+): void {
   app.get(
     REQUEST_PATHS.list,
     { ...signedIn, schema: { hide: true, querystring: PageQuery } },
@@ -268,7 +299,13 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       })
     }
   })
+}
 
+/** A request's page, and its actions: disable, enable, move. */
+function requestPageRoutes(
+  app: App,
+  { requests, web, signedIn, posted, serverMaxFileSize, linkOf, common }: Kit,
+): void {
   /** A request's page; `moveState` shows the move form again with its problem. */
   async function detailsPage(
     request: FastifyRequest<{ Params: { id: string } }>,
@@ -306,6 +343,33 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       detailsPage(request, reply, { status: 200, cursor: request.query.cursor, done: request.query.done }),
   )
 
+  app.post(
+    '/requests/:id/move',
+    { ...posted, schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      const form = readMoveForm(request.body)
+      if (!form.ok) return detailsPage(request, reply, { status: 400, moveState: form })
+      try {
+        await requests.update(sessionAccountId(request), request.params.id, {
+          folderId: form.value.folderId ?? null,
+        })
+      } catch (error) {
+        const problem = problemOf(error, { serverMaxFileSize })
+        return detailsPage(request, reply, {
+          status: problem.status,
+          moveState: { values: valuesOf(request.body), errors: problem.errors },
+        })
+      }
+      return reply.redirect(`${REQUEST_PATHS.page(request.params.id)}?done=moved`, 303)
+    },
+  )
+}
+
+/** The edit form of a request. */
+function editRoutes(
+  app: App,
+  { requests, web, signedIn, posted, serverMaxFileSize, canEmail, emailOwnerOf, common }: Kit,
+): void {
   /** The edit form of a request, as it is or as typed with its problems. */
   async function editForm(
     request: FastifyRequest<{ Params: { id: string } }>,
@@ -374,27 +438,6 @@ export const requestsAppRoutes: Routes = async (app, { services, config, urls, w
       },
     )
   }
-
-  app.post(
-    '/requests/:id/move',
-    { ...posted, schema: { hide: true, params: IdParams } },
-    async (request, reply) => {
-      const form = readMoveForm(request.body)
-      if (!form.ok) return detailsPage(request, reply, { status: 400, moveState: form })
-      try {
-        await requests.update(sessionAccountId(request), request.params.id, {
-          folderId: form.value.folderId ?? null,
-        })
-      } catch (error) {
-        const problem = problemOf(error, { serverMaxFileSize })
-        return detailsPage(request, reply, {
-          status: problem.status,
-          moveState: { values: valuesOf(request.body), errors: problem.errors },
-        })
-      }
-      return reply.redirect(`${REQUEST_PATHS.page(request.params.id)}?done=moved`, 303)
-    },
-  )
 }
 
 /** What was typed, to show again: the form's fields as text (the CSRF token aside). */
