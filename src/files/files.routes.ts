@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, List } from '../http/schemas.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import { DOWNLOAD_SAFETY_HEADERS, INLINE_SAFE_TYPES, sendFileContent } from './download.ts'
 import {
   DeleteFilesBody,
@@ -41,9 +41,16 @@ is a 416 \`range_not_satisfiable\` with \`Content-Range: bytes */size\`. \`If-Ra
 exactly for the range to apply, otherwise the whole file is sent. A file whose bytes are missing from storage is
 a 404.`
 
-export const filesRoutes: Routes = async (app, { services, urls }) => {
-  const { files } = services
+export const filesRoutes: Routes = async (app, deps) => {
+  for (const routes of [fileListRoutes, oneFileRoutes, fileContentRoutes]) await routes(app, deps)
+}
 
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** The account's files: the list and search, several deleted at once. */
+async function fileListRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+  const { files } = services
   app.get(
     '/files',
     {
@@ -95,7 +102,11 @@ export const filesRoutes: Routes = async (app, { services, urls }) => {
       },
     }),
   )
+}
 
+/** One file: read, renamed or moved, deleted. */
+async function oneFileRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+  const { files } = services
   app.get(
     '/files/:fileId',
     {
@@ -158,7 +169,11 @@ export const filesRoutes: Routes = async (app, { services, urls }) => {
       data: await files.delete(accountOf(request), request.params.fileId, request.log),
     }),
   )
+}
 
+/** A file's bytes and its preview. */
+async function fileContentRoutes(app: App, { services }: RouteDeps): Promise<void> {
+  const { files } = services
   // HEAD comes first, so that Fastify keeps it rather than adding one of its own for the GET, and is shown in
   // the OpenAPI document, where @fastify/swagger gives it the GET's operationId with a `-head` suffix.
   const downloads = [
