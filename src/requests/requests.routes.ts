@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, extensionOperation, IdParam, List } from '../http/schemas.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import {
   CreateRequestBody,
   EMAIL_RULE,
@@ -20,7 +20,15 @@ const WRITE = requireScopes(['requests:write'])
 const tags = ['requests']
 const RequestParams = IdParam('requestId')
 
-export const requestsRoutes: Routes = async (app, { services, urls }) => {
+export const requestsRoutes: Routes = async (app, deps) => {
+  for (const routes of [requestListRoutes, oneRequestRoutes, requestLimitRoutes]) await routes(app, deps)
+}
+
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** The account's file requests: the list, a new one. */
+async function requestListRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
   const { requests } = services
   app.get(
     '/requests',
@@ -64,7 +72,11 @@ export const requestsRoutes: Routes = async (app, { services, urls }) => {
       return reply.status(201).send({ data: serializeRequest(created, urls) })
     },
   )
+}
 
+/** One file request: read, changed, and what was sent to it. */
+async function oneRequestRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+  const { requests } = services
   app.get(
     '/requests/:requestId',
     {
@@ -130,7 +142,11 @@ export const requestsRoutes: Routes = async (app, { services, urls }) => {
       return { data: page.items.map(serializeSubmission), pagination: { nextCursor: page.nextCursor } }
     },
   )
+}
 
+/** A request's limits. */
+async function requestLimitRoutes(app: App, { services }: RouteDeps): Promise<void> {
+  const { requests } = services
   app.get(
     '/requests/:requestId/limits',
     {

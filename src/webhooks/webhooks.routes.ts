@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import {
   CreateWebhookBody,
   serializeDelivery,
@@ -19,9 +19,17 @@ const DeliveryParams = Type.Object(
 )
 const Deleted = Data(Type.Object({ id: Type.String() }, { additionalProperties: false }))
 
-export const webhooksRoutes: Routes = async (app, { services }) => {
-  const { webhooks } = services
+export const webhooksRoutes: Routes = async (app, deps) => {
+  for (const routes of [webhookListRoutes, oneWebhookRoutes, webhookSecretRoutes, webhookDeliveryRoutes])
+    await routes(app, deps)
+}
 
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** Webhook endpoints: the list, a new one. */
+async function webhookListRoutes(app: App, { services }: RouteDeps): Promise<void> {
+  const { webhooks } = services
   app.get(
     '/webhooks',
     {
@@ -66,7 +74,11 @@ at most 20 endpoints, each with a URL of its own (409 otherwise).`),
       return reply.status(201).send({ data: { ...serializeWebhook(created), secret: created.secret } })
     },
   )
+}
 
+/** One endpoint: read, changed, deleted. */
+async function oneWebhookRoutes(app: App, { services }: RouteDeps): Promise<void> {
+  const { webhooks } = services
   app.get(
     '/webhooks/:webhookId',
     {
@@ -126,7 +138,11 @@ at most 20 endpoints, each with a URL of its own (409 otherwise).`),
       return { data: { id: request.params.webhookId } }
     },
   )
+}
 
+/** An endpoint's secret rotated, and a ping. */
+async function webhookSecretRoutes(app: App, { services }: RouteDeps): Promise<void> {
+  const { webhooks } = services
   app.post(
     '/webhooks/:webhookId/rotate-secret',
     {
@@ -167,7 +183,11 @@ event is sent (signed, retried). A disabled endpoint is a 409.`),
     async (request, reply) =>
       reply.status(202).send({ data: await webhooks.ping(accountOf(request), request.params.webhookId) }),
   )
+}
 
+/** An endpoint's deliveries, and one sent again. */
+async function webhookDeliveryRoutes(app: App, { services }: RouteDeps): Promise<void> {
+  const { webhooks } = services
   app.get(
     '/webhooks/:webhookId/deliveries',
     {
