@@ -305,7 +305,7 @@ function sortHeading(
   const sort = current ? html` aria-sort="${ascending ? 'ascending' : 'descending'}"` : ''
   if (data.query) return html`<th class="${className}" scope="col">${label}</th>`
   const next = data.order === first ? second : first
-  return html`<th class="${className}" scope="col"!${sort}><a class="sort-link" href="${listHref(data, { sort: next })}">${label}!${current ? html`<span aria-hidden="true"> ${ascending ? '↑' : '↓'}</span>` : ''}</a></th>`
+  return html`<th class="${className}" scope="col"!${sort}><a class="sort-link" href="${listHref(data, { sort: next })}">${label}!${current ? html`<span aria-hidden="true"> !${ascending ? '&#8593;' : '&#8595;'}</span>` : ''}</a></th>`
 }
 
 /** The address of a page of this list: its folder, search and order, and where the page starts. */
@@ -335,7 +335,7 @@ function pager(data: FilesPageData): string {
   const next = data.nextCursor
     ? html`<a class="button" href="${listHref(data, { cursor: data.nextCursor, from: last + 1 })}" rel="next" data-more>More files</a>`
     : ''
-  return html`<nav class="pager" aria-label="Pages of files">!${previous}<p class="muted pager-position">Files ${formatCount(data.from)}–${formatCount(last)}</p>!${next}</nav>`
+  return html`<nav class="pager" aria-label="Pages of files">!${previous}<p class="muted pager-position">Files ${formatCount(data.from)}&#8211;${formatCount(last)}</p>!${next}</nav>`
 }
 
 /** The table of files, inside the bulk form; also the target the uploader adds rows to. */
