@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteDeps, Routes } from '../routes.ts'
 import { CreateShareBody, serializeShare, serializeShareWithFile, UpdateShareBody } from './shares.schemas.ts'
 
 const READ = requireScopes(['shares:read'])
@@ -9,9 +9,16 @@ const WRITE = requireScopes(['shares:write'])
 const tags = ['shares']
 const ShareParams = IdParam('shareId')
 
-export const sharesRoutes: Routes = async (app, { services, urls }) => {
-  const { shares } = services
+export const sharesRoutes: Routes = async (app, deps) => {
+  for (const routes of [shareListRoutes, oneShareRoutes]) await routes(app, deps)
+}
 
+/** The app as a resource's routes receive it (with its schemas' types). */
+type App = Parameters<Routes>[0]
+
+/** The account's share links: the list, a new one. */
+async function shareListRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+  const { shares } = services
   app.get(
     '/shares',
     {
@@ -66,7 +73,11 @@ change them with PATCH.`,
       return reply.status(201).send({ data: serializeShare(share, urls) })
     },
   )
+}
 
+/** One link: read, its settings changed. */
+async function oneShareRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+  const { shares } = services
   app.get(
     '/shares/:shareId',
     {
