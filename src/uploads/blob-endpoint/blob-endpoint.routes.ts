@@ -2,13 +2,13 @@
 // VERCEL_BLOB_API_URL): `PUT /?pathname=` for a single upload and `POST /mpu?pathname=` for the multipart
 // actions. Bodies are raw bytes streamed from the socket: no parser or body limit of the API applies here; the
 // client token's declared size is the limit. Every failure is `{ error: { code, message } }` (see errors.ts).
-import { finished } from 'node:stream/promises'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../../http/errors.ts'
 import type { RouteDeps } from '../../routes.ts'
 import { unavailableDependency } from '../../unavailable-dependencies.ts'
 import type { BlobRequest, Body } from './blob-endpoint.service.ts'
 import { BlobApiError } from './errors.ts'
+import { bodyOf, drainRefusedBody } from './request-bodies.ts'
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name]
@@ -48,38 +48,9 @@ function blobRequest(request: FastifyRequest, carriesBlob: boolean): BlobRequest
   }
 }
 
-/**
- * The request body as a stream of chunks. Leaving the iteration early (a refusal mid-body) must not destroy
- * the request, or the socket would die before the error response could tell the client why.
- */
-const bodyOf = (request: FastifyRequest): Body => request.raw.iterator({ destroyOnReturn: false })
-
-/** The largest refused body read to its end and thrown away, and how long that may take. */
-const DRAINED_BODY_LIMIT_BYTES = 16 * 1024 * 1024
-const DRAIN_TIMEOUT_MS = 10_000
-
-/**
- * Reads what is left of a refused body and throws it away, when its announced length is small enough (a part
- * or a single PUT is): a proxy in front sends the whole body before it reads the answer, so a connection
- * closed under it turns the refusal, a 503 to retry or a 403 to act on, into the proxy's 502. False when the
- * body is left unread: too large, of unknown length, or not arriving.
- */
-async function drain(request: FastifyRequest): Promise<boolean> {
-  const body = request.raw
-  if (body.readableEnded) return true
-  const announced = Number(header(request, 'content-length'))
-  if (!(Number.isSafeInteger(announced) && announced <= DRAINED_BODY_LIMIT_BYTES)) return false
-  try {
-    await finished(body.resume(), { signal: AbortSignal.timeout(DRAIN_TIMEOUT_MS) })
-    return true
-  } catch {
-    return false
-  }
-}
-
 async function sendError(request: FastifyRequest, reply: FastifyReply, error: BlobApiError) {
   // A body too large to read to its end still arriving: close the connection after answering.
-  if (!(await drain(request))) reply.header('connection', 'close')
+  if (!(await drainRefusedBody(request.raw))) reply.header('connection', 'close')
   return reply.status(error.status).send({ error: { code: error.code, message: error.message } })
 }
 
@@ -122,7 +93,7 @@ export async function blobEndpointRoutes(app: FastifyInstance, { services }: Rou
 
   app.put('/', { schema: { hide: true }, config: { rateLimit: false } }, async (request) => {
     const ticket = await blobEndpoint.authorize(blobRequest(request, true))
-    return blobEndpoint.put(ticket, bodyOf(request), lengthOf(request))
+    return blobEndpoint.put(ticket, bodyOf(request.raw), lengthOf(request))
   })
 
   app.post('/mpu', { schema: { hide: true }, config: { rateLimit: false } }, async (request) => {
@@ -142,9 +113,9 @@ export async function blobEndpointRoutes(app: FastifyInstance, { services }: Rou
       case 'create':
         return blobEndpoint.createMultipart(ticket)
       case 'upload':
-        return blobEndpoint.uploadPart(ticket, part, bodyOf(request))
+        return blobEndpoint.uploadPart(ticket, part, bodyOf(request.raw))
       case 'complete':
-        return blobEndpoint.completeMultipart(ticket, part, bodyOf(request))
+        return blobEndpoint.completeMultipart(ticket, part, bodyOf(request.raw))
       default:
         throw new BlobApiError('bad_request', '"x-mpu-action" must be create, upload or complete.')
     }
