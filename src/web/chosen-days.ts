@@ -15,7 +15,7 @@ import { formatDate } from './format.ts'
 /** The cookie page.client.ts keeps the browser's time zone in (not a secret: an IANA zone name). */
 export const TIME_ZONE_COOKIE = 'coffer_tz'
 
-/** The form field that carries the zone a form's days were chosen in, as page.client.ts fills it. */
+/** The form field that carries the zone a form's days were shown in (`timeZoneInput` writes it). */
 export const TimeZoneField = Type.Optional(Type.String({ maxLength: 64 }))
 
 const MINUTE_MS = 60_000
