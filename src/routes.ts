@@ -73,3 +73,6 @@ export interface RouteDeps {
 
 /** The shape of every resource's routes module. */
 export type Routes = FastifyPluginAsyncTypebox<RouteDeps>
+
+/** The app as a resource's routes receive it (with its schemas' types): what their groups of routes take. */
+export type RouteApp = Parameters<Routes>[0]

@@ -15,7 +15,7 @@ import { ALL_SCOPES } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
 import { clientAddress } from '../http/client-address.ts'
 import { addressBucket } from '../http/rate-limit.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { endOfDay, knownTimeZone, readerTimeZone, refuseEndedDay, TimeZoneField } from '../web/chosen-days.ts'
 import { type FormReading, formReader } from '../web/form-reader.ts'
 import { acceptForms, refusalOf } from '../web/forms.ts'
@@ -109,11 +109,8 @@ export const accountPagesRoutes: Routes = async (app, deps) => {
   }
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** What every account page's routes share: the services, the option presets, and two helpers. */
-function accountPagesKit(app: App, { services, config, web, webSessions }: RouteDeps) {
+function accountPagesKit(app: RouteApp, { services, config, web, webSessions }: RouteDeps) {
   const { accounts, apiKeys, setup, connectedApps, passwordReset } = services
   const page = { page: true } as const
   const hidden = { hide: true }
@@ -168,7 +165,7 @@ type Kit = ReturnType<typeof accountPagesKit>
 
 /** The settings home, sign-in and sign-out. */
 function signInRoutes(
-  app: App,
+  app: RouteApp,
   {
     accounts,
     setup,
@@ -265,7 +262,7 @@ function signInRoutes(
 
 /** New accounts: the first-run setup link, and the sign-up page when it is open. */
 function newAccountRoutes(
-  app: App,
+  app: RouteApp,
   { accounts, setup, config, web, webSessions, open, posted, tooMany }: Kit,
 ): void {
   // New accounts: the first-run setup link, and the sign-up page when it is open.
@@ -339,7 +336,7 @@ function newAccountRoutes(
 
 /** Forgotten passwords, when the server sends email. */
 function passwordResetRoutes(
-  app: App,
+  app: RouteApp,
   { passwordReset, web, webSessions, open, posted, tooMany }: Kit,
 ): void {
   if (passwordReset) {
@@ -403,7 +400,7 @@ function passwordResetRoutes(
 }
 
 /** API keys: the list, a new key shown once, revoking. */
-function keyRoutes(app: App, { apiKeys, config, web, signedIn, signedInPost, sessionOf }: Kit): void {
+function keyRoutes(app: RouteApp, { apiKeys, config, web, signedIn, signedInPost, sessionOf }: Kit): void {
   /** The cookie that carries a new key's sealed secret from its form to this page, once (new-key-notes.ts). */
   const newKeyCookie = {
     name: config.publicUrl.startsWith('https:') ? '__Host-coffer_new_key' : 'coffer_new_key',
@@ -490,7 +487,7 @@ function keyRoutes(app: App, { apiKeys, config, web, signedIn, signedInPost, ses
 
 /** Connected applications and the password. */
 function accountSettingsRoutes(
-  app: App,
+  app: RouteApp,
   { accounts, connectedApps, web, signedIn, signedInPost, sessionOf }: Kit,
 ): void {
   app.get(ACCOUNT_PATHS.apps, signedIn, async (request, reply) => {

@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
 import { invalid } from '../errors.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { sharePanel } from '../shares/shares-app.views.ts'
 import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { readerTimeZone } from '../web/chosen-days.ts'
@@ -104,11 +104,8 @@ export const filesAppRoutes: Routes = async (app, deps) => {
   }
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** What every files page's routes share: the services, the option presets, the uploader's settings. */
-function filesAppKit(app: App, { services, config, urls, web, webSessions }: RouteDeps) {
+function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }: RouteDeps) {
   const { files, folders, shares, analytics } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
@@ -138,7 +135,7 @@ function filesAppKit(app: App, { services, config, urls, web, webSessions }: Rou
 type Kit = ReturnType<typeof filesAppKit>
 
 /** The list of files, every one or a folder's, and the rows of new uploads. */
-function listRoutes(app: App, { files, folders, web, webSessions, signedIn, uploader }: Kit): void {
+function listRoutes(app: RouteApp, { files, folders, web, webSessions, signedIn, uploader }: Kit): void {
   /** The list of every file (folderId undefined) or of a folder. */
   async function list(
     request: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>,
@@ -214,7 +211,7 @@ function listRoutes(app: App, { files, folders, web, webSessions, signedIn, uplo
 }
 
 /** The selection's actions: move, delete after a confirmation. */
-function bulkRoutes(app: App, { files, web, posted }: Kit): void {
+function bulkRoutes(app: RouteApp, { files, web, posted }: Kit): void {
   app.post(FILE_PATHS.bulk, { ...posted, schema: { hide: true } }, async (request, reply) => {
     const form = readBulkForm(request.body)
     if (!form.ok) throw invalid(Object.values(form.errors).join(' '))
@@ -252,7 +249,7 @@ function bulkRoutes(app: App, { files, web, posted }: Kit): void {
 
 /** A file's page and its rename. */
 function filePageRoutes(
-  app: App,
+  app: RouteApp,
   { files, folders, shares, analytics, urls, web, signedIn, posted }: Kit,
 ): void {
   /** The file's page, with the rename form shown again when it was refused. */
@@ -323,7 +320,7 @@ function filePageRoutes(
 }
 
 /** A file moved or deleted from its page. */
-function fileChangeRoutes(app: App, { files, web, signedIn, posted }: Kit): void {
+function fileChangeRoutes(app: RouteApp, { files, web, signedIn, posted }: Kit): void {
   app.post(
     '/files/:fileId/move',
     { ...posted, schema: { hide: true, params: FileParams } },
@@ -363,7 +360,7 @@ function fileChangeRoutes(app: App, { files, web, signedIn, posted }: Kit): void
 }
 
 /** The file's bytes and its preview, for the owner's pages. */
-function fileContentRoutes(app: App, { files, signedIn }: Kit): void {
+function fileContentRoutes(app: RouteApp, { files, signedIn }: Kit): void {
   // The file's bytes and its preview, for the owner's pages: served as the API serves them (download.ts).
   app.route({
     method: ['GET', 'HEAD'],

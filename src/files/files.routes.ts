@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, List } from '../http/schemas.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { DOWNLOAD_SAFETY_HEADERS, INLINE_SAFE_TYPES, sendFileContent } from './download.ts'
 import {
   DeleteFilesBody,
@@ -45,11 +45,8 @@ export const filesRoutes: Routes = async (app, deps) => {
   for (const routes of [fileListRoutes, oneFileRoutes, fileContentRoutes]) await routes(app, deps)
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** The account's files: the list and search, several deleted at once. */
-async function fileListRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function fileListRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { files } = services
   app.get(
     '/files',
@@ -105,7 +102,7 @@ async function fileListRoutes(app: App, { services, urls }: RouteDeps): Promise<
 }
 
 /** One file: read, renamed or moved, deleted. */
-async function oneFileRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function oneFileRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { files } = services
   app.get(
     '/files/:fileId',
@@ -172,7 +169,7 @@ async function oneFileRoutes(app: App, { services, urls }: RouteDeps): Promise<v
 }
 
 /** A file's bytes and its preview. */
-async function fileContentRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function fileContentRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { files } = services
   // HEAD comes first, so that Fastify keeps it rather than adding one of its own for the GET, and is shown in
   // the OpenAPI document, where @fastify/swagger gives it the GET's operationId with a `-head` suffix.

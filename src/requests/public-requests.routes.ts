@@ -8,7 +8,7 @@ import { clientAddress } from '../http/client-address.ts'
 import { addressBucket, retryAfterSeconds } from '../http/rate-limit.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../http/schemas.ts'
 import { publicRequestApiPath } from '../public-urls.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import {
   CancelUploadsBody,
   PreparePublicUploadsBody,
@@ -49,11 +49,8 @@ export const publicRequestsRoutes: Routes = async (app, deps) => {
   for (const routes of [publicRequestPageRoutes, publicUploadRoutes]) await routes(app, deps)
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** What a request's public page reads of it, and its uploads prepared. */
-async function publicRequestPageRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function publicRequestPageRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { publicRequests } = services
   const preparedFiles = app.rateLimitStore(PREPARED_FILES)
   app.get(
@@ -135,7 +132,7 @@ lifetime from the preparation. Prepare an expired file again when its turn comes
 }
 
 /** The uploads of a public page: their status, cancelled. */
-async function publicUploadRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function publicUploadRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { publicRequests } = services
   app.post(
     `${BASE}/uploads/status`,

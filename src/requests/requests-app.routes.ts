@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import { AppError } from '../errors.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import {
   dayEndingAt,
   endOfDay,
@@ -186,11 +186,8 @@ export const requestsAppRoutes: Routes = async (app, deps) => {
   for (const routes of [listAndNewRoutes, requestPageRoutes, editRoutes]) routes(app, kit)
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** What every request page's routes share: the service, the option presets, and what each page shows. */
-function requestsAppKit(app: App, { services, config, urls, web, webSessions }: RouteDeps) {
+function requestsAppKit(app: RouteApp, { services, config, urls, web, webSessions }: RouteDeps) {
   const { requests } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
@@ -230,7 +227,7 @@ type Kit = ReturnType<typeof requestsAppKit>
 
 /** The list of requests, and the form of a new one. */
 function listAndNewRoutes(
-  app: App,
+  app: RouteApp,
   { requests, web, signedIn, posted, serverMaxFileSize, linkOf, canEmail, emailOwnerOf, common }: Kit,
 ): void {
   app.get(
@@ -303,7 +300,7 @@ function listAndNewRoutes(
 
 /** A request's page, and its actions: disable, enable, move. */
 function requestPageRoutes(
-  app: App,
+  app: RouteApp,
   { requests, web, signedIn, posted, serverMaxFileSize, linkOf, common }: Kit,
 ): void {
   /** A request's page; `moveState` shows the move form again with its problem. */
@@ -367,7 +364,7 @@ function requestPageRoutes(
 
 /** The edit form of a request. */
 function editRoutes(
-  app: App,
+  app: RouteApp,
   { requests, web, signedIn, posted, serverMaxFileSize, canEmail, emailOwnerOf, common }: Kit,
 ): void {
   /** The edit form of a request, as it is or as typed with its problems. */

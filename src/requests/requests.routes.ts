@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, extensionOperation, IdParam, List } from '../http/schemas.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import {
   CreateRequestBody,
   EMAIL_RULE,
@@ -24,11 +24,8 @@ export const requestsRoutes: Routes = async (app, deps) => {
   for (const routes of [requestListRoutes, oneRequestRoutes, requestLimitRoutes]) await routes(app, deps)
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** The account's file requests: the list, a new one. */
-async function requestListRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function requestListRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { requests } = services
   app.get(
     '/requests',
@@ -75,7 +72,7 @@ async function requestListRoutes(app: App, { services, urls }: RouteDeps): Promi
 }
 
 /** One file request: read, changed, and what was sent to it. */
-async function oneRequestRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function oneRequestRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { requests } = services
   app.get(
     '/requests/:requestId',
@@ -145,7 +142,7 @@ async function oneRequestRoutes(app: App, { services, urls }: RouteDeps): Promis
 }
 
 /** A request's limits. */
-async function requestLimitRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function requestLimitRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { requests } = services
   app.get(
     '/requests/:requestId/limits',

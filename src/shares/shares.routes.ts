@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { CreateShareBody, serializeShare, serializeShareWithFile, UpdateShareBody } from './shares.schemas.ts'
 
 const READ = requireScopes(['shares:read'])
@@ -13,11 +13,8 @@ export const sharesRoutes: Routes = async (app, deps) => {
   for (const routes of [shareListRoutes, oneShareRoutes]) await routes(app, deps)
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** The account's share links: the list, a new one. */
-async function shareListRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function shareListRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { shares } = services
   app.get(
     '/shares',
@@ -76,7 +73,7 @@ change them with PATCH.`,
 }
 
 /** One link: read, its settings changed. */
-async function oneShareRoutes(app: App, { services, urls }: RouteDeps): Promise<void> {
+async function oneShareRoutes(app: RouteApp, { services, urls }: RouteDeps): Promise<void> {
   const { shares } = services
   app.get(
     '/shares/:shareId',

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { RouteDeps, Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import {
   CreateWebhookBody,
   serializeDelivery,
@@ -24,11 +24,8 @@ export const webhooksRoutes: Routes = async (app, deps) => {
     await routes(app, deps)
 }
 
-/** The app as a resource's routes receive it (with its schemas' types). */
-type App = Parameters<Routes>[0]
-
 /** Webhook endpoints: the list, a new one. */
-async function webhookListRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function webhookListRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { webhooks } = services
   app.get(
     '/webhooks',
@@ -77,7 +74,7 @@ at most 20 endpoints, each with a URL of its own (409 otherwise).`),
 }
 
 /** One endpoint: read, changed, deleted. */
-async function oneWebhookRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function oneWebhookRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { webhooks } = services
   app.get(
     '/webhooks/:webhookId',
@@ -141,7 +138,7 @@ async function oneWebhookRoutes(app: App, { services }: RouteDeps): Promise<void
 }
 
 /** An endpoint's secret rotated, and a ping. */
-async function webhookSecretRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function webhookSecretRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { webhooks } = services
   app.post(
     '/webhooks/:webhookId/rotate-secret',
@@ -186,7 +183,7 @@ event is sent (signed, retried). A disabled endpoint is a 409.`),
 }
 
 /** An endpoint's deliveries, and one sent again. */
-async function webhookDeliveryRoutes(app: App, { services }: RouteDeps): Promise<void> {
+async function webhookDeliveryRoutes(app: RouteApp, { services }: RouteDeps): Promise<void> {
   const { webhooks } = services
   app.get(
     '/webhooks/:webhookId/deliveries',
