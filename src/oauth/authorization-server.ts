@@ -7,7 +7,14 @@
 // (oauth-records.repository.ts, through the adapter below). Its pages (device code, errors) are rendered in
 // Coffer's layout by the functions `pages` gives; the sign-in and consent are Coffer's own (oauth.routes.ts).
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import Provider, { type Adapter, type AdapterPayload, errors, interactionPolicy } from 'oidc-provider'
+import Provider, {
+  type Adapter,
+  type AdapterPayload,
+  type Configuration,
+  type ErrorOut,
+  errors,
+  interactionPolicy,
+} from 'oidc-provider'
 import type { AccountsRepository } from '../accounts/accounts.repository.ts'
 import type { SessionsService } from '../accounts/sessions.service.ts'
 import { ALL_SCOPES } from '../auth/scopes.ts'
@@ -97,6 +104,18 @@ const FORM_XSRF = /name="xsrf" value="([^"]*)"/
 
 const SESSION_TTL_SECONDS = 24 * 60 * 60
 
+/** How long each of the provider's records lives, in seconds. */
+const TTL = {
+  AccessToken: ACCESS_TOKEN_TTL_SECONDS,
+  AuthorizationCode: 60,
+  DeviceCode: 10 * 60,
+  Interaction: 60 * 60,
+  Session: SESSION_TTL_SECONDS,
+  Grant: 365 * 24 * 60 * 60,
+  RefreshToken: 30 * 24 * 60 * 60,
+  IdToken: 60 * 60,
+}
+
 /**
  * After an error on the device pages, oidc-provider (9.13) shows the code form again with a new xsrf secret in
  * its session, after its session middleware has already passed over a session it had just made and nobody had
@@ -112,37 +131,21 @@ async function keepNewSession(ctx: ProviderContext, cookie: Record<string, unkno
 }
 
 export async function createAuthorizationServer(deps: AuthorizationServerDeps): Promise<Provider> {
-  const { resources } = deps
-  const cookieKey = await deps.secret('oauth-cookie-key', () => randomBytes(32).toString('base64url'))
-  // oidc-provider wants a signing key even though Coffer issues no ID token and no JWT: one RSA key, made by
-  // the first process and shared by all.
-  const jwk = JSON.parse(
-    await deps.secret('oauth-signing-key', () =>
-      JSON.stringify(
-        generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
-      ),
-    ),
-  )
+  const provider = new Provider(deps.issuer, await providerConfiguration(deps))
+  provider.proxy = deps.trustProxy
+  useIssuerOrigin(provider, deps.issuer)
+  listApiScopes(provider)
+  return provider
+}
 
-  // Signing in is Coffer's: the login prompt also asks again when the browser has no Coffer session for the
-  // account the provider remembers, so signing out of Coffer signs out of the authorization server too.
-  const policy = interactionPolicy.base()
-  const login = policy.get('login')
-  login?.checks.add(
-    new interactionPolicy.Check('coffer_session', 'sign in to Coffer is required', async (ctx) => {
-      const secret = ctx.cookies.get(deps.sessionCookie, { signed: false })
-      const session = await deps.sessions.resume(secret)
-      return session?.account.id === ctx.oidc.session?.accountId
-        ? interactionPolicy.Check.NO_NEED_TO_PROMPT
-        : interactionPolicy.Check.REQUEST_PROMPT
-    }),
-  )
-
+/** The provider's whole configuration: its secrets read (or made) first. */
+async function providerConfiguration(deps: AuthorizationServerDeps): Promise<Configuration> {
+  const { cookieKey, jwk } = await providerSecrets(deps)
   // Secure when PUBLIC_URL is https, as Coffer's own cookies are, whether or not the request came through a
   // trusted proxy that said so.
   const secure = new URL(deps.issuer).protocol === 'https:'
   const cookie = { signed: true, httpOnly: true, sameSite: 'lax', secure } as const
-  const provider = new Provider(deps.issuer, {
+  return {
     adapter: adapterFor(deps.records),
     jwks: { keys: [{ ...jwk, use: 'sig', alg: 'RS256', kid: 'coffer-1' }] },
     cookies: { keys: [cookieKey], long: cookie, short: cookie },
@@ -178,23 +181,14 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
       return { accountId: sub, claims: () => ({ sub }) }
     },
     interactions: {
-      policy,
+      policy: loginPolicy(deps),
       url: (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}`,
     },
     // Every client may refresh; with the API's scopes only (no `offline_access` needed).
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
     expiresWithSession: async () => false,
-    ttl: {
-      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
-      AuthorizationCode: 60,
-      DeviceCode: 10 * 60,
-      Interaction: 60 * 60,
-      Session: SESSION_TTL_SECONDS,
-      Grant: 365 * 24 * 60 * 60,
-      RefreshToken: 30 * 24 * 60 * 60,
-      IdToken: 60 * 60,
-    },
+    ttl: TTL,
     features: {
       devInteractions: { enabled: false },
       dPoP: { enabled: false },
@@ -207,59 +201,116 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
         allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
       },
       registration: { enabled: true, issueRegistrationAccessToken: false },
-      deviceFlow: {
-        enabled: true,
-        userCodeInputSource: async (ctx, form, out, error) => {
-          if (error) await keepNewSession(ctx, cookie)
-          const message = error
-            ? 'userCode' in error || error.name === 'NoCodeError'
-              ? 'That code is not right, or it expired. Check the code your device shows.'
-              : error.name === 'AbortedError'
-                ? 'The sign-in was cancelled.'
-                : // The form's xsrf was not that of this browser's session (none, or another).
-                  out?.error === 'invalid_request' && /xsrf|form details/.test(out.error_description ?? '')
-                  ? 'This form has expired. Enter the code your device shows again.'
-                  : 'Something went wrong. Start again from your device.'
-            : undefined
-          deps.pages.userCodeInput(ctx, FORM_XSRF.exec(form)?.[1] ?? '', message)
-        },
-        userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
-          deps.pages.userCodeConfirm(
-            ctx,
-            FORM_XSRF.exec(form)?.[1] ?? '',
-            displayedClientText(client.clientName ?? client.clientId),
-            userCode,
-          )
-        },
-        successSource: async (ctx) => {
-          deps.pages.deviceSuccess(ctx, displayedClientText(ctx.oidc.client?.clientName ?? 'the application'))
-        },
-      },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => resources.api,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, resource) => {
-          if (resource !== resources.api && resource !== resources.mcp) {
-            throw new errors.InvalidTarget(`the resources are ${resources.api} and ${resources.mcp}`)
-          }
-          return {
-            scope: ALL_SCOPES.join(' '),
-            audience: resource,
-            accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
-            accessTokenFormat: 'opaque',
-          }
-        },
-      },
+      deviceFlow: deviceFlow(deps.pages, cookie),
+      resourceIndicators: resourceIndicators(deps.resources),
     },
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
-  })
-  provider.proxy = deps.trustProxy
-  // The provider builds its URLs (the metadata's endpoints, redirects to its pages) from the request's origin,
-  // which a proxy may not pass on whole (nginx's `$host` drops the port): PUBLIC_URL is the origin, as for every
-  // URL Coffer hands out. It also makes Koa see every request as https when PUBLIC_URL is (Koa refuses to set
-  // a Secure cookie otherwise), whether or not the request came through a trusted proxy that said so.
-  const origin = new URL(deps.issuer)
+  }
+}
+
+/** The cookie key, and the signing key: made by the first process, kept in the database, shared by all. */
+async function providerSecrets(deps: AuthorizationServerDeps) {
+  const cookieKey = await deps.secret('oauth-cookie-key', () => randomBytes(32).toString('base64url'))
+  // oidc-provider wants a signing key even though Coffer issues no ID token and no JWT: one RSA key, made by
+  // the first process and shared by all.
+  const jwk = JSON.parse(
+    await deps.secret('oauth-signing-key', () =>
+      JSON.stringify(
+        generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
+      ),
+    ),
+  )
+  return { cookieKey, jwk }
+}
+
+/**
+ * Signing in is Coffer's: the login prompt also asks again when the browser has no Coffer session for the
+ * account the provider remembers, so signing out of Coffer signs out of the authorization server too.
+ */
+function loginPolicy(deps: AuthorizationServerDeps) {
+  const policy = interactionPolicy.base()
+  const login = policy.get('login')
+  login?.checks.add(
+    new interactionPolicy.Check('coffer_session', 'sign in to Coffer is required', async (ctx) => {
+      const secret = ctx.cookies.get(deps.sessionCookie, { signed: false })
+      const session = await deps.sessions.resume(secret)
+      return session?.account.id === ctx.oidc.session?.accountId
+        ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+        : interactionPolicy.Check.REQUEST_PROMPT
+    }),
+  )
+  return policy
+}
+
+type Features = NonNullable<Configuration['features']>
+
+/** The device authorization grant (RFC 8628), its pages drawn by `pages`. */
+function deviceFlow(pages: ProviderPages, cookie: Record<string, unknown>): Features['deviceFlow'] {
+  return {
+    enabled: true,
+    userCodeInputSource: async (ctx, form, out, error) => {
+      if (error) await keepNewSession(ctx, cookie)
+      pages.userCodeInput(
+        ctx,
+        FORM_XSRF.exec(form)?.[1] ?? '',
+        error ? codeErrorMessage(error, out) : undefined,
+      )
+    },
+    userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
+      pages.userCodeConfirm(
+        ctx,
+        FORM_XSRF.exec(form)?.[1] ?? '',
+        displayedClientText(client.clientName ?? client.clientId),
+        userCode,
+      )
+    },
+    successSource: async (ctx) => {
+      pages.deviceSuccess(ctx, displayedClientText(ctx.oidc.client?.clientName ?? 'the application'))
+    },
+  }
+}
+
+/** What the code form says after the provider refused what it was sent. */
+function codeErrorMessage(error: errors.OIDCProviderError | Error, out: ErrorOut | undefined): string {
+  if ('userCode' in error || error.name === 'NoCodeError') {
+    return 'That code is not right, or it expired. Check the code your device shows.'
+  }
+  if (error.name === 'AbortedError') return 'The sign-in was cancelled.'
+  // The form's xsrf was not that of this browser's session (none, or another).
+  if (out?.error === 'invalid_request' && /xsrf|form details/.test(out.error_description ?? '')) {
+    return 'This form has expired. Enter the code your device shows again.'
+  }
+  return 'Something went wrong. Start again from your device.'
+}
+
+/** Resource indicators (RFC 8707): every token is for the API (the default) or the MCP server, never both. */
+function resourceIndicators(resources: AuthorizationServerDeps['resources']): Features['resourceIndicators'] {
+  return {
+    enabled: true,
+    defaultResource: async () => resources.api,
+    useGrantedResource: async () => true,
+    getResourceServerInfo: async (_ctx, resource) => {
+      if (resource !== resources.api && resource !== resources.mcp) {
+        throw new errors.InvalidTarget(`the resources are ${resources.api} and ${resources.mcp}`)
+      }
+      return {
+        scope: ALL_SCOPES.join(' '),
+        audience: resource,
+        accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+        accessTokenFormat: 'opaque',
+      }
+    },
+  }
+}
+
+/**
+ * The provider builds its URLs (the metadata's endpoints, redirects to its pages) from the request's origin,
+ * which a proxy may not pass on whole (nginx's `$host` drops the port): PUBLIC_URL is the origin, as for every
+ * URL Coffer hands out. It also makes Koa see every request as https when PUBLIC_URL is (Koa refuses to set
+ * a Secure cookie otherwise), whether or not the request came through a trusted proxy that said so.
+ */
+function useIssuerOrigin(provider: Provider, issuer: string): void {
+  const origin = new URL(issuer)
   provider.use(async (ctx, next) => {
     Object.defineProperties(ctx.request, {
       origin: { value: origin.origin },
@@ -269,12 +320,14 @@ export async function createAuthorizationServer(deps: AuthorizationServerDeps): 
     })
     await next()
   })
-  // The metadata lists the scopes of the API, the one resource, rather than the library's OpenID scopes.
+}
+
+/** The metadata lists the scopes of the API, the one resource, rather than the library's OpenID scopes. */
+function listApiScopes(provider: Provider): void {
   provider.use(async (ctx, next) => {
     await next()
     if (ctx.path === '/.well-known/openid-configuration' && ctx.status === 200) {
       ;(ctx.body as { scopes_supported: string[] }).scopes_supported = [...ALL_SCOPES]
     }
   })
-  return provider
 }
