@@ -1,15 +1,23 @@
 /// <reference lib="dom" />
 // The form of a file request's page (request-pages.views.ts), in the browser: files chosen or dropped are
 // listed and checked against the request's limits; on Send, the submitter's fields are checked (the same rules
-// as the server's, submission-rules.shared.ts), the uploads are prepared through the request's public API (the
-// SDK's `publicRequests` calls), and each file's bytes go to the blob API with the SDK's transfer (in parts
-// above 5 MiB, a failed part retried by the library), three at a time, each with its progress, speed and a
-// Cancel button. Once stored, the uploads are followed through the status call, authorized by their grants in
+// as the server's, submission-rules.shared.ts) and the files go to the SDK's upload queue (sdk/upload-queue.ts)
+// through the request's public API (sdk/upload-endpoints.ts): prepared in batches, each file's bytes sent to
+// the blob API (in parts above 5 MiB, a failed part retried by the library), three at a time, each with its
+// progress, speed and a Cancel button, then followed through the status call, authorized by their grants in
 // the body; a file that fails says why and can be sent again alone. A summary ends it.
 import { formatSize } from '../format-size.shared.ts'
 import { Coffer } from '../sdk/coffer.ts'
 import { CofferError } from '../sdk/errors.ts'
-import { sendBytes, type UploadGrant } from '../sdk/transfer.ts'
+import { publicRequestUploads } from '../sdk/upload-endpoints.ts'
+import {
+  blobFile,
+  type QueuedFile,
+  type UploadFailure,
+  type UploadItem,
+  UploadQueue,
+  type UploadState,
+} from '../sdk/upload-queue.ts'
 import {
   failureText,
   showProgress,
@@ -24,371 +32,256 @@ import {
   type SubmitterFields,
 } from './submission-rules.shared.ts'
 
-/** Files sent at once; the others wait their turn. */
-const CONCURRENT_UPLOADS = 3
-/** A grant with less than this left is prepared again before its file is sent. */
-const GRANT_MARGIN_MS = 60_000
 const UNREACHABLE = 'The server could not be reached. Check your connection and send again.'
-/** How often the status of stored uploads is asked for while they are processed. */
-const STATUS_INTERVAL_MS = 500
 
-type ItemState =
-  | 'chosen'
-  | 'refused'
-  | 'waiting'
-  | 'uploading'
-  | 'processing'
-  | 'done'
-  | 'failed'
-  | 'cancelled'
-
-interface Item extends UploadRow {
+/**
+ * A file on the page: chosen, or refused by the request's limits (or by the server), until it is sent; from
+ * then on its state is its upload's.
+ */
+interface Entry extends QueuedFile, UploadRow {
   file: File
-  state: ItemState
-  grant?: UploadGrant
-  controller?: AbortController
-  message: string
-  /** When its bytes began to go, for the speed shown. */
-  startedAt: number
+  local: 'chosen' | 'refused'
+  /** Why it is refused. */
+  problem: string
 }
 
-const form = document.querySelector<HTMLFormElement>('form[data-submission]')
-if (form) setUp(form)
+/** What a file's row shows: its own state before it is sent, its upload's after. */
+type EntryState = Entry['local'] | UploadState
 
-function setUp(form: HTMLFormElement): void {
-  const data = form.dataset
-  const blobApiUrl = data.blobApi ?? ''
-  const publicId = data.publicId ?? ''
-  // The public side of a request needs no credential: the grants in the bodies authorize the uploads. A refusal
-  // (429 included) is shown at once, with its reason, rather than waited out behind "Preparing…".
-  const coffer = new Coffer({ url: `${location.origin}${data.server ?? ''}`, retries: 0 })
-  const maxFileSize = Number(data.maxFileSize)
-  const maxFiles = data.maxFiles ? Number(data.maxFiles) : undefined
-  const allowedTypes = JSON.parse(data.allowedTypes ?? '[]') as string[]
-  const settings = {
-    collectEmail: data.collectEmail === 'true',
-    emailRequired: data.emailRequired === 'true',
-  }
-  const multipartThreshold = Number(data.multipartThreshold)
-  const perPreparation = Number(data.perPreparation)
+/** Each state's button: its label, and the action its accessible name starts with. */
+const LABELS: Partial<Record<EntryState, [string, string]>> = {
+  chosen: ['Remove', 'Remove'],
+  refused: ['Remove', 'Remove'],
+  waiting: ['Cancel', 'Cancel the upload of'],
+  uploading: ['Cancel', 'Cancel the upload of'],
+  failed: ['Retry', 'Retry the upload of'],
+  cancelled: ['Retry', 'Retry the upload of'],
+}
 
-  const fileInput = form.querySelector<HTMLInputElement>('input[type="file"]') as HTMLInputElement
-  const dropzone = form.querySelector<HTMLElement>('[data-dropzone]') as HTMLElement
-  const list = form.querySelector<HTMLUListElement>('[data-file-list]') as HTMLUListElement
-  const sendButton = form.querySelector<HTMLButtonElement>('[data-send]') as HTMLButtonElement
-  const formError = form.querySelector<HTMLElement>('[data-form-error]') as HTMLElement
-  const announce = form.querySelector<HTMLElement>('[data-announce]') as HTMLElement
-  const summary = document.querySelector<HTMLElement>('[data-summary]') as HTMLElement
-  const items: Item[] = []
+/** The words each state of an upload shows; a failure says why. */
+const TEXTS: Partial<Record<UploadState, string>> = {
+  waiting: 'Waiting to send…',
+  uploading: 'Starting…',
+  processing: 'Checking the file…',
+  done: 'Received.',
+  cancelled: 'Cancelled.',
+}
+
+class RequestForm {
+  readonly form: HTMLFormElement
+  readonly fileInput: HTMLInputElement
+  readonly dropzone: HTMLElement
+  readonly list: HTMLUListElement
+  readonly sendButton: HTMLButtonElement
+  readonly formError: HTMLElement
+  readonly announce: HTMLElement
+  readonly summary: HTMLElement
+  readonly maxFileSize: number
+  readonly maxFiles: number | undefined
+  readonly allowedTypes: string[]
+  readonly emailSettings: { collectEmail: boolean; emailRequired: boolean }
+  readonly entries: Entry[] = []
+  readonly queue: UploadQueue<Entry>
   /** What the submitter typed, as checked when the files were sent: retries send it again. */
-  let fields: SubmitterFields | undefined
-  let statusTimer: number | undefined
+  fields: SubmitterFields | undefined
 
-  const textInputs = () => [
-    ...form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[name], textarea'),
-  ]
+  constructor(form: HTMLFormElement) {
+    const data = form.dataset
+    this.form = form
+    this.fileInput = form.querySelector<HTMLInputElement>('input[type="file"]') as HTMLInputElement
+    this.dropzone = form.querySelector<HTMLElement>('[data-dropzone]') as HTMLElement
+    this.list = form.querySelector<HTMLUListElement>('[data-file-list]') as HTMLUListElement
+    this.sendButton = form.querySelector<HTMLButtonElement>('[data-send]') as HTMLButtonElement
+    this.formError = form.querySelector<HTMLElement>('[data-form-error]') as HTMLElement
+    this.announce = form.querySelector<HTMLElement>('[data-announce]') as HTMLElement
+    this.summary = document.querySelector<HTMLElement>('[data-summary]') as HTMLElement
+    this.maxFileSize = Number(data.maxFileSize)
+    this.maxFiles = data.maxFiles ? Number(data.maxFiles) : undefined
+    this.allowedTypes = JSON.parse(data.allowedTypes ?? '[]') as string[]
+    this.emailSettings = {
+      collectEmail: data.collectEmail === 'true',
+      emailRequired: data.emailRequired === 'true',
+    }
+    // The public side of a request needs no credential: the grants in the bodies authorize the uploads. A refusal
+    // (429 included) is shown at once, with its reason, rather than waited out behind "Preparing…".
+    const coffer = new Coffer({ url: `${location.origin}${data.server ?? ''}`, retries: 0 })
+    const endpoint = publicRequestUploads(coffer, {
+      publicId: data.publicId ?? '',
+      submitter: () => this.fields ?? {},
+      transfer: { blobApiUrl: data.blobApi ?? '', multipartThreshold: Number(data.multipartThreshold) },
+    })
+    this.queue = new UploadQueue<Entry>({
+      endpoint,
+      perPreparation: Number(data.perPreparation),
+      renewGrants: true,
+      onChange: (items) => this.changed(items),
+      onProgress: (item, loaded, total) => showProgress(item.file, loaded, total, item.startedAt),
+      onIdle: () => this.finishIfDone(),
+    })
+  }
+
+  listen(): void {
+    this.fileInput.addEventListener('change', () => {
+      this.addFiles(this.fileInput.files)
+      this.fileInput.value = ''
+    })
+    for (const type of ['dragenter', 'dragover']) {
+      this.dropzone.addEventListener(type, (event) => {
+        event.preventDefault()
+        this.dropzone.classList.add('dragging')
+      })
+    }
+    for (const type of ['dragleave', 'drop']) {
+      this.dropzone.addEventListener(type, () => this.dropzone.classList.remove('dragging'))
+    }
+    this.dropzone.addEventListener('drop', (event) => {
+      event.preventDefault()
+      this.addFiles(event.dataTransfer?.files ?? null)
+    })
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault()
+      void this.send()
+    })
+    this.summary.querySelector('[data-send-more]')?.addEventListener('click', () => this.sendMore())
+  }
+
+  textInputs(): (HTMLInputElement | HTMLTextAreaElement)[] {
+    return [...this.form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[name], textarea')]
+  }
 
   // --- Choosing files ------------------------------------------------------------------------------------
 
-  fileInput.addEventListener('change', () => {
-    addFiles(fileInput.files)
-    fileInput.value = ''
-  })
-  for (const type of ['dragenter', 'dragover']) {
-    dropzone.addEventListener(type, (event) => {
-      event.preventDefault()
-      dropzone.classList.add('dragging')
-    })
-  }
-  for (const type of ['dragleave', 'drop']) {
-    dropzone.addEventListener(type, () => dropzone.classList.remove('dragging'))
-  }
-  dropzone.addEventListener('drop', (event) => {
-    event.preventDefault()
-    addFiles(event.dataTransfer?.files ?? null)
-  })
-
-  function addFiles(files: FileList | null): void {
+  addFiles(files: FileList | null): void {
     if (!files || files.length === 0) return
-    summary.hidden = true
-    showFieldError('files', '')
+    this.summary.hidden = true
+    this.showFieldError('files', '')
     for (const file of files) {
-      const item = newItem(file)
-      const problem = fileProblem(file)
-      if (problem) setState(item, 'refused', problem)
-      else setState(item, 'chosen', formatSize(file.size))
-      items.push(item)
-      list.append(item.element)
+      const problem = this.fileProblem(file)
+      const entry: Entry = {
+        ...blobFile(file),
+        file,
+        local: problem ? 'refused' : 'chosen',
+        problem: problem ?? '',
+        ...uploadRow(file, () => this.act(entry)),
+      }
+      this.render(entry)
+      this.entries.push(entry)
+      this.list.append(entry.element)
     }
-    const chosen = items.filter((item) => item.state === 'chosen').length
-    announce.textContent = `${chosen} file${chosen === 1 ? '' : 's'} ready to send.`
-    updateSendButton()
+    const chosen = this.entries.filter((entry) => this.stateOf(entry) === 'chosen').length
+    this.announce.textContent = `${chosen} file${chosen === 1 ? '' : 's'} ready to send.`
+    this.updateSendButton()
   }
 
   /** Why the request would refuse the file, checked before anything is sent. */
-  function fileProblem(file: File): string | undefined {
+  fileProblem(file: File): string | undefined {
     if (file.size === 0) return 'This file is empty.'
-    if (file.size > maxFileSize)
-      return `Too large: this request accepts files of up to ${formatSize(maxFileSize)}.`
-    if (!isAcceptedType(file.name, file.type, allowedTypes)) {
-      return `Not accepted: this request accepts ${describeAllowedTypes(allowedTypes)}.`
+    if (file.size > this.maxFileSize)
+      return `Too large: this request accepts files of up to ${formatSize(this.maxFileSize)}.`
+    if (!isAcceptedType(file.name, file.type, this.allowedTypes)) {
+      return `Not accepted: this request accepts ${describeAllowedTypes(this.allowedTypes)}.`
     }
     return undefined
   }
 
-  function newItem(file: File): Item {
-    const item: Item = {
-      file,
-      state: 'chosen',
-      message: '',
-      startedAt: 0,
-      ...uploadRow(file, () => act(item)),
-    }
-    return item
+  stateOf(entry: Entry): EntryState {
+    return this.queue.itemOf(entry)?.state ?? entry.local
   }
 
-  /** The item's button: remove before sending, cancel while sending, send again after a failure. */
-  function act(item: Item): void {
-    switch (item.state) {
+  /** The entry's button: remove before sending, cancel while sending, send again after a failure. */
+  act(entry: Entry): void {
+    const item = this.queue.itemOf(entry)
+    switch (this.stateOf(entry)) {
       case 'chosen':
       case 'refused':
-        items.splice(items.indexOf(item), 1)
-        item.element.remove()
-        announce.textContent = `${item.file.name} removed.`
-        updateSendButton()
-        fileInput.focus()
+      case 'preparing':
+        if (item) this.queue.remove(item)
+        this.entries.splice(this.entries.indexOf(entry), 1)
+        entry.element.remove()
+        this.announce.textContent = `${entry.file.name} removed.`
+        this.updateSendButton()
+        this.fileInput.focus()
         return
       case 'waiting':
       case 'uploading':
-        void cancel(item)
+        if (item) void this.queue.cancel(item)
         return
       case 'failed':
       case 'cancelled':
-        void retry(item)
+        if (item) void this.queue.retry(item)
         return
     }
   }
 
-  /** Each state's button: its label, and the action its accessible name starts with. */
-  const LABELS: Partial<Record<ItemState, [string, string]>> = {
-    chosen: ['Remove', 'Remove'],
-    refused: ['Remove', 'Remove'],
-    waiting: ['Cancel', 'Cancel the upload of'],
-    uploading: ['Cancel', 'Cancel the upload of'],
-    failed: ['Retry', 'Retry the upload of'],
-    cancelled: ['Retry', 'Retry the upload of'],
+  /** Shows the entry's state on its row; a file being prepared still shows as chosen. */
+  render(entry: Entry): void {
+    const item = this.queue.itemOf(entry)
+    if (!item || item.state === 'preparing') {
+      if (item) entry.progress.value = 0
+      const local = item ? 'chosen' : entry.local
+      const message = local === 'refused' ? entry.problem : formatSize(entry.size)
+      showState(entry, entry.file, local, message, LABELS[local])
+      return
+    }
+    const message = item.failure ? failureMessage(item.failure) : (TEXTS[item.state] ?? '')
+    showState(entry, entry.file, item.state, message, LABELS[item.state])
   }
 
-  function setState(item: Item, state: ItemState, message: string): void {
-    item.state = state
-    item.message = message
-    showState(item, item.file, state, message, LABELS[state])
+  changed(items: UploadItem<Entry>[]): void {
+    for (const item of items) this.render(item.file)
+    if (items.some((item) => item.state === 'preparing')) this.summary.hidden = true
+    if (items.some((item) => item.state === 'waiting')) this.setFieldsLocked(true)
+    this.updateSendButton()
   }
 
-  function updateSendButton(): void {
-    const busy = items.some((item) => ['waiting', 'uploading', 'processing'].includes(item.state))
-    sendButton.disabled = busy || !items.some((item) => item.state === 'chosen')
+  updateSendButton(): void {
+    const states = this.entries.map((entry) => this.stateOf(entry))
+    this.sendButton.disabled = this.queue.busy || !states.includes('chosen')
   }
 
   // --- Sending ---------------------------------------------------------------------------------------------
 
-  form.addEventListener('submit', (event) => {
-    event.preventDefault()
-    void send()
-  })
-
-  async function send(): Promise<void> {
-    clearErrors()
-    const values = Object.fromEntries(textInputs().map((input) => [input.name, input.value]))
-    const checked = checkSubmitter(values, settings)
+  async send(): Promise<void> {
+    this.clearErrors()
+    const values = Object.fromEntries(this.textInputs().map((input) => [input.name, input.value]))
+    const checked = checkSubmitter(values, this.emailSettings)
     if ('problem' in checked) {
-      showFieldError(checked.problem.field, checked.problem.message)
+      this.showFieldError(checked.problem.field, checked.problem.message)
       return
     }
-    const chosen = items.filter((item) => item.state === 'chosen')
-    if (items.some((item) => item.state === 'refused')) {
-      showFieldError('files', 'Remove the files this request does not accept, then send again.')
+    const chosen = this.entries.filter((entry) => this.stateOf(entry) === 'chosen')
+    if (this.entries.some((entry) => this.stateOf(entry) === 'refused')) {
+      this.showFieldError('files', 'Remove the files this request does not accept, then send again.')
       return
     }
     if (chosen.length === 0) {
-      showFieldError('files', 'Choose at least one file.')
+      this.showFieldError('files', 'Choose at least one file.')
       return
     }
-    if (maxFiles !== undefined && chosen.length > maxFiles) {
-      showFieldError('files', `This request accepts at most ${maxFiles} files in all. Remove some.`)
+    if (this.maxFiles !== undefined && chosen.length > this.maxFiles) {
+      this.showFieldError('files', `This request accepts at most ${this.maxFiles} files in all. Remove some.`)
       return
     }
-    fields = checked.fields
-    sendButton.disabled = true
-    for (let start = 0; start < chosen.length; start += perPreparation) {
-      const batch = chosen.slice(start, start + perPreparation)
-      if (!(await prepare(batch))) break
-    }
-    pump()
-  }
-
-  /** Prepares the uploads of `batch`; false, with the error shown, if the server refused. */
-  async function prepare(batch: Item[]): Promise<boolean> {
-    const answer = await requestGrants(batch)
-    if ('refusal' in answer) {
-      showServerError(answer.refusal, batch)
-      updateSendButton()
-      return false
-    }
-    setFieldsLocked(true)
-    for (const [i, item] of batch.entries()) {
-      item.grant = answer.grants[i]
-      setState(item, 'waiting', 'Waiting to send…')
-    }
-    return true
-  }
-
-  /** The grants of `batch`'s uploads, or the server's refusal (or the failure to reach it). */
-  async function requestGrants(batch: Item[]): Promise<{ grants: UploadGrant[] } | { refusal: CofferError }> {
-    const files = batch.map((item) => ({
-      name: item.file.name,
-      type: item.file.type || 'application/octet-stream',
-      size: item.file.size,
-    }))
-    try {
-      const { uploads } = await coffer.publicRequests.prepareUploads(publicId, { ...fields, files })
-      return { grants: uploads }
-    } catch (error) {
-      if (!(error instanceof CofferError)) throw error
-      return { refusal: error }
-    }
-  }
-
-  /** Starts uploads while fewer than CONCURRENT_UPLOADS are under way. */
-  function pump(): void {
-    let running = items.filter((item) => item.state === 'uploading').length
-    for (const item of items) {
-      if (running >= CONCURRENT_UPLOADS) break
-      if (item.state !== 'waiting') continue
-      running++
-      void transfer(item)
-    }
-    updateSendButton()
-    finishIfDone()
-  }
-
-  async function transfer(item: Item): Promise<void> {
-    item.controller = new AbortController()
-    setState(item, 'uploading', 'Starting…')
-    try {
-      if (!(await freshGrant(item))) return
-      item.startedAt = performance.now()
-      await sendBytes(item.grant as UploadGrant, item.file, {
-        blobApiUrl,
-        multipartThreshold,
-        signal: item.controller.signal,
-        onProgress: (loaded, total) => {
-          if (item.state === 'uploading') showProgress(item, loaded, total, item.startedAt)
-        },
-      })
-      setState(item, 'processing', 'Checking the file…')
-      followStatus()
-    } catch (error) {
-      if (item.state === 'cancelled') return
-      setState(item, 'failed', failureText(error))
-    } finally {
-      pump()
-    }
-  }
-
-  /**
-   * Makes sure the item's grant is still good when its turn comes: the server lets a grant go unused for only
-   * ten minutes, so one that has waited that long is prepared again (the old one expires by itself). False,
-   * with the row saying why, if the server refused, or if the file was cancelled meanwhile.
-   */
-  async function freshGrant(item: Item): Promise<boolean> {
-    const grant = item.grant as UploadGrant
-    if (Date.parse(grant.expiresAt) - Date.now() > GRANT_MARGIN_MS) return true
-    const answer = await requestGrants([item])
-    if ('refusal' in answer) {
-      if (item.state === 'uploading') setState(item, 'failed', refusalText(answer.refusal))
-      return false
-    }
-    item.grant = answer.grants[0]
-    if (item.state !== 'cancelled') return true
-    await granted('cancel', [item]).catch(() => undefined)
-    return false
-  }
-
-  async function cancel(item: Item): Promise<void> {
-    setState(item, 'cancelled', 'Cancelled.')
-    item.controller?.abort()
-    if (item.grant) await granted('cancel', [item]).catch(() => undefined)
-    pump()
-  }
-
-  /** Sends one file again: a fresh preparation for it alone, after ending its old upload. */
-  async function retry(item: Item): Promise<void> {
-    if (item.grant) await granted('cancel', [item]).catch(() => undefined)
-    item.grant = undefined
-    item.progress.value = 0
-    setState(item, 'chosen', formatSize(item.file.size))
-    summary.hidden = true
-    const answer = await requestGrants([item])
-    if ('refusal' in answer) {
-      setState(item, 'failed', refusalText(answer.refusal))
-      updateSendButton()
-      return
-    }
-    item.grant = answer.grants[0]
-    setState(item, 'waiting', 'Waiting to send…')
-    pump()
-  }
-
-  // --- Following the uploads -------------------------------------------------------------------------------
-
-  function followStatus(): void {
-    if (statusTimer !== undefined) return
-    statusTimer = window.setTimeout(async () => {
-      statusTimer = undefined
-      const processing = items.filter((item) => item.state === 'processing')
-      if (processing.length === 0) return
-      try {
-        const statuses = await granted('status', processing)
-        for (const [i, item] of processing.entries()) {
-          const status = statuses[i]
-          if (item.state !== 'processing' || !status) continue
-          if (status.status === 'complete') setState(item, 'done', 'Received.')
-          else if (status.status === 'error')
-            setState(item, 'failed', status.error ?? 'The file could not be received.')
-        }
-      } catch {
-        // The server may be restarting; ask again.
-      }
-      if (items.some((item) => item.state === 'processing')) followStatus()
-      finishIfDone()
-    }, STATUS_INTERVAL_MS)
-  }
-
-  /** Calls the status or cancel operation for `targets`, each named by its grant in the body. */
-  function granted(operation: 'status', targets: Item[]): Promise<{ status: string; error?: string }[]>
-  function granted(operation: 'cancel', targets: Item[]): Promise<unknown>
-  function granted(operation: 'status' | 'cancel', targets: Item[]) {
-    const uploads = targets.map((item) => ({
-      intentId: item.grant?.intentId ?? '',
-      grant: item.grant?.clientPayload.grant ?? '',
-    }))
-    return operation === 'status'
-      ? coffer.publicRequests.uploadStatus(publicId, { uploads })
-      : coffer.publicRequests.cancelUploads(publicId, { uploads })
+    this.fields = checked.fields
+    this.sendButton.disabled = true
+    // A refused preparation stops the sending: its files, and those after it, stay chosen.
+    const stopped = await this.queue.add(chosen, { stopAtRefusal: true })
+    if (!stopped) return
+    for (const entry of chosen) this.render(entry)
+    this.showServerError(stopped.refusal, stopped.batch)
+    this.updateSendButton()
   }
 
   // --- The end -----------------------------------------------------------------------------------------------
 
-  function finishIfDone(): void {
-    const sent = items.filter((item) => item.state !== 'chosen' && item.state !== 'refused')
-    if (sent.length === 0) return
-    if (sent.some((item) => ['waiting', 'uploading', 'processing'].includes(item.state))) return
+  finishIfDone(): void {
+    const sent = this.entries.flatMap((entry) => this.queue.itemOf(entry) ?? [])
+    if (sent.length === 0 || this.queue.busy) return
     const done = sent.filter((item) => item.state === 'done')
     const failed = sent.filter((item) => item.state === 'failed')
-    const title = summary.querySelector('[data-summary-title]') as HTMLElement
-    const text = summary.querySelector('[data-summary-text]') as HTMLElement
-    const summaryList = summary.querySelector('[data-summary-list]') as HTMLElement
+    const title = this.summary.querySelector('[data-summary-title]') as HTMLElement
+    const text = this.summary.querySelector('[data-summary-text]') as HTMLElement
+    const summaryList = this.summary.querySelector('[data-summary-list]') as HTMLElement
     title.textContent =
       done.length === sent.length
         ? `${done.length} file${done.length === 1 ? '' : 's'} sent`
@@ -398,81 +291,105 @@ function setUp(form: HTMLFormElement): void {
         ? `${failed.length} could not be sent; use Retry beside ${failed.length === 1 ? 'it' : 'each'} to send it again.`
         : 'The person who asked for them has received them. You can close this page.'
     summaryList.replaceChildren(
-      ...done.map((item) => {
+      ...done.map(({ file }) => {
         const li = document.createElement('li')
-        li.textContent = `${item.file.name} (${formatSize(item.file.size)})`
+        li.textContent = `${file.name} (${formatSize(file.size)})`
         return li
       }),
     )
-    summary.hidden = false
-    summary.focus()
-    updateSendButton()
+    this.summary.hidden = false
+    this.summary.focus()
+    this.updateSendButton()
   }
 
-  summary.querySelector('[data-send-more]')?.addEventListener('click', () => {
-    for (const item of items.splice(0)) item.element.remove()
-    summary.hidden = true
-    setFieldsLocked(false)
-    updateSendButton()
-    fileInput.focus()
-  })
+  sendMore(): void {
+    for (const entry of this.entries.splice(0)) {
+      const item = this.queue.itemOf(entry)
+      if (item) this.queue.remove(item)
+      entry.element.remove()
+    }
+    this.summary.hidden = true
+    this.setFieldsLocked(false)
+    this.updateSendButton()
+    this.fileInput.focus()
+  }
 
   // --- Errors --------------------------------------------------------------------------------------------------
 
-  function clearErrors(): void {
-    for (const element of form.querySelectorAll<HTMLElement>('[data-error-for]')) {
+  clearErrors(): void {
+    for (const element of this.form.querySelectorAll<HTMLElement>('[data-error-for]')) {
       element.hidden = true
       element.textContent = ''
     }
-    for (const input of textInputs()) input.removeAttribute('aria-invalid')
-    formError.hidden = true
-    formError.textContent = ''
+    for (const input of this.textInputs()) input.removeAttribute('aria-invalid')
+    this.formError.hidden = true
+    this.formError.textContent = ''
   }
 
   /** Shows `message` under the field (none: hides it) and moves the focus there. */
-  function showFieldError(field: string, message: string): void {
-    const element = form.querySelector<HTMLElement>(`[data-error-for="${field}"]`)
+  showFieldError(field: string, message: string): void {
+    const element = this.form.querySelector<HTMLElement>(`[data-error-for="${field}"]`)
     if (!element) {
-      showFormError(message)
+      this.showFormError(message)
       return
     }
     element.textContent = message
     element.hidden = message === ''
-    const input = field === 'files' ? fileInput : form.querySelector<HTMLElement>(`[name="${field}"]`)
+    const input =
+      field === 'files' ? this.fileInput : this.form.querySelector<HTMLElement>(`[name="${field}"]`)
     if (message && input) {
       if (field !== 'files') input.setAttribute('aria-invalid', 'true')
       input.focus()
     }
   }
 
-  function showFormError(message: string): void {
-    formError.textContent = message
-    formError.hidden = false
+  showFormError(message: string): void {
+    this.formError.textContent = message
+    this.formError.hidden = false
   }
 
   /** A refusal of the server, shown beside its field, or beside its file, or above the Send button. */
-  function showServerError(refusal: CofferError, batch: Item[]): void {
+  showServerError(refusal: unknown, batch: Entry[]): void {
+    if (!(refusal instanceof CofferError)) throw refusal
     const message = refusal.code === 'network_error' ? UNREACHABLE : refusal.message
     const field = refusal.field ?? ''
     const file = /^files\[(\d+)\]/.exec(field)
-    const item = file ? batch[Number(file[1])] : undefined
-    if (item) {
-      setState(item, 'refused', message)
-      showFieldError('files', 'Remove the files this request does not accept, then send again.')
+    const entry = file ? batch[Number(file[1])] : undefined
+    if (entry) {
+      entry.local = 'refused'
+      entry.problem = message
+      this.render(entry)
+      this.showFieldError('files', 'Remove the files this request does not accept, then send again.')
     } else if (['submitterName', 'submitterEmail', 'message', 'files'].includes(field)) {
-      showFieldError(field, message)
+      this.showFieldError(field, message)
     } else {
-      showFormError(message)
+      this.showFormError(message)
     }
   }
 
-  /** A file's row after the server refused to prepare it. */
-  function refusalText(refusal: CofferError): string {
-    if (refusal.code === 'network_error') return UNREACHABLE
-    return `Not sent: ${refusal.message} Retry to send it again.`
-  }
-
-  function setFieldsLocked(locked: boolean): void {
-    for (const input of textInputs()) input.readOnly = locked
+  setFieldsLocked(locked: boolean): void {
+    for (const input of this.textInputs()) input.readOnly = locked
   }
 }
+
+/** Why an upload failed, in words for the person who sent it. */
+function failureMessage(failure: UploadFailure): string {
+  switch (failure.step) {
+    case 'prepare':
+      return failure.error instanceof CofferError ? refusalText(failure.error) : failureText(failure.error)
+    case 'process':
+      return failure.reason ?? 'The file could not be received.'
+    default:
+      return failureText(failure.error)
+  }
+}
+
+/** A file's row after the server refused to prepare it. */
+function refusalText(refusal: CofferError): string {
+  if (refusal.code === 'network_error') return UNREACHABLE
+  return `Not sent: ${refusal.message} Retry to send it again.`
+}
+
+// Last: a class is not hoisted, so the page's form is set up once everything above is defined.
+const form = document.querySelector<HTMLFormElement>('form[data-submission]')
+if (form) new RequestForm(form).listen()
