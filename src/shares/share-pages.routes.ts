@@ -14,12 +14,19 @@ import { openDownload, planDownload, sendFileContent } from '../files/download.t
 import { TEXT_PREVIEW_BYTES, viewerKindOf } from '../files/file-viewers.views.ts'
 import { clientAddress } from '../http/client-address.ts'
 import { addressBucket } from '../http/rate-limit.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms } from '../web/forms.ts'
 import { PageCache } from '../web/page-cache.ts'
+import type { Web } from '../web/web.ts'
 import type { PassKind } from './link-passes.ts'
-import type { LinkState, Pass, PublicLink, UnlockedState } from './public-shares.service.ts'
+import type {
+  LinkState,
+  Pass,
+  PublicLink,
+  PublicSharesService,
+  UnlockedState,
+} from './public-shares.service.ts'
 import { linkPaths, passwordPage, sharePage } from './share-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */
@@ -49,15 +56,32 @@ interface LinkParams {
   publicId: string
 }
 
-export const sharePagesRoutes: Routes = async (app, { services, config, urls, web }) => {
-  const { publicShares } = services
+export const sharePagesRoutes: Routes = async (app, deps) => {
   // The password form's body; in this plugin only, so the JSON API still refuses form bodies.
   await acceptForms(app, 4096)
+  const kit = sharePagesKit(app, deps)
+  for (const routes of [sharePageRoutes, passwordRoutes, linkContentRoutes]) routes(app, kit)
+}
 
-  const secure = config.publicUrl.startsWith('https:')
-  const pages = new PageCache()
-  const pageConfig = { page: true } as const
+/** What every group of the share pages' routes shares: the service, the option presets, the links' access. */
+function sharePagesKit(app: RouteApp, { services, config, urls, web }: RouteDeps) {
+  const { publicShares } = services
+  const passes = linkPasses(app, config.publicUrl.startsWith('https:'))
+  return {
+    publicShares,
+    urls,
+    web,
+    pages: new PageCache(),
+    pageConfig: { page: true } as const,
+    ...passes,
+    ...linkAccess(publicShares, web, passes.passOf),
+  }
+}
 
+type Kit = ReturnType<typeof sharePagesKit>
+
+/** The passes this browser holds for links, kept in cookies. */
+function linkPasses(app: RouteApp, secure: boolean) {
   /** The pass of `kind` this browser holds for links, if any. */
   function passOf(request: FastifyRequest, kind: PassKind): string | undefined {
     return app.parseCookie(request.headers.cookie ?? '')[PASS_COOKIES[kind].name]
@@ -73,6 +97,15 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     })
   }
 
+  return { passOf, givePass }
+}
+
+/** The link a request opens, as this browser may see it, and the pages of the links it may not. */
+function linkAccess(
+  publicShares: PublicSharesService,
+  web: Web,
+  passOf: ReturnType<typeof linkPasses>['passOf'],
+) {
   /** The 404 or 410 page of a link that does not work. */
   function sendGone(reply: FastifyReply, state: Exclude<LinkState, { kind: 'open' }>) {
     if (state.kind === 'unknown') return web.sendError(reply, 404)
@@ -108,6 +141,14 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
     return undefined
   }
 
+  return { sendGone, openFor, openUnlockedLink }
+}
+
+/** A link's page: the file, with a preview; counts a view. */
+function sharePageRoutes(
+  app: RouteApp,
+  { publicShares, urls, web, pages, pageConfig, openFor, sendGone }: Kit,
+): void {
   app.get<{ Params: LinkParams }>(
     '/s/:publicId',
     { config: pageConfig, schema: { hide: true } },
@@ -132,7 +173,10 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
       return web.sendRendered(reply, 200, html)
     },
   )
+}
 
+/** The password form of a protected link. */
+function passwordRoutes(app: RouteApp, { publicShares, web, pageConfig, sendGone, givePass }: Kit): void {
   app.post<{ Params: LinkParams }>(
     '/s/:publicId',
     { config: pageConfig, schema: { hide: true } },
@@ -180,7 +224,13 @@ export const sharePagesRoutes: Routes = async (app, { services, config, urls, we
       }
     },
   )
+}
 
+/** A link's bytes and its preview. */
+function linkContentRoutes(
+  app: RouteApp,
+  { publicShares, web, pageConfig, passOf, givePass, openUnlockedLink }: Kit,
+): void {
   // HEAD declared with GET, so that its answer keeps the Content-Length of the bytes it does not send.
   app.route<{ Params: LinkParams; Querystring: { disposition?: string } }>({
     method: ['GET', 'HEAD'],
