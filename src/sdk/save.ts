@@ -84,151 +84,203 @@ type Outcome = { response: Response } | { notTaken: true } | { error: unknown }
 
 /** One GET over a connection of its own; 'not taken' for an answer to fetch again. */
 async function overSocket(url: URL, request: Request, target: FileTarget): Promise<Response | 'not taken'> {
-  const https = url.protocol === 'https:'
   const [net, tls, { open }] = await Promise.all([
     import('node:net'),
     import('node:tls'),
     import('node:fs/promises'),
   ])
-  const { signal } = request
-  signal.throwIfAborted()
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  const free: Buffer[] = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafe(BUFFER_BYTES))
-
+  request.signal.throwIfAborted()
   return new Promise((resolve, reject) => {
-    let headBytes = Buffer.alloc(0)
-    let head: Head | undefined
-    let expected = 0
-    let received = 0
-    /** A success's body goes to the file; any other is collected, to be returned in memory. */
-    let file: Promise<FileHandle> | undefined
-    const collected: Buffer[] = []
-    let written = 0
-    let writing: Promise<unknown> = Promise.resolve()
-    let settled = false
+    const download = new SocketDownload(url, request, target, open, (outcome) => {
+      if ('error' in outcome) reject(outcome.error)
+      else resolve('response' in outcome ? outcome.response : 'not taken')
+    })
+    download.start(net, tls)
+  })
+}
 
-    const finish = (outcome: Outcome) => {
-      if (settled) return
-      settled = true
-      signal.removeEventListener('abort', onAbort)
-      socket.destroy()
-      const tell = () => {
-        if ('error' in outcome) reject(outcome.error)
-        else resolve('response' in outcome ? outcome.response : 'not taken')
-      }
-      if (!file) return tell()
-      // The writes end and the file is closed before the caller hears of the outcome.
-      const opened = file
-      writing
-        .catch(() => undefined)
-        .then(() => opened)
-        .then((handle) => handle.close())
-        .then(tell, (error) => ('error' in outcome ? tell() : reject(error)))
-    }
-    const onAbort = () => finish({ error: signal.reason })
-    signal.addEventListener('abort', onAbort, { once: true })
+/**
+ * The state of one GET over its own connection: the socket reads into a few reused buffers, the head first, then
+ * the body, which goes to the file (a success) or to memory (any other answer). Settles once, with the outcome.
+ */
+class SocketDownload {
+  readonly #url: URL
+  readonly #request: Request
+  readonly #target: FileTarget
+  readonly #open: typeof import('node:fs/promises').open
+  readonly #settle: (outcome: Outcome) => void
+  readonly #free: Buffer[] = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafe(BUFFER_BYTES))
+  #socket: Socket | undefined
+  #headBytes = Buffer.alloc(0)
+  #head: Head | undefined
+  #expected = 0
+  #received = 0
+  /** A success's body goes to the file; any other is collected, to be returned in memory. */
+  #file: Promise<FileHandle> | undefined
+  readonly #collected: Buffer[] = []
+  #written = 0
+  #writing: Promise<unknown> = Promise.resolve()
+  #settled = false
+  readonly #onAbort = () => this.#finish({ error: this.#request.signal.reason })
 
-    /** Takes the body's bytes; false when the socket should wait for a buffer to be written. */
-    const takeBody = (bytes: Buffer, release: () => void): boolean => {
-      const wanted = bytes.subarray(0, expected - received)
-      received += wanted.length
-      const opened = file
-      if (!opened) {
-        collected.push(Buffer.from(wanted))
-        release()
-        if (received >= expected) finish({ response: new Response(Buffer.concat(collected), head) })
-        return true
-      }
-      writing = writing
-        .then(() => opened)
-        .then((handle) => writeAll(handle, wanted))
-        .then(() => {
-          written += wanted.length
-          release()
-          target.onProgress?.(written)
-          if (written >= expected) finish({ response: new Response(null, head) })
-          // Reading again if it stopped for want of a buffer (a no-op if it did not).
-          else socket.resume()
-        })
-      writing.catch((error) => finish({ error: writeFailed(target, error) }))
-      // The socket takes the next buffer as this returns: it must leave one free.
-      return free.length > 1
-    }
+  constructor(
+    url: URL,
+    request: Request,
+    target: FileTarget,
+    open: typeof import('node:fs/promises').open,
+    settle: (outcome: Outcome) => void,
+  ) {
+    this.#url = url
+    this.#request = request
+    this.#target = target
+    this.#open = open
+    this.#settle = settle
+  }
 
-    const takeHead = (bytes: Buffer): boolean => {
-      headBytes = Buffer.concat([headBytes, bytes])
-      const end = headBytes.indexOf('\r\n\r\n')
-      if (end === -1) {
-        if (headBytes.length > MAX_HEAD_BYTES) throw new Error('The response head is too large.')
-        return true
-      }
-      head = parseHead(headBytes.subarray(0, end).toString('latin1'))
-      const length = plainBodyLength(head)
-      if (length === undefined) {
-        finish({ notTaken: true })
-        return false
-      }
-      expected = length
-      if (head.status < 300) {
-        file = open(target.path, flags(target, head.status))
-        file.catch((error) => finish({ error: writeFailed(target, error) }))
-      } else if (expected > MAX_OTHER_BODY_BYTES) {
-        throw new Error(`The server answered ${head.status} with ${expected} bytes.`)
-      }
-      if (expected === 0) {
-        finish({ response: new Response(file ? null : '', head) })
-        return false
-      }
-      const rest = Buffer.from(headBytes.subarray(end + 4))
-      return rest.length === 0 || takeBody(rest, () => undefined)
-    }
-
-    const onRead = (length: number, buffer: Uint8Array): boolean => {
-      if (settled) return false
-      try {
-        const bytes = buffer as Buffer
-        if (head) return takeBody(bytes.subarray(0, length), () => free.push(bytes))
-        free.push(bytes)
-        return takeHead(bytes.subarray(0, length))
-      } catch (error) {
-        finish({ error })
-        return false
-      }
-    }
-
+  /** Connects, sends the GET once connected, and watches the connection until the outcome. */
+  start(net: typeof import('node:net'), tls: typeof import('node:tls')): void {
+    this.#request.signal.addEventListener('abort', this.#onAbort, { once: true })
+    const url = this.#url
+    const https = url.protocol === 'https:'
+    const host = url.hostname.replace(/^\[|\]$/g, '')
     const options = {
       host,
       port: Number(url.port) || (https ? 443 : 80),
-      onread: { buffer: () => free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES), callback: onRead },
+      onread: {
+        buffer: () => this.#free.pop() ?? Buffer.allocUnsafe(BUFFER_BYTES),
+        callback: (length: number, buffer: Uint8Array) => this.#onRead(length, buffer),
+      },
     }
     const socket: Socket = https
       ? tls.connect({ ...options, ...(net.isIP(host) ? {} : { servername: host }) })
       : net.connect(options)
-    socket.once(https ? 'secureConnect' : 'connect', () => {
-      const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, 'connection: close']
-      request.headers.forEach((value, name) => {
-        if (name !== 'host' && name !== 'connection') lines.push(`${name}: ${value}`)
-      })
-      socket.write(`${lines.join('\r\n')}\r\n\r\n`, 'latin1')
-    })
-    socket.on('error', (error) => finish({ error }))
+    this.#socket = socket
+    socket.once(https ? 'secureConnect' : 'connect', () =>
+      socket.write(requestHead(url, this.#request), 'latin1'),
+    )
+    socket.on('error', (error) => this.#finish({ error }))
     // As fetch (undici) does: a connection silent for this long is given up.
     socket.setTimeout(IDLE_MS, () =>
-      finish({ error: new Error(`The server sent nothing for ${IDLE_MS / 1000} seconds.`) }),
+      this.#finish({ error: new Error(`The server sent nothing for ${IDLE_MS / 1000} seconds.`) }),
     )
-    socket.on('close', () => {
-      if (head && received >= expected) return
-      const got = head ? `after ${received} of ${expected} bytes` : 'before it answered'
-      finish({
-        error: new CofferError(
-          0,
-          'network_error',
-          `The connection to ${url.origin} closed ${got}.`,
-          'Try again; a download to a file resumes where it stopped.',
-        ),
+    socket.on('close', () => this.#onClose())
+  }
+
+  #finish(outcome: Outcome): void {
+    if (this.#settled) return
+    this.#settled = true
+    this.#request.signal.removeEventListener('abort', this.#onAbort)
+    this.#socket?.destroy()
+    const opened = this.#file
+    if (!opened) {
+      this.#settle(outcome)
+      return
+    }
+    // The writes end and the file is closed before the caller hears of the outcome.
+    this.#writing
+      .catch(() => undefined)
+      .then(() => opened)
+      .then((handle) => handle.close())
+      .then(
+        () => this.#settle(outcome),
+        (error) => this.#settle('error' in outcome ? outcome : { error }),
+      )
+  }
+
+  #onRead(length: number, buffer: Uint8Array): boolean {
+    if (this.#settled) return false
+    try {
+      const bytes = buffer as Buffer
+      if (this.#head) return this.#takeBody(bytes.subarray(0, length), () => this.#free.push(bytes))
+      this.#free.push(bytes)
+      return this.#takeHead(bytes.subarray(0, length))
+    } catch (error) {
+      this.#finish({ error })
+      return false
+    }
+  }
+
+  #takeHead(bytes: Buffer): boolean {
+    this.#headBytes = Buffer.concat([this.#headBytes, bytes])
+    const end = this.#headBytes.indexOf('\r\n\r\n')
+    if (end === -1) {
+      if (this.#headBytes.length > MAX_HEAD_BYTES) throw new Error('The response head is too large.')
+      return true
+    }
+    const head = parseHead(this.#headBytes.subarray(0, end).toString('latin1'))
+    this.#head = head
+    const length = plainBodyLength(head)
+    if (length === undefined) {
+      this.#finish({ notTaken: true })
+      return false
+    }
+    this.#expected = length
+    if (head.status < 300) {
+      const file = this.#open(this.#target.path, flags(this.#target, head.status))
+      this.#file = file
+      file.catch((error) => this.#finish({ error: writeFailed(this.#target, error) }))
+    } else if (length > MAX_OTHER_BODY_BYTES) {
+      throw new Error(`The server answered ${head.status} with ${length} bytes.`)
+    }
+    if (length === 0) {
+      this.#finish({ response: new Response(this.#file ? null : '', head) })
+      return false
+    }
+    const rest = Buffer.from(this.#headBytes.subarray(end + 4))
+    return rest.length === 0 || this.#takeBody(rest, () => undefined)
+  }
+
+  /** Takes the body's bytes; false when the socket should wait for a buffer to be written. */
+  #takeBody(bytes: Buffer, release: () => void): boolean {
+    const wanted = bytes.subarray(0, this.#expected - this.#received)
+    this.#received += wanted.length
+    const opened = this.#file
+    if (!opened) {
+      this.#collected.push(Buffer.from(wanted))
+      release()
+      if (this.#received >= this.#expected) {
+        this.#finish({ response: new Response(Buffer.concat(this.#collected), this.#head) })
+      }
+      return true
+    }
+    this.#writing = this.#writing
+      .then(() => opened)
+      .then((handle) => writeAll(handle, wanted))
+      .then(() => {
+        this.#written += wanted.length
+        release()
+        this.#target.onProgress?.(this.#written)
+        if (this.#written >= this.#expected) this.#finish({ response: new Response(null, this.#head) })
+        // Reading again if it stopped for want of a buffer (a no-op if it did not).
+        else this.#socket?.resume()
       })
+    this.#writing.catch((error) => this.#finish({ error: writeFailed(this.#target, error) }))
+    // The socket takes the next buffer as this returns: it must leave one free.
+    return this.#free.length > 1
+  }
+
+  /** A connection closed before the whole answer came: the download stopped short. */
+  #onClose(): void {
+    if (this.#head && this.#received >= this.#expected) return
+    const got = this.#head ? `after ${this.#received} of ${this.#expected} bytes` : 'before it answered'
+    this.#finish({
+      error: new CofferError(
+        0,
+        'network_error',
+        `The connection to ${this.#url.origin} closed ${got}.`,
+        'Try again; a download to a file resumes where it stopped.',
+      ),
     })
+  }
+}
+
+/** The GET's head: the request's own headers, but `host` and `connection` this reader's. */
+function requestHead(url: URL, request: Request): string {
+  const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, 'connection: close']
+  request.headers.forEach((value, name) => {
+    if (name !== 'host' && name !== 'connection') lines.push(`${name}: ${value}`)
   })
+  return `${lines.join('\r\n')}\r\n\r\n`
 }
 
 const writeFailed = (target: FileTarget, error: NodeJS.ErrnoException) =>
