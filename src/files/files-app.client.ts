@@ -10,7 +10,16 @@
 //   through POST /uploads/status; a file that is complete is added to the list as the server renders its row
 //   (GET /files/rows), so names stay text and rows look alike, without a reload.
 import { formatSize } from '../format-size.shared.ts'
-import { sendBytes, type UploadGrant } from '../sdk/transfer.ts'
+import { CofferError } from '../sdk/errors.ts'
+import { sessionUploads } from '../sdk/upload-endpoints.ts'
+import {
+  blobFile,
+  type QueuedFile,
+  type UploadFailure,
+  type UploadItem,
+  UploadQueue,
+  type UploadState,
+} from '../sdk/upload-queue.ts'
 import {
   failureText,
   showProgress,
@@ -20,38 +29,10 @@ import {
 } from '../uploads/upload-items.client.ts'
 import { showLocalTimes } from '../web/local-times.client.ts'
 
-/** Files sent at once; the others wait their turn. */
-const CONCURRENT_UPLOADS = 3
-/** How often the status of stored uploads is asked for while the server processes them. */
-const STATUS_INTERVAL_MS = 400
 /** How long an uploaded file's row stays in the list: its row in the table of files says the rest. */
 const DONE_ROW_MS = 5000
 
-type State =
-  | 'refused'
-  | 'preparing'
-  | 'waiting'
-  | 'uploading'
-  | 'processing'
-  | 'done'
-  | 'failed'
-  | 'cancelled'
-
-interface Item extends UploadRow {
-  file: File
-  state: State
-  grant?: UploadGrant
-  controller?: AbortController
-  startedAt: number
-}
-
-interface ApiError {
-  error?: { code?: string; message?: string; field?: string }
-}
-
 setUpSelection()
-const uploader = document.querySelector<HTMLElement>('[data-uploader]')
-if (uploader) setUpUploads(uploader)
 
 // --- Selection -----------------------------------------------------------------------------------------------
 
@@ -98,311 +79,274 @@ function setUpSelection(): void {
 
 // --- Uploads -------------------------------------------------------------------------------------------------
 
-function setUpUploads(section: HTMLElement): void {
-  const data = section.dataset
-  const blobApiUrl = data.blobApi ?? ''
-  const maxFileSize = Number(data.maxFileSize)
-  const multipartThreshold = Number(data.multipartThreshold)
-  const perPreparation = Number(data.perPreparation) || 100
-  const folderId = data.folderId || null
-  const csrf = data.csrf ?? ''
-  const input = section.querySelector<HTMLInputElement>('input[type="file"]') as HTMLInputElement
-  const list = section.querySelector<HTMLUListElement>('[data-upload-list]') as HTMLUListElement
-  const announce = section.querySelector<HTMLElement>('[data-upload-announce]') as HTMLElement
-  const overlay = document.querySelector<HTMLElement>('[data-drop-overlay]')
-  const rows = document.querySelector<HTMLElement>('[data-file-rows]')
-  const tableWrap = document.querySelector<HTMLElement>('[data-table-wrap]')
-  const clear = section.querySelector<HTMLButtonElement>('[data-upload-clear]')
-  const items: Item[] = []
-  let statusTimer: number | undefined
-  section.hidden = false
+/** A file on the page: refused before anything is sent (too large, empty), or its upload in the queue's. */
+interface Entry extends QueuedFile, UploadRow {
+  file: File
+  /** Why it was refused before anything was sent; none when it went to the queue. */
+  problem: string | undefined
+}
 
-  /** Whether an upload is still under way: leaving the page would end it. */
-  const busy = () =>
-    items.some((item) => ['preparing', 'waiting', 'uploading', 'processing'].includes(item.state))
-  // Leaving the page (a folder, another page, a reload, closing the tab) while files go up ends their uploads:
-  // the browser asks first.
-  window.addEventListener('beforeunload', (event) => {
-    if (busy()) event.preventDefault()
-  })
+/** What a file's row shows: its upload's state, or `refused` when the file itself was refused. */
+type EntryState = 'refused' | UploadState
 
-  /** Whether an item's upload has ended, one way or another: Clear finished removes its row. */
-  const ended = (item: Item) => ['done', 'refused', 'failed', 'cancelled'].includes(item.state)
-  const remove = (item: Item) => {
-    if (!items.includes(item)) return
-    items.splice(items.indexOf(item), 1)
-    item.element.remove()
-    if (clear) clear.hidden = !items.some(ended)
-  }
-  clear?.addEventListener('click', () => {
-    for (const item of items.filter(ended)) remove(item)
-    announce.textContent = 'Finished uploads cleared.'
-    input.focus()
-  })
+/** Each state's button: its label, and the action its accessible name starts with. */
+const LABELS: Partial<Record<EntryState, [string, string]>> = {
+  waiting: ['Cancel', 'Cancel the upload of'],
+  uploading: ['Cancel', 'Cancel the upload of'],
+  failed: ['Retry', 'Retry the upload of'],
+  cancelled: ['Retry', 'Retry the upload of'],
+  refused: ['Dismiss', 'Dismiss'],
+  done: ['Dismiss', 'Dismiss'],
+}
 
-  input.addEventListener('change', () => {
-    add([...(input.files ?? [])])
-    input.value = ''
-  })
+/** The words each state of an upload shows; a failure says why, a file uploaded its size. */
+const TEXTS: Partial<Record<UploadState, string>> = {
+  preparing: 'Preparing…',
+  waiting: 'Waiting to send…',
+  uploading: 'Starting…',
+  processing: 'Checking the file…',
+  cancelled: 'Cancelled.',
+}
 
-  // Dropping anywhere on the page: the overlay shows while files are dragged over it.
-  let depth = 0
-  const carriesFiles = (event: DragEvent) => event.dataTransfer?.types.includes('Files') ?? false
-  document.addEventListener('dragenter', (event) => {
-    if (!carriesFiles(event)) return
-    event.preventDefault()
-    depth++
-    if (overlay) overlay.hidden = false
-  })
-  document.addEventListener('dragover', (event) => {
-    if (carriesFiles(event)) event.preventDefault()
-  })
-  document.addEventListener('dragleave', (event) => {
-    if (!carriesFiles(event)) return
-    depth = Math.max(0, depth - 1)
-    if (depth === 0 && overlay) overlay.hidden = true
-  })
-  document.addEventListener('drop', (event) => {
-    if (!carriesFiles(event)) return
-    event.preventDefault()
-    depth = 0
-    if (overlay) overlay.hidden = true
-    add([...(event.dataTransfer?.files ?? [])])
-  })
+class Uploader {
+  readonly section: HTMLElement
+  readonly input: HTMLInputElement
+  readonly list: HTMLUListElement
+  readonly announce: HTMLElement
+  readonly overlay: HTMLElement | null
+  readonly rows: HTMLElement | null
+  readonly tableWrap: HTMLElement | null
+  readonly clear: HTMLButtonElement | null
+  readonly maxFileSize: number
+  readonly entries: Entry[] = []
+  readonly queue: UploadQueue<Entry>
+  /** How deep in the page's elements files are dragged: the overlay shows while they are over it. */
+  depth = 0
 
-  async function add(files: File[]): Promise<void> {
-    if (files.length === 0) return
-    const fresh: Item[] = []
-    for (const file of files) {
-      const item = newItem(file)
-      items.push(item)
-      list.prepend(item.element)
-      const problem =
-        file.size === 0
-          ? 'Not sent: the file is empty.'
-          : file.size > maxFileSize
-            ? `Not sent: larger than ${formatSize(maxFileSize)}, the most this server accepts.`
-            : undefined
-      if (problem) setState(item, 'refused', problem)
-      else fresh.push(item)
-    }
-    announce.textContent = `${fresh.length} file${fresh.length === 1 ? '' : 's'} added to the uploads.`
-    for (let start = 0; start < fresh.length; start += perPreparation) {
-      await prepare(fresh.slice(start, start + perPreparation))
-    }
-    pump()
+  constructor(section: HTMLElement) {
+    const data = section.dataset
+    this.section = section
+    this.input = section.querySelector<HTMLInputElement>('input[type="file"]') as HTMLInputElement
+    this.list = section.querySelector<HTMLUListElement>('[data-upload-list]') as HTMLUListElement
+    this.announce = section.querySelector<HTMLElement>('[data-upload-announce]') as HTMLElement
+    this.overlay = document.querySelector<HTMLElement>('[data-drop-overlay]')
+    this.rows = document.querySelector<HTMLElement>('[data-file-rows]')
+    this.tableWrap = document.querySelector<HTMLElement>('[data-table-wrap]')
+    this.clear = section.querySelector<HTMLButtonElement>('[data-upload-clear]')
+    this.maxFileSize = Number(data.maxFileSize)
+    const endpoint = sessionUploads({
+      csrf: data.csrf ?? '',
+      folderId: data.folderId || null,
+      transfer: { blobApiUrl: data.blobApi ?? '', multipartThreshold: Number(data.multipartThreshold) },
+    })
+    this.queue = new UploadQueue<Entry>({
+      endpoint,
+      perPreparation: Number(data.perPreparation),
+      // The newest files first: their rows are at the top of the list.
+      newestFirst: true,
+      onChange: (items) => this.changed(items),
+      onProgress: (item, loaded, total) => showProgress(item.file, loaded, total, item.startedAt),
+      onComplete: (items) => this.showNewRows(items),
+    })
+    section.hidden = false
   }
 
-  function newItem(file: File): Item {
-    const item: Item = { file, state: 'preparing', startedAt: 0, ...uploadRow(file, () => act(item)) }
-    setState(item, 'preparing', 'Preparing…')
-    return item
+  listen(): void {
+    // Leaving the page (a folder, another page, a reload, closing the tab) while files go up ends their uploads:
+    // the browser asks first.
+    window.addEventListener('beforeunload', (event) => {
+      if (this.queue.busy) event.preventDefault()
+    })
+    this.clear?.addEventListener('click', () => {
+      for (const entry of this.entries.filter((each) => this.ended(each))) this.remove(entry)
+      this.announce.textContent = 'Finished uploads cleared.'
+      this.input.focus()
+    })
+    this.input.addEventListener('change', () => {
+      void this.add([...(this.input.files ?? [])])
+      this.input.value = ''
+    })
+    this.listenToDrops()
   }
 
-  /** The item's button: cancel while it waits or sends, send again after a failure, clear a refusal. */
-  function act(item: Item): void {
-    switch (item.state) {
-      case 'waiting':
-      case 'uploading':
-        void cancel(item)
-        return
-      case 'failed':
-      case 'cancelled':
-        void retry(item)
-        return
-      case 'refused':
-      case 'done':
-        remove(item)
-        input.focus()
-        return
-    }
-  }
-
-  /** Each state's button: its label, and the action its accessible name starts with. */
-  const LABELS: Partial<Record<State, [string, string]>> = {
-    waiting: ['Cancel', 'Cancel the upload of'],
-    uploading: ['Cancel', 'Cancel the upload of'],
-    failed: ['Retry', 'Retry the upload of'],
-    cancelled: ['Retry', 'Retry the upload of'],
-    refused: ['Dismiss', 'Dismiss'],
-    done: ['Dismiss', 'Dismiss'],
-  }
-
-  function setState(item: Item, state: State, message: string): void {
-    item.state = state
-    showState(item, item.file, state, message, LABELS[state])
-    if (clear) clear.hidden = !items.some(ended)
-    // An uploaded file's row goes by itself, unless the reader is on it (its Dismiss has the focus).
-    if (state === 'done') {
-      const leave = () => {
-        if (item.element.contains(document.activeElement)) window.setTimeout(leave, DONE_ROW_MS)
-        else remove(item)
-      }
-      window.setTimeout(leave, DONE_ROW_MS)
-    }
-  }
-
-  /** A call of the session's upload endpoints, with the CSRF token; refusals come back as the envelope. */
-  async function call(path: string, body: unknown): Promise<Response> {
-    return fetch(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: JSON.stringify(body),
-      credentials: 'same-origin',
+  /** Dropping anywhere on the page: the overlay shows while files are dragged over it. */
+  listenToDrops(): void {
+    const carriesFiles = (event: DragEvent) => event.dataTransfer?.types.includes('Files') ?? false
+    const overlay = this.overlay
+    document.addEventListener('dragenter', (event) => {
+      if (!carriesFiles(event)) return
+      event.preventDefault()
+      this.depth++
+      if (overlay) overlay.hidden = false
+    })
+    document.addEventListener('dragover', (event) => {
+      if (carriesFiles(event)) event.preventDefault()
+    })
+    document.addEventListener('dragleave', (event) => {
+      if (!carriesFiles(event)) return
+      this.depth = Math.max(0, this.depth - 1)
+      if (this.depth === 0 && overlay) overlay.hidden = true
+    })
+    document.addEventListener('drop', (event) => {
+      if (!carriesFiles(event)) return
+      event.preventDefault()
+      this.depth = 0
+      if (overlay) overlay.hidden = true
+      void this.add([...(event.dataTransfer?.files ?? [])])
     })
   }
 
-  async function prepare(batch: Item[]): Promise<void> {
-    const body = {
-      folderId,
-      files: batch.map((item) => ({
-        name: item.file.name,
-        type: item.file.type || 'application/octet-stream',
-        size: item.file.size,
-      })),
+  async add(files: File[]): Promise<void> {
+    if (files.length === 0) return
+    const fresh: Entry[] = []
+    for (const file of files) {
+      const problem =
+        file.size === 0
+          ? 'Not sent: the file is empty.'
+          : file.size > this.maxFileSize
+            ? `Not sent: larger than ${formatSize(this.maxFileSize)}, the most this server accepts.`
+            : undefined
+      const entry: Entry = { ...blobFile(file), file, problem, ...uploadRow(file, () => this.act(entry)) }
+      this.entries.push(entry)
+      this.list.prepend(entry.element)
+      if (problem) this.render(entry)
+      else fresh.push(entry)
     }
-    let response: Response
-    try {
-      response = await call('/uploads', body)
-    } catch {
-      for (const item of batch)
-        setState(item, 'failed', 'The server could not be reached. Retry when you are back online.')
-      return
+    this.announce.textContent = `${fresh.length} file${fresh.length === 1 ? '' : 's'} added to the uploads.`
+    await this.queue.add(fresh)
+  }
+
+  /** What the entry's row shows: a failure that blames the file itself is a refusal, dismissed, not retried. */
+  stateOf(entry: Entry): EntryState {
+    const item = this.queue.itemOf(entry)
+    if (!item) return 'refused'
+    return item.failure?.step === 'prepare' && item.failure.blame === 'this' ? 'refused' : item.state
+  }
+
+  /** Whether an entry's upload has ended, one way or another: Clear finished removes its row. */
+  ended(entry: Entry): boolean {
+    return ['done', 'refused', 'failed', 'cancelled'].includes(this.stateOf(entry))
+  }
+
+  remove(entry: Entry): void {
+    if (!this.entries.includes(entry)) return
+    this.entries.splice(this.entries.indexOf(entry), 1)
+    const item = this.queue.itemOf(entry)
+    if (item) this.queue.remove(item)
+    entry.element.remove()
+    if (this.clear) this.clear.hidden = !this.entries.some((each) => this.ended(each))
+  }
+
+  /** The entry's button: cancel while it waits or sends, send again after a failure, clear a refusal. */
+  act(entry: Entry): void {
+    const item = this.queue.itemOf(entry)
+    switch (this.stateOf(entry)) {
+      case 'waiting':
+      case 'uploading':
+        if (item) void this.queue.cancel(item)
+        return
+      case 'failed':
+      case 'cancelled':
+        if (item) void this.queue.retry(item)
+        return
+      case 'refused':
+      case 'done':
+        this.remove(entry)
+        this.input.focus()
+        return
     }
-    const answer = (await response.json().catch(() => ({}))) as ApiError & {
-      data?: { uploads: UploadGrant[] }
-    }
-    if (response.status !== 201 || !answer.data) {
-      const message = refusal(response, answer)
-      const at = /^files\[(\d+)\]/.exec(answer.error?.field ?? '')
-      const culprit = at ? batch[Number(at[1])] : undefined
-      for (const item of batch) {
-        if (culprit && item !== culprit)
-          setState(item, 'failed', 'Not sent, with another file that was refused. Retry to send it.')
-        else setState(item, culprit ? 'refused' : 'failed', message)
+  }
+
+  render(entry: Entry): void {
+    const item = this.queue.itemOf(entry)
+    const state = this.stateOf(entry)
+    if (item?.state === 'preparing') entry.progress.value = 0
+    const message = !item
+      ? (entry.problem ?? '')
+      : item.failure
+        ? failureMessage(item.failure)
+        : item.state === 'done'
+          ? `Uploaded · ${formatSize(entry.size)}`
+          : (TEXTS[item.state] ?? '')
+    showState(entry, entry.file, state, message, LABELS[state])
+    if (this.clear) this.clear.hidden = !this.entries.some((each) => this.ended(each))
+  }
+
+  changed(items: UploadItem<Entry>[]): void {
+    for (const item of items) this.render(item.file)
+    const done = items.filter((item) => item.state === 'done')
+    // An uploaded file's row goes by itself, unless the reader is on it (its Dismiss has the focus).
+    for (const { file: entry } of done) {
+      const leave = () => {
+        if (entry.element.contains(document.activeElement)) window.setTimeout(leave, DONE_ROW_MS)
+        else this.remove(entry)
       }
-      return
+      window.setTimeout(leave, DONE_ROW_MS)
     }
-    for (const [i, item] of batch.entries()) {
-      item.grant = answer.data.uploads[i]
-      setState(item, 'waiting', 'Waiting to send…')
-    }
+    if (done.length > 0) this.announceUploaded(done)
   }
 
-  function refusal(response: Response, answer: ApiError): string {
-    if (response.status === 401) return 'You were signed out. Sign in again in another tab, then retry.'
-    if (response.status === 403) return 'This page is out of date. Reload it, then upload again.'
-    return `Not sent: ${answer.error?.message ?? `the server answered ${response.status}.`}`
-  }
-
-  function pump(): void {
-    let running = items.filter((item) => item.state === 'uploading').length
-    for (const item of [...items].reverse()) {
-      if (running >= CONCURRENT_UPLOADS) break
-      if (item.state !== 'waiting') continue
-      running++
-      void transfer(item)
-    }
-  }
-
-  async function transfer(item: Item): Promise<void> {
-    const grant = item.grant as UploadGrant
-    item.controller = new AbortController()
-    item.startedAt = performance.now()
-    setState(item, 'uploading', 'Starting…')
-    try {
-      await sendBytes(grant, item.file, {
-        blobApiUrl,
-        multipartThreshold,
-        signal: item.controller.signal,
-        onProgress: (loaded, total) => {
-          if (item.state === 'uploading') showProgress(item, loaded, total, item.startedAt)
-        },
-      })
-      setState(item, 'processing', 'Checking the file…')
-      follow()
-    } catch (error) {
-      if (item.state !== 'cancelled') setState(item, 'failed', failureText(error))
-    } finally {
-      pump()
-    }
-  }
-
-  async function cancel(item: Item): Promise<void> {
-    setState(item, 'cancelled', 'Cancelled.')
-    item.controller?.abort()
-    if (item.grant) await call('/uploads/cancel', { intentIds: [item.grant.intentId] }).catch(() => undefined)
-    pump()
-  }
-
-  async function retry(item: Item): Promise<void> {
-    if (item.grant) await call('/uploads/cancel', { intentIds: [item.grant.intentId] }).catch(() => undefined)
-    item.grant = undefined
-    item.progress.value = 0
-    setState(item, 'preparing', 'Preparing…')
-    await prepare([item])
-    pump()
-  }
-
-  /** Asks for the status of the uploads being processed until none is; adds the rows of those done. */
-  function follow(): void {
-    if (statusTimer !== undefined) return
-    statusTimer = window.setTimeout(async () => {
-      statusTimer = undefined
-      const processing = items.filter((item) => item.state === 'processing' && item.grant)
-      if (processing.length === 0) return
-      const done: { item: Item; fileId: string }[] = []
-      try {
-        const response = await call('/uploads/status', {
-          intentIds: processing.map((item) => item.grant?.intentId),
-        })
-        const statuses =
-          (
-            (await response.json()) as {
-              data?: { status: string; error?: string; result?: { id: string } }[]
-            }
-          ).data ?? []
-        for (const [i, item] of processing.entries()) {
-          const status = statuses[i]
-          if (item.state !== 'processing' || !status) continue
-          if (status.status === 'complete' && status.result) done.push({ item, fileId: status.result.id })
-          else if (status.status === 'error')
-            setState(item, 'failed', status.error ?? 'The file could not be stored.')
-        }
-      } catch {
-        // The server may be restarting: ask again.
-      }
-      if (done.length > 0) await showNewRows(done)
-      if (items.some((item) => item.state === 'processing')) follow()
-    }, STATUS_INTERVAL_MS)
-  }
-
-  async function showNewRows(done: { item: Item; fileId: string }[]): Promise<void> {
-    const ids = done.map(({ fileId }) => fileId).join(',')
+  /** Adds the rows of files the server has made to the table, as it renders them (GET /files/rows). */
+  async showNewRows(complete: UploadItem<Entry>[]): Promise<void> {
+    const ids = complete.map((item) => item.fileId).join(',')
     try {
       // Signed out, the rows are a redirect to sign in, not rows: not followed, and nothing is shown.
       const response = await fetch(`/files/rows?ids=${ids}`, {
         credentials: 'same-origin',
         redirect: 'manual',
       })
-      if (response.ok && rows) {
+      if (response.ok && this.rows) {
         const template = document.createElement('template')
         template.innerHTML = await response.text()
         showLocalTimes(template.content)
-        rows.prepend(template.content)
-        if (tableWrap) tableWrap.hidden = false
+        this.rows.prepend(template.content)
+        if (this.tableWrap) this.tableWrap.hidden = false
         document.querySelector('.files-main .empty')?.remove()
       }
     } catch {
       // The files are stored; only their rows are missing until the next reload.
     }
-    for (const { item } of done) setState(item, 'done', `Uploaded · ${formatSize(item.file.size)}`)
-    const names = done.map(({ item }) => item.file.name)
-    announce.textContent = `Uploaded: ${names.join(', ')}.`
+  }
+
+  announceUploaded(done: UploadItem<Entry>[]): void {
+    const names = done.map(({ file }) => file.name)
+    this.announce.textContent = `Uploaded: ${names.join(', ')}.`
     // Once every upload has ended, the focus goes to the newest file, unless the reader moved it elsewhere.
     const active = document.activeElement
-    const idle = !active || active === document.body || section.contains(active)
-    if (!busy() && idle)
-      rows?.querySelector<HTMLAnchorElement>(`tr[data-file-id="${done[0]?.fileId}"] a.file-link`)?.focus()
+    const idle = !active || active === document.body || this.section.contains(active)
+    if (!this.queue.busy && idle) {
+      this.rows
+        ?.querySelector<HTMLAnchorElement>(`tr[data-file-id="${done[0]?.fileId}"] a.file-link`)
+        ?.focus()
+    }
   }
 }
+
+/** Why an upload failed, in words for the owner. */
+function failureMessage(failure: UploadFailure): string {
+  switch (failure.step) {
+    case 'prepare':
+      return failure.blame === 'another'
+        ? 'Not sent, with another file that was refused. Retry to send it.'
+        : refusalText(failure.error)
+    case 'process':
+      return failure.reason ?? 'The file could not be stored.'
+    default:
+      return failureText(failure.error)
+  }
+}
+
+/** Why the server did not prepare an upload. */
+function refusalText(error: unknown): string {
+  const status = error instanceof CofferError ? error.status : 0
+  if (status === 0) return 'The server could not be reached. Retry when you are back online.'
+  if (status === 401) return 'You were signed out. Sign in again in another tab, then retry.'
+  if (status === 403) return 'This page is out of date. Reload it, then upload again.'
+  // Without the API's envelope, the SDK's error says so at length; the row says only the status.
+  const envelope = error instanceof CofferError && error.code !== 'network_error'
+  return `Not sent: ${envelope ? error.message : `the server answered ${status}.`}`
+}
+
+// Last: a class is not hoisted, so the uploader is set up once everything above is defined.
+const uploader = document.querySelector<HTMLElement>('[data-uploader]')
+if (uploader) new Uploader(uploader).listen()
