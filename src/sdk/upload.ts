@@ -1,11 +1,13 @@
-// An upload in one call, as the API's upload procedure says: prepare it (POST /files), send the bytes straight
-// to the blob storage (transfer.ts; the API credential stays here, the grant goes with the bytes), then poll
-// the upload's status until the server has made the file.
+// An upload in one call, as the API's upload procedure says, through the upload queue every client uses
+// (upload-queue.ts): prepare it (POST /files), send the bytes straight to the blob storage (transfer.ts; the API
+// credential stays here, the grant goes with the bytes), then poll the upload's status until the server has made
+// the file.
 import mime from 'mime/lite'
-import type { components, operations } from './api.d.ts'
+import type { components } from './api.d.ts'
 import { CofferError } from './errors.ts'
-import { aborted, delay } from './http.ts'
-import { sendBytes } from './transfer.ts'
+import { aborted } from './http.ts'
+import { apiUploads, type UploadSteps } from './upload-endpoints.ts'
+import { type QueuedFile, type UploadItem, UploadQueue } from './upload-queue.ts'
 
 /**
  * What to upload: a file's path (Node), a Blob or File, bytes, or a stream of bytes (a web ReadableStream or a
@@ -36,62 +38,41 @@ export interface UploadOptions {
 
 type File = components['schemas']['File']
 
-/** What an upload asks of the client (Coffer): the steps of the upload procedure. */
-export interface UploadSteps {
-  capabilities(): Promise<{ uploads: { blobApiUrl: string; multipartThresholdBytes: number } }>
-  files: {
-    prepareUploads(
-      body: operations['prepareUploads']['requestBody']['content']['application/json'],
-    ): Promise<
-      operations['prepareUploads']['responses'][201]['content']['application/json']['data']['uploads']
-    >
-    uploadStatus(
-      intentId: string,
-    ): Promise<operations['getUploadStatus']['responses'][200]['content']['application/json']['data']>
-    get(fileId: string): Promise<File>
-  }
-}
-
-/** The first wait before asking for an upload's status, and the longest: each wait is half as long again. */
-const FIRST_POLL_MS = 50
-const LONGEST_POLL_MS = 1000
-
+/**
+ * Uploads one file through the upload queue (upload-queue.ts) and the API (upload-endpoints.ts), and resolves
+ * with the new file. A failure is thrown as the step that failed threw it: a status call that fails ends the
+ * upload too, for the caller to decide what to do.
+ */
 export async function uploadFile(
   coffer: UploadSteps,
   source: UploadSource,
   options: UploadOptions,
 ): Promise<File> {
-  const { open, name, size, type } = await describe(source, options)
+  const file = await describe(source, options)
   const signal = options.signal
   if (signal?.aborted) throw aborted(signal.reason)
-  const { uploads } = await coffer.capabilities()
-  const [grant] = await coffer.files.prepareUploads({
-    files: [{ name, type, size }],
-    ...(options.folderId === undefined ? {} : { folderId: options.folderId }),
+  const { onProgress } = options
+  const queue = new UploadQueue({
+    endpoint: apiUploads(coffer, options.folderId),
+    statusFailure: 'fail',
+    ...(onProgress
+      ? { onProgress: (_, loaded: number, total: number) => onProgress({ loaded, total }) }
+      : {}),
   })
-  if (!grant) throw new CofferError(0, 'upload_failed', 'The server prepared no upload.', '')
-
-  // A path's file is opened only now that the upload is prepared: a refusal above leaves nothing open.
-  const body = await open()
-  await sendBytes(grant, body, {
-    blobApiUrl: uploads.blobApiUrl,
-    multipartThreshold: uploads.multipartThresholdBytes,
-    ...(signal ? { signal } : {}),
-    ...(options.onProgress ? { onProgress: (loaded, total) => options.onProgress?.({ loaded, total }) } : {}),
-  })
-
-  for (let wait = FIRST_POLL_MS; ; wait = Math.min(LONGEST_POLL_MS, wait * 1.5)) {
-    const status = await coffer.files.uploadStatus(grant.intentId)
-    if (status.status === 'complete') return coffer.files.get(status.result.id)
-    if (status.status === 'error') {
-      throw new CofferError(0, 'upload_failed', `The upload of ${name} failed: ${status.error}`, '')
-    }
-    await delay(wait, signal)
-  }
+  void queue.add([file])
+  const item = queue.itemOf(file) as UploadItem
+  const cancel = () => void queue.cancel(item)
+  signal?.addEventListener('abort', cancel, { once: true })
+  await queue.ended(item).finally(() => signal?.removeEventListener('abort', cancel))
+  const { failure } = item
+  if (item.state === 'done') return coffer.files.get(item.fileId as string)
+  if (item.state === 'cancelled' || !failure) throw aborted(signal?.reason)
+  if (failure.step !== 'process') throw failure.error
+  throw new CofferError(0, 'upload_failed', `The upload of ${file.name} failed: ${failure.reason}`, '')
 }
 
 /** How to open the body `upload()` takes, and the name, size and type the server is told of. */
-async function describe(source: UploadSource, options: UploadOptions) {
+async function describe(source: UploadSource, options: UploadOptions): Promise<QueuedFile> {
   let open = async (): Promise<unknown> => source
   let name = options.name
   let size = options.size
