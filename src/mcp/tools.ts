@@ -105,6 +105,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
   for (const register of [
     fileFindingTools,
     readFileTool,
+    uploadFileTool,
     fileChangingTools,
     folderTools,
     shareTools,
@@ -272,8 +273,8 @@ function readFileTool(tool: Tool, coffer: Coffer): void {
   )
 }
 
-/** Adding, renaming, moving and deleting files. */
-function fileChangingTools(tool: Tool, coffer: Coffer): void {
+/** Adding a file, its content in the call: text, or base64. */
+function uploadFileTool(tool: Tool, coffer: Coffer): void {
   tool(
     'upload_file',
     {
@@ -324,6 +325,10 @@ function fileChangingTools(tool: Tool, coffer: Coffer): void {
       return answer(`Uploaded ${describeFile(file)}`, file)
     },
   )
+}
+
+/** Renaming, moving and deleting files. */
+function fileChangingTools(tool: Tool, coffer: Coffer): void {
   tool(
     'rename_file',
     {
