@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { accountOf, requireScopes } from '../http/auth.ts'
 import { Data, ERROR_RESPONSES, IdParam, List, PageQuery } from '../http/schemas.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { FolderBody, serializeFolder } from './folders.schemas.ts'
 
 // Folder operations accept the folders:* scopes of the contract and also the files:* scopes, which the
@@ -11,9 +11,13 @@ const WRITE = requireScopes(['folders:write'], ['files:write'])
 const tags = ['folders']
 const FolderParams = IdParam('folderId', 100)
 
-export const foldersRoutes: Routes = async (app, { services }) => {
-  const { folders } = services
+export const foldersRoutes: Routes = async (app, deps) => {
+  for (const routes of [folderListRoutes, oneFolderRoutes]) routes(app, deps)
+}
 
+/** The account's folders: the list, a new one. */
+function folderListRoutes(app: RouteApp, { services }: RouteDeps): void {
+  const { folders } = services
   app.get(
     '/folders',
     {
@@ -50,7 +54,11 @@ export const foldersRoutes: Routes = async (app, { services }) => {
       return reply.status(201).send({ data: serializeFolder(folder) })
     },
   )
+}
 
+/** One folder: read, renamed, deleted. */
+function oneFolderRoutes(app: RouteApp, { services }: RouteDeps): void {
+  const { folders } = services
   app.get(
     '/folders/:folderId',
     {
