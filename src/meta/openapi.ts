@@ -56,28 +56,38 @@ const table = (head: string[], rows: string[][]) =>
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n')
 
+/**
+ * The document's Markdown description: its sections one after another, a blank line between. Those that name
+ * this server's addresses or settings are functions of them; the rest are fixed.
+ */
 export function apiDescription(config: Config, urls: PublicUrls): string {
-  const errors = table(
-    ['status', 'code', 'when'],
-    Object.entries(ERROR_CODES).map(([code, { status }]) => [
-      String(status),
-      `\`${code}\``,
-      ERROR_MEANINGS[code as ErrorCode],
-    ]),
-  )
-  const scopes = table(
-    ['scope', 'grants'],
-    Object.entries(SCOPES).map(([scope, grants]) => [`\`${scope}\``, grants]),
-  )
-  const windowSeconds = config.rateLimit.windowMs / 1000
+  const sections = [
+    introductionSection(urls),
+    authenticationSection(urls),
+    scopesSection(),
+    errorsSection(),
+    REQUESTS_SECTION,
+    LISTS_SECTION,
+    IDENTIFIERS_SECTION,
+    uploadsSection(config, urls),
+    DOWNLOADS_SECTION,
+    RESOURCES_SECTION,
+    rateLimitsSection(config),
+  ]
+  return `${sections.join('\n\n')}\n`
+}
+
+function introductionSection(urls: PublicUrls): string {
   return `Coffer stores files owned by an account, organises them in flat folders, shares them through public links
 and collects files from outside submitters through file requests.
 
 Every path below is relative to the base address \`${urls.apiBase}\`. Bodies are JSON, except
 downloads. The capability index, \`GET ${API_BASE_PATH}/\`, needs no credential and lists this server's links,
-scopes, limits and upload settings; the OpenAPI document is at \`${API_BASE_PATH}/openapi.json\`.
+scopes, limits and upload settings; the OpenAPI document is at \`${API_BASE_PATH}/openapi.json\`.`
+}
 
-## Authentication
+function authenticationSection(urls: PublicUrls): string {
+  return `## Authentication
 Every operation except the capability index needs \`Authorization: Bearer <credential>\`. The credential is an
 API key or an OAuth 2.0 access token, with the same scopes:
 
@@ -91,33 +101,50 @@ API key or an OAuth 2.0 access token, with the same scopes:
 A missing, malformed, unknown, revoked or expired credential is a 401 \`unauthorized\` with a
 \`WWW-Authenticate: Bearer\` header that points to the protected resource metadata (\`resource_metadata\`). A key or
 token is refused from the first request after its revocation, as are those of a disabled account. A valid credential without the scope an operation needs is a 403
-\`insufficient_scope\` whose message names the scope.
+\`insufficient_scope\` whose message names the scope.`
+}
 
-## Scopes
+function scopesSection(): string {
+  const scopes = table(
+    ['scope', 'grants'],
+    Object.entries(SCOPES).map(([scope, grants]) => [`\`${scope}\``, grants]),
+  )
+  return `## Scopes
 ${scopes}
 
 Each operation lists the scopes it accepts; where it lists alternatives ("or"), any one of them is enough.
 Folder operations accept \`folders:read\`/\`folders:write\` and also \`files:read\`/\`files:write\`. Moving a file
 into or out of a folder is a file update and needs only \`files:write\`; moving a file request needs
-\`requests:write\`.
+\`requests:write\`.`
+}
 
-## Errors
+function errorsSection(): string {
+  const errors = table(
+    ['status', 'code', 'when'],
+    Object.entries(ERROR_CODES).map(([code, { status }]) => [
+      String(status),
+      `\`${code}\``,
+      ERROR_MEANINGS[code as ErrorCode],
+    ]),
+  )
+  return `## Errors
 Every failure, whatever the status, has the body \`{ "error": { "code", "message", "hint" } }\`: \`code\` is
 machine-readable, \`message\` says what went wrong (naming the field and the bound), \`hint\` says what to do.
 
 ${errors}
 
 A resource that does not exist and one owned by another account are both 404 \`not_found\`: the API never reveals
-that another account's resource exists. A \`folderId\` naming such a folder, in a body or as a filter, is a 404 too.
+that another account's resource exists. A \`folderId\` naming such a folder, in a body or as a filter, is a 404 too.`
+}
 
-## Requests
+const REQUESTS_SECTION = `## Requests
 JSON bodies are validated strictly: unknown properties are rejected, types are not coerced (\`"5"\` is not a
 number), and every bound is enforced at and past its edge. Unknown query parameters are rejected as well, a
 parameter may be given only once, and an integer parameter takes decimal digits only. No text may hold U+0000 or
 an unpaired surrogate. Bodies are not decompressed: one sent with a \`Content-Encoding\` is a 415. A PATCH
-body must set at least one field; \`null\` clears a nullable field.
+body must set at least one field; \`null\` clears a nullable field.`
 
-## Lists and pagination
+const LISTS_SECTION = `## Lists and pagination
 Lists are ordered newest first (\`createdAt\` descending, then \`id\` descending). \`limit\` is ${LIMITS.pageSize.min}..${LIMITS.pageSize.max}, by
 default ${LIMITS.pageSize.filesDefault} for \`GET /files\` and ${LIMITS.pageSize.default} for every other list. Pagination is keyset-based: pass
 \`pagination.nextCursor\` as \`cursor\` to get the next page; \`null\` means there are no more. Cursors are opaque,
@@ -125,13 +152,14 @@ at most ${LIMITS.cursorMaxLength} characters, and stay correct while items are a
 skipped. A malformed cursor is a 400. \`GET /files\` takes \`query\`, a substring of the file name ignoring case
 as Unicode folds it (\`É\` finds \`é\`, \`STRASSE\` finds \`Straße\`; accents are not folded), combinable with
 \`folderId\` and pagination, newest first. A page of search results holds fewer than \`limit\` files only when it
-is the last one (\`nextCursor\` null).
+is the last one (\`nextCursor\` null).`
 
-## Identifiers and time
+const IDENTIFIERS_SECTION = `## Identifiers and time
 IDs are type-prefixed (\`fil_\`, \`fld_\`, \`shr_\`, \`req_\`, \`upl_\`), time-sortable and random. Public link IDs carry
-160 random bits. Timestamps are UTC ISO 8601 with milliseconds.
+160 random bits. Timestamps are UTC ISO 8601 with milliseconds.`
 
-## Uploads
+function uploadsSection(config: Config, urls: PublicUrls): string {
+  return `## Uploads
 File bytes never pass through this API:
 
 1. \`POST /files\` with the files' metadata returns one grant per file.
@@ -166,15 +194,16 @@ for (const grant of data.uploads) {
     multipart: file.size > ${MULTIPART_THRESHOLD_BYTES},
   })
 }
-\`\`\`
+\`\`\``
+}
 
-## Downloads
+const DOWNLOADS_SECTION = `## Downloads
 \`GET /files/{fileId}/download\` streams the contents. \`disposition\` defaults to \`attachment\`;
 \`Content-Disposition\` carries the name as an RFC 8187 \`filename*\`. \`ETag\`, \`Last-Modified\`, \`HEAD\`,
 \`Range\` (206) and \`If-None-Match\` (304) work. Every download is sent with \`X-Content-Type-Options: nosniff\`
-and a sandboxing \`Content-Security-Policy\`; \`inline\` serves the stored type only for types safe to render.
+and a sandboxing \`Content-Security-Policy\`; \`inline\` serves the stored type only for types safe to render.`
 
-## Files, shares and file requests
+const RESOURCES_SECTION = `## Files, shares and file requests
 - Deleting a file is permanent and removes its blob, previews and share. Submissions keep a snapshot of the file
   summary. Bulk \`DELETE /files\` skips IDs it cannot delete and lists only those it deleted.
 - Deleting a folder moves its files and file requests to root. Folder names are unique per account, ignoring case
@@ -183,16 +212,17 @@ and a sandboxing \`Content-Security-Policy\`; \`inline\` serves the stored type 
   \`POST /shares\` for a file whose share is inactive or expired reactivates it (expiry from the body, else none);
   for an active share it is idempotent. \`PATCH\` with \`isActive: true\` while the expiry stays in the past is a 409.
 - A new file request is active, with \`collectEmail\` and \`emailRequired\` true unless given; an omitted
-  \`description\` is \`null\`.
+  \`description\` is \`null\`.`
 
-## Rate limits
+function rateLimitsSection(config: Config): string {
+  const windowSeconds = config.rateLimit.windowMs / 1000
+  return `## Rate limits
 Requests are limited per credential (per client address when there is none, including requests whose credential
 is refused): ${config.rateLimit.max} requests per ${windowSeconds} seconds on this server. The whole limit is
 available as a burst and then refills smoothly, one request every ${windowSeconds}/${config.rateLimit.max} seconds. Every response carries
 \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds until the full limit is back); a 429
 \`rate_limited\` also carries \`Retry-After\` (seconds until the next request is allowed). The health checks are
-not limited.
-`
+not limited.`
 }
 
 type OpenApiDocument = {
