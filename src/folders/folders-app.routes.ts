@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { withNotice } from '../web/notices.ts'
@@ -44,14 +44,25 @@ function nameRefused(error: unknown, name: string): [number, FormState] {
   return [status, { values: { name }, errors }]
 }
 
-export const foldersAppRoutes: Routes = async (app, { services, web, webSessions }) => {
-  const { folders } = services
+export const foldersAppRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
+  const kit = foldersAppKit(app, deps)
+  for (const routes of [folderListRoutes, folderRenameRoutes, folderDeleteRoutes]) routes(app, kit)
+}
+
+/** What every group of the folder pages' routes shares: the service, the option presets, the pages' nav. */
+function foldersAppKit(app: RouteApp, { services, web, webSessions }: RouteDeps) {
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const nav = (request: FastifyRequest, reply: FastifyReply) => appNav(request, reply, 'files')
+  return { folders: services.folders, web, signedIn, posted, nav }
+}
 
+type Kit = ReturnType<typeof foldersAppKit>
+
+/** Every folder, and a new one. */
+function folderListRoutes(app: RouteApp, { folders, web, signedIn, posted, nav }: Kit): void {
   app.get(
     FOLDER_PATHS.list,
     {
@@ -95,7 +106,10 @@ export const foldersAppRoutes: Routes = async (app, { services, web, webSessions
     }
     return reply.redirect(withNotice(FOLDER_PATHS.view(folder.id), 'folder-created'), 303)
   })
+}
 
+/** A folder renamed. */
+function folderRenameRoutes(app: RouteApp, { folders, web, signedIn, posted, nav }: Kit): void {
   app.get(
     '/folders/:folderId/rename',
     { ...signedIn, schema: { hide: true, params: FolderParams } },
@@ -136,7 +150,10 @@ export const foldersAppRoutes: Routes = async (app, { services, web, webSessions
       return reply.redirect(withNotice(FOLDER_PATHS.view(folderId), 'folder-renamed'), 303)
     },
   )
+}
 
+/** A folder deleted, after a confirmation that says where its files and requests go. */
+function folderDeleteRoutes(app: RouteApp, { folders, web, signedIn, posted, nav }: Kit): void {
   app.get(
     '/folders/:folderId/delete',
     { ...signedIn, schema: { hide: true, params: FolderParams } },
