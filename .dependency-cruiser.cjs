@@ -16,7 +16,7 @@ const RESOURCE_FOLDERS = readdirSync(path.join(__dirname, 'src'), { withFileType
 const RESOURCES = `(${RESOURCE_FOLDERS.join('|')})`
 /** The modules of a resource that run its domain rules: services and the background jobs. */
 const SERVICES = `^src/${RESOURCES}/.+[.](service|job)[.]ts$`
-const TOP = '^src/(app|wiring|server)[.]ts$'
+const TOP = '^src/(app|wiring|modules|server)[.]ts$'
 
 module.exports = {
   forbidden: [

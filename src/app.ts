@@ -5,17 +5,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { accountPagesRoutes } from './accounts/account-pages.routes.ts'
 import { csrfUserInfo, WebSessions } from './accounts/web-sessions.ts'
-import { analyticsRoutes } from './analytics/analytics.routes.ts'
-import {
-  AccountDailyAnalyticsSchema,
-  AggregateAnalyticsSchema,
-  ShareAnalyticsSchema,
-  ShareDailyAnalyticsSchema,
-  TopSharesSchema,
-} from './analytics/analytics.schemas.ts'
-import { analyticsAppRoutes } from './analytics/analytics-app.routes.ts'
 import { API_KEY_PREFIX } from './auth/secrets.ts'
 import type { BlobStore } from './blob/blob-store.ts'
 import type { Config } from './config.ts'
@@ -23,13 +13,6 @@ import type { Db } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { AppError } from './errors.ts'
 import { downloadHandoff } from './files/download.ts'
-import { filesRoutes } from './files/files.routes.ts'
-import { FileSchema, FileShareSummarySchema, FileSummarySchema } from './files/files.schemas.ts'
-import { filesAppRoutes } from './files/files-app.routes.ts'
-import { zipRoutes } from './files/zip/zip.routes.ts'
-import { foldersRoutes } from './folders/folders.routes.ts'
-import { FolderSchema } from './folders/folders.schemas.ts'
-import { foldersAppRoutes } from './folders/folders-app.routes.ts'
 import { registerBaselineHeaders } from './http/baseline-headers.ts'
 import { fastifyTrustProxy } from './http/client-address.ts'
 import { serverWithTimeouts } from './http/connections.ts'
@@ -45,35 +28,12 @@ import { ErrorSchema } from './http/schemas.ts'
 import { buildSerializer } from './http/serialization.ts'
 import { parseJsonStrictly, strictQuerystring } from './http/strict-text.ts'
 import { buildValidator, refuseUnknownQueryParameters } from './http/validation.ts'
-import { mcpRoutes } from './mcp/mcp.routes.ts'
-import { metaRoutes } from './meta/meta.routes.ts'
 import { openApiOptions } from './meta/openapi.ts'
-import { oauthRoutes } from './oauth/oauth.routes.ts'
+import { modules } from './modules.ts'
+import type { PublicUrls } from './public-urls.ts'
 import { API_BASE_PATH, BLOB_API_PATH } from './public-urls.ts'
-import { publicRequestsRoutes } from './requests/public-requests.routes.ts'
-import { PublicFileRequestSchema } from './requests/public-requests.schemas.ts'
-import { requestPagesRoutes } from './requests/request-pages.routes.ts'
-import { requestsRoutes } from './requests/requests.routes.ts'
-import {
-  FileRequestSchema,
-  FileRequestWithCountSchema,
-  RequestLimitsSchema,
-  RequestStateSchema,
-  SubmissionSchema,
-} from './requests/requests.schemas.ts'
-import { requestsAppRoutes } from './requests/requests-app.routes.ts'
-import type { Services } from './routes.ts'
-import { sharePagesRoutes } from './shares/share-pages.routes.ts'
-import { sharesRoutes } from './shares/shares.routes.ts'
-import { ShareSchema, ShareStateSchema, ShareWithFileSchema } from './shares/shares.schemas.ts'
-import { sharesAppRoutes } from './shares/shares-app.routes.ts'
-import { blobEndpointRoutes } from './uploads/blob-endpoint/blob-endpoint.routes.ts'
-import { uploadsRoutes } from './uploads/uploads.routes.ts'
-import { uploadsAppRoutes } from './uploads/uploads-app.routes.ts'
+import type { RouteDeps, Services } from './routes.ts'
 import { registerWeb } from './web/web.ts'
-import { webhooksRoutes } from './webhooks/webhooks.routes.ts'
-import { DeliverySchema, WebhookSchema, WebhookWithSecretSchema } from './webhooks/webhooks.schemas.ts'
-import { webhooksAppRoutes } from './webhooks/webhooks-app.routes.ts'
 import { type Jobs, wire } from './wiring.ts'
 
 export interface AppDeps {
@@ -90,36 +50,7 @@ export type App = FastifyInstance & { services: Services; jobs: Jobs }
 const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.headers["set-cookie"]']
 
 export async function buildApp(deps: AppDeps): Promise<App> {
-  const app = Fastify({
-    logger:
-      deps.logger === false
-        ? false
-        : {
-            level: deps.config.logLevel,
-            redact: REDACT,
-            serializers: { req: loggedRequest },
-            ...(typeof deps.logger === 'object' ? deps.logger : {}),
-          },
-    childLoggerFactory: requestLogger,
-    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
-    serverFactory: serverWithTimeouts(deps.config.timeouts),
-    bodyLimit: 1024 * 1024,
-    // Path parameters longer than the bounds must reach validation (400), not the router's 414.
-    routerOptions: {
-      ignoreTrailingSlash: true,
-      maxParamLength: MAX_PARAM_LENGTH,
-      querystringParser: strictQuerystring,
-    },
-    frameworkErrors: frameworkError,
-    clientErrorHandler: clientError,
-    // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
-    schemaController: {
-      compilersFactory: {
-        buildValidator: buildValidator as never,
-        buildSerializer: buildSerializer as never,
-      },
-    },
-  }).withTypeProvider<TypeBoxTypeProvider>()
+  const app = newFastify(deps)
 
   // Operators' figures, when asked for (METRICS_PORT or METRICS_TOKEN): the first hook, so a request's time
   // includes all the others.
@@ -130,49 +61,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       : undefined
   metrics?.measureRequests(app, (route) => route.startsWith(BLOB_API_PATH))
 
-  // The API speaks JSON only; other bodies get 415 (routes that take raw bytes add their own parser).
-  app.removeContentTypeParser('text/plain')
-  parseJsonStrictly(app)
-  // No JSON body is decompressed: a compressed one would be refused as "not JSON", which misleads. The blob
-  // endpoint stores bytes as sent, and answers in its own protocol's errors.
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    const encoding = request.headers['content-encoding']
-    const plain = encoding === undefined || encoding.trim().toLowerCase() === 'identity'
-    if (plain || request.routeOptions.url?.startsWith(BLOB_API_PATH)) return done(null, payload)
-    done(
-      new AppError(
-        'unsupported_media_type',
-        'The request body is compressed (Content-Encoding); send it uncompressed.',
-      ),
-    )
-  })
+  acceptJsonOnly(app)
   // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
-  for (const schema of [
-    ErrorSchema,
-    FolderSchema,
-    FileSummarySchema,
-    ShareStateSchema,
-    RequestStateSchema,
-    FileShareSummarySchema,
-    FileSchema,
-    ShareSchema,
-    ShareWithFileSchema,
-    ShareAnalyticsSchema,
-    AggregateAnalyticsSchema,
-    ShareDailyAnalyticsSchema,
-    AccountDailyAnalyticsSchema,
-    TopSharesSchema,
-    FileRequestSchema,
-    FileRequestWithCountSchema,
-    RequestLimitsSchema,
-    PublicFileRequestSchema,
-    SubmissionSchema,
-    WebhookSchema,
-    WebhookWithSecretSchema,
-    DeliverySchema,
-  ]) {
-    app.addSchema(schema)
-  }
+  app.addSchema(ErrorSchema)
+  for (const schema of modules.flatMap((module) => module.schemas ?? [])) app.addSchema(schema)
   const web = await registerWeb(app, deps.config)
   registerErrorHandling(app, {
     sendError: (reply, status, code, message) =>
@@ -212,8 +104,78 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // the API never does, and parsing on every request would cost every request.
   await app.register(cookie, { hook: false })
   app.decorateRequest('webSession', undefined)
-  // The CSRF token of every form of the account and OAuth pages: a secret in its own cookie, and a token
-  // bound to the browser's session (`webSession`, set by those pages' pre-handler) in the form.
+  await registerCsrfProtection(app, deps)
+  const inProcess = await registerCredentials(app, deps.config, services, urls)
+  metrics?.serve(app, metricsConfig)
+
+  const webSessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
+  const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions, inProcess }
+  await registerModules(app, routeDeps)
+
+  return app as unknown as App
+}
+
+/** Fastify with the server's logger, timeouts, router bounds, errors and schema compilers. */
+function newFastify(deps: AppDeps) {
+  return Fastify({
+    logger:
+      deps.logger === false
+        ? false
+        : {
+            level: deps.config.logLevel,
+            redact: REDACT,
+            serializers: { req: loggedRequest },
+            ...(typeof deps.logger === 'object' ? deps.logger : {}),
+          },
+    childLoggerFactory: requestLogger,
+    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
+    serverFactory: serverWithTimeouts(deps.config.timeouts),
+    bodyLimit: 1024 * 1024,
+    // Path parameters longer than the bounds must reach validation (400), not the router's 414.
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      maxParamLength: MAX_PARAM_LENGTH,
+      querystringParser: strictQuerystring,
+    },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
+    // The factory's declared type is tied to Fastify's own Ajv wrapper; ours returns a plain compiler.
+    schemaController: {
+      compilersFactory: {
+        buildValidator: buildValidator as never,
+        buildSerializer: buildSerializer as never,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+}
+
+type AppBeingBuilt = ReturnType<typeof newFastify>
+
+/** The API speaks JSON only, uncompressed. */
+function acceptJsonOnly(app: AppBeingBuilt): void {
+  // Other bodies get 415 (routes that take raw bytes add their own parser).
+  app.removeContentTypeParser('text/plain')
+  parseJsonStrictly(app)
+  // No JSON body is decompressed: a compressed one would be refused as "not JSON", which misleads. The blob
+  // endpoint stores bytes as sent, and answers in its own protocol's errors.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const encoding = request.headers['content-encoding']
+    const plain = encoding === undefined || encoding.trim().toLowerCase() === 'identity'
+    if (plain || request.routeOptions.url?.startsWith(BLOB_API_PATH)) return done(null, payload)
+    done(
+      new AppError(
+        'unsupported_media_type',
+        'The request body is compressed (Content-Encoding); send it uncompressed.',
+      ),
+    )
+  })
+}
+
+/**
+ * The CSRF token of every form of the account and OAuth pages: a secret in its own cookie, and a token bound to
+ * the browser's session (`webSession`, set by those pages' pre-handler) in the form.
+ */
+async function registerCsrfProtection(app: AppBeingBuilt, deps: AppDeps): Promise<void> {
   const secure = deps.config.publicUrl.startsWith('https:')
   await app.register(csrfProtection, {
     cookieKey: secure ? '__Host-coffer_csrf' : 'coffer_csrf',
@@ -225,11 +187,21 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       ),
     },
   })
+}
 
-  // The MCP server's tools call the API in this process as the principal of their request.
+/**
+ * Who may call the API and the MCP server: API keys, OAuth access tokens (each for one of the two), and the
+ * MCP server's tools, which call the API in this process as the principal of their request.
+ */
+async function registerCredentials(
+  app: AppBeingBuilt,
+  config: Config,
+  services: Services,
+  urls: PublicUrls,
+): Promise<InProcessCredentials> {
   const inProcess = new InProcessCredentials()
   await registerGuard(app, {
-    config: deps.config,
+    config,
     resources: {
       api: {
         // API keys carry a prefix no OAuth token has.
@@ -249,38 +221,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       },
     },
   })
+  return inProcess
+}
 
-  metrics?.serve(app, metricsConfig)
-
-  const webSessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
-  const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions, inProcess }
-  await app.register(metaRoutes, routeDeps)
-  await app.register(mcpRoutes, routeDeps)
-  await app.register(accountPagesRoutes, routeDeps)
-  await app.register(oauthRoutes, routeDeps)
-  await app.register(sharePagesRoutes, routeDeps)
-  await app.register(requestPagesRoutes, routeDeps)
-  await app.register(analyticsAppRoutes, routeDeps)
-  await app.register(requestsAppRoutes, routeDeps)
-  await app.register(filesAppRoutes, routeDeps)
-  await app.register(zipRoutes, routeDeps)
-  await app.register(uploadsAppRoutes, routeDeps)
-  await app.register(foldersAppRoutes, routeDeps)
-  await app.register(sharesAppRoutes, routeDeps)
-  await app.register(webhooksAppRoutes, routeDeps)
-  for (const routes of [
-    filesRoutes,
-    uploadsRoutes,
-    foldersRoutes,
-    sharesRoutes,
-    requestsRoutes,
-    publicRequestsRoutes,
-    analyticsRoutes,
-    webhooksRoutes,
-  ]) {
-    await app.register(routes, { prefix: '/api/v1', ...routeDeps })
+/** Each resource's pages, its API and its own paths (modules.ts), in the modules' order. */
+async function registerModules(app: AppBeingBuilt, routeDeps: RouteDeps): Promise<void> {
+  for (const routes of modules.flatMap((module) => module.pageRoutes ?? [])) {
+    await app.register(routes, routeDeps)
   }
-  await app.register(blobEndpointRoutes, { prefix: BLOB_API_PATH, ...routeDeps })
-
-  return app as unknown as App
+  for (const routes of modules.flatMap((module) => module.apiRoutes ?? [])) {
+    await app.register(routes, { prefix: API_BASE_PATH, ...routeDeps })
+  }
+  for (const { prefix, routes } of modules.flatMap((module) => module.mounts ?? [])) {
+    await app.register(routes, { prefix, ...routeDeps })
+  }
 }

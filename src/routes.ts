@@ -1,6 +1,8 @@
-// What every resource's routes module receives, and its shape. Kept apart from the composition root
-// (wiring.ts, which builds these services), so that a route file depends on the services' types alone.
+// What every resource's routes module receives, its shape, and the shape of what a resource brings to the
+// application (its module). Kept apart from the composition root (wiring.ts, which builds these services), so
+// that a route file depends on the services' types alone.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { TSchema } from 'typebox'
 import type { AccountsService } from './accounts/accounts.service.ts'
 import type { ApiKeysService } from './accounts/api-keys.service.ts'
 import type { PasswordResetService } from './accounts/password-reset.service.ts'
@@ -76,3 +78,18 @@ export type Routes = FastifyPluginAsyncTypebox<RouteDeps>
 
 /** The app as a resource's routes receive it (with its schemas' types): what their groups of routes take. */
 export type RouteApp = Parameters<Routes>[0]
+
+/**
+ * What a resource brings to the application: its schemas and its routes. Each resource exports one
+ * (`<resource>.module.ts`); modules.ts lists them in order, and app.ts registers them in that order.
+ */
+export interface Module {
+  /** Schemas its routes reference by name ($ref): they become components of the OpenAPI document. */
+  schemas?: readonly TSchema[]
+  /** Its routes of the API, served under /api/v1. */
+  apiRoutes?: readonly Routes[]
+  /** Its pages, and the forms and endpoints those pages use. */
+  pageRoutes?: readonly Routes[]
+  /** Routes served under a path of their own (the blob endpoint, which speaks another protocol). */
+  mounts?: readonly { prefix: string; routes: Routes }[]
+}

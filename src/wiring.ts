@@ -197,237 +197,69 @@ export function wireAccounts(
 }
 
 export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps }: WiringDeps): Wiring {
-  const urls = new PublicUrls(config.publicUrl)
-  const { transaction } = db
-  const blobs = metrics?.measureBlobStore(deps.blobs) ?? deps.blobs
-  const exclusively = metrics?.measureJobs(db.exclusively) ?? db.exclusively
-
-  // Repositories: each resource's SQL.
-  const foldersRepository = new FoldersRepository(db)
-  const filesRepository = new FilesRepository(db, { cacheSize: config.fileCacheSize })
-  const sharesRepository = new SharesRepository(db)
-  const requestsRepository = new RequestsRepository(db)
-  const analyticsRepository = new AnalyticsRepository(db)
-  const uploadsRepository = new UploadsRepository(db)
-  const serverSecrets = new ServerSecrets(db)
-  const downloadPasses = new DownloadPassesRepository(db)
-  const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
-  const eventsRepository = new EventsRepository(db)
-  const webhooksRepository = new WebhooksRepository(db)
-  const webhookSecrets = new WebhookSecrets(serverSecrets)
-
-  // Services: the domain rules.
-  // Events carry resources in the API's shapes: the routes' serializers, as the API answers.
-  const file = (stored: StoredFile) => serializeFile(stored, urls)
-  const share = (link: ShareWithFile) => serializeShareWithFile(link, urls)
-  const request = (fileRequest: FileRequest) => serializeRequestWithCount(fileRequest, urls)
-  const events = new EventRecorder<FileEvents & ShareEvents & RequestEvents>({
-    events: eventsRepository,
-    shapes: {
-      'file.created': file,
-      'file.deleted': file,
-      'share.created': share,
-      'share.viewed': share,
-      'share.downloaded': share,
-      'submission.received': (received) => ({
-        request: request(received.request),
-        submission: serializeSubmission(received.submission),
-      }),
-      'request.closed': (closed) => ({ request: request(closed.request), reason: closed.reason }),
-    },
-  })
-  const blobDeletions = new BlobDeletionsService({
-    deletions: new BlobDeletionsRepository(db),
-    blobs,
-    exclusively,
-  })
-  const files = new FilesService({
-    transaction,
-    files: filesRepository,
-    folders: foldersRepository,
-    blobs,
-    deletions: blobDeletions,
-    events,
-    linkHistory: sharesRepository,
-  })
-  const stagedBlobs = new StagedBlobs({ uploads: uploadsRepository, blobs })
-
-  // Background jobs.
-  const fileDigests = new FileDigestsService({ files: filesRepository, blobs, exclusively })
-  const uploadProcessor = new UploadProcessor({
-    soleProcessor: db.engine === 'sqlite',
-    transaction,
-    uploads: uploadsRepository,
-    files: filesRepository,
-    filesService: files,
-    submissions: new SubmissionsService({
-      requests: requestsRepository,
-      files,
-      events,
-      tellOwners: config.mail !== undefined,
-    }),
-    staged: stagedBlobs,
-    blobs,
-    digests: fileDigests,
-  })
-  const storageReconciler = wireStorage(db, blobs, config, exclusively).storage
+  const platform: Platform = {
+    config,
+    db,
+    urls: new PublicUrls(config.publicUrl),
+    blobs: metrics?.measureBlobStore(deps.blobs) ?? deps.blobs,
+    exclusively: metrics?.measureJobs(db.exclusively) ?? db.exclusively,
+    serverSecrets: new ServerSecrets(db),
+    attempts,
+  }
+  const { urls } = platform
+  const repositories = repositoriesOf(db, config)
+  const events = eventRecorder(repositories.events, urls)
   const { oauthRecords, accountsRepository, ...accounts } = wireAccounts(db, attempts)
-  const mail = new MailRepository(db)
-  const passwordResets = new PasswordResetsRepository(db)
-  const mailSender =
-    config.mail &&
-    new MailSender({
-      mail,
-      exclusively,
-      config: { ...config.mail, publicHost: new URL(urls.origin).hostname },
-    })
-  const submissionNotices =
-    config.mail &&
-    new SubmissionNoticesJob({
-      transaction,
-      requests: requestsRepository,
-      exclusively,
-      ownerEmail: async (accountId) => (await accountsRepository.byId(accountId))?.email,
-      queueMail: (trx, message) => mail.enqueue(trx, message),
-      requestPage: (requestId) => `${urls.origin}/requests/${requestId}`,
-    })
-  const passwordReset =
-    config.mail &&
-    new PasswordResetService({
-      transaction,
-      accountsRepository,
-      accounts: accounts.accounts,
-      sessions: accounts.sessions,
-      resets: passwordResets,
-      queueMail: (trx, message) => mail.enqueue(trx, message),
-      resetPage: (secret) => urls.passwordResetPage(secret),
-      attempts,
-    })
+  const content = wireContent(platform, repositories, events)
+  const uploads = wireUploads(platform, repositories, content, events)
+  const mail = wireMail(platform, repositories, { accountsRepository, ...accounts })
+  const webhooks = wireWebhooks(platform, repositories, accountsRepository)
   const expiredRecords = new ExpiredRecordsPurge(
     {
       sessions: () => accounts.sessions.purgeExpired(),
       'setup links': () => accounts.setup.purgeExpired(),
       'failed sign-ins': () => accounts.accounts.purgeFailedSignIns(),
       'OAuth records': () => oauthRecords.deleteExpired(),
-      'download passes': () => downloadPasses.deleteExpired(),
-      'webhook events': () => eventsRepository.purge(Date.now() - EVENT_RETENTION_MS),
-      'password reset links': () => passwordResets.deleteExpired(Date.now()),
-      'emails sent': () => mail.purge(Date.now() - EVENT_RETENTION_MS),
+      'download passes': () => repositories.downloadPasses.deleteExpired(),
+      'webhook events': () => repositories.events.purge(Date.now() - EVENT_RETENTION_MS),
+      'password reset links': () => repositories.passwordResets.deleteExpired(Date.now()),
+      'emails sent': () => repositories.mail.purge(Date.now() - EVENT_RETENTION_MS),
     },
-    exclusively,
+    platform.exclusively,
   )
-  const nameIndex = new NameIndexJob(db, exclusively)
-  const webhookSender = new WebhookSender({
-    soleSender: db.engine === 'sqlite',
-    events: eventsRepository,
-    webhooks: webhooksRepository,
-    secrets: webhookSecrets,
-    allowPrivate: config.webhooksAllowPrivate,
-    transaction,
-    onDisabled: config.mail
-      ? async (endpoint, reason) => {
-          const owner = await accountsRepository.byId(endpoint.accountId)
-          if (!owner) return undefined
-          const page = `${urls.origin}/account/webhooks/${endpoint.id}`
-          const message = endpointDisabledMessage(owner.email, endpoint, reason, page)
-          return (trx) => mail.enqueue(trx, message).then(() => {})
-        }
-      : undefined,
-  })
-  const requestDeadlines = new RequestDeadlinesJob({
-    transaction,
-    requests: requestsRepository,
-    events,
-    exclusively,
-  })
+  const jobs: Jobs = {
+    ...content.jobs,
+    ...uploads.jobs,
+    ...mail.jobs,
+    webhookSender: webhooks.sender,
+    expiredRecords,
+    storageReconciler: wireStorage(db, platform.blobs, config, platform.exclusively).storage,
+  }
   // Each after the jobs it hands work to (JobRunner): the mail sender first, upload processing last.
   const runner = new JobRunner([
-    mailSender,
-    submissionNotices,
-    webhookSender,
-    requestDeadlines,
-    nameIndex,
-    expiredRecords,
-    storageReconciler,
-    blobDeletions,
-    fileDigests,
-    uploadProcessor,
+    jobs.mailSender,
+    jobs.submissionNotices,
+    jobs.webhookSender,
+    jobs.requestDeadlines,
+    jobs.nameIndex,
+    jobs.expiredRecords,
+    jobs.storageReconciler,
+    jobs.blobDeletions,
+    jobs.fileDigests,
+    jobs.uploadProcessor,
   ])
-  const jobs: Jobs = {
-    uploadProcessor,
-    fileDigests,
-    blobDeletions,
-    storageReconciler,
-    expiredRecords,
-    nameIndex,
-    webhookSender,
-    requestDeadlines,
-    mailSender,
-    submissionNotices,
-  }
-  const uploads = new UploadsService({
-    transaction,
-    uploads: uploadsRepository,
-    folders: foldersRepository,
-    keyring,
-    processor: uploadProcessor,
-    config,
-    urls,
-  })
 
   const services: Services = {
     ...accounts,
-    passwordReset,
+    passwordReset: mail.passwordReset,
     accessTokens: new AccessTokensService({ records: oauthRecords, resource: urls.apiBase }),
     mcpAccessTokens: new AccessTokensService({ records: oauthRecords, resource: urls.mcp }),
     connectedApps: new ConnectedAppsService({ records: oauthRecords, resources: [urls.apiBase, urls.mcp] }),
-    folders: new FoldersService({
-      transaction,
-      folders: foldersRepository,
-      contents: [filesRepository, requestsRepository],
-    }),
-    files,
-    zips: new FilesZipService({ files: filesRepository, folders: foldersRepository, blobs }),
-    shares: new SharesService({ transaction, shares: sharesRepository, files: filesRepository, events }),
-    publicShares: new PublicSharesService({
-      transaction,
-      shares: sharesRepository,
-      events,
-      blobs,
-      passes: new LinkPasses(serverSecrets),
-      downloadPasses,
-      attempts,
-    }),
-    requests: new RequestsService({
-      transaction,
-      requests: requestsRepository,
-      folders: foldersRepository,
-      maxFileSize: config.maxFileSize,
-      events,
-    }),
-    publicRequests: new PublicRequestsService({
-      requests: requestsRepository,
-      uploadsRepository,
-      uploads,
-      maxFileSize: config.maxFileSize,
-    }),
-    analytics: new AnalyticsService({ analytics: analyticsRepository }),
-    uploads,
-    blobEndpoint: new BlobEndpointService({
-      uploads: uploadsRepository,
-      staged: stagedBlobs,
-      intents: uploads,
-      blobs,
-      keyring,
-      urls,
-    }),
-    health: new HealthService({ pingDatabase: db.ping, blobs }),
-    webhooks: new WebhooksService({
-      webhooks: webhooksRepository,
-      events: eventsRepository,
-      secrets: webhookSecrets,
-      allowPrivate: config.webhooksAllowPrivate,
-    }),
+    ...content.services,
+    ...uploads.services,
+    analytics: new AnalyticsService({ analytics: new AnalyticsRepository(db) }),
+    health: new HealthService({ pingDatabase: db.ping, blobs: platform.blobs }),
+    webhooks: webhooks.service,
   }
 
   return {
@@ -442,11 +274,252 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
         accounts: new AccountsRepository(db),
         sessions: accounts.sessions,
         sessionCookie: sessionCookieName(config.publicUrl),
-        secret: (name, generate) => serverSecrets.getOrCreate(name, generate),
+        secret: (name, generate) => platform.serverSecrets.getOrCreate(name, generate),
         pages,
         trustProxy: config.trustProxy !== false,
       }),
     startJobs: (log) => runner.start(log),
     stopJobs: () => runner.stop(),
   }
+}
+
+/** What every part of the application is built on: the database, the blob store, the public addresses. */
+interface Platform {
+  config: Config
+  db: Db
+  urls: PublicUrls
+  /** The blob store, measured when metrics are on. */
+  blobs: BlobStore
+  /** Runs a job's pass in one process at a time of a fleet (measured when metrics are on). */
+  exclusively: Exclusively
+  serverSecrets: ServerSecrets
+  attempts: AttemptCounters
+}
+
+/** The repositories that more than one part of the wiring uses: each resource's SQL, built once. */
+function repositoriesOf(db: Db, config: Config) {
+  return {
+    folders: new FoldersRepository(db),
+    files: new FilesRepository(db, { cacheSize: config.fileCacheSize }),
+    shares: new SharesRepository(db),
+    requests: new RequestsRepository(db),
+    uploads: new UploadsRepository(db),
+    downloadPasses: new DownloadPassesRepository(db),
+    events: new EventsRepository(db),
+    webhooks: new WebhooksRepository(db),
+    mail: new MailRepository(db),
+    passwordResets: new PasswordResetsRepository(db),
+  }
+}
+
+type Repositories = ReturnType<typeof repositoriesOf>
+
+type Events = EventRecorder<FileEvents & ShareEvents & RequestEvents>
+
+/** Records the events of files, links and requests, in the API's shapes: the routes' serializers. */
+function eventRecorder(events: EventsRepository, urls: PublicUrls): Events {
+  const file = (stored: StoredFile) => serializeFile(stored, urls)
+  const share = (link: ShareWithFile) => serializeShareWithFile(link, urls)
+  const request = (fileRequest: FileRequest) => serializeRequestWithCount(fileRequest, urls)
+  return new EventRecorder<FileEvents & ShareEvents & RequestEvents>({
+    events,
+    shapes: {
+      'file.created': file,
+      'file.deleted': file,
+      'share.created': share,
+      'share.viewed': share,
+      'share.downloaded': share,
+      'submission.received': (received) => ({
+        request: request(received.request),
+        submission: serializeSubmission(received.submission),
+      }),
+      'request.closed': (closed) => ({ request: request(closed.request), reason: closed.reason }),
+    },
+  })
+}
+
+/** Folders, files and what is made of them (links, requests, zips), with the jobs that keep files whole. */
+function wireContent(
+  { config, db, blobs, exclusively, serverSecrets, attempts }: Platform,
+  r: Repositories,
+  events: Events,
+) {
+  const { transaction } = db
+  const blobDeletions = new BlobDeletionsService({
+    deletions: new BlobDeletionsRepository(db),
+    blobs,
+    exclusively,
+  })
+  const files = new FilesService({
+    transaction,
+    files: r.files,
+    folders: r.folders,
+    blobs,
+    deletions: blobDeletions,
+    events,
+    linkHistory: r.shares,
+  })
+  const services = {
+    folders: new FoldersService({ transaction, folders: r.folders, contents: [r.files, r.requests] }),
+    files,
+    zips: new FilesZipService({ files: r.files, folders: r.folders, blobs }),
+    shares: new SharesService({ transaction, shares: r.shares, files: r.files, events }),
+    publicShares: new PublicSharesService({
+      transaction,
+      shares: r.shares,
+      events,
+      blobs,
+      passes: new LinkPasses(serverSecrets),
+      downloadPasses: r.downloadPasses,
+      attempts,
+    }),
+    requests: new RequestsService({
+      transaction,
+      requests: r.requests,
+      folders: r.folders,
+      maxFileSize: config.maxFileSize,
+      events,
+    }),
+  }
+  const jobs = {
+    blobDeletions,
+    fileDigests: new FileDigestsService({ files: r.files, blobs, exclusively }),
+    nameIndex: new NameIndexJob(db, exclusively),
+    requestDeadlines: new RequestDeadlinesJob({ transaction, requests: r.requests, events, exclusively }),
+  }
+  return { services, jobs }
+}
+
+/** Uploads: preparing them, the blob endpoint their bytes go to, and the processing that makes files of them. */
+function wireUploads(
+  { config, db, blobs, urls, serverSecrets }: Platform,
+  r: Repositories,
+  content: ReturnType<typeof wireContent>,
+  events: Events,
+) {
+  const { files } = content.services
+  const keyring = new SigningKeyring(serverSecrets, config.uploadSigningSecret)
+  const staged = new StagedBlobs({ uploads: r.uploads, blobs })
+  const uploadProcessor = new UploadProcessor({
+    soleProcessor: db.engine === 'sqlite',
+    transaction: db.transaction,
+    uploads: r.uploads,
+    files: r.files,
+    filesService: files,
+    submissions: new SubmissionsService({
+      requests: r.requests,
+      files,
+      events,
+      tellOwners: config.mail !== undefined,
+    }),
+    staged,
+    blobs,
+    digests: content.jobs.fileDigests,
+  })
+  const uploads = new UploadsService({
+    transaction: db.transaction,
+    uploads: r.uploads,
+    folders: r.folders,
+    keyring,
+    processor: uploadProcessor,
+    config,
+    urls,
+  })
+  const services = {
+    uploads,
+    publicRequests: new PublicRequestsService({
+      requests: r.requests,
+      uploadsRepository: r.uploads,
+      uploads,
+      maxFileSize: config.maxFileSize,
+    }),
+    blobEndpoint: new BlobEndpointService({
+      uploads: r.uploads,
+      staged,
+      intents: uploads,
+      blobs,
+      keyring,
+      urls,
+    }),
+  }
+  return { services, jobs: { uploadProcessor } }
+}
+
+/**
+ * What sends email, and what needs it: the outbox's sender, submission notices and password resets, all
+ * undefined without SMTP_URL.
+ */
+function wireMail(
+  { config, db, exclusively, urls, attempts }: Platform,
+  r: Repositories,
+  accounts: Pick<ReturnType<typeof wireAccounts>, 'accounts' | 'sessions' | 'accountsRepository'>,
+) {
+  const { transaction } = db
+  const queueMail = (
+    trx: Parameters<MailRepository['enqueue']>[0],
+    message: Parameters<MailRepository['enqueue']>[1],
+  ) => r.mail.enqueue(trx, message)
+  const mailSender =
+    config.mail &&
+    new MailSender({
+      mail: r.mail,
+      exclusively,
+      config: { ...config.mail, publicHost: new URL(urls.origin).hostname },
+    })
+  const submissionNotices =
+    config.mail &&
+    new SubmissionNoticesJob({
+      transaction,
+      requests: r.requests,
+      exclusively,
+      ownerEmail: async (accountId) => (await accounts.accountsRepository.byId(accountId))?.email,
+      queueMail,
+      requestPage: (requestId) => `${urls.origin}/requests/${requestId}`,
+    })
+  const passwordReset =
+    config.mail &&
+    new PasswordResetService({
+      transaction,
+      accountsRepository: accounts.accountsRepository,
+      accounts: accounts.accounts,
+      sessions: accounts.sessions,
+      resets: r.passwordResets,
+      queueMail,
+      resetPage: (secret) => urls.passwordResetPage(secret),
+      attempts,
+    })
+  return { passwordReset, jobs: { mailSender, submissionNotices } }
+}
+
+/** Webhook endpoints and the sender of their deliveries, which emails an owner whose endpoint it disables. */
+function wireWebhooks(
+  { config, db, urls, serverSecrets }: Platform,
+  r: Repositories,
+  accounts: AccountsRepository,
+) {
+  const secrets = new WebhookSecrets(serverSecrets)
+  const sender = new WebhookSender({
+    soleSender: db.engine === 'sqlite',
+    events: r.events,
+    webhooks: r.webhooks,
+    secrets,
+    allowPrivate: config.webhooksAllowPrivate,
+    transaction: db.transaction,
+    onDisabled: config.mail
+      ? async (endpoint, reason) => {
+          const owner = await accounts.byId(endpoint.accountId)
+          if (!owner) return undefined
+          const page = `${urls.origin}/account/webhooks/${endpoint.id}`
+          const message = endpointDisabledMessage(owner.email, endpoint, reason, page)
+          return (trx) => r.mail.enqueue(trx, message).then(() => {})
+        }
+      : undefined,
+  })
+  const service = new WebhooksService({
+    webhooks: r.webhooks,
+    events: r.events,
+    secrets,
+    allowPrivate: config.webhooksAllowPrivate,
+  })
+  return { sender, service }
 }
