@@ -3,7 +3,7 @@
 // downloaded in those days. Every value from a user (file names) goes through ghtml's escaping `${…}`;
 // `!${…}` only inserts fragments made here or by web/.
 import { html } from 'ghtml'
-import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
+import { SHARE_STATE_TEXT } from '../files/share-panel.views.ts'
 import { dailyChart } from '../web/chart.ts'
 import { select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'

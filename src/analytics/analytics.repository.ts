@@ -7,8 +7,8 @@
 import type { Kysely } from 'kysely'
 import type { Db } from '../db/database.ts'
 import type { Database } from '../db/schema.ts'
+import { isActiveState, type ShareState, shareStateOfRow } from '../files/share-state.ts'
 import { requestTakesFilesNow } from '../requests/requests.repository.ts'
-import { isActiveState, type ShareState, shareStateOfRow } from '../shares/share-state.ts'
 import { shareOpensNow } from '../shares/shares.repository.ts'
 
 export interface ShareAnalytics {

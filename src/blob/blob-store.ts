@@ -196,6 +196,13 @@ export interface MultipartBlob extends BlobStat {
 /** S3's bound on part numbers. */
 export const MAX_PART_NUMBER = 10_000
 
+/**
+ * Clients send a file in parts above 5 MiB, as the upload procedure says (docs/uploads.md): S3's smallest part
+ * but the last. Every client of the blob stores reads it here: the upload grants, the pages that upload, the
+ * capability index and the OpenAPI document.
+ */
+export const MULTIPART_THRESHOLD_BYTES = 5 * 1024 * 1024
+
 export class BlobNotFoundError extends Error {
   readonly key: string
 

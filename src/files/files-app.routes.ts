@@ -9,10 +9,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../blob/blob-store.ts'
 import { invalid } from '../errors.ts'
 import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
-import { sharePanel } from '../shares/shares-app.views.ts'
-import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { readerTimeZone } from '../web/chosen-days.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
@@ -29,6 +28,7 @@ import {
   fileRow,
   filesPage,
 } from './files-app.views.ts'
+import { sharePanel } from './share-panel.views.ts'
 
 /** Files per page of the list. */
 const PAGE_SIZE = 50

@@ -8,12 +8,12 @@
 // 1 (bench/app.ts; docs/architecture.md, "Performance").
 import { html } from 'ghtml'
 import type { Folder } from '../folders/folders.repository.ts'
-import { SHARE_STATE_TEXT } from '../shares/shares-app.views.ts'
 import { describeType, extensionLabel, formatCount, formatDateTime, formatSize } from '../web/format.ts'
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import { DEFAULT_FILE_ORDER, type FileOrder } from './file-order.ts'
 import type { StoredFile } from './files.repository.ts'
+import { SHARE_STATE_TEXT } from './share-panel.views.ts'
 
 /** The app's addresses of files and folders. */
 export const FILE_PATHS = {
@@ -416,7 +416,7 @@ export interface FilePageData {
   file: StoredFile
   folders: Folder[]
   viewer: string
-  /** The Share panel (shares-app.views.ts). */
+  /** The Share panel (share-panel.views.ts). */
   sharePanel: string
   notice?: string
   /** The rename form shown again with its problem. */

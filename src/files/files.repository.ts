@@ -12,12 +12,12 @@ import { preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import { invalid } from '../errors.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
-import { isActiveState, type ShareState, shareStateOfRow } from '../shares/share-state.ts'
 import { DEFAULT_FILE_ORDER, decodePosition, encodePosition, type FileOrder, ORDERS } from './file-order.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from './file-previews.repository.ts'
 import { CHUNK_SIZE, folderGram, foldName, gramsOf } from './search/name-grams.ts'
 import { NameIndex } from './search/name-index.repository.ts'
 import { nameSearch } from './search/name-search.ts'
+import { isActiveState, type ShareState, shareStateOfRow } from './share-state.ts'
 
 export type { FilePreview }
 

@@ -1,7 +1,8 @@
 // The Share panel of a file's page in the web app: a file without a link gets a button that makes one; a
 // file with one shows its full public address to copy, its state, its views and downloads (with a chart per
 // day), and the form of its settings: expiry, password, maximum downloads; and the button that turns it off or
-// on again. The routes are shares-app.routes.ts. Nothing here shows a password: only whether there is one.
+// on again. Nothing here shows a password: only whether there is one. It lives with the file's page, which
+// draws it; its forms post to shares-app.routes.ts (shares build on files, never the reverse).
 import { html } from 'ghtml'
 import { type DailyCounts, dailyChart } from '../web/chart.ts'
 import { dayEndingAt, timeZoneInput, untilWhen, zoneWords } from '../web/chosen-days.ts'
@@ -9,7 +10,6 @@ import { formatCount } from '../web/format.ts'
 import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
 import type { ShareState } from './share-state.ts'
-import type { Share } from './shares.repository.ts'
 
 export const SHARE_PATHS = {
   create: (fileId: string) => `/files/${fileId}/share`,
@@ -46,10 +46,23 @@ export const SHARE_STATE_TEXT: Record<
   },
 }
 
+/** What the panel shows of a link (shares.repository.ts's Share has these and more). */
+interface PanelLink {
+  id: string
+  state: ShareState
+  isActive: boolean
+  expiresAt: number | null
+  viewCount: number
+  downloadCount: number
+  hasPassword: boolean
+  maxDownloads: number | null
+  publicUrl: string
+}
+
 export interface SharePanelData {
   fileId: string
   csrfToken: string
-  share: (Share & { publicUrl: string }) | null
+  share: PanelLink | null
   /** The link's counts per day, for the chart. */
   days?: readonly DailyCounts[]
   /** The settings form shown again with its problems. */
@@ -61,7 +74,7 @@ export interface SharePanelData {
 const LINK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`
 
 function settingsForm(
-  share: Share,
+  share: PanelLink,
   csrfToken: string,
   state: FormState | undefined,
   timeZone: string,

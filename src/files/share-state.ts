@@ -2,6 +2,8 @@
 // `isActive`, which it derives), the app's badges, the public page's answer, the `coffer` command, MCP, the
 // payloads of webhooks and the analytics. `shareOpensNow` (shares.repository.ts) is the same rule in SQL, for
 // counting links in the database (analytics' active links); test/states.test.ts holds the two to each other.
+// It lives with files because every file carries its link's state (the API's File, the app's lists); the
+// shares resource builds on files.
 
 export const SHARE_STATES = ['active', 'disabled', 'expired', 'exhausted'] as const
 

@@ -6,10 +6,10 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { FILE_ORDERS } from '../files/file-orders.shared.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../files/share-settings.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Share } from '../sdk/index.ts'
-import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../shares/share-settings.shared.ts'
 import { READ_LIMIT, UPLOAD_LIMIT } from './limits.ts'
 
 const TEXT_TYPES =

@@ -4,9 +4,9 @@ import { type Static, Type } from 'typebox'
 import packageJson from '../../package.json' with { type: 'json' }
 import { SCOPES } from '../auth/scopes.ts'
 import { API_KEY_PREFIX } from '../auth/secrets.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../blob/blob-store.ts'
 import type { Config } from '../config.ts'
 import type { PublicUrls } from '../public-urls.ts'
-import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { EVENT_TYPES } from '../webhooks/event-types.ts'
 import { ATTEMPT_TIMEOUT_MS, GIVE_UP_AFTER_MS } from '../webhooks/webhook-sender.job.ts'
 

@@ -3,11 +3,11 @@
 // keep them true to what the code does.
 import type { SwaggerOptions } from '@fastify/swagger'
 import { SCOPES } from '../auth/scopes.ts'
+import { MULTIPART_THRESHOLD_BYTES } from '../blob/blob-store.ts'
 import type { Config } from '../config.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { BEARER_SECURITY } from '../http/auth.ts'
 import { API_BASE_PATH, type PublicUrls } from '../public-urls.ts'
-import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { eventWebhooks } from '../webhooks/webhooks.schemas.ts'
 import { LIMITS } from './capabilities.ts'
 

@@ -4,8 +4,8 @@
 // page says that sending files needs them. Every text from a user (title, description) goes through ghtml's
 // escaping `${…}`; `!${…}` only inserts fragments made here.
 import { html } from 'ghtml'
+import { MULTIPART_THRESHOLD_BYTES } from '../blob/blob-store.ts'
 import { formatSize } from '../format-size.shared.ts'
-import { MULTIPART_THRESHOLD_BYTES } from '../uploads/uploads.schemas.ts'
 import { untilWhen } from '../web/chosen-days.ts'
 import type { Page } from '../web/layout.ts'
 import type { RequestState } from './request-state.ts'

@@ -1,4 +1,4 @@
-// The Share panel's actions on a file's page in the web app (views in shares-app.views.ts):
+// The Share panel's actions on a file's page in the web app (views in files/share-panel.views.ts):
 // - POST /files/{fileId}/share: makes the file's link, or turns a disabled or expired one on again (no expiry).
 // - GET|POST /shares/{shareId}/settings: expiry, password and download limit; the panel's form posts here, and
 //   a refused form is shown again on this page, each problem beside its field.
@@ -9,14 +9,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { html } from 'ghtml'
 import { type Static, Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
+import { SHARE_PATHS, sharePanel } from '../files/share-panel.views.ts'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../files/share-settings.shared.ts'
 import type { Routes } from '../routes.ts'
 import { endOfDay, knownTimeZone, readerTimeZone, refuseEndedDay, TimeZoneField } from '../web/chosen-days.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../web/forms.ts'
 import { withNotice } from '../web/notices.ts'
-import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
 import type { ShareChanges } from './shares.service.ts'
-import { SHARE_PATHS, sharePanel } from './shares-app.views.ts'
 
 const SettingsForm = Type.Object(
   {

@@ -16,7 +16,7 @@ import { compileOnce, preparePages } from '../db/read-path/prepared.ts'
 import type { Database, SharesTable } from '../db/schema.ts'
 import type { ServedFile } from '../files/file-content.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from '../files/file-previews.repository.ts'
-import { isActiveState, type ShareState, shareStateOfRow } from './share-state.ts'
+import { isActiveState, type ShareState, shareStateOfRow } from '../files/share-state.ts'
 
 export interface Share {
   id: string

@@ -1,8 +1,8 @@
 import { Type } from 'typebox'
+import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../files/share-settings.shared.ts'
+import { SHARE_STATES } from '../files/share-state.ts'
 import { DateTime, Extension, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
-import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
-import { SHARE_STATES } from './share-state.ts'
 import type { Share, ShareWithFile } from './shares.repository.ts'
 
 /** A link's state (share-state.ts): every answer that shows a link carries it, as `Type.Ref('ShareState')`. */

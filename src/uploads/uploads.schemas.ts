@@ -2,9 +2,6 @@ import { Type } from 'typebox'
 import { DateTime, FolderIdValue, Nullable, toIso } from '../http/schemas.ts'
 import type { Grant } from './uploads.service.ts'
 
-/** Clients switch to multipart transfer above 5 MiB, as the upload procedure says (docs/uploads.md). */
-export const MULTIPART_THRESHOLD_BYTES = 5 * 1024 * 1024
-
 /** A grant as UploadGrantSchema shows it. */
 export const serializeGrant = (grant: Grant) => ({ ...grant, expiresAt: toIso(grant.expiresAt) })
 

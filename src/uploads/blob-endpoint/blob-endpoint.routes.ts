@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../../http/errors.ts'
 import type { RouteDeps } from '../../routes.ts'
 import { unavailableDependency } from '../../unavailable-dependencies.ts'
-import type { BlobRequest, Body } from './blob-endpoint.service.ts'
+import type { BlobRequest } from './blob-endpoint.service.ts'
 import { BlobApiError } from './errors.ts'
 import { bodyOf, drainRefusedBody } from './request-bodies.ts'
 
