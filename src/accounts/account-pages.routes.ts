@@ -22,7 +22,6 @@ import { acceptForms, refusalOf } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import {
   ACCOUNT_PATHS,
-  appsPage,
   forgotPasswordPage,
   keysPage,
   passwordPage,
@@ -111,7 +110,7 @@ export const accountPagesRoutes: Routes = async (app, deps) => {
 
 /** What every account page's routes share: the services, the option presets, and two helpers. */
 function accountPagesKit(app: RouteApp, { services, config, web, webSessions }: RouteDeps) {
-  const { accounts, apiKeys, setup, connectedApps, passwordReset } = services
+  const { accounts, apiKeys, setup, passwordReset } = services
   const page = { page: true } as const
   const hidden = { hide: true }
   /** Pages of a signed-out visitor (or anyone): the session is read, if there is one. */
@@ -145,7 +144,6 @@ function accountPagesKit(app: RouteApp, { services, config, web, webSessions }: 
     accounts,
     apiKeys,
     setup,
-    connectedApps,
     passwordReset,
     services,
     config,
@@ -485,25 +483,11 @@ function keyRoutes(app: RouteApp, { apiKeys, config, web, signedIn, signedInPost
   )
 }
 
-/** Connected applications and the password. */
+/** The password. */
 function accountSettingsRoutes(
   app: RouteApp,
-  { accounts, connectedApps, web, signedIn, signedInPost, sessionOf }: Kit,
+  { accounts, web, signedIn, signedInPost, sessionOf }: Kit,
 ): void {
-  app.get(ACCOUNT_PATHS.apps, signedIn, async (request, reply) => {
-    const apps = await connectedApps.list(sessionOf(request).account.id)
-    return web.send(reply, 200, appsPage({ nav: appNav(request, reply, 'account'), apps }))
-  })
-
-  app.post<{ Params: { grantId: string } }>(
-    `${ACCOUNT_PATHS.apps}/:grantId/revoke`,
-    signedInPost,
-    async (request, reply) => {
-      await connectedApps.revoke(sessionOf(request).account.id, request.params.grantId)
-      return reply.redirect(ACCOUNT_PATHS.apps, 303)
-    },
-  )
-
   app.get(ACCOUNT_PATHS.password, signedIn, async (request, reply) =>
     web.send(
       reply,

@@ -4,7 +4,6 @@
 // `${…}`; `!${…}` only inserts fragments made here.
 import { html } from 'ghtml'
 import { SCOPES, type Scope } from '../auth/scopes.ts'
-import type { ConnectedApp } from '../oauth/connected-apps.service.ts'
 import { timeZoneInput, untilWhen, zoneWords } from '../web/chosen-days.ts'
 import { formatDate } from '../web/format.ts'
 import { csrfInput, type FormState, field, formError, notice } from '../web/forms.ts'
@@ -182,7 +181,8 @@ export function when(ms: number | null, never: string): string {
   return html`<time datetime="${iso}" data-local>${formatDate(ms)}</time>`
 }
 
-function scopeList(scopes: readonly Scope[]): string {
+/** The scopes of a key or a connected application, as tags. */
+export function scopeList(scopes: readonly Scope[]): string {
   return html`<ul class="scope-tags">!${scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`
 }
 
@@ -270,27 +270,6 @@ export function keysPage(data: {
 <div class="actions"><button class="button primary" type="submit">Create key</button></div>
 </form>`
   return settingsPage(nav, 'keys', 'API keys', body)
-}
-
-export function appsPage(data: { nav: AppNav; apps: ConnectedApp[] }): Page {
-  const { nav, apps } = data
-  const list =
-    apps.length === 0
-      ? html`<p class="muted">No application has access to your account.</p>`
-      : html`<ul class="items" aria-label="Connected applications">!${apps.map(
-          (app) => html`<li class="item">
-<div class="item-main">
-<p class="item-title"><bdi>${app.name}</bdi></p>
-!${app.uri ? html`<p class="item-meta"><bdi>${app.uri}</bdi></p>` : ''}
-!${scopeList(app.scopes)}
-<dl class="item-dates"><div><dt>Last used</dt><dd>!${when(app.lastUsedAt, 'Not yet')}</dd></div></dl>
-</div>
-<form method="post" action="${ACCOUNT_PATHS.revokeApp(app.grantId)}" class="inline-form">!${csrfInput(nav.csrfToken)}<button class="button danger" type="submit" aria-label="Revoke access of ${app.name}">Revoke access</button></form>
-</li>`,
-        )}</ul>`
-  const body = html`<p class="muted">Applications you allowed to use your account through OAuth. Revoking one ends its access at once.</p>
-!${list}`
-  return settingsPage(nav, 'apps', 'Connected apps', body)
 }
 
 /** The latest wrong passwords given for this account: when, and from which address. */

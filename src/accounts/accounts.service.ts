@@ -4,7 +4,6 @@ import { hashPassword, verifyPassword } from '../auth/secrets.ts'
 import type { Transactor } from '../db/database.ts'
 import { conflict, invalid, notFound } from '../errors.ts'
 import { newId } from '../ids.ts'
-import type { OauthRecordsRepository } from '../oauth/oauth-records.repository.ts'
 import type { Account, AccountsRepository, FailedSignIn } from './accounts.repository.ts'
 import type { ApiKeysRepository } from './api-keys.repository.ts'
 import type { DeviceToken, KnownDevices } from './known-devices.ts'
@@ -95,12 +94,20 @@ export function throttled(decisions: AttemptDecision[]): Throttled | undefined {
   return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(waitUs / 1_000_000)) }
 }
 
+/**
+ * The OAuth grants an account gave applications (oauth/, which builds on accounts): what disabling an account
+ * removes, with every token of them.
+ */
+export interface OauthGrants {
+  deleteGrantsOf(accountId: string): Promise<void>
+}
+
 export class AccountsService {
   readonly #transaction: Transactor
   readonly #accounts: AccountsRepository
   readonly #keys: ApiKeysRepository
   readonly #sessions: SessionsRepository
-  readonly #oauth: OauthRecordsRepository
+  readonly #oauth: OauthGrants
   readonly #failuresByPair: AttemptCounter
   readonly #failuresByAccount: AttemptCounter
   readonly #failuresByAddress: AttemptCounter
@@ -112,7 +119,7 @@ export class AccountsService {
     accounts: AccountsRepository
     keys: ApiKeysRepository
     sessions: SessionsRepository
-    oauth: OauthRecordsRepository
+    oauth: OauthGrants
     attempts: AttemptCounters
     devices: KnownDevices
   }) {
