@@ -3,6 +3,15 @@ import type { Engine } from '../engine.ts'
 
 // Written with Kysely's dialect-neutral schema builder; only the name search index differs per engine.
 export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
+  await createAccounts(db)
+  await createFolders(db)
+  await createFiles(db, engine)
+  await createShares(db)
+  await createRequests(db)
+}
+
+/** Accounts and their API keys. */
+async function createAccounts(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('accounts')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -28,7 +37,10 @@ export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
     .on('api_keys')
     .columns(['account_id', 'created_at'])
     .execute()
+}
 
+/** Flat folders, with the counts of what they hold. */
+async function createFolders(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('folders')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -45,7 +57,10 @@ export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
     .on('folders')
     .columns(['account_id', 'created_at desc', 'id desc'])
     .execute()
+}
 
+/** Files, and the search index of their names (SQLite's FTS5, or PostgreSQL's trigrams). */
+async function createFiles(db: Kysely<unknown>, engine: Engine): Promise<void> {
   await db.schema
     .createTable('files')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -91,7 +106,10 @@ export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
       insert into files_name_fts(rowid, name) values (new.rowid, new.name);
     end`.execute(db)
   }
+}
 
+/** Files' share links. */
+async function createShares(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('shares')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -110,7 +128,10 @@ export async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
     .on('shares')
     .columns(['account_id', 'created_at desc', 'id desc'])
     .execute()
+}
 
+/** File requests and their submissions. */
+async function createRequests(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('file_requests')
     .addColumn('id', 'text', (c) => c.primaryKey())
