@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { appNav, sessionAccountId } from '../accounts/web-sessions.ts'
-import type { Routes } from '../routes.ts'
+import type { RouteApp, RouteDeps, Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms, refusalOf } from '../web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../web/notices.ts'
@@ -53,16 +53,30 @@ const DeliveryParams = Type.Object({
 /** The deliveries an endpoint's page shows. */
 const RECENT = 25
 
-export const webhooksAppRoutes: Routes = async (app, { services, web, webSessions }) => {
-  const { webhooks } = services
+export const webhooksAppRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
+  const kit = webhooksAppKit(app, deps)
+  for (const routes of [endpointListRoutes, endpointRoutes, endpointDeleteRoutes, deliveryRoutes]) {
+    routes(app, kit)
+  }
+}
+
+/** What every group of the webhook pages' routes shares: the service, the option presets, the pages' parts. */
+function webhooksAppKit(app: RouteApp, { services, web, webSessions }: RouteDeps) {
+  const { webhooks } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const nav = (request: FastifyRequest, reply: FastifyReply) => appNav(request, reply, 'account')
 
   const list = (accountId: string) => webhooks.list(accountId, { limit: 100 }).then((listed) => listed.items)
+  return { webhooks, web, signedIn, posted, nav, list }
+}
 
+type Kit = ReturnType<typeof webhooksAppKit>
+
+/** The endpoints, and the form that adds one. */
+function endpointListRoutes(app: RouteApp, { webhooks, web, signedIn, posted, nav, list }: Kit): void {
   app.get(
     WEBHOOK_PATHS.list,
     { ...signedIn, schema: { hide: true, querystring: DoneQuery } },
@@ -103,7 +117,10 @@ export const webhooksAppRoutes: Routes = async (app, { services, web, webSession
       return show(status, { form: { values, errors } })
     }
   })
+}
 
+/** An endpoint's page, and the changes that come back to it: a test event, enabling, disabling, a new secret. */
+function endpointRoutes(app: RouteApp, { webhooks, web, signedIn, posted, nav }: Kit): void {
   app.get(
     '/account/webhooks/:webhookId',
     { ...signedIn, schema: { hide: true, params: EndpointParams, querystring: DoneQuery } },
@@ -160,7 +177,10 @@ export const webhooksAppRoutes: Routes = async (app, { services, web, webSession
       )
     },
   )
+}
 
+/** Deleting an endpoint, after a confirmation. */
+function endpointDeleteRoutes(app: RouteApp, { webhooks, web, signedIn, posted, nav }: Kit): void {
   app.get(
     '/account/webhooks/:webhookId/delete',
     { ...signedIn, schema: { hide: true, params: EndpointParams } },
@@ -178,7 +198,10 @@ export const webhooksAppRoutes: Routes = async (app, { services, web, webSession
       return reply.redirect(withNotice(WEBHOOK_PATHS.list, 'deleted'), 303)
     },
   )
+}
 
+/** A delivery sent again. */
+function deliveryRoutes(app: RouteApp, { webhooks, posted }: Kit): void {
   app.post(
     '/account/webhooks/:webhookId/deliveries/:deliveryId/retry',
     { ...posted, schema: { hide: true, params: DeliveryParams } },
