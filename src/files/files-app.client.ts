@@ -20,14 +20,14 @@ import {
   UploadQueue,
   type UploadState,
 } from '../sdk/upload-queue.ts'
+import { showLocalTimes } from '../web/local-times.client.ts'
 import {
   failureText,
   showProgress,
   showState,
   type UploadRow,
   uploadRow,
-} from '../uploads/upload-items.client.ts'
-import { showLocalTimes } from '../web/local-times.client.ts'
+} from '../web/upload-items.client.ts'
 
 /** How long an uploaded file's row stays in the list: its row in the table of files says the rest. */
 const DONE_ROW_MS = 5000

@@ -24,7 +24,7 @@ import {
   showState,
   type UploadRow,
   uploadRow,
-} from '../uploads/upload-items.client.ts'
+} from '../web/upload-items.client.ts'
 import {
   checkSubmitter,
   describeAllowedTypes,

@@ -1,9 +1,8 @@
 /// <reference lib="dom" />
 // What every page that uploads shares in the browser (the file request's page, the owner's files page): a
 // file's row in the list of uploads (its name, a button, a progress bar, a status line) and the words for
-// progress and failures. The bytes go with the SDK's transfer (sdk/transfer.ts), the one every client uses;
-// each page keeps its own flow (what it prepares uploads through, when it sends, what it does once a file is
-// stored).
+// progress and failures. The uploads themselves go through the SDK's upload queue (sdk/upload-queue.ts), the
+// one every client uses; a page says only where it prepares them and what it does once a file is stored.
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 
