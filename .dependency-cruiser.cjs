@@ -14,12 +14,42 @@ const RESOURCE_FOLDERS = readdirSync(path.join(__dirname, 'src'), { withFileType
   .filter((entry) => entry.isDirectory() && !NOT_RESOURCES.has(entry.name))
   .map((entry) => entry.name)
 const RESOURCES = `(${RESOURCE_FOLDERS.join('|')})`
+
+/**
+ * The resources from the bottom up: each may import those of the layers below its own, never those beside or
+ * above it, so no two resources import each other (docs/architecture.md, "Layers"). A new resource folder must
+ * be placed here: the check stops until it is.
+ */
+const RESOURCE_LAYERS = [
+  ['mail', 'storage'],
+  ['accounts'],
+  ['oauth', 'webhooks', 'folders'],
+  ['files'],
+  ['shares', 'uploads'],
+  ['requests'],
+  ['analytics'],
+  ['meta', 'mcp'],
+]
+const unplaced = RESOURCE_FOLDERS.filter((folder) => !RESOURCE_LAYERS.flat().includes(folder))
+if (unplaced.length > 0) {
+  throw new Error(`Place ${unplaced.join(', ')} in RESOURCE_LAYERS of .dependency-cruiser.cjs.`)
+}
+/** One rule per layer: its resources import nothing of their own layer's other resources, nor of those above. */
+const ONE_WAY_RULES = RESOURCE_LAYERS.map((layer, index) => ({
+  name: `resources-point-down-from-${layer.join('-')}`,
+  severity: 'error',
+  comment:
+    'A resource builds on the resources of the layers below its own (RESOURCE_LAYERS), never beside or above: no two resources import each other, types included.',
+  from: { path: `^src/(${layer.join('|')})/` },
+  to: { path: `^src/(${RESOURCE_LAYERS.slice(index).flat().join('|')})/`, pathNot: '^src/$1/' },
+}))
 /** The modules of a resource that run its domain rules: services and the background jobs. */
 const SERVICES = `^src/${RESOURCES}/.+[.](service|job)[.]ts$`
 const TOP = '^src/(app|wiring|modules|server)[.]ts$'
 
 module.exports = {
   forbidden: [
+    ...ONE_WAY_RULES,
     {
       name: 'no-circular',
       severity: 'error',
