@@ -241,7 +241,7 @@ export class UploadProcessor {
           `The uploaded file has ${stat.size} bytes, but ${intent.size} were declared. Prepare the upload again with the right size.`,
         )
       }
-      const detected = detectType(await this.#head(key, stat.size))
+      const detected = await detectType(await this.#head(key, stat.size))
       const contentType = chooseContentType(intent.content_type, detected)
       // The blob endpoint computed both digests as the bytes went by. A blob stored without them (S3 joined its
       // parts) is not read whole here either: the file is usable at once, and both follow

@@ -1,61 +1,50 @@
 // Detects a file's type from its first bytes, and decides which type to store. The declared type binds the
 // transfer (the blob endpoint refuses another one), but what the bytes say wins when they contradict it.
+// Binary formats are named by file-type, which keeps their signatures; this file keeps what it does not do:
+// telling text from binary, the few signatures it gives up on in a head of SNIFF_BYTES, the registered names
+// Coffer has always stored where file-type's differ, and which declared type is a fair name for what it found.
+import { fileTypeFromBuffer } from 'file-type'
 import { essenceOf } from '../media-types.ts'
 
 /** How many leading bytes `detectType` looks at. */
 export const SNIFF_BYTES = 4096
 
-const startsWith = (head: Buffer, bytes: number[], offset = 0) =>
-  head.length >= offset + bytes.length && bytes.every((b, i) => head[offset + i] === b)
-const ascii = (head: Buffer, text: string, offset = 0) =>
-  startsWith(
-    head,
-    [...text].map((c) => c.charCodeAt(0)),
-    offset,
-  )
+const startsWith = (head: Buffer, bytes: number[]) =>
+  head.length >= bytes.length && bytes.every((b, i) => head[i] === b)
 
-const ISO_BMFF_BRANDS: Record<string, string> = {
-  avif: 'image/avif',
-  avis: 'image/avif',
-  heic: 'image/heic',
-  heix: 'image/heic',
-  mif1: 'image/heif',
-  msf1: 'image/heif',
-  'qt  ': 'video/quicktime',
-  'M4A ': 'audio/mp4',
-  'M4B ': 'audio/mp4',
+/**
+ * Where file-type's name differs from the registered one Coffer stores (and stored before it used file-type):
+ * RAR, SQLite and M4A have registered types; AVI's common name is the one every browser knows; an M4V is an
+ * MP4; the Opus codec is a parameter no other detected type carries.
+ */
+const REGISTERED_NAMES: Record<string, string> = {
+  'application/x-rar-compressed': 'application/vnd.rar',
+  'application/x-sqlite3': 'application/vnd.sqlite3',
+  'audio/x-m4a': 'audio/mp4',
+  'video/vnd.avi': 'video/x-msvideo',
+  'video/x-m4v': 'video/mp4',
+  'audio/ogg; codecs=opus': 'audio/ogg',
 }
 
-/** Formats recognised by a signature at a fixed place. */
-function detectBinary(head: Buffer): string | undefined {
-  if (startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png'
-  if (startsWith(head, [0xff, 0xd8, 0xff])) return 'image/jpeg'
-  if (ascii(head, 'GIF87a') || ascii(head, 'GIF89a')) return 'image/gif'
-  if (ascii(head, 'RIFF') && ascii(head, 'WEBP', 8)) return 'image/webp'
-  if (ascii(head, 'RIFF') && ascii(head, 'WAVE', 8)) return 'audio/wav'
-  if (ascii(head, 'RIFF') && ascii(head, 'AVI ', 8)) return 'video/x-msvideo'
-  if (ascii(head, 'ftyp', 4)) return ISO_BMFF_BRANDS[head.toString('latin1', 8, 12)] ?? 'video/mp4'
-  if (ascii(head, '%PDF-')) return 'application/pdf'
-  if (startsWith(head, [0x50, 0x4b, 0x03, 0x04]) || startsWith(head, [0x50, 0x4b, 0x05, 0x06]))
-    return 'application/zip'
-  if (startsWith(head, [0x1f, 0x8b])) return 'application/gzip'
-  if (startsWith(head, [0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c])) return 'application/x-7z-compressed'
-  if (ascii(head, 'Rar!\x1a\x07')) return 'application/vnd.rar'
-  if (startsWith(head, [0x1a, 0x45, 0xdf, 0xa3])) return 'video/webm'
-  if (ascii(head, 'OggS')) return 'application/ogg'
-  if (ascii(head, 'fLaC')) return 'audio/flac'
-  if (ascii(head, 'ID3') || startsWith(head, [0xff, 0xfb]) || startsWith(head, [0xff, 0xf3]))
-    return 'audio/mpeg'
+/**
+ * Formats file-type confirms by following an offset, and so names nothing when it leads beyond the head: a
+ * TIFF's first directory is often written after the pixels, an MP3's first frame after an ID3 tag that fills
+ * the head. Their first bytes alone are signature enough, as they were before file-type.
+ */
+function detectBeyondHead(head: Buffer): string | undefined {
   if (startsWith(head, [0x49, 0x49, 0x2a, 0x00]) || startsWith(head, [0x4d, 0x4d, 0x00, 0x2a]))
     return 'image/tiff'
-  if (ascii(head, 'BM') && head.length >= 26 && head.readUInt32LE(14) >= 12) return 'image/bmp'
-  if (startsWith(head, [0x00, 0x00, 0x01, 0x00])) return 'image/x-icon'
-  if (ascii(head, 'wOF2')) return 'font/woff2'
-  if (ascii(head, 'wOFF')) return 'font/woff'
-  if (ascii(head, 'SQLite format 3\0')) return 'application/vnd.sqlite3'
-  if (startsWith(head, [0x7f, 0x45, 0x4c, 0x46])) return 'application/x-elf'
+  if (startsWith(head, [0x49, 0x44, 0x33])) return 'audio/mpeg'
   return undefined
 }
+
+/**
+ * What a head of text can be besides text. file-type tries signatures of two to four letters that text often
+ * begins with ("BM", "MZ", "GIF", "FORM", "SQLi", "solid "), and names textual formats (XML, RTF, vCard) that
+ * are stored as text; only a PDF, whose header and first objects are often plain ASCII, is a binary format
+ * whose head can be all text.
+ */
+const FORMATS_WITH_TEXT_HEADS = new Set(['application/pdf'])
 
 /** Text if the head is valid UTF-8 (an incomplete last character is allowed) without control bytes. */
 function isText(head: Buffer): boolean {
@@ -82,31 +71,55 @@ function isText(head: Buffer): boolean {
 }
 
 /** The type the bytes show, or undefined when they show none. Text is `text/plain`. */
-export function detectType(head: Buffer): string | undefined {
-  return detectBinary(head) ?? (isText(head) ? 'text/plain' : undefined)
+export async function detectType(head: Buffer): Promise<string | undefined> {
+  const found = (await fileTypeFromBuffer(head))?.mime
+  if (isText(head)) return found !== undefined && FORMATS_WITH_TEXT_HEADS.has(found) ? found : 'text/plain'
+  if (found === undefined) return detectBeyondHead(head)
+  return REGISTERED_NAMES[found] ?? found
 }
 
+/** Formats inside a ZIP; file-type names those it can tell by their first entries, the rest are ZIPs. */
 const ZIP_BASED = [
-  /^application\/(x-zip-compressed|java-archive|vnd\.android\.package-archive)$/,
-  /^application\/vnd\.(openxmlformats-officedocument|oasis\.opendocument|ms-)/,
+  /^application\/(x-zip-compressed|java-archive|vnd\.android\.package-archive|x-xpinstall|vnd\.visio)$/,
+  /^application\/vnd\.(openxmlformats-officedocument|oasis\.opendocument|ms-|apple\.(keynote|numbers|pages))/,
   /\+zip$/,
+  /^model\/3mf$/,
 ]
+/** Formats inside a compound file (CFB): legacy Office documents, Outlook messages, installers. */
+const CFB_BASED = /^application\/(msword|vnd\.ms-|vnd\.visio$|x-msi$|x-ole-storage$)/
 const TEXTUAL = [
   /^text\//,
   /^application\/(json|xml|javascript|ecmascript|x-ndjson|sql|x-yaml|yaml|toml)$/,
   /\+(json|xml)$/,
 ]
+/** Camera raw formats built on TIFF, which file-type tells apart by the tags of the first directory. */
+const TIFF_BASED = new Set([
+  'image/x-adobe-dng',
+  'image/x-canon-cr2',
+  'image/x-nikon-nef',
+  'image/x-sony-arw',
+])
 
 /** Whether a declared type is a fair name for what `detected` found, e.g. a .docx is a ZIP. */
 function consistent(declared: string, detected: string): boolean {
   if (declared === detected) return true
+  if (detected === 'application/zip' || ZIP_BASED.some((re) => re.test(detected))) {
+    // A ZIP's first entries name a document only when its packer writes them first: any declared ZIP-based
+    // type stays, as it did when every one of them was detected as a ZIP.
+    return declared === 'application/zip' || ZIP_BASED.some((re) => re.test(declared))
+  }
+  if (TIFF_BASED.has(detected)) return declared === 'image/tiff'
   switch (detected) {
     case 'text/plain':
       return TEXTUAL.some((re) => re.test(declared))
-    case 'application/zip':
-      return ZIP_BASED.some((re) => re.test(declared))
+    case 'application/xml':
+      return TEXTUAL.some((re) => re.test(declared))
+    case 'application/x-cfb':
+      return CFB_BASED.test(declared)
     case 'image/jpeg':
       return declared === 'image/jpg' || declared === 'image/pjpeg'
+    case 'image/apng':
+      return declared === 'image/png'
     case 'application/pdf':
       return declared === 'application/x-pdf'
     case 'application/gzip':
@@ -117,17 +130,26 @@ function consistent(declared: string, detected: string): boolean {
       return declared === 'audio/mp3'
     case 'image/x-icon':
       return declared === 'image/vnd.microsoft.icon'
+    case 'application/x-msdownload':
+      return /^application\/(vnd\.microsoft\.portable-executable|x-msdos-program|x-dosexec)$/.test(declared)
     case 'video/mp4':
     case 'video/quicktime':
+    case 'video/3gpp':
+    case 'video/3gpp2':
     case 'audio/mp4':
       return /^(video|audio)\//.test(declared)
     case 'image/heic':
     case 'image/heif':
+    case 'image/heic-sequence':
+    case 'image/heif-sequence':
       return /^image\/hei[cf](-sequence)?$/.test(declared)
     case 'video/webm':
-      return /^(video|audio)\/(webm|x-matroska)$/.test(declared)
+    case 'video/matroska':
+      return /^(video|audio)\/(webm|x-matroska|matroska)$/.test(declared)
     case 'application/ogg':
-      return /^(audio|video)\/ogg$/.test(declared) || declared === 'audio/opus'
+    case 'audio/ogg':
+    case 'video/ogg':
+      return /^(audio|video|application)\/ogg$/.test(declared) || declared === 'audio/opus'
     default:
       return false
   }
@@ -150,7 +172,7 @@ export function chooseContentType(declared: string, detected: string | undefined
   return detected
 }
 
-/** Declared types that `detectBinary` would recognise if the bytes were really of that type. */
+/** Declared types whose signature `detectType` would have seen if the bytes were really of that type. */
 const SIGNED_TYPES = new Set([
   'image/png',
   'image/jpeg',
@@ -169,12 +191,17 @@ const SIGNED_TYPES = new Set([
   'video/quicktime',
 ])
 
-/** Detected types sharp can read to make a preview. */
+/**
+ * Detected types sharp can read to make a preview. An animated PNG and the TIFF-based camera raws were tried
+ * as a PNG and a TIFF before file-type named them apart; they still are (a raw sharp cannot read has none).
+ */
 export const PREVIEWABLE = new Set([
   'image/png',
+  'image/apng',
   'image/jpeg',
   'image/gif',
   'image/webp',
   'image/avif',
   'image/tiff',
+  ...TIFF_BASED,
 ])
