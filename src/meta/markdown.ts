@@ -1,40 +1,56 @@
-// The small subset of Markdown the API descriptions use: headings, paragraphs, pipe tables, lists, fenced
-// code, and inline code, bold and links. Every piece of text goes through ghtml's escaping `${…}` before any
-// markup is added, so no description can inject HTML; raw HTML in the source shows up as text. Only what
-// escaping cannot know is here: which links are safe, and the `**bold**` marks, found in text already escaped
-// (escaping leaves asterisks as they are).
+// The API descriptions' Markdown, parsed by marked (GitHub-flavoured, so pipe tables too) and rendered with
+// the guarantees the page needs, which marked leaves to its user (it does not sanitise):
+// - every piece of text goes through ghtml's escaping `${…}`, so no description can inject HTML; raw HTML is
+//   not recognised as such (its tokenizers are turned off), so it stays in its paragraph and shows as text;
+// - only safe targets become links (http(s), same-origin `/…`, `#…`); any other link, and every image (it
+//   would fetch from elsewhere), shows as its source text.
+// What stays written here is what is particular to this page: heading ids and levels for its contents, and the
+// tables' scrolling wrapper and `data-label`s that the stylesheet lays out as cards on a narrow screen.
 import { html } from 'ghtml'
+import { Marked, type MarkedExtension, type Tokens } from 'marked'
 
 /** Only same-document, same-origin and http(s) targets become links; anything else (javascript:...) stays text. */
 const SAFE_HREF = /^(https?:\/\/|\/(?!\/)|#)[^\s]*$/
 
-function inlineText(text: string): string {
-  let out = ''
-  let rest = text
-  const link = /\[([^\]]+)\]\(([^)\s]+)\)/
-  for (let match = link.exec(rest); match; match = link.exec(rest)) {
-    out += emphasis(rest.slice(0, match.index))
-    const [whole, label = '', href = ''] = match
-    out += SAFE_HREF.test(href) ? html`<a href="${href}">!${emphasis(label)}</a>` : emphasis(whole)
-    rest = rest.slice(match.index + whole.length)
-  }
-  return out + emphasis(rest)
+const SAFE_MARKDOWN: MarkedExtension = {
+  gfm: true,
+  tokenizer: {
+    // Returning nothing (rather than false, which falls back to marked's own) leaves the source to the
+    // paragraph and text tokenizers, so `<script>` is text like any other.
+    html: () => undefined,
+    tag: () => undefined,
+  },
+  renderer: {
+    text(token) {
+      return 'tokens' in token && token.tokens ? this.parser.parseInline(token.tokens) : html`${token.text}`
+    },
+    // Unreachable with the tokenizers above; kept so that raw HTML could never pass through unescaped.
+    html: ({ raw }) => html`${raw}`,
+    codespan: ({ text }) => html`<code>${text}</code>`,
+    code: ({ text }) => html`<pre><code>${text}</code></pre>`,
+    link(token) {
+      if (!SAFE_HREF.test(token.href)) return html`${token.raw}`
+      const title = token.title ? html` title="${token.title}"` : ''
+      return html`<a href="${token.href}"!${title}>!${this.parser.parseInline(token.tokens)}</a>`
+    },
+    image: ({ raw }) => html`${raw}`,
+    table(token) {
+      const cell = (c: Tokens.TableCell) => this.parser.parseInline(c.tokens)
+      // The stylesheet shows each cell's column name before it when a table becomes cards on a phone.
+      const labels = token.header.map((c) => c.text.replace(/[\u0060*]/g, ''))
+      return html`<div class="docs-scroll"><table><thead><tr>!${token.header.map((c) => html`<th>!${cell(c)}</th>`)}</tr></thead><tbody>!${token.rows.map(
+        (row) =>
+          html`<tr>!${row.map((c, j) => html`<td data-label="${labels[j] ?? ''}">!${cell(c)}</td>`)}</tr>`,
+      )}</tbody></table></div>`
+    },
+  },
 }
 
-function emphasis(text: string): string {
-  return html`${text}`.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
-}
+const inlineMarkdown = new Marked(SAFE_MARKDOWN)
 
-/** Inline markup of one line or paragraph: code spans first, so nothing inside them is interpreted. */
+/** Inline markup of one line or paragraph (a table cell's description): code, bold, links. */
 export function renderInline(text: string): string {
-  return text
-    .split(/(`[^`]+`)/)
-    .map((part) =>
-      part.length > 2 && part.startsWith('`') && part.endsWith('`')
-        ? html`<code>${part.slice(1, -1)}</code>`
-        : inlineText(part),
-    )
-    .join('')
+  return inlineMarkdown.parseInline(text, { async: false })
 }
 
 export interface Heading {
@@ -52,31 +68,6 @@ export function slug(text: string): string {
   )
 }
 
-const HEADING = /^(#{1,6})\s+(.+?)\s*#*$/
-const FENCE = /^```/
-const BULLET = /^\s*[-*]\s+(.*)$/
-const NUMBERED = /^\s*\d+[.)]\s+(.*)$/
-const TABLE_SEPARATOR = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/
-
-function cells(row: string): string[] {
-  return row
-    .trim()
-    .replace(/^\|/, '')
-    .replace(/\|$/, '')
-    .split('|')
-    .map((cell) => cell.trim())
-}
-
-function startsBlock(line: string, next: string | undefined): boolean {
-  return (
-    HEADING.test(line) ||
-    FENCE.test(line) ||
-    BULLET.test(line) ||
-    NUMBERED.test(line) ||
-    (line.trim().startsWith('|') && next !== undefined && TABLE_SEPARATOR.test(next))
-  )
-}
-
 export interface RenderedMarkdown {
   html: string
   headings: Heading[]
@@ -90,70 +81,27 @@ export function renderMarkdown(
   markdown: string,
   options: { idPrefix: string; topLevel?: number },
 ): RenderedMarkdown {
-  const lines = markdown.replace(/\r\n?/g, '\n').split('\n')
-  const sourceTop = Math.min(7, ...lines.map((l) => HEADING.exec(l)?.[1]?.length ?? 7))
-  const shift = (options.topLevel ?? sourceTop) - sourceTop
   const headings: Heading[] = []
   const used = new Set<string>()
-  const out: string[] = []
-  let i = 0
-  while (i < lines.length) {
-    const line = lines[i] ?? ''
-    const next = lines[i + 1]
-    const heading = HEADING.exec(line)
-    if (line.trim() === '') {
-      i++
-    } else if (heading) {
-      const level = Math.min(6, Math.max(1, (heading[1]?.length ?? 1) + shift))
-      const text = heading[2] ?? ''
-      let id = `${options.idPrefix}${slug(text)}`
-      for (let n = 2; used.has(id); n++) id = `${options.idPrefix}${slug(text)}-${n}`
-      used.add(id)
-      headings.push({ level, text, id })
-      out.push(html`<h${level} id="${id}">!${renderInline(text)}</h${level}>`)
-      i++
-    } else if (FENCE.test(line)) {
-      const code: string[] = []
-      for (i++; i < lines.length && !FENCE.test(lines[i] ?? ''); i++) code.push(lines[i] ?? '')
-      i++
-      out.push(html`<pre><code>${code.join('\n')}</code></pre>`)
-    } else if (line.trim().startsWith('|') && next !== undefined && TABLE_SEPARATOR.test(next)) {
-      const head = cells(line)
-      const rows: string[][] = []
-      for (i += 2; i < lines.length && (lines[i] ?? '').trim().startsWith('|'); i++)
-        rows.push(cells(lines[i] ?? ''))
-      out.push(
-        html`<div class="docs-scroll"><table><thead><tr>!${head.map((c) => html`<th>!${renderInline(c)}</th>`)}</tr></thead><tbody>!${rows.map(
-          (r) =>
-            html`<tr>!${head.map((label, j) => html`<td data-label="${label.replace(/[\u0060*]/g, '')}">!${renderInline(r[j] ?? '')}</td>`)}</tr>`,
-        )}</tbody></table></div>`,
-      )
-    } else if (BULLET.test(line) || NUMBERED.test(line)) {
-      const pattern = BULLET.test(line) ? BULLET : NUMBERED
-      const items: string[] = []
-      while (i < lines.length) {
-        const current = lines[i] ?? ''
-        const item = pattern.exec(current)
-        if (item) items.push(item[1] ?? '')
-        else if (current.trim() !== '' && /^\s/.test(current) && items.length > 0) {
-          items[items.length - 1] += ` ${current.trim()}`
-        } else break
-        i++
-      }
-      const tag = pattern === BULLET ? 'ul' : 'ol'
-      out.push(html`<${tag}>!${items.map((item) => html`<li>!${renderInline(item)}</li>`)}</${tag}>`)
-    } else {
-      const paragraph: string[] = []
-      while (
-        i < lines.length &&
-        (lines[i] ?? '').trim() !== '' &&
-        (paragraph.length === 0 || !startsBlock(lines[i] ?? '', lines[i + 1]))
-      ) {
-        paragraph.push((lines[i] ?? '').trim())
-        i++
-      }
-      out.push(html`<p>!${renderInline(paragraph.join(' '))}</p>`)
-    }
-  }
-  return { html: out.join('\n'), headings }
+  let shift = 0
+  // An instance per document: its heading renderer numbers the ids and shifts the levels of this one.
+  const marked = new Marked(SAFE_MARKDOWN, {
+    renderer: {
+      heading({ depth, text, tokens }) {
+        const level = Math.min(6, Math.max(1, depth + shift))
+        let id = `${options.idPrefix}${slug(text)}`
+        for (let n = 2; used.has(id); n++) id = `${options.idPrefix}${slug(text)}-${n}`
+        used.add(id)
+        headings.push({ level, text, id })
+        return html`<h${level} id="${id}">!${this.parser.parseInline(tokens)}</h${level}>`
+      },
+    },
+  })
+  const tokens = marked.lexer(markdown)
+  let sourceTop = 6
+  marked.walkTokens(tokens, (token) => {
+    if (token.type === 'heading') sourceTop = Math.min(sourceTop, (token as Tokens.Heading).depth)
+  })
+  shift = (options.topLevel ?? sourceTop) - sourceTop
+  return { html: marked.parser(tokens), headings }
 }
