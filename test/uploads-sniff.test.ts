@@ -304,6 +304,8 @@ async function heads() {
     postscript: text('%!PS-Adobe-3.0\n%%Title: x\n'),
     vcard: text('BEGIN:VCARD\nVERSION:3.0\nEND:VCARD\n'),
     'text beginning GIF': text('GIFs are fun\n'),
+    // The six bytes of a GIF's header and nothing more, as tests and truncated files send: all of it is text.
+    'GIF header alone': text('GIF89a'),
     'text beginning BM': text('BMW 320i, 2019\n'),
     'text beginning SQLi': text('SQLite is a database\n'),
     'text beginning FORM': text('FORM 1040 notes\n'),
@@ -613,6 +615,8 @@ const CASES: [Sample, string, string][] = [
   ['vcard', 'application/octet-stream', 'text/plain'],
   ['vcard', 'text/vcard', 'text/vcard'],
   ['vcard', 'image/png', 'text/plain'],
+  ['GIF header alone', 'application/octet-stream', 'image/gif'],
+  ['GIF header alone', 'image/gif', 'image/gif'],
   ['text beginning GIF', 'application/octet-stream', 'text/plain'],
   ['text beginning GIF', 'text/plain', 'text/plain'],
   ['text beginning GIF', 'image/png', 'text/plain'],
@@ -659,6 +663,8 @@ const PREVIEWED: Sample[] = [
   'apng',
   'cr2',
   'tiff, directory after the pixels',
+  // A preview is tried (and fails without harm, as before): the bytes say GIF.
+  'GIF header alone',
 ]
 
 describe('the type an upload is stored with, from its declared type and its first bytes', async () => {

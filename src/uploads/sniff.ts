@@ -41,10 +41,16 @@ function detectBeyondHead(head: Buffer): string | undefined {
 /**
  * What a head of text can be besides text. file-type tries signatures of two to four letters that text often
  * begins with ("BM", "MZ", "GIF", "FORM", "SQLi", "solid "), and names textual formats (XML, RTF, vCard) that
- * are stored as text; only a PDF, whose header and first objects are often plain ASCII, is a binary format
- * whose head can be all text.
+ * are stored as text. Two binary formats can have a head that is all text: a PDF, whose header and first
+ * objects are often plain ASCII, and a GIF whose whole six-byte header ("GIF87a", "GIF89a") is all there is or
+ * is followed by text; file-type's "GIF" alone is not enough ("GIFs are fun" is text).
  */
-const FORMATS_WITH_TEXT_HEADS = new Set(['application/pdf'])
+function binaryFormatOfText(head: Buffer, found: string | undefined): string | undefined {
+  if (found === 'application/pdf') return found
+  const gifHeader = head.subarray(0, 6).toString('latin1')
+  if (found === 'image/gif' && (gifHeader === 'GIF87a' || gifHeader === 'GIF89a')) return found
+  return undefined
+}
 
 /** Text if the head is valid UTF-8 (an incomplete last character is allowed) without control bytes. */
 function isText(head: Buffer): boolean {
@@ -73,7 +79,7 @@ function isText(head: Buffer): boolean {
 /** The type the bytes show, or undefined when they show none. Text is `text/plain`. */
 export async function detectType(head: Buffer): Promise<string | undefined> {
   const found = (await fileTypeFromBuffer(head))?.mime
-  if (isText(head)) return found !== undefined && FORMATS_WITH_TEXT_HEADS.has(found) ? found : 'text/plain'
+  if (isText(head)) return binaryFormatOfText(head, found) ?? 'text/plain'
   if (found === undefined) return detectBeyondHead(head)
   return REGISTERED_NAMES[found] ?? found
 }
