@@ -25,6 +25,8 @@ import {
   failureText,
   showProgress,
   showState,
+  UPLOAD_BUTTONS,
+  UPLOAD_TEXTS,
   type UploadRow,
   uploadRow,
 } from '../web/upload-items.client.ts'
@@ -89,24 +91,15 @@ interface Entry extends QueuedFile, UploadRow {
 /** What a file's row shows: its upload's state, or `refused` when the file itself was refused. */
 type EntryState = 'refused' | UploadState
 
-/** Each state's button: its label, and the action its accessible name starts with. */
+/** Each state's button (web/upload-items.client.ts), and Dismiss for a file refused or done. */
 const LABELS: Partial<Record<EntryState, [string, string]>> = {
-  waiting: ['Cancel', 'Cancel the upload of'],
-  uploading: ['Cancel', 'Cancel the upload of'],
-  failed: ['Retry', 'Retry the upload of'],
-  cancelled: ['Retry', 'Retry the upload of'],
+  ...UPLOAD_BUTTONS,
   refused: ['Dismiss', 'Dismiss'],
   done: ['Dismiss', 'Dismiss'],
 }
 
 /** The words each state of an upload shows; a failure says why, a file uploaded its size. */
-const TEXTS: Partial<Record<UploadState, string>> = {
-  preparing: 'Preparing…',
-  waiting: 'Waiting to send…',
-  uploading: 'Starting…',
-  processing: 'Checking the file…',
-  cancelled: 'Cancelled.',
-}
+const TEXTS: Partial<Record<UploadState, string>> = { preparing: 'Preparing…', ...UPLOAD_TEXTS }
 
 class Uploader {
   readonly section: HTMLElement

@@ -8,6 +8,7 @@ import { type DailyCounts, dailyChart } from '../web/chart.ts'
 import { dayEndingAt, timeZoneInput, untilWhen, zoneWords } from '../web/chosen-days.ts'
 import { formatCount } from '../web/format.ts'
 import { checkbox, csrfInput, type FormState, field, formError } from '../web/forms.ts'
+import type { FileShareSummary } from './files.repository.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from './share-settings.shared.ts'
 import type { ShareState } from './share-state.ts'
 
@@ -46,14 +47,8 @@ export const SHARE_STATE_TEXT: Record<
   },
 }
 
-/** What the panel shows of a link (shares.repository.ts's Share has these and more). */
-interface PanelLink {
-  id: string
-  state: ShareState
-  isActive: boolean
-  expiresAt: number | null
-  viewCount: number
-  downloadCount: number
+/** What the panel shows of a link: what every file carries of it, its settings and its address. */
+interface PanelLink extends FileShareSummary {
   hasPassword: boolean
   maxDownloads: number | null
   publicUrl: string

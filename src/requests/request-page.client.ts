@@ -22,6 +22,8 @@ import {
   failureText,
   showProgress,
   showState,
+  UPLOAD_BUTTONS,
+  UPLOAD_TEXTS,
   type UploadRow,
   uploadRow,
 } from '../web/upload-items.client.ts'
@@ -48,24 +50,15 @@ interface Entry extends QueuedFile, UploadRow {
 /** What a file's row shows: its own state before it is sent, its upload's after. */
 type EntryState = Entry['local'] | UploadState
 
-/** Each state's button: its label, and the action its accessible name starts with. */
+/** Each state's button (web/upload-items.client.ts), and Remove for a file not sent. */
 const LABELS: Partial<Record<EntryState, [string, string]>> = {
   chosen: ['Remove', 'Remove'],
   refused: ['Remove', 'Remove'],
-  waiting: ['Cancel', 'Cancel the upload of'],
-  uploading: ['Cancel', 'Cancel the upload of'],
-  failed: ['Retry', 'Retry the upload of'],
-  cancelled: ['Retry', 'Retry the upload of'],
+  ...UPLOAD_BUTTONS,
 }
 
 /** The words each state of an upload shows; a failure says why. */
-const TEXTS: Partial<Record<UploadState, string>> = {
-  waiting: 'Waiting to send…',
-  uploading: 'Starting…',
-  processing: 'Checking the file…',
-  done: 'Received.',
-  cancelled: 'Cancelled.',
-}
+const TEXTS: Partial<Record<UploadState, string>> = { ...UPLOAD_TEXTS, done: 'Received.' }
 
 class RequestForm {
   readonly form: HTMLFormElement

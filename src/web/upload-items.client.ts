@@ -5,6 +5,26 @@
 // one every client uses; a page says only where it prepares them and what it does once a file is stored.
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
+import type { UploadState } from '../sdk/upload-queue.ts'
+
+/**
+ * A row's button in the states every page treats alike: its label, and the action its accessible name starts
+ * with. Pages add their own for the states they handle their way (a file not sent yet, a file done).
+ */
+export const UPLOAD_BUTTONS: Partial<Record<UploadState, [string, string]>> = {
+  waiting: ['Cancel', 'Cancel the upload of'],
+  uploading: ['Cancel', 'Cancel the upload of'],
+  failed: ['Retry', 'Retry the upload of'],
+  cancelled: ['Retry', 'Retry the upload of'],
+}
+
+/** The words of a row in the states every page says alike; a failure says why (failureText). */
+export const UPLOAD_TEXTS: Partial<Record<UploadState, string>> = {
+  waiting: 'Waiting to send…',
+  uploading: 'Starting…',
+  processing: 'Checking the file…',
+  cancelled: 'Cancelled.',
+}
 
 /** A file's row in a list of uploads. */
 export interface UploadRow {
