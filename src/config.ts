@@ -25,6 +25,8 @@ export interface Config {
   rateLimit: { max: number; windowMs: number }
   /** Largest file, in bytes, that POST /files accepts. */
   maxFileSize: number
+  /** How many days a deleted file stays in the trash, restorable (files/trash.service.ts); 0: deletes are final. */
+  trashRetentionDays: number
   /** Lifetime of an upload grant, in seconds. */
   uploadGrantTtlSeconds: number
   /**
@@ -328,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400) * 1000,
     },
     maxFileSize: integer(env, 'MAX_FILE_SIZE', 5 * 1024 ** 3, 1),
+    trashRetentionDays: integer(env, 'TRASH_RETENTION_DAYS', 30, 0, 3650),
     uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),

@@ -12,6 +12,7 @@ import type { WebSessions } from './accounts/web-sessions.ts'
 import type { AnalyticsService } from './analytics/analytics.service.ts'
 import type { Config } from './config.ts'
 import type { FilesService } from './files/files.service.ts'
+import type { TrashService } from './files/trash.service.ts'
 import type { FilesZipService } from './files/zip/zip.service.ts'
 import type { FoldersService } from './folders/folders.service.ts'
 import type { InProcessCredentials } from './http/in-process-credentials.ts'
@@ -42,6 +43,8 @@ export interface Services {
   connectedApps: ConnectedAppsService
   folders: FoldersService
   files: FilesService
+  /** Deleted files, until they go for good. */
+  trash: TrashService
   /** Several files, or a folder, as one zip. */
   zips: FilesZipService
   shares: SharesService

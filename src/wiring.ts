@@ -22,9 +22,10 @@ import type { Db, Exclusively } from './db/database.ts'
 import { ServerSecrets } from './db/server-secrets.ts'
 import { FileDigestsService } from './files/file-digests.job.ts'
 import { FilesRepository, type StoredFile } from './files/files.repository.ts'
-import { serializeFile } from './files/files.schemas.ts'
+import { serializeFile, serializeTrashedFile } from './files/files.schemas.ts'
 import { type FileEvents, FilesService } from './files/files.service.ts'
 import { NameIndexJob } from './files/search/name-index.job.ts'
+import { type TrashEvents, TrashService } from './files/trash.service.ts'
 import { FilesZipService } from './files/zip/zip.service.ts'
 import { FoldersRepository } from './folders/folders.repository.ts'
 import { FoldersService } from './folders/folders.service.ts'
@@ -224,6 +225,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
       'webhook events': () => repositories.events.purge(Date.now() - EVENT_RETENTION_MS),
       'password reset links': () => repositories.passwordResets.deleteExpired(Date.now()),
       'emails sent': () => repositories.mail.purge(Date.now() - EVENT_RETENTION_MS),
+      'files in the trash': (log) => content.services.trash.purge(log),
     },
     platform.exclusively,
   )
@@ -242,9 +244,10 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     jobs.webhookSender,
     jobs.requestDeadlines,
     jobs.nameIndex,
-    jobs.expiredRecords,
     jobs.storageReconciler,
     jobs.blobDeletions,
+    // After the blob deletions: its purge of the trash hands them the blobs of files deleted for good.
+    jobs.expiredRecords,
     jobs.fileDigests,
     jobs.uploadProcessor,
   ])
@@ -314,17 +317,19 @@ function repositoriesOf(db: Db, config: Config) {
 
 type Repositories = ReturnType<typeof repositoriesOf>
 
-type Events = EventRecorder<FileEvents & ShareEvents & RequestEvents>
+type Events = EventRecorder<FileEvents & TrashEvents & ShareEvents & RequestEvents>
 
 /** Records the events of files, links and requests, in the API's shapes: the routes' serializers. */
 function eventRecorder(events: EventsRepository, urls: PublicUrls): Events {
   const file = (stored: StoredFile) => serializeFile(stored, urls)
   const share = (link: ShareWithFile) => serializeShareWithFile(link, urls)
   const request = (fileRequest: FileRequest) => serializeRequestWithCount(fileRequest, urls)
-  return new EventRecorder<FileEvents & ShareEvents & RequestEvents>({
+  return new EventRecorder<FileEvents & TrashEvents & ShareEvents & RequestEvents>({
     events,
     shapes: {
       'file.created': file,
+      'file.trashed': (trashed) => serializeTrashedFile(trashed, urls),
+      'file.restored': file,
       'file.deleted': file,
       'share.created': share,
       'share.viewed': share,
@@ -350,18 +355,20 @@ function wireContent(
     blobs,
     exclusively,
   })
-  const files = new FilesService({
+  const trash = new TrashService({
     transaction,
     files: r.files,
     folders: r.folders,
-    blobs,
     deletions: blobDeletions,
     events,
     linkHistory: r.shares,
+    retentionDays: config.trashRetentionDays,
   })
+  const files = new FilesService({ transaction, files: r.files, folders: r.folders, blobs, events, trash })
   const services = {
     folders: new FoldersService({ transaction, folders: r.folders, contents: [r.files, r.requests] }),
     files,
+    trash,
     zips: new FilesZipService({ files: r.files, folders: r.folders, blobs }),
     shares: new SharesService({ transaction, shares: r.shares, files: r.files, events }),
     publicShares: new PublicSharesService({

@@ -184,6 +184,11 @@ describeEachEngine('account analytics', (ctx) => {
       [kept.id],
       'a deleted link is not among the top',
     )
+    // In the trash, then deleted for good: the same totals and days.
+    const emptied = await call(c.app, 'DELETE', '/api/v1/trash', { token: a.token })
+    assert.deepEqual(emptied.body, { data: { deletedCount: 2 } })
+    assert.deepEqual((await get(c, a.token, '/api/v1/analytics')).body.data, after.totals)
+    assert.deepEqual((await get(c, a.token, '/api/v1/analytics/daily')).body.data.days, after.days)
     // Another account's numbers are its own, before and after.
     const other = (await get(c, b.token, '/api/v1/analytics')).body.data
     assert.deepEqual([other.views, other.downloads], [6, 6])

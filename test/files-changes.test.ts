@@ -98,7 +98,7 @@ describeEachEngine('files changes', (ctx) => {
     assert.equal(await folderCounts(c.app, b, theirs.id), 0)
   })
 
-  test('DELETE /files/{fileId} removes the row, its blob, its share and its folder count', async () => {
+  test('DELETE /files/{fileId} takes the file out of use and its folder count; deleted from the trash, its blob and share go', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
     const folder = await createFolder(c.app, a, 'Doomed')
@@ -115,12 +115,18 @@ describeEachEngine('files changes', (ctx) => {
     const deleted = await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token })
     assert.equal(deleted.status, 200)
     assert.deepEqual(deleted.body, { data: { id: file.id } })
+    assert.equal(await folderCounts(c.app, a, folder.id), 1)
+    assertError(await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token }), 404, 'not_found')
+    assertError(await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token }), 404, 'not_found')
+    // In the trash, its bytes and link wait; deleted from there, they go.
+    assert.deepEqual(await c.blobs.stat(file.blobKey), { size: file.content.length })
+    const forGood = await call(c.app, 'DELETE', `/api/v1/trash/${file.id}`, { token: a.token })
+    assert.deepEqual(forGood.body, { data: { id: file.id } })
     assert.equal(await c.blobs.stat(file.blobKey), undefined)
     const shares = await c.db.kysely.selectFrom('shares').select('id').where('id', '=', share.id).execute()
     assert.deepEqual(shares, [])
     assert.equal(await folderCounts(c.app, a, folder.id), 1)
-    assertError(await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token }), 404, 'not_found')
-    assertError(await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token }), 404, 'not_found')
+    assertError(await call(c.app, 'DELETE', `/api/v1/trash/${file.id}`, { token: a.token }), 404, 'not_found')
     assertError(
       await call(c.app, 'DELETE', `/api/v1/files/${chars(129)}`, { token: a.token }),
       400,
@@ -151,6 +157,13 @@ describeEachEngine('files changes', (ctx) => {
     })
     assert.equal(res.status, 200)
     assert.deepEqual(res.body, { data: { deletedIds: [f3.id, f1.id, f4.id, f2.id] } })
+    const trash = await call(c.app, 'GET', '/api/v1/trash', { token: a.token })
+    assert.deepEqual(
+      trash.body.data.map((f: { id: string }) => f.id).sort(),
+      [f1.id, f2.id, f3.id, f4.id].sort(),
+    )
+    const emptied = await call(c.app, 'DELETE', '/api/v1/trash', { token: a.token })
+    assert.deepEqual(emptied.body, { data: { deletedCount: 4 } })
     for (const f of [f1, f2, f3, f4]) assert.equal(await c.blobs.stat(f.blobKey), undefined, f.id)
     for (const f of [keep, foreign])
       assert.deepEqual(await c.blobs.stat(f.blobKey), { size: f.content.length })

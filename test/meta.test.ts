@@ -3,6 +3,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, test } from 'node:test'
 import type { Config } from '../src/config.ts'
+import { EVENTS } from '../src/webhooks/event-types.ts'
 import { assertError, call, captureLogs, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
 
 // Settings away from their defaults, so that the index is seen to follow the configuration.
@@ -88,13 +89,16 @@ function expectedIndex(config: Config, setupPending = true) {
       grantTtlSeconds: config.uploadGrantTtlSeconds,
       grantMinLength: 32,
     },
+    trash: { retentionDays: 30 },
     webhooks: {
       events: [
         {
           name: 'file.created',
           description: 'A file was made: an upload completed, or a file request received it.',
         },
-        { name: 'file.deleted', description: 'A file was deleted (with its share link).' },
+        { name: 'file.trashed', description: EVENTS['file.trashed'].about },
+        { name: 'file.restored', description: EVENTS['file.restored'].about },
+        { name: 'file.deleted', description: EVENTS['file.deleted'].about },
         {
           name: 'share.created',
           description: 'A share link was created for a file, or a disabled or expired one reactivated.',

@@ -170,7 +170,7 @@ describeEachEngine('name index', (ctx) => {
     const a = await createAccount(c.app)
     await insertFiles(c, a.id, [1, 3 * CHUNK_SIZE], ['doc-', '.txt'])
     const deleted = Array.from({ length: 2000 }, (_, i) => `fil_${a.id}_${i + 1}`)
-    await c.db.transaction((trx) => new FilesRepository(c.db).deleteMany(trx, a.id, deleted))
+    await c.db.transaction((trx) => new FilesRepository(c.db).deleteMany(trx, a.id, deleted, 'in use'))
     const renamed = Array.from({ length: 10 }, (_, i) => `fil_${a.id}_${3000 + i}`)
     for (const [i, id] of renamed.entries()) {
       const res = await call(c.app, 'PATCH', `/api/v1/files/${id}`, {

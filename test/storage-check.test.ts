@@ -165,7 +165,12 @@ describeEachEngine(
       const file = await createFile(c, a.id)
       const holds = new BackupsRepository(c.db)
       await holds.hold('backup-test', Date.now() + 60_000)
-      const deleted = await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token })
+      // Deleted, then deleted from the trash: for good.
+      const deleteForGood = async (id: string) => {
+        assert.equal((await call(c.app, 'DELETE', `/api/v1/files/${id}`, { token: a.token })).status, 200)
+        return call(c.app, 'DELETE', `/api/v1/trash/${id}`, { token: a.token })
+      }
+      const deleted = await deleteForGood(file.id)
       assert.equal(deleted.status, 200)
       assert.ok(await c.blobs.stat(file.blobKey), 'the blob waits for the backup')
       assert.equal(await c.app.jobs.blobDeletions.sweep(), 0)
@@ -176,7 +181,7 @@ describeEachEngine(
       // A hold whose backup died ends by itself.
       const other = await createFile(c, a.id)
       await holds.hold('backup-died', Date.now() - 1)
-      await call(c.app, 'DELETE', `/api/v1/files/${other.id}`, { token: a.token })
+      await deleteForGood(other.id)
       assert.equal(await c.blobs.stat(other.blobKey), undefined)
     })
   },

@@ -228,39 +228,62 @@ describeEachEngine(
       await createEndpoint({ url: newTarget(), events: ['file.created'] }, owner.token)
     })
 
-    test('file.created and file.deleted arrive signed, with the File of the API, once per endpoint', async () => {
+    test('file.created, .trashed, .restored and .deleted arrive signed, with the File of the API, once per endpoint', async () => {
       const url = newTarget()
-      const endpoint = await createEndpoint({ url, events: ['file.created', 'file.deleted'] })
+      const types = ['file.created', 'file.trashed', 'file.restored', 'file.deleted']
+      const endpoint = await createEndpoint({ url, events: types })
       const file = await createFile(ctx(), account.id, { name: 'report.pdf', contentType: 'application/pdf' })
       const asApi = (await call(ctx().app, 'GET', `/api/v1/files/${file.id}`, { token: account.token })).body
         .data
-      const deleted = await call(ctx().app, 'DELETE', `/api/v1/files/${file.id}`, { token: account.token })
-      assert.equal(deleted.status, 200)
+      const token = account.token
+      const trashed = await call(ctx().app, 'DELETE', `/api/v1/files/${file.id}`, { token })
+      assert.equal(trashed.status, 200)
+      const [inTrash] = (await call(ctx().app, 'GET', '/api/v1/trash', { token })).body.data
+      const restored = await call(ctx().app, 'POST', `/api/v1/trash/${file.id}/restore`, { token })
+      assert.deepEqual(restored.body.data, asApi)
+      await call(ctx().app, 'DELETE', `/api/v1/files/${file.id}`, { token })
+      assert.equal((await call(ctx().app, 'DELETE', `/api/v1/trash/${file.id}`, { token })).status, 200)
 
       // Deliveries to one endpoint go in parallel, so they may arrive in any order (the README says so).
-      const arrived = await receiver.at(new URL(url).pathname, 2)
-      const typeOf = (delivery: Received) => (JSON.parse(delivery.body) as { type: string }).type
-      const created = arrived.find((delivery) => typeOf(delivery) === 'file.created')
-      const gone = arrived.find((delivery) => typeOf(delivery) === 'file.deleted')
-      assert.ok(created && gone)
-      const createdEvent = verified(created, endpoint.secret, ctx().app)
-      const goneEvent = verified(gone, endpoint.secret, ctx().app)
-      assert.equal(createdEvent.type, 'file.created')
-      assert.deepEqual(createdEvent.data, asApi)
-      assert.equal(goneEvent.type, 'file.deleted')
-      assert.deepEqual(goneEvent.data, asApi)
-      assert.match(createdEvent.timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
-      assert.equal(created.headers['content-type'], 'application/json')
-      assert.match(String(created.headers['webhook-id']), /^evt_/)
-      assert.notEqual(created.headers['webhook-id'], gone.headers['webhook-id'])
+      const arrived = await receiver.at(new URL(url).pathname, 5)
+      const events = arrived.map((delivery) => ({
+        delivery,
+        event: verified(delivery, endpoint.secret, ctx().app),
+      }))
+      const ofType = (type: string) => events.filter(({ event }) => event.type === type)
+      assert.deepEqual(
+        types.map((type) => ofType(type).length),
+        [1, 2, 1, 1],
+      )
+      const [created] = ofType('file.created')
+      assert.ok(created)
+      assert.deepEqual(created.event.data, asApi)
+      for (const { event } of ofType('file.trashed')) {
+        assert.deepEqual(Object.keys(event.data).sort(), Object.keys(inTrash).sort())
+        assert.deepEqual({ ...event.data, deletedAt: 0, purgeAt: 0 }, { ...asApi, deletedAt: 0, purgeAt: 0 })
+        const days = (Date.parse(event.data.purgeAt) - Date.parse(event.data.deletedAt)) / 86_400_000
+        assert.equal(days, 30)
+      }
+      assert.ok(ofType('file.trashed').some(({ event }) => event.data.deletedAt === inTrash.deletedAt))
+      assert.deepEqual(ofType('file.restored')[0]?.event.data, asApi)
+      assert.deepEqual(ofType('file.deleted')[0]?.event.data, asApi)
+      assert.match(created.event.timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+      assert.equal(created.delivery.headers['content-type'], 'application/json')
+      assert.match(String(created.delivery.headers['webhook-id']), /^evt_/)
+      assert.equal(new Set(arrived.map((delivery) => delivery.headers['webhook-id'])).size, 5)
       // A wrong secret does not verify.
-      assert.throws(() => verified(created, `whsec_${Buffer.alloc(32).toString('base64')}`, ctx().app))
+      assert.throws(() =>
+        verified(created.delivery, `whsec_${Buffer.alloc(32).toString('base64')}`, ctx().app),
+      )
 
       const deliveries = await deliveriesOf(endpoint.id, attempted())
       assert.deepEqual(
         deliveries.map((d: any) => [d.eventType, d.state, d.attempts.map((a: any) => a.status)]),
         [
           ['file.deleted', 'succeeded', [204]],
+          ['file.trashed', 'succeeded', [204]],
+          ['file.restored', 'succeeded', [204]],
+          ['file.trashed', 'succeeded', [204]],
           ['file.created', 'succeeded', [204]],
         ],
       )
@@ -268,7 +291,7 @@ describeEachEngine(
 
     test('an endpoint gets only the types it asked for, and nothing once disabled', async () => {
       const url = newTarget()
-      const endpoint = await createEndpoint({ url, events: ['file.deleted'] })
+      const endpoint = await createEndpoint({ url, events: ['file.trashed'] })
       const kept = await createFile(ctx(), account.id)
       const removed = await createFile(ctx(), account.id)
       await call(ctx().app, 'DELETE', `/api/v1/files/${removed.id}`, { token: account.token })

@@ -93,12 +93,14 @@ export class AnalyticsRepository {
     const now = Date.now()
     const row = await this.#db
       .selectFrom('shares')
+      .innerJoin('files', 'files.id', 'shares.file_id')
       .where('shares.account_id', '=', accountId)
       .select((eb) => [
-        eb.fn.countAll<number>().as('shares'),
+        // The links of files in the trash are gone with them (until restored); what they counted is not.
+        eb.fn.countAll<number>().filterWhere('files.trashed_at', 'is', null).as('shares'),
         eb.fn
           .countAll<number>()
-          .filterWhere((w) => shareOpensNow(w, now))
+          .filterWhere((w) => w.and([w('files.trashed_at', 'is', null), shareOpensNow(w, now)]))
           .as('active_shares'),
         // SUM over no rows is NULL; an account without shares has 0 views.
         eb.fn.coalesce(eb.fn.sum<number>('shares.view_count'), eb.lit(0)).as('views'),
@@ -232,6 +234,8 @@ export class AnalyticsRepository {
       .innerJoin('shares', 'shares.id', 'period.share_id')
       .innerJoin('files', 'files.id', 'shares.file_id')
       .select(['period.share_id', 'period.views', 'period.downloads', 'files.id as file_id', 'files.name'])
+      // A link whose file is in the trash is counted in the totals, and not listed.
+      .where('files.trashed_at', 'is', null)
       .where(`period.${by}`, '>', 0)
       .orderBy(`period.${by}`, 'desc')
       .orderBy(`period.${other}`, 'desc')
@@ -281,5 +285,6 @@ export class AnalyticsRepository {
         'files.name',
       ])
       .where('shares.account_id', '=', accountId)
+      .where('files.trashed_at', 'is', null)
   }
 }

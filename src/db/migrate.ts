@@ -35,6 +35,7 @@ import * as uploadCrc32 from './migrations/0028_upload_crc32.ts'
 import * as pastShareCounts from './migrations/0029_past_share_counts.ts'
 import * as submissionSendings from './migrations/0030_submission_sendings.ts'
 import * as fileOrderIndexes from './migrations/0031_file_order_indexes.ts'
+import * as trash from './migrations/0032_trash.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -68,6 +69,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0029_past_share_counts': pastShareCounts,
   '0030_submission_sendings': submissionSendings,
   '0031_file_order_indexes': fileOrderIndexes,
+  '0032_trash': trash,
 }
 
 class Migrations implements MigrationProvider {

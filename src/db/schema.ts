@@ -74,6 +74,10 @@ export interface FilesTable {
    * `FilesRepository.insert`. Null only for a row written another way, until `NameIndex.rebuild`.
    */
   seq: number | null
+  /** When the file was deleted into the trash (migration 0032); null for a file in use. */
+  trashed_at: number | null
+  /** When the trash purge removes it for good; null for a file in use. */
+  purge_at: number | null
 }
 
 /**

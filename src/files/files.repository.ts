@@ -2,10 +2,18 @@
 // trip. A file by id comes through a per-process cache (read-path/cached-lookup.ts) and, on PostgreSQL, a
 // lookup that reads the ids asked for in one turn together (read-path/id-lookup.ts); a search finds a page's
 // ids first (name-search.ts) and then reads the files the same way.
-import { type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type RawBuilder,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely'
 import type { Db, Transaction } from '../db/database.ts'
 import type { Engine } from '../db/engine.ts'
-import { encodeCursor, type Page, toPage } from '../db/pagination.ts'
+import { decodeCursor, encodeCursor, type Page, toPage } from '../db/pagination.ts'
 import { type CachedLookup, cachedLookup } from '../db/read-path/cached-lookup.ts'
 import { idLookup, idsLookup } from '../db/read-path/id-lookup.ts'
 import { preparePages } from '../db/read-path/prepared.ts'
@@ -45,6 +53,12 @@ export interface StoredFile {
   share: FileShareSummary | null
   /** The image preview processing made, if any. */
   preview: Omit<FilePreview, 'fileId'> | null
+}
+
+/** A file in the trash (files/trash.ts): the file as it was, with when it was deleted and when it goes for good. */
+export interface TrashedFile extends StoredFile {
+  trashedAt: number
+  purgeAt: number
 }
 
 /** A file row to insert; its bytes are already stored under `blobKey`. */
@@ -152,6 +166,8 @@ function buildSelectFiles(db: Kysely<Database>) {
       'files.sha256',
       'files.created_at',
       'files.folder_id',
+      'files.trashed_at',
+      'files.purge_at',
       ...JOINED_FOLDER_COLUMNS,
       'shares.id as share_id',
       'shares.public_id as share_public_id',
@@ -184,6 +200,10 @@ function toStoredFile(row: FileRow, now = Date.now()): StoredFile {
         : joinedShare({ ...row, share_id: row.share_id, share_public_id: row.share_public_id }, now),
     preview: joinedPreview(row),
   }
+}
+
+function toTrashedFile(row: FileRow, now: number): TrashedFile {
+  return { ...toStoredFile(row, now), trashedAt: Number(row.trashed_at), purgeAt: Number(row.purge_at) }
 }
 
 function joinedShare(
@@ -246,6 +266,21 @@ function orderedPage<O>(
   return q.orderBy(key, forwards).orderBy(id, forwards).limit(sql.lit(fetch))
 }
 
+/** Where a file is: in use (every endpoint of the spec shows it) or in the trash (files/trash.ts). */
+export type FilePlace = 'in use' | 'trashed'
+
+/** `query` narrowed to the files in `place`. */
+function inPlace<Q extends { where(condition: Expression<SqlBool>): Q }>(query: Q, place: FilePlace): Q {
+  return query.where(
+    place === 'in use' ? sql<SqlBool>`files.trashed_at is null` : sql<SqlBool>`files.trashed_at is not null`,
+  )
+}
+
+/** Whether the row is a file of the account in use: another account's file, or one in the trash, is not found. */
+function isAccountsInUse(row: FileRow, accountId: string | undefined): boolean {
+  return row.account_id === accountId && row.trashed_at === null
+}
+
 /** A search's order is its own: newest first, forward only (search/name-search.ts). */
 const searchesComeNewestFirst = () =>
   invalid(
@@ -285,11 +320,11 @@ export class FilesRepository {
       maxAgeMs: FILE_CACHE_MAX_AGE_MS,
       read: async (fileId, accountId) => {
         const row = await lookUp(fileId)
-        return row?.account_id === accountId ? row : undefined
+        return row && isAccountsInUse(row, accountId) ? row : undefined
       },
       readMany: async (fileIds, accountId) => {
         const rows = await lookUpList(fileIds)
-        return new Map(rows.filter((row) => row.account_id === accountId).map((row) => [row.id, row]))
+        return new Map(rows.filter((row) => isAccountsInUse(row, accountId)).map((row) => [row.id, row]))
       },
     })
     // A list's page is its files' order keys, which the order indexes hold (the database reads no row); the
@@ -300,6 +335,7 @@ export class FilesRepository {
         .selectFrom('files')
         .select(['files.id', 'files.created_at'])
         .where('files.account_id', '=', accountId)
+        .where('files.trashed_at', 'is', null)
     this.#listPage = preparePages(db, 'files_list', 'files', 1, inAccount)
     this.#listInFolderPage = preparePages(
       db,
@@ -322,7 +358,8 @@ export class FilesRepository {
           .selectFrom('files')
           .select(ZIP_COLUMNS)
           .where('files.account_id', '=', accountId)
-          .where('files.folder_id', '=', folderId),
+          .where('files.folder_id', '=', folderId)
+          .where('files.trashed_at', 'is', null),
     )
   }
 
@@ -388,6 +425,7 @@ export class FilesRepository {
         .select([key.as('key'), 'files.id'])
         .where('files.id', '=', position.fileId)
         .where('files.account_id', '=', accountId)
+        .where('files.trashed_at', 'is', null)
         .executeTakeFirst()
       if (!row) throw positionGone()
       from = { key: row.key, id: row.id }
@@ -396,6 +434,7 @@ export class FilesRepository {
       .selectFrom('files')
       .select(['files.id', 'files.created_at'])
       .where('files.account_id', '=', accountId)
+      .where('files.trashed_at', 'is', null)
     if (folderId !== undefined) base = base.where('files.folder_id', '=', folderId)
     const rows = await orderedPage(base, this.#engine, order, from, back, limit + 1).execute()
     const more = rows.length > limit
@@ -420,10 +459,18 @@ export class FilesRepository {
     }
   }
 
-  /** Those of `fileIds` that are the account's, as the caller's transaction sees them (an event's snapshot). */
-  async inTransaction(trx: Transaction, accountId: string, fileIds: string[]): Promise<StoredFile[]> {
+  /**
+   * Those of `fileIds` that are the account's, in use or in the trash as `place` says, as the caller's
+   * transaction sees them (an event's snapshot).
+   */
+  async inTransaction(
+    trx: Transaction,
+    accountId: string,
+    fileIds: string[],
+    place: FilePlace = 'in use',
+  ): Promise<StoredFile[]> {
     if (fileIds.length === 0) return []
-    const rows = await buildSelectFiles(trx)
+    const rows = await inPlace(buildSelectFiles(trx), place)
       .where('files.account_id', '=', accountId)
       .where('files.id', 'in', fileIds)
       .execute()
@@ -444,6 +491,7 @@ export class FilesRepository {
       .select(['id', 'name', 'content_type', 'size'])
       .where('id', '=', fileId)
       .where('account_id', '=', accountId)
+      .where('trashed_at', 'is', null)
       .executeTakeFirst()
     return row && { id: row.id, name: row.name, contentType: row.content_type, size: Number(row.size) }
   }
@@ -512,6 +560,7 @@ export class FilesRepository {
       .set({ updated_at: Date.now(), ...(name === undefined ? {} : { name }) })
       .where('id', '=', fileId)
       .where('account_id', '=', accountId)
+      .where('trashed_at', 'is', null)
       .returning(['folder_id', 'seq'])
       .executeTakeFirst()
     if (row && name !== undefined) {
@@ -538,6 +587,7 @@ export class FilesRepository {
       .set({ updated_at: Date.now() })
       .where('account_id', '=', accountId)
       .where('id', 'in', fileIds)
+      .where('trashed_at', 'is', null)
       .returning(['id', 'folder_id'])
       .execute()
     return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
@@ -573,11 +623,19 @@ export class FilesRepository {
    * Every blob the account's given files own: their contents and their generated previews. Read inside the
    * deleting transaction, before the rows (previews cascade with their file) are gone.
    */
-  async blobKeys(trx: Transaction, accountId: string, fileIds: string[]): Promise<string[]> {
-    const rows = await trx
-      .selectFrom('files')
-      .leftJoin('file_previews', 'file_previews.file_id', 'files.id')
-      .select(['files.blob_key', 'file_previews.blob_key as preview_key'])
+  async blobKeys(
+    trx: Transaction,
+    accountId: string,
+    fileIds: string[],
+    place: FilePlace,
+  ): Promise<string[]> {
+    const rows = await inPlace(
+      trx
+        .selectFrom('files')
+        .leftJoin('file_previews', 'file_previews.file_id', 'files.id')
+        .select(['files.blob_key', 'file_previews.blob_key as preview_key']),
+      place,
+    )
       .where('files.account_id', '=', accountId)
       .where('files.id', 'in', fileIds)
       .execute()
@@ -586,10 +644,12 @@ export class FilesRepository {
     )
   }
 
-  /** Deletes those of the files that are the account's (shares and previews follow by foreign key). */
-  async deleteMany(trx: Transaction, accountId: string, fileIds: string[]) {
-    const rows = await trx
-      .deleteFrom('files')
+  /**
+   * Deletes for good those of the files that are the account's and in `place` (shares and previews follow by
+   * foreign key).
+   */
+  async deleteMany(trx: Transaction, accountId: string, fileIds: string[], place: FilePlace) {
+    const rows = await inPlace(trx.deleteFrom('files'), place)
       .where('account_id', '=', accountId)
       .where('id', 'in', fileIds)
       .returning(['id', 'folder_id', 'seq'])
@@ -602,6 +662,114 @@ export class FilesRepository {
     return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
   }
 
+  /**
+   * Moves those of the account's files in use to the trash, until `purgeAt`; answers the files moved and the
+   * folder each was in (whose count the caller lowers). The rows keep their folder, link and previews.
+   */
+  async trash(
+    trx: Transaction,
+    accountId: string,
+    fileIds: string[],
+    at: { trashedAt: number; purgeAt: number },
+  ): Promise<{ id: string; folderId: string | null }[]> {
+    const rows = await trx
+      .updateTable('files')
+      .set({ trashed_at: at.trashedAt, purge_at: at.purgeAt, updated_at: at.trashedAt })
+      .where('account_id', '=', accountId)
+      .where('id', 'in', fileIds)
+      .where('trashed_at', 'is', null)
+      .returning(['id', 'folder_id'])
+      .execute()
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+  }
+
+  /**
+   * Takes the account's file out of the trash; answers the folder it goes back to (null, root, when its folder
+   * was deleted meanwhile: the foreign key set it), or undefined when the trash holds no such file.
+   */
+  async restore(
+    trx: Transaction,
+    accountId: string,
+    fileId: string,
+  ): Promise<{ folderId: string | null } | undefined> {
+    const row = await trx
+      .updateTable('files')
+      .set({ trashed_at: null, purge_at: null, updated_at: Date.now() })
+      .where('account_id', '=', accountId)
+      .where('id', '=', fileId)
+      .where('trashed_at', 'is not', null)
+      .returning('folder_id')
+      .executeTakeFirst()
+    return row && { folderId: row.folder_id }
+  }
+
+  /**
+   * A page of the account's trash, the files deleted last first, along the trash's index (account_id,
+   * trashed_at, id); the cursor is of the time a file was deleted, as other lists' are of the time it was made.
+   */
+  async trashPage(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<TrashedFile>> {
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor)
+    let query = selectFiles(this.#db)
+      .where('files.account_id', '=', accountId)
+      .where('files.trashed_at', 'is not', null)
+    if (after) {
+      query = query.where((eb) =>
+        eb.and([
+          eb('files.trashed_at', '<=', after.createdAt),
+          eb.or([eb('files.trashed_at', '<', after.createdAt), eb('files.id', '<', after.id)]),
+        ]),
+      )
+    }
+    const rows = await query
+      .orderBy('files.trashed_at', 'desc')
+      .orderBy('files.id', 'desc')
+      .limit(page.limit + 1)
+      .execute()
+    const now = Date.now()
+    const items = rows.slice(0, page.limit).map((row) => toTrashedFile(row, now))
+    const last = items.at(-1)
+    return {
+      items,
+      nextCursor:
+        rows.length > page.limit && last ? encodeCursor({ createdAt: last.trashedAt, id: last.id }) : null,
+    }
+  }
+
+  /** How many files the account's trash holds, and their bytes. */
+  async trashSize(accountId: string): Promise<{ files: number; bytes: number }> {
+    const row = await this.#db
+      .selectFrom('files')
+      .select((eb) => [eb.fn.countAll<number>().as('files'), eb.fn.sum<number>('size').as('bytes')])
+      .where('account_id', '=', accountId)
+      .where('trashed_at', 'is not', null)
+      .executeTakeFirstOrThrow()
+    return { files: Number(row.files), bytes: Number(row.bytes ?? 0) }
+  }
+
+  /** Up to `limit` of the account's files in the trash, to delete for good. */
+  async trashedIds(accountId: string, limit: number): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('files')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('trashed_at', 'is not', null)
+      .limit(limit)
+      .execute()
+    return rows.map((row) => row.id)
+  }
+
+  /** Up to `limit` files of any account whose time in the trash ended by `now`, along the purge's index. */
+  async dueForPurge(now: number, limit: number): Promise<{ id: string; accountId: string }[]> {
+    const rows = await this.#db
+      .selectFrom('files')
+      .select(['id', 'account_id'])
+      .where('purge_at', '<=', now)
+      .orderBy('purge_at')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({ id: row.id, accountId: row.account_id }))
+  }
+
   /** Those of `fileIds` that are the account's, for a zip, in the order asked (others left out); by primary key. */
   async zipRows(accountId: string, fileIds: string[]): Promise<ZipFileRow[]> {
     if (fileIds.length === 0) return []
@@ -610,6 +778,7 @@ export class FilesRepository {
       .select(ZIP_COLUMNS)
       .where('files.account_id', '=', accountId)
       .where('files.id', 'in', fileIds)
+      .where('files.trashed_at', 'is', null)
       .execute()
     const byId = new Map(rows.map((row) => [row.id, toZipFileRow(row)]))
     return fileIds.flatMap((id) => byId.get(id) ?? [])

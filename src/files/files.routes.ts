@@ -83,8 +83,9 @@ async function fileListRoutes(app: RouteApp, { services, urls }: RouteDeps): Pro
         operationId: 'deleteFiles',
         summary: 'Delete several files',
         description:
-          'Deletes the listed files of the account, with their share links, blobs and previews. Ids that ' +
-          'are absent or belong to another account are skipped; `deletedIds` lists only the files deleted.',
+          'Deletes the listed files of the account, as `DELETE /files/{fileId}` does each. Ids that are ' +
+          'absent, in the trash already or another account’s are skipped; `deletedIds` lists only the files ' +
+          'deleted.',
         security: WRITE,
         body: DeleteFilesBody,
         response: {
@@ -153,7 +154,11 @@ async function oneFileRoutes(app: RouteApp, { services, urls }: RouteDeps): Prom
         tags,
         operationId: 'deleteFile',
         summary: 'Delete a file',
-        description: 'Deletes the file for good, with its share link, blob and previews.',
+        description:
+          'The file is gone from every endpoint of the API, and its share link’s page answers 404. Coffer keeps ' +
+          'it in the account’s trash for `TRASH_RETENTION_DAYS` (30 by default), where `GET /trash` lists it and ' +
+          '`POST /trash/{fileId}/restore` brings it back with its link; then it goes for good, with its link, ' +
+          'bytes and previews. With `TRASH_RETENTION_DAYS=0` the delete is final at once.',
         security: WRITE,
         params: FileParams,
         response: {

@@ -12,7 +12,7 @@ import {
 } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import { FILE_ORDERS } from './file-order.ts'
-import type { StoredFile } from './files.repository.ts'
+import type { StoredFile, TrashedFile } from './files.repository.ts'
 
 export const FileSummarySchema = Type.Object(
   {
@@ -66,6 +66,22 @@ export const FileSchema = Type.Object(
   { $id: 'File', additionalProperties: false },
 )
 
+export const TrashedFileSchema = Type.Object(
+  {
+    ...FileSchema.properties,
+    deletedAt: DateTime('When the file was deleted into the trash.'),
+    purgeAt: DateTime(
+      'When the file goes for good, with its share link and bytes, unless it is restored before.',
+    ),
+  },
+  {
+    $id: 'TrashedFile',
+    additionalProperties: false,
+    description:
+      'A file in the trash: the file as it was when deleted (its `share` is the link it gets back on restore).',
+  },
+)
+
 /** A stored file as FileSchema shows it. */
 export function serializeFile(file: StoredFile, urls: PublicUrls) {
   return {
@@ -88,6 +104,11 @@ export function serializeFile(file: StoredFile, urls: PublicUrls) {
     folder: file.folder && serializeFolder(file.folder),
     previewUrl: file.preview && urls.filePreview(file.id),
   }
+}
+
+/** A file in the trash as TrashedFileSchema shows it. */
+export function serializeTrashedFile(file: TrashedFile, urls: PublicUrls) {
+  return { ...serializeFile(file, urls), deletedAt: toIso(file.trashedAt), purgeAt: toIso(file.purgeAt) }
 }
 
 export const FileName = Type.String({

@@ -5,15 +5,14 @@ import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transaction, Transactor } from '../db/database.ts'
 import { isForeignKeyViolation } from '../db/errors.ts'
 import { notFound } from '../errors.ts'
-import { faultPoint } from '../fault-points.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
 import { newId } from '../ids.ts'
 import { nonBlankName } from '../names.ts'
-import type { BlobDeletionsService } from '../storage/blob-deletions.job.ts'
 import type { EventLog } from '../webhooks/events.ts'
 import { type FaultLog, type FileContent, fileContent } from './file-content.ts'
 import type { FileListOptions, FilePage, FilesRepository, StoredFile } from './files.repository.ts'
 import { readTextHead, type TextHead } from './text-head.ts'
+import type { TrashService } from './trash.service.ts'
 
 export interface NewFile {
   accountId: string
@@ -33,18 +32,9 @@ export interface FileUpdate {
   folderId?: string | null
 }
 
-/** The events files record, and what from: the file as the change leaves it (as it was, for a delete). */
+/** The event files record, and what from: the file as the change leaves it (trash.service.ts records the rest). */
 export interface FileEvents {
   'file.created': StoredFile
-  'file.deleted': StoredFile
-}
-
-/**
- * What the links of files counted, kept when the files go (the shares module's repository): declared here so
- * that files, which links point at, do not point back at shares.
- */
-export interface LinkHistory {
-  keepCountsOfFiles(trx: Transaction, accountId: string, fileIds: string[]): Promise<void>
 }
 
 export class FilesService {
@@ -52,28 +42,25 @@ export class FilesService {
   readonly #files: FilesRepository
   readonly #folders: FoldersRepository
   readonly #blobs: BlobStore
-  readonly #deletions: BlobDeletionsService
   readonly #events: EventLog<FileEvents>
-  readonly #linkHistory: LinkHistory
+  readonly #trash: TrashService
 
   constructor(deps: {
     transaction: Transactor
     files: FilesRepository
     folders: FoldersRepository
     blobs: BlobStore
-    deletions: BlobDeletionsService
-    /** Records file.created and file.deleted, in the transactions that make and delete files. */
+    /** Records file.created, in the transactions that make files. */
     events: EventLog<FileEvents>
-    /** Keeps what the links of deleted files counted in their account's history. */
-    linkHistory: LinkHistory
+    /** Where deleted files go. */
+    trash: TrashService
   }) {
     this.#transaction = deps.transaction
     this.#files = deps.files
     this.#folders = deps.folders
     this.#blobs = deps.blobs
-    this.#deletions = deps.deletions
     this.#events = deps.events
-    this.#linkHistory = deps.linkHistory
+    this.#trash = deps.trash
   }
 
   /**
@@ -205,53 +192,19 @@ export class FilesService {
     return this.#files.byIds(accountId, [...new Set(fileIds)])
   }
 
-  /** Deletes one file with its share and blobs; see `deleteMany`. */
+  /** Deletes one file of the account: to the trash, or for good without one (trash.service.ts). */
   async delete(accountId: string, fileId: string, log: FaultLog): Promise<{ id: string }> {
-    const deleted = await this.deleteMany(accountId, [fileId], log)
+    const deleted = await this.#trash.discard(accountId, [fileId], log)
     if (deleted.length === 0) throw notFound(`File ${fileId}`)
     return { id: fileId }
   }
 
   /**
    * Deletes those of `fileIds` that are the account's and returns their ids, in request order; others are
-   * skipped. The rows go in one transaction (shares follow by foreign key, folder counts drop with them),
-   * which also records their blobs for removal; the blobs are removed after the commit, so a rolled-back
-   * delete never loses bytes, and a crash before they are removed leaves them recorded for the sweep
-   * (storage/blob-deletions.job.ts).
+   * skipped (trash.service.ts).
    */
-  async deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
-    const ids = [...new Set(fileIds)]
-    if (ids.length === 0) return []
-    const { deleted, keys } = await this.#transaction(async (trx) => {
-      const keys = await this.#files.blobKeys(trx, accountId, ids)
-      // Read before the rows go: the event carries each file as it was, if this transaction deleted it.
-      const audience = await this.#events.audience(trx, accountId, 'file.deleted')
-      const before = audience ? await this.#files.inTransaction(trx, accountId, ids) : []
-      await this.#linkHistory.keepCountsOfFiles(trx, accountId, ids)
-      const deleted = await this.#files.deleteMany(trx, accountId, ids)
-      if (audience) {
-        const gone = new Set(deleted.map((file) => file.id))
-        await this.#events.record(
-          trx,
-          audience,
-          before.filter((file) => gone.has(file.id)),
-        )
-      }
-      const perFolder = new Map<string, number>()
-      for (const { folderId } of deleted) {
-        if (folderId !== null) perFolder.set(folderId, (perFolder.get(folderId) ?? 0) + 1)
-      }
-      // A fixed order, as in `update`, so that concurrent writers never lock the same folders crosswise.
-      for (const folderId of [...perFolder.keys()].sort()) {
-        await this.#folders.adjustCount(trx, folderId, 'file_count', -(perFolder.get(folderId) ?? 0))
-      }
-      await this.#deletions.record(trx, keys)
-      return { deleted, keys }
-    })
-    faultPoint('files-deleted')
-    await this.#deletions.complete(keys, log)
-    const deletedIds = new Set(deleted.map((file) => file.id))
-    return ids.filter((id) => deletedIds.has(id))
+  deleteMany(accountId: string, fileIds: string[], log: FaultLog): Promise<string[]> {
+    return this.#trash.discard(accountId, fileIds, log)
   }
 
   /** The account's file and a way to stream its bytes (file-content.ts). */

@@ -140,6 +140,16 @@ export const CapabilityIndexSchema = Type.Object(
       },
       Strict,
     ),
+    trash: Type.Object(
+      {
+        retentionDays: Type.Integer({
+          minimum: 0,
+          description:
+            'How many days a deleted file stays in the trash (`GET /trash`), restorable, before it goes for good; 0: a delete is final at once.',
+        }),
+      },
+      Strict,
+    ),
     webhooks: Type.Object(
       {
         events: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }, Strict), {
@@ -161,7 +171,7 @@ export const CapabilityIndexSchema = Type.Object(
   {
     ...Strict,
     description:
-      'Capabilities of this server: links, authentication, scopes, limits, upload settings and webhook events.',
+      'Capabilities of this server: links, authentication, scopes, limits, upload settings, the trash and webhook events.',
   },
 )
 
@@ -227,6 +237,7 @@ export function capabilityIndex(config: Config, urls: PublicUrls, options: Index
       grantTtlSeconds: config.uploadGrantTtlSeconds,
       grantMinLength,
     },
+    trash: { retentionDays: config.trashRetentionDays },
     webhooks: {
       events: Object.entries(EVENT_TYPES).map(([name, description]) => ({ name, description })),
       signatures: 'standard-webhooks',

@@ -291,6 +291,11 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
       tags: [
         { name: 'index', description: 'Capabilities of this server' },
         { name: 'files', description: 'Owned files: list, search, download, rename, move, delete, upload' },
+        {
+          name: 'trash',
+          description:
+            'Coffer extension. Deleted files, until they go for good: list, restore, delete for good',
+        },
         { name: 'folders', description: 'Flat folders of files and file requests' },
         { name: 'shares', description: 'Public share links with view and download counts' },
         { name: 'requests', description: 'File requests that collect files from outside submitters' },

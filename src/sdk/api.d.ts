@@ -92,7 +92,7 @@ export interface paths {
         post: operations["prepareUploads"];
         /**
          * Delete several files
-         * @description Deletes the listed files of the account, with their share links, blobs and previews. Ids that are absent or belong to another account are skipped; `deletedIds` lists only the files deleted.
+         * @description Deletes the listed files of the account, as `DELETE /files/{fileId}` does each. Ids that are absent, in the trash already or another account’s are skipped; `deletedIds` lists only the files deleted.
          */
         delete: operations["deleteFiles"];
         options?: never;
@@ -116,7 +116,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a file
-         * @description Deletes the file for good, with its share link, blob and previews.
+         * @description The file is gone from every endpoint of the API, and its share link’s page answers 404. Coffer keeps it in the account’s trash for `TRASH_RETENTION_DAYS` (30 by default), where `GET /trash` lists it and `POST /trash/{fileId}/restore` brings it back with its link; then it goes for good, with its link, bytes and previews. With `TRASH_RETENTION_DAYS=0` the delete is final at once.
          */
         delete: operations["deleteFile"];
         options?: never;
@@ -206,6 +206,70 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trash": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the trash
+         * @description **Coffer extension, beyond the contract.** The account’s deleted files that can still be restored, the most recently deleted first: each as it was, with `deletedAt` and `purgeAt` (when it goes for good). Empty when the server keeps no trash (`TRASH_RETENTION_DAYS=0`).
+         */
+        get: operations["listTrash"];
+        put?: never;
+        post?: never;
+        /**
+         * Empty the trash
+         * @description **Coffer extension, beyond the contract.** Deletes every file in the account’s trash for good; `deletedCount` says how many.
+         */
+        delete: operations["emptyTrash"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trash/{fileId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a file from the trash
+         * @description **Coffer extension, beyond the contract.** Puts the file back into its folder (into the root when that folder was deleted meanwhile), with its share link as it was: the same public URL, counts and settings. A file the trash does not hold is a 404.
+         */
+        post: operations["restoreFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trash/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file in the trash for good
+         * @description **Coffer extension, beyond the contract.** Deletes the file for good, with its share link, bytes and previews; what its link counted stays in the account’s analytics. A file the trash does not hold is a 404.
+         */
+        delete: operations["deleteFromTrash"];
         options?: never;
         head?: never;
         patch?: never;
@@ -713,6 +777,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "file.trashed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * file.trashed
+         * @description A file was deleted into the trash: gone from every endpoint of the API, restorable until `purgeAt`. The file as it was, with `deletedAt` and `purgeAt`. Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
+         */
+        post: operations["fileTrashedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "file.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * file.restored
+         * @description A file came back from the trash, with its share link as it was: the file as it is now. Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
+         */
+        post: operations["fileRestoredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "file.deleted": {
         parameters: {
             query?: never;
@@ -724,7 +828,7 @@ export interface webhooks {
         put?: never;
         /**
          * file.deleted
-         * @description A file was deleted (with its share link). Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
+         * @description A file was deleted for good, with its share link and bytes: emptied from the trash, purged after the trash’s retention, or deleted with the trash turned off (`TRASH_RETENTION_DAYS=0`). The file as it was. Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
          */
         post: operations["fileDeletedEvent"];
         delete?: never;
@@ -911,6 +1015,30 @@ export interface components {
             folder: components["schemas"]["Folder"] | null;
             /** @description Coffer extension, beyond the contract. */
             previewUrl: string | null;
+        };
+        /** @description A file in the trash: the file as it was when deleted (its `share` is the link it gets back on restore). */
+        TrashedFile: {
+            id: string;
+            name: string;
+            contentType: string;
+            size: number;
+            /** Format: date-time */
+            createdAt: string;
+            share: components["schemas"]["FileShareSummary"] | null;
+            folderId: string | null;
+            folder: components["schemas"]["Folder"] | null;
+            /** @description Coffer extension, beyond the contract. */
+            previewUrl: string | null;
+            /**
+             * Format: date-time
+             * @description When the file was deleted into the trash.
+             */
+            deletedAt: string;
+            /**
+             * Format: date-time
+             * @description When the file goes for good, with its share link and bytes, unless it is restored before.
+             */
+            purgeAt: string;
         };
         /**
          * @description What a share link is now, read-only: `active` (it opens), `disabled` (its owner turned it off), `expired` (its `expiresAt` has passed) or `exhausted` (its downloads reached `maxDownloads`); the first that holds in this order.
@@ -1170,7 +1298,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("file.created" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
             description: string | null;
             /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
             isActive: boolean;
@@ -1185,7 +1313,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("file.created" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
             description: string | null;
             /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
             isActive: boolean;
@@ -1237,7 +1365,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Capabilities of this server: links, authentication, scopes, limits, upload settings and webhook events. */
+            /** @description Capabilities of this server: links, authentication, scopes, limits, upload settings, the trash and webhook events. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1399,6 +1527,10 @@ export interface operations {
                             grantTtlSeconds: number;
                             /** @description `clientPayload.grant` is at least this long. */
                             grantMinLength: number;
+                        };
+                        trash: {
+                            /** @description How many days a deleted file stays in the trash (`GET /trash`), restorable, before it goes for good; 0: a delete is final at once. */
+                            retentionDays: number;
                         };
                         webhooks: {
                             /** @description The event types an endpoint may receive (`POST /webhooks`). */
@@ -2906,6 +3038,386 @@ export interface operations {
                 };
             };
             /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTrash: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 25). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TrashedFile"][];
+                        pagination: {
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    emptyTrash: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            deletedCount: number;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["File"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteFromTrash: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fileId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4899,7 +5411,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
                     url: string;
                     /** @description The event types the endpoint receives. */
-                    events: ("file.created" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+                    events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
                     description?: string | null;
                 };
             };
@@ -5190,7 +5702,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
                     url?: string;
                     /** @description The event types the endpoint receives. */
-                    events?: ("file.created" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+                    events?: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
                     description?: string | null;
                     /** @description false stops deliveries; true starts them again and forgets past failures. */
                     isActive?: boolean;
@@ -5684,6 +6196,82 @@ export interface operations {
                 "application/json": {
                     /** @constant */
                     type: "file.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change committed.
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["File"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    fileTrashedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and every endpoint, so a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since 1970. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`, one per secret that signs (two for 24 hours after a rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "file.trashed";
+                    /**
+                     * Format: date-time
+                     * @description When the change committed.
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["TrashedFile"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    fileRestoredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and every endpoint, so a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since 1970. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`, one per secret that signs (two for 24 hours after a rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "file.restored";
                     /**
                      * Format: date-time
                      * @description When the change committed.

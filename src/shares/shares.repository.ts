@@ -268,6 +268,8 @@ export class SharesRepository {
             ...JOINED_PREVIEW_COLUMNS,
             (eb) => eb.exists(activeEndpoints(eb)).as('owner_has_webhooks'),
           ])
+          // The page of a file in the trash answers as a link that never was.
+          .where('files.trashed_at', 'is', null)
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
     )
@@ -283,7 +285,10 @@ export class SharesRepository {
     )
   }
 
-  /** shares ⋈ files: a page of shares with their files is one query. */
+  /**
+   * shares ⋈ files: a page of shares with their files is one query. The link of a file in the trash is gone
+   * with it, until the file is restored.
+   */
   #selectWithFile(executor: Executor = this.#db) {
     return executor
       .selectFrom('shares')
@@ -294,6 +299,7 @@ export class SharesRepository {
         'files.content_type as file_content_type',
         'files.size as file_size',
       ])
+      .where('files.trashed_at', 'is', null)
   }
 
   async list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<ShareWithFile>> {

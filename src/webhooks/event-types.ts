@@ -21,7 +21,20 @@ export const EVENTS = {
     about: 'A file was made: an upload completed, or a file request received it.',
     data: ref('File'),
   },
-  'file.deleted': { about: 'A file was deleted (with its share link).', data: ref('File') },
+  'file.trashed': {
+    about:
+      'A file was deleted into the trash: gone from every endpoint of the API, restorable until `purgeAt`. The file as it was, with `deletedAt` and `purgeAt`.',
+    data: ref('TrashedFile'),
+  },
+  'file.restored': {
+    about: 'A file came back from the trash, with its share link as it was: the file as it is now.',
+    data: ref('File'),
+  },
+  'file.deleted': {
+    about:
+      'A file was deleted for good, with its share link and bytes: emptied from the trash, purged after the trash’s retention, or deleted with the trash turned off (`TRASH_RETENTION_DAYS=0`). The file as it was.',
+    data: ref('File'),
+  },
   'share.created': {
     about: 'A share link was created for a file, or a disabled or expired one reactivated.',
     data: ref('ShareWithFile'),

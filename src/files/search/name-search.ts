@@ -1,5 +1,6 @@
-// Name search over an account's files, newest first: a page holds the newest matches after the cursor, and
-// is short only when it is the last, however many files match and wherever among the account's files they lie.
+// Name search over an account's files (not those in the trash), newest first: a page holds the newest matches
+// after the cursor, and is short only when it is the last, however many files match and wherever among the
+// account's files they lie.
 //
 // A search reads the account's files from the newest back, in two parts (see name-index.repository.ts):
 // 1. The files not in the name index yet (fewer than CHUNK_SIZE, and those the job has not written yet).
@@ -222,7 +223,9 @@ class SearchReads {
           this.#db.kysely
             .selectFrom('files')
             .select('files.seq')
-            .where('files.account_id', '=', id as string),
+            .where('files.account_id', '=', id as string)
+            // As the lists say it, which their (partial) order index answers without reading a row.
+            .where('files.trashed_at', 'is', null),
           'files',
           { createdAt: createdAt as number, id: fileId as string },
           1,
@@ -264,6 +267,7 @@ class SearchReads {
           .where('account_id', '=', id as string)
           .where('seq', '>=', from as number)
           .where('seq', '<=', to as number)
+          .where('trashed_at', 'is', null)
           .where(this.#nearMatch(ascii))
         if (folder !== undefined) {
           // On SQLite, `+` keeps the folder's order index out of the plan: without statistics for it (Coffer
@@ -300,6 +304,7 @@ class SearchReads {
           .where('account_id', '=', id as string)
           .where('seq', '>=', from as number)
           .where('seq', '<=', to as number)
+          .where('trashed_at', 'is', null)
           .orderBy('seq', 'desc'),
     )
     cache.set(key, rows, epoch, now)
@@ -317,6 +322,7 @@ class SearchReads {
           .select(['seq', 'id', 'name', 'folder_id', 'created_at'])
           .where('account_id', '=', id as string)
           .where(this.#inList('seq', list))
+          .where('trashed_at', 'is', null)
           .where(this.#nearMatch(ascii)),
     )
     return rows.sort((a, b) => Number(b.seq) - Number(a.seq))
