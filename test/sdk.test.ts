@@ -361,6 +361,68 @@ for (const engine of ENGINES) {
       await assertCofferError(coffer.webhooks.get(webhook.id), 404, 'not_found')
     })
 
+    test('trash: a deleted file listed page after page, restored with its link, deleted for good, emptied', async () => {
+      const { coffer } = await clientFor()
+      assert.equal((await coffer.capabilities()).trash.retentionDays, 30)
+      const folder = await coffer.folders.create('Drafts')
+      const kept = await coffer.files.upload(Buffer.from('kept'), { name: 'kept.txt', folderId: folder.id })
+      const share = await coffer.shares.create({ fileId: kept.id })
+      const names = ['a.txt', 'b.txt', 'c.txt']
+      const others = []
+      for (const name of names) others.push(await coffer.files.upload(Buffer.from(name), { name }))
+      assert.deepEqual(await collect(coffer.trash.list()), [])
+
+      assert.deepEqual(await coffer.files.delete(kept.id), { id: kept.id })
+      assert.deepEqual(
+        (await coffer.files.deleteMany(others.map((f) => f.id))).sort(),
+        others.map((f) => f.id).sort(),
+      )
+      await assertCofferError(coffer.files.get(kept.id), 404, 'not_found')
+      // Every one, followed page after page; each with when it was deleted and when it goes for good.
+      const trashed = await collect(coffer.trash.list({ limit: 2 }))
+      assert.deepEqual(trashed.map((f) => f.id).sort(), [kept.id, ...others.map((f) => f.id)].sort())
+      const first = await coffer.trash.page({ limit: 2 })
+      assert.equal(first.data.length, 2)
+      assert.ok(first.pagination.nextCursor)
+      const inTrash = trashed.find((f) => f.id === kept.id)
+      assert.ok(inTrash)
+      assert.equal(inTrash.name, 'kept.txt')
+      const days = (Date.parse(inTrash.purgeAt) - Date.parse(inTrash.deletedAt)) / 86_400_000
+      assert.equal(Math.round(days), 30)
+
+      const restored = await coffer.trash.restore(kept.id)
+      assert.deepEqual(
+        [restored.id, restored.folderId, restored.share?.publicUrl],
+        [kept.id, folder.id, share.publicUrl],
+      )
+      assert.equal((await coffer.files.get(kept.id)).name, 'kept.txt')
+      await assertCofferError(coffer.trash.restore(kept.id), 404, 'not_found')
+
+      assert.deepEqual(await coffer.trash.delete(others[0]?.id ?? ''), { id: others[0]?.id })
+      await assertCofferError(coffer.trash.delete(others[0]?.id ?? ''), 404, 'not_found')
+      assert.equal(await coffer.trash.empty(), 2)
+      assert.deepEqual(await collect(coffer.trash.list()), [])
+      assert.equal(await coffer.trash.empty(), 0)
+      assert.deepEqual(
+        (await collect(coffer.files.list())).map((f) => f.id),
+        [kept.id],
+      )
+    })
+
+    test('trash: with a read-only key, listed but not restored, emptied or deleted from', async () => {
+      const { account, coffer } = await clientFor(['files:read'])
+      const writer = new Coffer({ url: ctx.base, credentials: { apiKey: account.token } })
+      const file = await writer.files.upload(Buffer.from('x'), { name: 'x.txt' })
+      await writer.files.delete(file.id)
+      assert.deepEqual(
+        (await collect(coffer.trash.list())).map((f) => f.id),
+        [file.id],
+      )
+      await assertCofferError(coffer.trash.restore(file.id), 403, 'insufficient_scope')
+      await assertCofferError(coffer.trash.delete(file.id), 403, 'insufficient_scope')
+      await assertCofferError(coffer.trash.empty(), 403, 'insufficient_scope')
+    })
+
     test('refusals are CofferErrors: a missing scope, a bad argument, an unknown key', async () => {
       const { coffer } = await clientFor(['files:read'])
       const scope = await assertCofferError(coffer.folders.create('Nope'), 403, 'insufficient_scope')

@@ -9,6 +9,8 @@ import { type UploadOptions, type UploadSource, uploadFile } from './upload.ts'
 
 export type File = components['schemas']['File']
 export type Folder = components['schemas']['Folder']
+/** A file in the trash: the file as it was, with when it was deleted (`deletedAt`) and goes for good (`purgeAt`). */
+export type TrashedFile = components['schemas']['TrashedFile']
 export type Share = components['schemas']['Share']
 export type ShareWithFile = components['schemas']['ShareWithFile']
 /** The settings of a link that `shares.share` applies: those POST /shares and PATCH /shares/{id} both take. */
@@ -98,9 +100,13 @@ export class Coffer {
     /** Renames and/or moves a file (`folderId: null` moves it to the root). */
     update: (fileId: string, body: BodyOf<'updateFile'>) =>
       this.#data(this.#client.PATCH('/files/{fileId}', { params: { path: { fileId } }, body })),
+    /**
+     * Deletes a file: into the trash, where `trash.restore` brings it back for the capability index's
+     * `trash.retentionDays`; for good when that is 0.
+     */
     delete: (fileId: string) =>
       this.#data(this.#client.DELETE('/files/{fileId}', { params: { path: { fileId } } })),
-    /** Deletes up to 100 files at once; resolves with the ids deleted. */
+    /** Deletes up to 100 files at once (into the trash, as `delete`); resolves with the ids deleted. */
     deleteMany: (fileIds: string[]) =>
       this.#data(this.#client.DELETE('/files', { body: { fileIds } })).then((data) => data.deletedIds),
     /** The first step of an upload, for those who make the transfer themselves; see `upload`. */
@@ -141,6 +147,26 @@ export class Coffer {
     /** The file's preview image (WebP), as a Response. */
     preview: (fileId: string, options: { signal?: AbortSignal } = {}) =>
       this.#bytes(`/files/${encodeURIComponent(fileId)}/preview`, options),
+  }
+
+  /**
+   * The account's trash: deleted files, restorable for the capability index's `trash.retentionDays` (none when
+   * that is 0, deletes being final then).
+   */
+  readonly trash = {
+    /** Every file in the trash, the most recently deleted first, page after page. */
+    list: (query: ListQuery<'listTrash'> = {}): AsyncIterable<TrashedFile> =>
+      items((cursor) => this.trash.page({ ...query, cursor })),
+    page: (query: QueryOf<'listTrash'> = {}) =>
+      this.#client.GET('/trash', { params: { query } }).then(ok) as Promise<Page<TrashedFile>>,
+    /** Puts a file back (into its folder, or the root when that is gone), with its link as it was. */
+    restore: (fileId: string) =>
+      this.#data(this.#client.POST('/trash/{fileId}/restore', { params: { path: { fileId } } })),
+    /** Deletes a file in the trash for good; resolves with its id. */
+    delete: (fileId: string) =>
+      this.#data(this.#client.DELETE('/trash/{fileId}', { params: { path: { fileId } } })),
+    /** Deletes every file in the trash for good; resolves with how many. */
+    empty: () => this.#data(this.#client.DELETE('/trash')).then((data) => data.deletedCount),
   }
 
   readonly folders = {

@@ -12,6 +12,7 @@ export {
   type ShareSettings,
   type ShareWithFile,
   type Submission,
+  type TrashedFile,
   type Webhook,
   type WebhookDelivery,
   type WebhookWithSecret,
