@@ -148,7 +148,7 @@ for (const engine of ENGINES) {
       return ids
     }
 
-    test('a delete of 100 files killed after its commit: the blobs are removed at the next start', {
+    test('an emptying of the trash of 100 files killed after its commit: the blobs are removed at the next start', {
       timeout: STEP_TIMEOUT_MS,
     }, async () => {
       server = await startServer(env('files-deleted'))
@@ -156,10 +156,17 @@ for (const engine of ENGINES) {
       const fileBlobs = async () => (await keysIn(store, 'files/')).length
       assert.equal(await fileBlobs(), 100)
 
-      const deleting = fetch(`${server.base}/api/v1/files`, {
+      // Into the trash (the files' rows and bytes stay), then deleted for good from it.
+      const trashed = await fetch(`${server.base}/api/v1/files`, {
         method: 'DELETE',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ fileIds: ids }),
+      })
+      assert.equal(trashed.status, 200)
+      assert.equal(await fileBlobs(), 100)
+      const deleting = fetch(`${server.base}/api/v1/trash`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}` },
       })
       await assert.rejects(deleting, 'the server died before it answered')
       await server.exited()
@@ -398,7 +405,12 @@ for (const engine of ENGINES) {
           'the record of the file.created attempt',
         )
 
-        const deleting = fetch(`${server.base}/api/v1/files/${fileId}`, {
+        const trashed = await fetch(`${server.base}/api/v1/files/${fileId}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${token}` },
+        })
+        assert.equal(trashed.status, 200)
+        const deleting = fetch(`${server.base}/api/v1/trash/${fileId}`, {
           method: 'DELETE',
           headers: { authorization: `Bearer ${token}` },
         })
