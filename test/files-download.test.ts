@@ -316,13 +316,18 @@ describeEachEngine(
         return original(key)
       }
       try {
+        // Deleted, then deleted for good from the trash: one alone, then the rest with the trash emptied.
         const one = await call(c.app, 'DELETE', `/api/v1/files/${stuck.id}`, { token: a.token })
         assert.deepEqual(one.body, { data: { id: stuck.id } })
+        const forGood = await call(c.app, 'DELETE', `/api/v1/trash/${stuck.id}`, { token: a.token })
+        assert.deepEqual(forGood.body, { data: { id: stuck.id } })
         const more = await call(c.app, 'DELETE', '/api/v1/files', {
           token: a.token,
           body: { fileIds: [other.id] },
         })
         assert.deepEqual(more.body, { data: { deletedIds: [other.id] } })
+        const emptied = await call(c.app, 'DELETE', '/api/v1/trash', { token: a.token })
+        assert.deepEqual(emptied.body, { data: { deletedCount: 1 } })
       } finally {
         c.blobs.delete = original
       }

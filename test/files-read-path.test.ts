@@ -146,6 +146,7 @@ test('SQLite, with no statistics (Coffer never runs ANALYZE): a page of a folder
     const page = selectFiles(c.db.kysely)
       .where('files.account_id', '=', a.id)
       .where('files.folder_id', '=', folder.id)
+      .where('files.trashed_at', 'is', null)
       .orderBy('files.created_at', 'desc')
       .orderBy('files.id', 'desc')
       .limit(51)

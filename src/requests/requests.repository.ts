@@ -293,7 +293,10 @@ export class RequestsRepository {
       (requestId: string) =>
         db.kysely
           .selectFrom('submissions')
-          .leftJoin('files', 'files.id', 'submissions.file_id')
+          // A file in the trash is not there to open, as a file deleted for good is not.
+          .leftJoin('files', (join) =>
+            join.onRef('files.id', '=', 'submissions.file_id').on('files.trashed_at', 'is', null),
+          )
           .select([...JOINED_SUBMISSION_COLUMNS, 'files.id as existing_file_id'])
           .where('submissions.request_id', '=', requestId),
     )
