@@ -1,7 +1,7 @@
 // The coffer command as a person and a script use it, against a real server on both engines: signed in by the
 // device flow in a terminal (tmux) with the approval made in Chromium, a directory uploaded with its progress
 // bars seen on the captured screen, a link shared, a download killed and resumed, --json outputs parsed, and
-// the exit codes.
+// the exit codes; the trash (rm into it, ls, restore, rm for good, empty with its question at a terminal).
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -617,6 +617,143 @@ for (const engine of ENGINES) {
       assert.deepEqual(await folders(), ['Kept'])
     })
 
+    test('rm moves files to the trash and says for how long; trash ls, restore, rm for good, empty --yes; by name or id', async () => {
+      const account = await createAccount(ctx.app)
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      const work = await ctx.app.services.folders.create(account.id, 'Work')
+      const report = await createFile(ctx, account.id, { name: 'report.pdf', folderId: work.id })
+      const notes = await createFile(ctx, account.id, { name: 'my notes.txt' })
+      const photo = await createFile(ctx, account.id, { name: 'photo.jpg' })
+      const twin = await createFile(ctx, account.id, { name: 'photo.jpg' })
+      const ok = async (args: string[]) => {
+        const result = await coffer(args, scriptEnv)
+        assert.equal(result.code, 0, result.stdout + result.stderr)
+        return result.stdout
+      }
+
+      assert.equal(
+        await ok(['rm', 'report.pdf']),
+        `Moved report.pdf (${report.id}) to the trash.\nIt can be restored for 30 days with \`coffer trash restore report.pdf\`.\n`,
+      )
+      assert.equal(
+        await ok(['rm', 'my notes.txt', photo.id]),
+        `Moved my notes.txt (${notes.id}) to the trash.\nMoved photo.jpg (${photo.id}) to the trash.\n` +
+          'They can be restored for 30 days with `coffer trash restore <name or id>...`.\n',
+      )
+      assert.deepEqual(JSON.parse(await ok(['--json', 'rm', twin.id])), {
+        deletedIds: [twin.id],
+        retentionDays: 30,
+      })
+      assert.equal(await ok(['ls']), 'No files.\n')
+
+      // The table as `coffer ls` draws it, the most recently deleted first.
+      const table = (await ok(['trash', 'ls'])).trimEnd().split('\n')
+      assert.match(table[0] ?? '', /^ID +SIZE +DELETED +PURGE DATE +NAME$/)
+      assert.deepEqual(
+        table.slice(1).map((row) => row.split(/ {2,}/).at(-1)),
+        ['photo.jpg', 'photo.jpg', 'my notes.txt', 'report.pdf'],
+      )
+      assert.match(
+        table[4] ?? '',
+        new RegExp(
+          `^${report.id} .+ \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  report\\.pdf$`,
+        ),
+      )
+      const listed = JSON.parse(await ok(['--json', 'trash', 'ls'])) as {
+        id: string
+        deletedAt: string
+        purgeAt: string
+      }[]
+      assert.equal(listed.length, 4)
+      for (const file of listed) {
+        assert.equal(Date.parse(file.purgeAt) - Date.parse(file.deletedAt), 30 * 86_400_000)
+      }
+      assert.equal(JSON.parse(await ok(['--json', 'trash', 'ls', '--limit', '1'])).length, 1)
+
+      // A name two files in the trash have is a usage error that gives their ids; nothing is restored.
+      const ambiguous = await coffer(['trash', 'restore', 'report.pdf', 'photo.jpg'], scriptEnv)
+      assert.equal(ambiguous.code, 2)
+      assert.match(ambiguous.stderr, /2 files in the trash are named "photo\.jpg"/)
+      assert.match(ambiguous.stderr, new RegExp(`${twin.id} \\(deleted .+\\), ${photo.id}`))
+      assert.equal(JSON.parse(await ok(['--json', 'trash', 'ls'])).length, 4)
+
+      assert.equal(
+        await ok(['trash', 'restore', 'my notes.txt', report.id]),
+        `Restored my notes.txt (${notes.id})\nRestored report.pdf in Work (${report.id})\n`,
+      )
+      assert.equal((await ctx.app.services.files.get(account.id, report.id)).folderId, work.id)
+      const missing = await coffer(['--json', 'trash', 'restore', 'report.pdf'], scriptEnv)
+      assert.deepEqual([missing.code, JSON.parse(missing.stdout).error.code], [1, 'not_found'])
+      const human = await coffer(['trash', 'restore', 'nothing.txt'], scriptEnv)
+      assert.equal(human.code, 1)
+      assert.equal(
+        human.stderr,
+        'Error: No file in the trash is named "nothing.txt".\nHint: See what the trash holds with `coffer trash ls`.\n',
+      )
+
+      assert.equal(await ok(['trash', 'rm', photo.id]), `Deleted photo.jpg (${photo.id}) for good.\n`)
+      assert.deepEqual(JSON.parse(await ok(['--json', 'trash', 'rm', 'photo.jpg'])), {
+        deletedIds: [twin.id],
+      })
+      await createFile(ctx, account.id, { name: 'old.txt' }).then((f) => ok(['rm', f.id]))
+
+      // Emptying asks first; with no terminal to ask at, only --yes goes ahead.
+      const unasked = await coffer(['trash', 'empty'], scriptEnv)
+      assert.equal(unasked.code, 2)
+      assert.match(unasked.stderr, /no terminal to ask at\.\nHint: Add --yes to go ahead\./)
+      assert.deepEqual(JSON.parse(await ok(['--json', 'trash', 'empty', '--yes'])), { deletedCount: 1 })
+      assert.equal(await ok(['trash', 'empty', '--yes']), 'The trash is empty.\n')
+      assert.equal(await ok(['trash', 'empty']), 'The trash is empty.\n', 'nothing to ask about')
+      assert.equal(await ok(['trash', 'ls']), 'The trash is empty.\n')
+      assert.deepEqual(
+        (await ctx.app.services.files.list(account.id, { limit: 100 })).items.map((f) => f.name).sort(),
+        ['my notes.txt', 'report.pdf'],
+      )
+    })
+
+    test('trash empty at a terminal: no keeps the files, Ctrl-C cancels, yes deletes them for good', {
+      skip: tmuxMissing,
+    }, async () => {
+      const account = await createAccount(ctx.app)
+      for (const name of ['a.txt', 'b.txt']) {
+        const file = await createFile(ctx, account.id, { name })
+        await ctx.app.services.trash.discard(account.id, [file.id], ctx.app.log)
+      }
+      const shellEnv = Object.entries({ ...env, COFFER_URL: ctx.base, COFFER_TOKEN: account.token })
+        .map(([name, value]) => `${name}=${quote(value)}`)
+        .join(' ')
+      const empty = `${shellEnv} ${quote(process.execPath)} ${quote(MAIN)} trash empty`
+      const terminal = new Terminal()
+      await terminal.start(
+        `${empty}; echo FIRST=$?; ${empty}; echo SECOND=$?; ${empty}; echo THIRD=$?; sleep 30`,
+      )
+      const type = (...keys: string[]) => run('tmux', ['send-keys', '-t', terminal.name, ...keys])
+      const question = 'Delete 2 files in the trash for good? They cannot be restored. [y/N]'
+      try {
+        await terminal.waitFor((screen) => screen.includes(question))
+        await type('n', 'Enter')
+        const kept = await terminal.waitFor((screen) => screen.includes('FIRST='))
+        assert.match(kept, /\[y\/N\] n\nNothing was deleted\.\nFIRST=1\n/)
+        await terminal.waitFor((screen) => screen.split(question).length === 3)
+        await type('C-c')
+        const cancelled = await terminal.waitFor((screen) => screen.includes('SECOND='))
+        assert.match(cancelled, /\[y\/N\]\nError: Cancelled: nothing was changed\.\nSECOND=130\n/)
+        await terminal.waitFor((screen) => screen.split(question).length === 4)
+        assert.equal((await ctx.app.services.trash.list(account.id, { limit: 10 })).items.length, 2)
+        await type('y', 'Enter')
+        const done = await terminal.waitFor((screen) => screen.includes('THIRD='))
+        assert.match(done, /\[y\/N\] y\nDeleted 2 files for good\.\nTHIRD=0\n/)
+      } finally {
+        await terminal.stop()
+      }
+      assert.equal((await ctx.app.services.trash.list(account.id, { limit: 10 })).items.length, 0)
+    })
+
     test('exit codes: 2 for usage, 3 for a refused credential, 1 for a failure, each with a hint', async () => {
       const scriptEnv = { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'empty'), COFFER_URL: ctx.base }
       const usage = await coffer(['ls', '--bogus'], scriptEnv)
@@ -664,6 +801,39 @@ for (const engine of ENGINES) {
       assert.equal(await offered('coffer', 'up'), 'upload')
       assert.equal(await offered('coffer', 'request', ''), 'create list submissions --help')
       assert.equal(await offered('coffer', '--json', 'share', '--ex'), '--expires')
+      assert.equal(await offered('coffer', 'trash', ''), 'ls restore rm empty --help')
     })
   })
 }
+
+describe('the coffer command, with a server that keeps no trash [sqlite]', () => {
+  let ctx: ListeningContext
+  let dir: string
+  before(async () => {
+    ctx = await startListening('sqlite', { env: { TRASH_RETENTION_DAYS: '0' } })
+    dir = await mkdtemp(path.join(tmpdir(), 'coffer-cli-'))
+  })
+  after(async () => {
+    await ctx?.stop()
+    if (dir) await rm(dir, { recursive: true, force: true })
+  })
+
+  test('rm says the files are deleted for good; the trash says it keeps none', async () => {
+    const account = await createAccount(ctx.app)
+    const scriptEnv = {
+      HOME: dir,
+      XDG_CONFIG_HOME: path.join(dir, 'empty'),
+      COFFER_URL: ctx.base,
+      COFFER_TOKEN: account.token,
+    }
+    const file = await createFile(ctx, account.id, { name: 'final.txt' })
+    const removed = await coffer(['rm', 'final.txt'], scriptEnv)
+    assert.equal(removed.code, 0, removed.stderr)
+    assert.equal(removed.stdout, `Deleted final.txt (${file.id}) for good.\n`)
+    const listed = await coffer(['trash', 'ls'], scriptEnv)
+    assert.equal(listed.stdout, 'The trash is empty: this server keeps none (a delete is final).\n')
+    const other = await createFile(ctx, account.id, { name: 'other.txt' })
+    const json = await coffer(['--json', 'rm', other.id], scriptEnv)
+    assert.deepEqual(JSON.parse(json.stdout), { deletedIds: [other.id], retentionDays: 0 })
+  })
+})

@@ -5,7 +5,7 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from '../files/file-orders.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
-import type { Coffer, File, Folder, Share, ShareSettings } from '../sdk/index.ts'
+import type { Coffer, File, Folder, Share, ShareSettings, TrashedFile } from '../sdk/index.ts'
 import { ON_CONFLICT, type OnConflict } from './name-claims.ts'
 import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
 import { connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
@@ -142,6 +142,41 @@ async function fileOf(coffer: Coffer, value: string): Promise<File> {
 
 const date = (iso: string) => iso.replace('T', ' ').slice(0, 16)
 
+/** `1 file`, `2 files`. */
+const fileCount = (n: number) => `${n} file${n === 1 ? '' : 's'}`
+
+/**
+ * The files of the trash that `values` name, each by its id or its exact name, in the order given, from one
+ * reading of the trash. A name given to more than one file there is a usage error that lists them.
+ */
+async function trashedFilesOf(coffer: Coffer, values: string[]): Promise<TrashedFile[]> {
+  const trash = await all(coffer.trash.list({ limit: 100 }))
+  return values.map((value) => {
+    const named = trash.filter((file) =>
+      looksLikeId(value, 'fil') ? file.id === value : file.name === value,
+    )
+    if (named.length === 1) return named[0] as TrashedFile
+    if (named.length > 1) {
+      throw new UsageError(
+        `${named.length} files in the trash are named "${value}".`,
+        `Give the id of one: ${named.map((f) => `${f.id} (deleted ${date(f.deletedAt)})`).join(', ')}.`,
+      )
+    }
+    throw new CofferError(
+      404,
+      'not_found',
+      looksLikeId(value, 'fil')
+        ? `The trash holds no file ${value}.`
+        : `No file in the trash is named "${value}".`,
+      'See what the trash holds with `coffer trash ls`.',
+    )
+  })
+}
+
+/** A name as the shell takes it back: quoted when it holds anything but the plainest characters. */
+const shellWord = (value: string) =>
+  /^[\w.,@%+=:/-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`
+
 /** Every item of a list, page after page. */
 async function all<Item>(items: AsyncIterable<Item>): Promise<Item[]> {
   const collected: Item[] = []
@@ -166,6 +201,7 @@ Examples:
   coffer ls --query invoice                  find files by name
   coffer share report.pdf --expires 7d       share a file, print its link
   coffer download report.pdf -o copy.pdf     download (resumes if cut short)
+  coffer trash restore report.pdf            bring back a file deleted by mistake
 
 Credentials are kept in $XDG_CONFIG_HOME/coffer/credentials.json (mode 600). For scripts and CI, set
 COFFER_URL and COFFER_TOKEN (an API key) instead.
@@ -175,6 +211,7 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 not signed in or not allowed, 130 cance
     signInCommands,
     transferCommands,
     fileCommands,
+    trashCommands,
     shareCommands,
     requestCommands,
     otherCommands,
@@ -371,15 +408,35 @@ function fileCommands(program: Command, run: Run): void {
 
   program
     .command('rm')
-    .description('delete files, for good')
+    .description('delete files: into the trash, where `coffer trash restore` brings them back')
     .argument('<file...>', 'ids or exact names')
+    .addHelpText(
+      'after',
+      `
+A deleted file stays in the trash for as many days as the server keeps it (30 by default), then goes for
+good; with a server that keeps no trash, a delete is final. See the trash with \`coffer trash ls\`.`,
+    )
     .action(async (values: string[]) => {
       const coffer = await run.connect()
       const files = []
       for (const value of values) files.push(await fileOf(coffer, value))
-      const deleted = await coffer.files.deleteMany(files.map((f) => f.id))
-      out.result({ deletedIds: deleted })
-      for (const file of files) out.line(`Deleted ${file.name} (${file.id})`)
+      const [deleted, capabilities] = await Promise.all([
+        coffer.files.deleteMany(files.map((f) => f.id)),
+        coffer.capabilities(),
+      ])
+      const { retentionDays } = capabilities.trash
+      out.result({ deletedIds: deleted, retentionDays })
+      const gone = files.filter((f) => deleted.includes(f.id))
+      if (retentionDays === 0) {
+        for (const file of gone) out.line(`Deleted ${file.name} (${file.id}) for good.`)
+        return
+      }
+      for (const file of gone) out.line(`Moved ${file.name} (${file.id}) to the trash.`)
+      if (gone.length === 0) return
+      const which = gone.length === 1 ? shellWord((gone[0] as File).name) : '<name or id>...'
+      out.line(
+        `${gone.length === 1 ? 'It' : 'They'} can be restored for ${retentionDays} day${retentionDays === 1 ? '' : 's'} with \`coffer trash restore ${which}\`.`,
+      )
     })
 
   program
@@ -406,6 +463,115 @@ function fileCommands(program: Command, run: Run): void {
       })
       out.result(updated)
       out.line(`${updated.name}${updated.folder ? ` in ${updated.folder.name}` : ''} (${updated.id})`)
+    })
+}
+
+/** trash ls, restore, rm, empty: deleted files, until they go for good. */
+function trashCommands(program: Command, run: Run): void {
+  const { out } = run
+  const trash = program
+    .command('trash')
+    .description('deleted files: see them, restore them, or delete them for good')
+    .addHelpText(
+      'after',
+      `
+\`coffer rm\` moves files to the trash, where they stay for as many days as the server keeps them (30 by
+default) before they go for good. A restored file goes back to its folder (the top level if that folder is
+gone), with its share link as it was.
+
+Examples:
+  coffer trash ls
+  coffer trash restore report.pdf
+  coffer trash rm fil_06h2dnvf96dyxprpxr362cvqp4
+  coffer trash empty --yes`,
+    )
+  trash
+    .command('ls')
+    .alias('list')
+    .description('list the files in the trash, the most recently deleted first')
+    .addOption(new Option('-n, --limit <n>', 'at most this many').default(50).argParser(positiveInteger))
+    .option('-a, --all', 'every one, however many')
+    .action(async (options: { limit: number; all?: boolean }) => {
+      const coffer = await run.connect()
+      const trashed: TrashedFile[] = []
+      const most = options.all ? Number.POSITIVE_INFINITY : options.limit
+      for await (const file of coffer.trash.list({ limit: Math.min(100, most) })) {
+        trashed.push(file)
+        if (trashed.length >= most) break
+      }
+      const empty =
+        trashed.length === 0 && (await coffer.capabilities()).trash.retentionDays === 0
+          ? 'The trash is empty: this server keeps none (a delete is final).'
+          : 'The trash is empty.'
+      printList(out, trashed, empty, [
+        ['ID', (f) => f.id],
+        ['SIZE', (f) => formatSize(f.size)],
+        ['DELETED', (f) => date(f.deletedAt)],
+        ['PURGE DATE', (f) => date(f.purgeAt)],
+        ['NAME', (f) => f.name],
+      ])
+    })
+
+  trash
+    .command('restore')
+    .description('put files back where they were, with their share links')
+    .argument('<file...>', 'ids or exact names of files in the trash')
+    .action(async (values: string[]) => {
+      const coffer = await run.connect()
+      const trashed = await trashedFilesOf(coffer, values)
+      const restored: File[] = []
+      for (const file of trashed) restored.push(await coffer.trash.restore(file.id))
+      out.result({ restored })
+      for (const [i, file] of restored.entries()) {
+        const was = (trashed[i] as TrashedFile).folder
+        out.line(
+          `Restored ${file.name}${file.folder ? ` in ${file.folder.name}` : ''} (${file.id})${was && !file.folder ? `: its folder ${was.name} is gone, so it is at the top level` : ''}`,
+        )
+      }
+    })
+
+  trash
+    .command('rm')
+    .description('delete files in the trash for good')
+    .argument('<file...>', 'ids or exact names of files in the trash')
+    .action(async (values: string[]) => {
+      const coffer = await run.connect()
+      const trashed = await trashedFilesOf(coffer, values)
+      const deletedIds: string[] = []
+      for (const file of trashed) deletedIds.push((await coffer.trash.delete(file.id)).id)
+      out.result({ deletedIds })
+      for (const file of trashed) out.line(`Deleted ${file.name} (${file.id}) for good.`)
+    })
+
+  trash
+    .command('empty')
+    .description('delete every file in the trash for good (asks first)')
+    .option('-y, --yes', 'do not ask (needed where there is no terminal to ask at)')
+    .action(async (options: { yes?: boolean }) => {
+      const coffer = await run.connect()
+      if (!options.yes) {
+        const first = await coffer.trash.page({ limit: 100 })
+        if (first.data.length === 0) {
+          out.result({ deletedCount: 0 })
+          out.line('The trash is empty.')
+          return
+        }
+        const many = first.pagination.nextCursor ? 'more than 100 files' : fileCount(first.data.length)
+        const { confirm } = await import('./confirm.ts')
+        const them = first.data.length === 1 && !first.pagination.nextCursor ? 'It' : 'They'
+        const yes = await confirm(`Delete ${many} in the trash for good? ${them} cannot be restored.`, {
+          signal: run.signal,
+        })
+        if (!yes) {
+          out.result({ deletedCount: 0 })
+          out.note('Nothing was deleted.')
+          run.exitCode = EXIT.failed
+          return
+        }
+      }
+      const deletedCount = await coffer.trash.empty()
+      out.result({ deletedCount })
+      out.line(deletedCount === 0 ? 'The trash is empty.' : `Deleted ${fileCount(deletedCount)} for good.`)
     })
 }
 
