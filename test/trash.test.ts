@@ -218,6 +218,36 @@ describeEachEngine('trash', (ctx) => {
     assertError(await call(c.app, 'GET', '/api/v1/trash'), 401, 'unauthorized')
   })
 
+  test('a restore and a delete for good at the same moment: one wins, and a file never loses its bytes', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const outcomes = new Set<string>()
+    for (let i = 0; i < 20; i++) {
+      const file = await createFile(c, a.id)
+      const link = await shareOf(c, a, file.id)
+      await visitShare(c.app, link, { views: 1 })
+      await call(c.app, 'DELETE', `/api/v1/files/${file.id}`, { token: a.token })
+      const totals = (await call(c.app, 'GET', '/api/v1/analytics', { token: a.token })).body.data
+      const [restored, forGood] = await Promise.all([
+        call(c.app, 'POST', `/api/v1/trash/${file.id}/restore`, { token: a.token }),
+        call(c.app, 'DELETE', `/api/v1/trash/${file.id}`, { token: a.token }),
+      ])
+      outcomes.add(`${restored.status} ${forGood.status}`)
+      if (restored.status === 200) {
+        assert.equal(forGood.status, 404)
+        assert.deepEqual(await c.blobs.stat(file.blobKey), { size: file.size })
+        assert.equal((await call(c.app, 'GET', `/api/v1/files/${file.id}`, { token: a.token })).status, 200)
+      } else {
+        assert.deepEqual([restored.status, forGood.status], [404, 200])
+        assert.equal(await c.blobs.stat(file.blobKey), undefined)
+      }
+      // What the link counted is counted once, whichever won.
+      const after = (await call(c.app, 'GET', '/api/v1/analytics', { token: a.token })).body.data
+      assert.deepEqual([after.views, after.downloads], [totals.views, totals.downloads])
+    }
+    assert.ok(outcomes.size >= 1)
+  })
+
   test('the purge takes what passed its time, for good, keeping what its links counted', async () => {
     const c = ctx()
     const a = await createAccount(c.app)

@@ -620,6 +620,20 @@ export class FilesRepository {
   }
 
   /**
+   * Takes the row locks of those of the account's files that are in `place` (PostgreSQL; SQLite has one writer
+   * at a time) and answers their ids, so that the rest of a deleting transaction works on rows that stay as they
+   * are until it ends: a restore at the same moment waits, then finds the file gone.
+   */
+  async claim(trx: Transaction, accountId: string, fileIds: string[], place: FilePlace): Promise<string[]> {
+    const rows = await inPlace(trx.updateTable('files').set({ updated_at: Date.now() }), place)
+      .where('account_id', '=', accountId)
+      .where('id', 'in', fileIds)
+      .returning('id')
+      .execute()
+    return rows.map((row) => row.id)
+  }
+
+  /**
    * Every blob the account's given files own: their contents and their generated previews. Read inside the
    * deleting transaction, before the rows (previews cascade with their file) are gone.
    */

@@ -183,8 +183,16 @@ export class TrashService {
    * commit, so a rolled-back delete never loses bytes, and a crash before they are removed leaves them recorded
    * for the sweep (storage/blob-deletions.job.ts).
    */
-  async #deleteForGood(accountId: string, ids: string[], place: FilePlace, log: FaultLog): Promise<string[]> {
+  async #deleteForGood(
+    accountId: string,
+    fileIds: string[],
+    place: FilePlace,
+    log: FaultLog,
+  ): Promise<string[]> {
     const { deleted, keys } = await this.#transaction(async (trx) => {
+      // Locked first: what is read below stays true until the rows go (a restore at the same time waits).
+      const ids = await this.#files.claim(trx, accountId, fileIds, place)
+      if (ids.length === 0) return { deleted: [], keys: [] }
       const keys = await this.#files.blobKeys(trx, accountId, ids, place)
       // Read before the rows go: the event carries each file as it was, if this transaction deleted it.
       const audience = await this.#events.audience(trx, accountId, 'file.deleted')
