@@ -28,6 +28,8 @@ const TOOLS = [
   'rename_file',
   'move_file',
   'delete_file',
+  'list_trash',
+  'restore_file',
   'list_folders',
   'create_folder',
   'share_file',
@@ -72,6 +74,14 @@ for (const engine of ENGINES) {
         const byName = new Map(tools.map((t) => [t.name, t]))
         assert.equal(byName.get('delete_file')?.annotations?.destructiveHint, true)
         assert.equal(byName.get('search_files')?.annotations?.readOnlyHint, true)
+        assert.equal(byName.get('list_trash')?.annotations?.readOnlyHint, true)
+        assert.deepEqual(
+          [
+            byName.get('restore_file')?.annotations?.readOnlyHint,
+            byName.get('restore_file')?.annotations?.destructiveHint,
+          ],
+          [false, false],
+        )
         assert.equal(byName.get('upload_file')?.annotations?.readOnlyHint, false)
         assert.deepEqual(byName.get('get_file')?.inputSchema.required, ['fileId'])
         // Every argument says what it is: a model fills in only what it understands.
@@ -261,6 +271,46 @@ for (const engine of ENGINES) {
         })) as CallToolResult
         assert.ok(gone.isError)
         assert.match((gone.content[0] as { text: string }).text, /^not_found: /)
+        // Into the trash, for the server's 30 days; listed there, and restored as it was.
+        const deleted = await call('delete_file', { fileId: file.id })
+        assert.equal(
+          (deleted.content[0] as { text: string }).text,
+          `Moved ${file.id} to the trash: restore_file brings it back, with its share link, for 30 days.`,
+        )
+        const trash = await call('list_trash', { limit: 1 })
+        const trashed = (
+          trash.structuredContent as { data: { id: string; deletedAt: string; purgeAt: string }[] }
+        ).data
+        assert.deepEqual(
+          trashed.map((f) => f.id),
+          [file.id],
+          'the most recently deleted first',
+        )
+        assert.match(
+          (trash.content[0] as { text: string }).text,
+          new RegExp(
+            `^done\\.md \\(${file.id}, .+\\), deleted ${trashed[0]?.deletedAt}, restorable until ${trashed[0]?.purgeAt}\nMore: pass cursor "`,
+          ),
+        )
+        const restored = await call('restore_file', { fileId: file.id })
+        assert.match((restored.content[0] as { text: string }).text, /^Restored done\.md \(fil_/)
+        assert.equal((restored.structuredContent as { id: string }).id, file.id)
+        assert.equal(
+          ((await call('get_file', { fileId: file.id })).structuredContent as { name: string }).name,
+          'done.md',
+        )
+        assert.deepEqual(
+          ((await call('list_trash', {})).structuredContent as { data: { id: string }[] }).data.map(
+            (f) => f.id,
+          ),
+          [binaryId],
+        )
+        const again = (await client.callTool({
+          name: 'restore_file',
+          arguments: { fileId: file.id },
+        })) as CallToolResult
+        assert.ok(again.isError)
+        assert.match((again.content[0] as { text: string }).text, /^not_found: /)
       } finally {
         await client.close()
       }
@@ -319,6 +369,15 @@ for (const engine of ENGINES) {
         })) as CallToolResult
         assert.ok(refused.isError)
         assert.match((refused.content[0] as { text: string }).text, /^insufficient_scope: .*folders:write/)
+        const notRestored = (await client.callTool({
+          name: 'restore_file',
+          arguments: { fileId: 'fil_0000000000000000000000000' },
+        })) as CallToolResult
+        assert.match((notRestored.content[0] as { text: string }).text, /^insufficient_scope: .*files:write/)
+        assert.equal(
+          ((await client.callTool({ name: 'list_trash', arguments: {} })) as CallToolResult).isError,
+          undefined,
+        )
         const invalid = (await client.callTool({ name: 'get_file', arguments: {} })) as CallToolResult
         assert.ok(invalid.isError, 'a missing argument is refused by the schema')
       } finally {
@@ -327,3 +386,45 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+describe('coffer mcp, with a server that keeps no trash [sqlite]', () => {
+  let ctx: ListeningContext
+  before(async () => {
+    ctx = await startListening('sqlite', { env: { TRASH_RETENTION_DAYS: '0' } })
+  })
+  after(async () => {
+    await ctx?.stop()
+  })
+
+  test('delete_file says the delete is final; list_trash that the server keeps none', async () => {
+    const account = await createAccount(ctx.app)
+    const client = await connect(ctx.base, account.token)
+    try {
+      const uploaded = (await client.callTool({
+        name: 'upload_file',
+        arguments: { name: 'final.txt', content: 'final' },
+      })) as CallToolResult
+      const fileId = (uploaded.structuredContent as { id: string }).id
+      const deleted = (await client.callTool({
+        name: 'delete_file',
+        arguments: { fileId },
+      })) as CallToolResult
+      assert.equal(
+        (deleted.content[0] as { text: string }).text,
+        `Deleted ${fileId} for good: this server keeps no trash, so it cannot be restored.`,
+      )
+      const trash = (await client.callTool({ name: 'list_trash', arguments: {} })) as CallToolResult
+      assert.equal(
+        (trash.content[0] as { text: string }).text,
+        'The trash is empty: this server keeps none (deletes are final).',
+      )
+      const restored = (await client.callTool({
+        name: 'restore_file',
+        arguments: { fileId },
+      })) as CallToolResult
+      assert.ok(restored.isError)
+    } finally {
+      await client.close()
+    }
+  })
+})

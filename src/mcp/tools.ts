@@ -9,7 +9,7 @@ import { FILE_ORDERS } from '../files/file-orders.shared.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../files/share-settings.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
-import type { Coffer, File, Share } from '../sdk/index.ts'
+import type { Coffer, File, Share, TrashedFile } from '../sdk/index.ts'
 import { READ_LIMIT, UPLOAD_LIMIT } from './limits.ts'
 
 const TEXT_TYPES =
@@ -98,7 +98,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     { name: 'coffer', version },
     {
       instructions:
-        'Coffer holds the user’s files in flat folders, shares them by public links, and collects files from others by file requests. Find files with search_files; read a text file with read_file; share with share_file.',
+        'Coffer holds the user’s files in flat folders, shares them by public links, and collects files from others by file requests. Find files with search_files; read a text file with read_file; share with share_file. A deleted file stays in the trash for a number of days (list_trash; restore_file brings it back).',
     },
   )
   const tool = toolRegistrar(server, options)
@@ -107,6 +107,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     readFileTool,
     uploadFileTool,
     fileChangingTools,
+    trashTools,
     folderTools,
     shareTools,
     requestTools,
@@ -366,15 +367,65 @@ function fileChangingTools(tool: Tool, coffer: Coffer): void {
     'delete_file',
     {
       title: 'Delete a file',
-      description: 'Deletes a file for good, with its share link.',
+      description:
+        'Deletes a file, with its share link: into the trash, where restore_file brings it back (with its link) for the days the server keeps it; for good at once on a server that keeps no trash. The answer says which.',
       input: { fileId: id('file') },
       readOnly: false,
       changesFileList: true,
       destructive: true,
     },
     async ({ fileId }) => {
-      const deleted = await coffer.files.delete(fileId)
-      return answer(`Deleted ${fileId}.`, deleted)
+      const [deleted, capabilities] = await Promise.all([coffer.files.delete(fileId), coffer.capabilities()])
+      const days = capabilities.trash.retentionDays
+      return answer(
+        days === 0
+          ? `Deleted ${fileId} for good: this server keeps no trash, so it cannot be restored.`
+          : `Moved ${fileId} to the trash: restore_file brings it back, with its share link, for ${count(days, 'day')}.`,
+        deleted,
+      )
+    },
+  )
+}
+
+const describeTrashed = (file: TrashedFile) =>
+  `${describeFile(file)}, deleted ${file.deletedAt}, restorable until ${file.purgeAt}`
+
+/** The trash: deleted files, until they go for good. */
+function trashTools(tool: Tool, coffer: Coffer): void {
+  tool(
+    'list_trash',
+    {
+      title: 'List the trash',
+      description:
+        'The deleted files that can still be restored, the most recently deleted first, each with when it was deleted (`deletedAt`) and when it goes for good (`purgeAt`).',
+      input: { cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.trash.page(args)
+      const empty =
+        page.data.length === 0 && (await coffer.capabilities()).trash.retentionDays === 0
+          ? 'The trash is empty: this server keeps none (deletes are final).'
+          : 'The trash is empty.'
+      return answer(
+        `${page.data.length === 0 ? empty : page.data.map(describeTrashed).join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
+    },
+  )
+  tool(
+    'restore_file',
+    {
+      title: 'Restore a file',
+      description:
+        'Brings a file back from the trash (see list_trash): into its folder (the root when that folder is gone), with its share link as it was.',
+      input: { fileId: id('file') },
+      readOnly: false,
+      changesFileList: true,
+    },
+    async ({ fileId }) => {
+      const file = await coffer.trash.restore(fileId)
+      return answer(`Restored ${describeFile(file)}`, file)
     },
   )
 }
