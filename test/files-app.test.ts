@@ -309,7 +309,8 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     assert.equal((await api(ctx().app, o, 'GET', `/files/${ids[0]}`)).status, 200, 'asking deletes nothing')
     const confirmed = await o.web.post('/files/bulk', { action: 'confirm-delete', fileIds: ids }, '/')
     assert.equal(confirmed.statusCode, 303)
-    assert.equal(confirmed.headers.location, '/?done=deleted&n=3')
+    // They went to the trash (the default keeps it 30 days), and the notice offers to undo that.
+    assert.equal(confirmed.headers.location, `/?done=trashed&n=3&undo=${ids.join('%2C')}`)
     for (const id of ids) assert.equal((await api(ctx().app, o, 'GET', `/files/${id}`)).status, 404)
     assert.equal((await api(ctx().app, o, 'GET', `/folders/${to.id}`)).body.data.fileCount, 0)
 
@@ -399,7 +400,7 @@ describeEachEngine('the files app over HTTP', (ctx) => {
     assert.equal(download.body, 'first line\nsecond line')
     assert.match(download.headers['content-disposition'] as string, /^attachment/)
     const deleted = await o.web.post(`/files/${file.id}/delete`, {}, `/files/${file.id}/delete`)
-    assert.equal(deleted.headers.location, `/folders/${folder.id}?done=deleted&n=1`)
+    assert.equal(deleted.headers.location, `/folders/${folder.id}?done=trashed&n=1&undo=${file.id}`)
     assert.equal((await api(ctx().app, o, 'GET', `/files/${file.id}`)).status, 404)
   })
 

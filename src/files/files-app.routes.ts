@@ -5,6 +5,8 @@
 // - GET /files/rows?ids=…: the rows of the files the uploader just made, for it to add without a reload.
 // - POST /files/bulk: the selection form: move, delete (a confirmation first), each in one transaction.
 // - GET /files/{fileId}: the file's page; its actions: rename, move, delete (confirmed), download, preview.
+// A delete moves the files to the trash when the server keeps one (trash-app.routes.ts), and its notice then
+// offers an Undo: the ids of the files are in the address (`?undo=a,b`), for the notice's form to restore.
 // Everything needs the session; every change is a POST with its CSRF token. Another account's id is a 404 page.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
@@ -34,6 +36,12 @@ import { sharePanel } from './share-panel.views.ts'
 const PAGE_SIZE = 50
 /** Files one bulk action takes: a page of the list is 50; a selection grown by "More" stays within this. */
 const MAX_SELECTION = 1000
+/**
+ * Files a delete's Undo names in the address: two pages of the list, well within what an address may hold
+ * (a selection of 1000 ids would not be); a larger delete's notice links to the trash instead.
+ */
+const MAX_UNDO = 100
+const UNDO_PATTERN = `^[A-Za-z0-9_]{1,100}(,[A-Za-z0-9_]{1,100}){0,${MAX_UNDO - 1}}$`
 
 const ListQuery = Type.Object({
   query: Type.Optional(Type.String({ maxLength: 200 })),
@@ -43,6 +51,7 @@ const ListQuery = Type.Object({
   from: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   done: Type.Optional(Type.String({ maxLength: 40 })),
   n: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  undo: Type.Optional(Type.String({ pattern: UNDO_PATTERN })),
 })
 
 const FolderParams = Type.Object({ folderId: Type.String({ minLength: 1, maxLength: 100 }) })
@@ -65,6 +74,9 @@ const readBulkForm = formReader(
 const NOTICES: Notices = {
   moved: (n) => `${n} file${n === 1 ? '' : 's'} moved.`,
   deleted: (n) => `${n} file${n === 1 ? '' : 's'} deleted.`,
+  trashed: (n) => `${n} file${n === 1 ? '' : 's'} moved to the trash.`,
+  restored: (n) => `${n} file${n === 1 ? '' : 's'} restored.`,
+  'nothing-restored': () => 'Nothing to restore: those files are no longer in the trash.',
   'nothing-selected': () => 'Select at least one file first: tick the box beside it.',
   'folder-created': () => 'Folder created. Upload files into it, or move files here from All files.',
   'folder-renamed': () => 'Folder renamed.',
@@ -92,6 +104,26 @@ const readRename = formReader(
   ),
 )
 
+/** `path` without the Undo of an earlier delete, so that a later change's notice does not offer it again. */
+export function withoutUndo(path: string): string {
+  const url = new URL(path, 'http://coffer.invalid')
+  url.searchParams.delete('undo')
+  return `${url.pathname}${url.search}${url.hash}`
+}
+
+/**
+ * Where a delete of `fileIds` sends the browser back to: `back` with its notice, and the ids for the Undo when
+ * the files went to the trash (and are few enough for an address).
+ */
+function afterDelete(back: string, fileIds: string[], trashDays: number): string {
+  if (trashDays === 0) return withNotice(back, 'deleted', fileIds.length)
+  const path = withNotice(withoutUndo(back), 'trashed', fileIds.length)
+  if (fileIds.length === 0 || fileIds.length > MAX_UNDO) return path
+  const url = new URL(path, 'http://coffer.invalid')
+  url.searchParams.set('undo', fileIds.join(','))
+  return `${url.pathname}${url.search}${url.hash}`
+}
+
 const readMove = formReader(
   Type.Object({ folderId: Type.Optional(Type.String({ maxLength: 100 })) }, { additionalProperties: false }),
 )
@@ -106,7 +138,7 @@ export const filesAppRoutes: Routes = async (app, deps) => {
 
 /** What every files page's routes share: the services, the option presets, the uploader's settings. */
 function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }: RouteDeps) {
-  const { files, folders, shares, analytics } = services
+  const { files, folders, shares, analytics, trash } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
@@ -118,6 +150,7 @@ function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }
   }
   return {
     files,
+    trash,
     folders,
     shares,
     analytics,
@@ -135,7 +168,10 @@ function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }
 type Kit = ReturnType<typeof filesAppKit>
 
 /** The list of files, every one or a folder's, and the rows of new uploads. */
-function listRoutes(app: RouteApp, { files, folders, web, webSessions, signedIn, uploader }: Kit): void {
+function listRoutes(
+  app: RouteApp,
+  { files, trash, folders, web, webSessions, signedIn, uploader }: Kit,
+): void {
   /** The list of every file (folderId undefined) or of a folder. */
   async function list(
     request: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>,
@@ -172,8 +208,10 @@ function listRoutes(app: RouteApp, { files, folders, web, webSessions, signedIn,
           pageSize: PAGE_SIZE,
           uploader,
           notice: noticeOf(NOTICES, done, n),
+          undo: done === 'trashed' ? request.query.undo?.split(',') : undefined,
+          trashDays: trash.retentionDays,
         },
-        request.url,
+        withoutUndo(request.url),
       ),
     )
   }
@@ -211,12 +249,12 @@ function listRoutes(app: RouteApp, { files, folders, web, webSessions, signedIn,
 }
 
 /** The selection's actions: move, delete after a confirmation. */
-function bulkRoutes(app: RouteApp, { files, web, posted }: Kit): void {
+function bulkRoutes(app: RouteApp, { files, trash, web, posted }: Kit): void {
   app.post(FILE_PATHS.bulk, { ...posted, schema: { hide: true } }, async (request, reply) => {
     const form = readBulkForm(request.body)
     if (!form.ok) throw invalid(Object.values(form.errors).join(' '))
     const { action, fileIds = [], folderId, return_to } = form.value
-    const back = safeReturnTo(return_to, FILE_PATHS.home)
+    const back = withoutUndo(safeReturnTo(return_to, FILE_PATHS.home))
     if (fileIds.length === 0) return reply.redirect(withNotice(back, 'nothing-selected'), 303)
     const accountId = sessionAccountId(request)
     switch (action) {
@@ -236,12 +274,13 @@ function bulkRoutes(app: RouteApp, { files, web, posted }: Kit): void {
             csrfToken: token,
             files: chosen,
             returnTo: back,
+            trashDays: trash.retentionDays,
           }),
         )
       }
       case 'confirm-delete': {
         const deleted = await files.deleteMany(accountId, fileIds, request.log)
-        return reply.redirect(withNotice(back, 'deleted', deleted.length), 303)
+        return reply.redirect(afterDelete(back, deleted, trash.retentionDays), 303)
       }
     }
   })
@@ -320,7 +359,7 @@ function filePageRoutes(
 }
 
 /** A file moved or deleted from its page. */
-function fileChangeRoutes(app: RouteApp, { files, web, signedIn, posted }: Kit): void {
+function fileChangeRoutes(app: RouteApp, { files, trash, web, signedIn, posted }: Kit): void {
   app.post(
     '/files/:fileId/move',
     { ...posted, schema: { hide: true, params: FileParams } },
@@ -342,7 +381,12 @@ function fileChangeRoutes(app: RouteApp, { files, web, signedIn, posted }: Kit):
       return web.send(
         reply,
         200,
-        confirmDeleteFilePage({ nav: appNav(request, reply, 'files'), csrfToken: token, file }),
+        confirmDeleteFilePage({
+          nav: appNav(request, reply, 'files'),
+          csrfToken: token,
+          file,
+          trashDays: trash.retentionDays,
+        }),
       )
     },
   )
@@ -354,7 +398,7 @@ function fileChangeRoutes(app: RouteApp, { files, web, signedIn, posted }: Kit):
       const file = await files.get(sessionAccountId(request), request.params.fileId)
       await files.delete(sessionAccountId(request), file.id, request.log)
       const back = file.folderId ? FILE_PATHS.folder(file.folderId) : FILE_PATHS.home
-      return reply.redirect(withNotice(back, 'deleted', 1), 303)
+      return reply.redirect(afterDelete(back, [file.id], trash.retentionDays), 303)
     },
   )
 }

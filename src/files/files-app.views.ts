@@ -34,6 +34,11 @@ export const FILE_PATHS = {
   rows: '/files/rows',
   zip: '/files/zip',
   uploads: '/uploads',
+  trash: '/trash',
+  emptyTrash: '/trash/empty',
+  /** Restores the files named in the form (`fileIds`): a row's Restore in the trash, and the Undo after a delete. */
+  restore: '/trash/restore',
+  deleteForever: (id: string) => `/trash/${id}/delete`,
 } as const
 
 /** How many folders the sidebar and the folder menus list, by name; the folders page lists them all. */
@@ -68,6 +73,10 @@ export interface FilesPageData {
   uploader: UploaderSettings
   /** A fixed sentence after a change ("3 files deleted."). */
   notice?: string
+  /** The files a delete just moved to the trash, for the notice's Undo. */
+  undo?: string[]
+  /** How many days a deleted file stays in the trash; 0: deletes are final, and there is no trash to link to. */
+  trashDays: number
   /** The folder form's state when a new name was refused. */
   folderForm?: { name: string; error: string }
 }
@@ -77,6 +86,7 @@ export const ICONS = {
   download: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 4v11m0 0-4.5-4.5M12 15l4.5-4.5M5 19h14" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`,
   files: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M7 3.5h7l4.5 4.5v11a1.5 1.5 0 0 1-1.5 1.5H7A1.5 1.5 0 0 1 5.5 19V5A1.5 1.5 0 0 1 7 3.5Z" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/><path d="M14 3.5V8h4.5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/></svg>`,
   search: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><circle cx="11" cy="11" r="6.5" fill="none" stroke="currentColor" stroke-width="2"/><path d="m16 16 4 4" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`,
+  trash: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M4.5 7h15M9.5 7V4.5h5V7m-8 0 .9 12.1a1.5 1.5 0 0 0 1.5 1.4h6.2a1.5 1.5 0 0 0 1.5-1.4L17.5 7M10 11v6m4-6v6" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round"/></svg>`,
   plus: html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M12 5v14M5 12h14" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>`,
 } as const
 
@@ -86,7 +96,7 @@ export const ICONS = {
  * the page's script adds find them there too. The sheet's colours are inherited from the `.type-icon` that
  * uses it, as the document's selectors do not reach inside a `<use>`.
  */
-const REPEATED_ICONS = html`<svg class="icon-sprite" aria-hidden="true" focusable="false">
+export const REPEATED_ICONS = html`<svg class="icon-sprite" aria-hidden="true" focusable="false">
 <symbol id="icon-folder" viewBox="0 0 24 24"><path d="M3.5 7.5a2 2 0 0 1 2-2h4l2 2.2h7a2 2 0 0 1 2 2v7.8a2 2 0 0 1-2 2h-13a2 2 0 0 1-2-2Z" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round"/></symbol>
 <symbol id="icon-link" viewBox="0 0 24 24"><path d="M10 14a4 4 0 0 0 5.7 0l3-3a4 4 0 0 0-5.7-5.7l-1 1M14 10a4 4 0 0 0-5.7 0l-3 3a4 4 0 0 0 5.7 5.7l1-1" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></symbol>
 <symbol id="icon-sheet" viewBox="0 0 40 48"><path d="M5 2h21l10 10v32a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2z"/><path d="M26 2v8a2 2 0 0 0 2 2h8" fill="none"/></symbol>
@@ -170,6 +180,7 @@ function folderSidebar(data: FilesPageData): string {
   )}
 </ul>
 !${data.folders.length >= FOLDERS_SHOWN ? html`<p class="sidebar-more"><a href="${FILE_PATHS.folders}">All folders</a></p>` : ''}
+!${data.trashDays > 0 ? html`<ul class="trash-nav"><li><a href="${FILE_PATHS.trash}">!${ICONS.trash}<span class="folder-name">Trash</span></a></li></ul>` : ''}
 <details class="new-folder"!${form ? ' open' : ''}>
 <summary>!${ICONS.plus}New folder</summary>
 <form method="post" action="${FILE_PATHS.folders}" novalidate>
@@ -370,7 +381,7 @@ export function filesPage(data: FilesPageData, returnTo: string): Page {
   const main = html`!${REPEATED_ICONS}<div class="files-app" data-files-app>
 !${folderSidebar(data)}
 <section class="files-main" aria-labelledby="page-title">
-!${data.notice ? html`<p class="inline-notice" role="status">${data.notice}</p>` : ''}
+!${data.notice ? notice(data.notice, data.undo && { csrfToken: data.csrfToken, fileIds: data.undo, returnTo }) : ''}
 !${listHeading(data)}
 <div class="files-tools">
 !${searchForm(data)}
@@ -382,19 +393,50 @@ export function filesPage(data: FilesPageData, returnTo: string): Page {
   return { title: `${title} · Coffer`, main, nav: data.nav, scripts: ['files-app.js'] }
 }
 
+/**
+ * A notice after a change; after a delete into the trash, with an Undo: a small form that restores the files
+ * just deleted and comes back here.
+ */
+function notice(sentence: string, undo?: { csrfToken: string; fileIds: string[]; returnTo: string }): string {
+  if (!undo || undo.fileIds.length === 0) return html`<p class="inline-notice" role="status">${sentence}</p>`
+  return html`<div class="inline-notice notice-undo" role="status"><p>${sentence}</p>
+<form method="post" action="${FILE_PATHS.restore}">
+!${csrfInput(undo.csrfToken)}
+!${undo.fileIds.map((id) => html`<input type="hidden" name="fileIds" value="${id}">`)}
+<input type="hidden" name="return_to" value="${undo.returnTo}">
+<button class="button small" type="submit">Undo</button>
+</form>
+<a href="${FILE_PATHS.trash}">Open the trash</a></div>`
+}
+
+/** What a delete does on this server, to `count` files: they move to the trash for `days`, or go for good. */
+function whatDeleteDoes(days: number, count: number): string {
+  const one = count === 1
+  return days > 0
+    ? `${one ? 'It moves' : 'They move'} to the trash, where ${one ? 'it' : 'they'} can be restored for ${days} day${days === 1 ? '' : 's'}; after that ${one ? 'it is' : 'they are'} deleted for good, with ${one ? 'its' : 'their'} bytes`
+    : `${one ? 'It is' : 'They are'} deleted for good, with ${one ? 'its' : 'their'} bytes`
+}
+
 /** The confirmation of a bulk delete: how many, which, and what goes with them. */
 export function confirmDeletePage(data: {
   nav: AppNav
   csrfToken: string
   files: StoredFile[]
   returnTo: string
+  trashDays: number
 }): Page {
   const { files } = data
   const count = files.length
   const shared = files.filter((file) => file.share).length
+  const links =
+    shared === 0
+      ? ''
+      : data.trashDays > 0
+        ? html`. The share link${shared === 1 ? '' : 's'} of ${shared} of them stop${shared === 1 ? 's' : ''} working until restored`
+        : html`, and the share link${shared === 1 ? '' : 's'} of ${shared} of them, which stop${shared === 1 ? 's' : ''} working at once`
   const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
 <h1 id="page-title">Delete ${count} file${count === 1 ? '' : 's'}?</h1>
-<p>They are deleted for good, with their bytes!${shared > 0 ? html` and the share link${shared === 1 ? '' : 's'} of ${shared} of them, which stop${shared === 1 ? 's' : ''} working at once` : ''}.</p>
+<p>${whatDeleteDoes(data.trashDays, count)}!${links}.</p>
 <ul class="confirm-list">!${files.slice(0, 20).map((file) => html`<li>${file.name} <span class="muted">(${formatSize(file.size)})</span></li>`)}</ul>
 !${count > 20 ? html`<p class="muted">and ${count - 20} more.</p>` : ''}
 <form method="post" action="${FILE_PATHS.bulk}">
@@ -480,11 +522,24 @@ export function filePage(data: FilePageData): Page {
 }
 
 /** The confirmation of deleting one file. */
-export function confirmDeleteFilePage(data: { nav: AppNav; csrfToken: string; file: StoredFile }): Page {
+export function confirmDeleteFilePage(data: {
+  nav: AppNav
+  csrfToken: string
+  file: StoredFile
+  trashDays: number
+}): Page {
   const { file } = data
+  const counts = file.share
+    ? `(${formatCount(file.share.viewCount)} views, ${formatCount(file.share.downloadCount)} downloads so far)`
+    : ''
+  const link = !file.share
+    ? ''
+    : data.trashDays > 0
+      ? html`. Its share link stops working until it is restored ${counts}`
+      : html`, and its share link stops working at once ${counts}`
   const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
 <h1 id="page-title">Delete &#8220;${file.name}&#8221;?</h1>
-<p>It is deleted for good, with its bytes!${file.share ? html`, and its share link stops working at once (${formatCount(file.share.viewCount)} views, ${formatCount(file.share.downloadCount)} downloads so far)` : ''}.</p>
+<p>${whatDeleteDoes(data.trashDays, 1)}!${link}.</p>
 <form method="post" action="${FILE_PATHS.delete(file.id)}">
 !${csrfInput(data.csrfToken)}
 <div class="actions"><button class="button primary danger-fill" type="submit">Delete the file</button><a class="button" href="${FILE_PATHS.file(file.id)}">Cancel</a></div>
