@@ -408,7 +408,7 @@ function fileCommands(program: Command, run: Run): void {
 
   program
     .command('rm')
-    .description('delete files: into the trash, where `coffer trash restore` brings them back')
+    .description('delete files, into the trash (see `coffer trash`)')
     .argument('<file...>', 'ids or exact names')
     .addHelpText(
       'after',
