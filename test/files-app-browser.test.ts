@@ -344,10 +344,11 @@ for (const engine of ENGINES) {
         await page.getByLabel('Move to').selectOption({ label: 'All files (no folder)' })
         await page.getByRole('button', { name: 'Move', exact: true }).click()
         await page.waitForURL(/done=moved-one/)
+        const fileId = /\/files\/(fil_\w+)/.exec(page.url())?.[1]
         await page.getByRole('link', { name: 'Delete…' }).click()
         await looks(page, `files-${engine}-file-delete`)
         await page.getByRole('button', { name: 'Delete the file' }).click()
-        await page.waitForURL(`${c.base}/?done=deleted&n=1`)
+        await page.waitForURL(`${c.base}/?done=trashed&n=1&undo=${fileId}`)
         assert.ok(!(await rowNames(page)).includes('budget-final.txt'))
 
         // Several at once: a confirmation naming how many, then gone.
@@ -362,7 +363,7 @@ for (const engine of ENGINES) {
         assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Delete 2 files?')
         await looks(page, `files-${engine}-bulk-delete`)
         await page.getByRole('button', { name: 'Delete 2 files' }).click()
-        await page.waitForURL(/done=deleted&n=2/)
+        await page.waitForURL(/done=trashed&n=2&undo=/)
         const left = (await api(o.token, 'GET', '/files')).body.data as { name: string }[]
         assert.deepEqual(
           left.map((f) => f.name),
@@ -490,7 +491,7 @@ for (const engine of ENGINES) {
         await page.waitForURL(`${c.base}/files/bulk`)
         await page.getByRole('button', { name: 'Delete 1 file' }).focus()
         await page.keyboard.press('Enter')
-        await page.waitForURL(/done=deleted&n=1/)
+        await page.waitForURL(/done=trashed&n=1&undo=/)
         assert.deepEqual(await rowNames(page), ['typed.txt'])
       } finally {
         await o.context.close()
