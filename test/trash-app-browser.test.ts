@@ -152,3 +152,35 @@ for (const engine of ENGINES) {
     })
   })
 }
+
+// Without a trash the page says so, in every look; the files page then has no link to it. One engine: the
+// page shows nothing of the database.
+describe('the trash page of a server that keeps none, in Chromium', { skip: browserMissing }, () => {
+  let browser: Browser
+  let c: ListeningContext
+
+  before(async () => {
+    browser = await launchBrowser()
+    c = await startListening('sqlite', { env: { TRASH_RETENTION_DAYS: '0' } })
+  })
+  after(async () => {
+    await browser?.close()
+    await c?.stop()
+  })
+
+  test('says deletes are final', async () => {
+    const owner = await newOwner(c.app)
+    const context = await newContext(browser, 'desktop', 'light')
+    try {
+      const page = await context.newPage()
+      await signInBrowser(page, c.base, owner.email)
+      await page.goto(`${c.base}/`)
+      assert.equal(await page.getByRole('link', { name: 'Trash' }).count(), 0)
+      await page.goto(`${c.base}/trash`)
+      assert.match(await page.locator('.empty').innerText(), /There is no trash on this server/)
+      await checkEveryLook(page, 'trash-sqlite-none', 'sqlite')
+    } finally {
+      await context.close()
+    }
+  })
+})

@@ -329,7 +329,7 @@ describeEachEngine(
       assert.equal(trash.statusCode, 200)
       assert.match(
         textOf(trash.body),
-        /Deletes are final on this server: there is no trash\. There is no trash on this server/,
+        /Trash There is no trash on this server Deletes are final here: a deleted file is gone for good at once/,
       )
       assert.deepEqual(trashRows(trash.body), [])
       for (const id of ids) assert.equal((await api(ctx().app, o, 'GET', `/files/${id}`)).status, 404)

@@ -96,7 +96,7 @@ export function trashPage(data: TrashPageData): Page {
 <section class="card" aria-labelledby="page-title"><div class="card-body">
 <div class="list-head"><div><h1 id="page-title">Trash</h1>!${summary}</div>
 !${size.files > 0 ? html`<a class="button danger" href="${FILE_PATHS.emptyTrash}">Empty trash&#8230;</a>` : ''}</div>
-<p class="muted trash-rule">!${rule}</p>
+!${retentionDays > 0 || data.files.length > 0 ? html`<p class="muted trash-rule">!${rule}</p>` : ''}
 !${data.files.length > 0 ? html`<ul class="items" aria-label="Files in the trash, deleted last first">!${data.files.map((file) => trashRow(data, file))}</ul>` : emptyState(data)}
 !${pager}
 </div></section>
