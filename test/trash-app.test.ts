@@ -279,6 +279,27 @@ describeEachEngine('the trash in the files app over HTTP', (ctx) => {
     assert.equal(foreign.headers.location, '/trash?done=restored&n=1')
   })
 
+  test('a restore of too many ids or a malformed form is a 400 page; an unknown id or a foreign return_to is let go', async () => {
+    const o = await owner(ctx())
+    const file = await createFile(ctx(), o.id, { name: 'odd.txt' })
+    await ctx().app.services.files.delete(o.id, file.id, ctx().app.log)
+    const many = Array.from({ length: 101 }, (_, i) => `fil_${i}`)
+    const tooMany = await o.web.post('/trash/restore', { fileIds: many }, '/trash')
+    assert.equal(tooMany.statusCode, 400)
+    assert.match(tooMany.headers['content-type'] as string, /^text\/html/)
+    const unknownField = await o.web.post('/trash/restore', { fileIds: [file.id], colour: 'red' }, '/trash')
+    assert.equal(unknownField.statusCode, 400)
+    const odd = await o.web.post(
+      '/trash/restore',
+      { fileIds: ['<script>', 'x'.repeat(100), file.id], return_to: '//evil.example/' },
+      '/trash',
+    )
+    assert.equal(odd.headers.location, '/trash?done=restored&n=1')
+    const badId = await o.web.post(`/trash/${'x'.repeat(101)}/delete`, {}, '/trash')
+    assert.equal(badId.statusCode, 400)
+    assert.deepEqual(await trashIds(ctx().app, o), [])
+  })
+
   test('every trash form refuses a missing or wrong CSRF token, and nothing changes', async () => {
     const o = await owner(ctx())
     const file = await createFile(ctx(), o.id, { name: 'keep.txt' })
