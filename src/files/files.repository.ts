@@ -55,7 +55,7 @@ export interface StoredFile {
   preview: Omit<FilePreview, 'fileId'> | null
 }
 
-/** A file in the trash (files/trash.ts): the file as it was, with when it was deleted and when it goes for good. */
+/** A file in the trash (files/trash.service.ts): the file as it was, with when it was deleted and when it goes for good. */
 export interface TrashedFile extends StoredFile {
   trashedAt: number
   purgeAt: number
@@ -266,7 +266,7 @@ function orderedPage<O>(
   return q.orderBy(key, forwards).orderBy(id, forwards).limit(sql.lit(fetch))
 }
 
-/** Where a file is: in use (every endpoint of the spec shows it) or in the trash (files/trash.ts). */
+/** Where a file is: in use (every endpoint of the spec shows it) or in the trash (files/trash.service.ts). */
 export type FilePlace = 'in use' | 'trashed'
 
 /** `query` narrowed to the files in `place`. */

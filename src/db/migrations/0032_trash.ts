@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Engine } from '../engine.ts'
 
-// The trash (files/trash.ts): a deleted file keeps its row, marked `trashed_at`, until `purge_at`, when the
+// The trash (files/trash.service.ts): a deleted file keeps its row, marked `trashed_at`, until `purge_at`, when the
 // purge removes it for good. Every list walks an order index and reads no row (migrations 0020, 0031), so those
 // indexes become partial, of the files not in the trash: a list never steps over trashed files, and the planner
 // of both engines picks a partial index for a query that says `trashed_at is null`. A folder's files in the
