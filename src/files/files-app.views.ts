@@ -180,7 +180,7 @@ function folderSidebar(data: FilesPageData): string {
   )}
 </ul>
 !${data.folders.length >= FOLDERS_SHOWN ? html`<p class="sidebar-more"><a href="${FILE_PATHS.folders}">All folders</a></p>` : ''}
-!${data.trashDays > 0 ? html`<ul class="trash-nav"><li><a href="${FILE_PATHS.trash}">!${ICONS.trash}<span class="folder-name">Trash</span></a></li></ul>` : ''}
+!${data.trashDays > 0 ? html`<ul class="trash-nav"><li><a href="${FILE_PATHS.trash}">!${ICONS.trash}<span>Trash</span></a></li></ul>` : ''}
 <details class="new-folder"!${form ? ' open' : ''}>
 <summary>!${ICONS.plus}New folder</summary>
 <form method="post" action="${FILE_PATHS.folders}" novalidate>
