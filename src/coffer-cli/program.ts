@@ -211,6 +211,8 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 not signed in or not allowed, 130 cance
     signInCommands,
     transferCommands,
     fileCommands,
+    deleteCommand,
+    moveCommand,
     trashCommands,
     shareCommands,
     requestCommands,
@@ -355,7 +357,7 @@ Examples:
     })
 }
 
-/** ls, folders, rm, mv: the files and folders there. */
+/** ls, folders: the files and folders there. */
 function fileCommands(program: Command, run: Run): void {
   const { out } = run
   program
@@ -405,7 +407,11 @@ function fileCommands(program: Command, run: Run): void {
         ['NAME', (f) => f.name],
       ])
     })
+}
 
+/** rm: files into the trash, saying for how long they can be restored (or that the delete is final). */
+function deleteCommand(program: Command, run: Run): void {
+  const { out } = run
   program
     .command('rm')
     .description('delete files, into the trash (see `coffer trash`)')
@@ -438,7 +444,11 @@ good; with a server that keeps no trash, a delete is final. See the trash with \
         `${gone.length === 1 ? 'It' : 'They'} can be restored for ${retentionDays} day${retentionDays === 1 ? '' : 's'} with \`coffer trash restore ${which}\`.`,
       )
     })
+}
 
+/** mv: a file renamed, or moved to a folder. */
+function moveCommand(program: Command, run: Run): void {
+  const { out } = run
   program
     .command('mv')
     .description('rename a file, or move it to a folder')
@@ -543,6 +553,12 @@ Examples:
       for (const file of trashed) out.line(`Deleted ${file.name} (${file.id}) for good.`)
     })
 
+  trashEmptyCommand(trash, run)
+}
+
+/** trash empty: the whole trash for good, asked first at a terminal. */
+function trashEmptyCommand(trash: Command, run: Run): void {
+  const { out } = run
   trash
     .command('empty')
     .description('delete every file in the trash for good (asks first)')
