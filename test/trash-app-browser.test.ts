@@ -115,8 +115,11 @@ for (const engine of ENGINES) {
         )
         assert.equal((await api('GET', `/folders/${folder.id}`)).body.data.fileCount, 1)
 
-        // Delete one forever.
-        await page.getByRole('button', { name: 'Delete notes.txt forever' }).click()
+        // Delete one forever: a confirmation that names it first.
+        await page.getByRole('link', { name: 'Delete notes.txt forever…' }).click()
+        await page.waitForURL(/\/trash\/fil_[^/]+\/delete$/)
+        assert.match(await page.locator('main').innerText(), /notes\.txt \(11 bytes\) is deleted for good/)
+        await page.getByRole('button', { name: 'Delete forever' }).click()
         await page.waitForURL(/done=deleted-forever/)
         assert.deepEqual(await trashNames(page), ['holiday photo with a rather long name.jpg'])
         assert.equal(await page.locator('[data-trash-size]').innerText(), '1 file, 2.5 MB')

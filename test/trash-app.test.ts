@@ -206,14 +206,27 @@ describeEachEngine('the trash in the files app over HTTP', (ctx) => {
     assert.deepEqual(trashRows(after.body), [first.id])
     assert.equal((await api(ctx().app, o, 'GET', `/files/${second.id}`)).body.data.folderId, folder.id)
 
-    // Delete one forever: gone from the trash and the API's.
-    const forever = await o.web.post(`/trash/${first.id}/delete`, { return_to: '/trash' }, '/trash')
+    // Delete one forever: asked first (the row's link, a GET that changes nothing), then gone from the trash and
+    // the API's.
+    assert.match((await o.web.get('/trash')).body, new RegExp(`href="/trash/${first.id}/delete"`))
+    const ask = await o.web.get(`/trash/${first.id}/delete`)
+    assert.equal(ask.statusCode, 200)
+    assert.match(textOf(ask.body), /Delete forever\?/)
+    assert.match(textOf(ask.body), /This cannot be undone\./)
+    assert.ok(ask.body.includes(`action="/trash/${first.id}/delete"`))
+    assert.deepEqual(await trashIds(ctx().app, o), [first.id])
+    const forever = await o.web.post(
+      `/trash/${first.id}/delete`,
+      { return_to: '/trash' },
+      `/trash/${first.id}/delete`,
+    )
     assert.equal(forever.headers.location, '/trash?done=deleted-forever&n=1')
     assert.match(textOf((await o.web.get('/trash?done=deleted-forever&n=1')).body), /File deleted for good\./)
     assert.deepEqual(await trashIds(ctx().app, o), [])
     assert.equal((await api(ctx().app, o, 'POST', `/trash/${first.id}/restore`)).status, 404)
     const twice = await o.web.post(`/trash/${first.id}/delete`, {}, '/trash')
     assert.equal(twice.statusCode, 404, 'a file the trash does not hold is a 404 page')
+    assert.equal((await o.web.get(`/trash/${first.id}/delete`)).statusCode, 404)
 
     // Empty: asked first (a GET changes nothing), then every file goes for good.
     await ctx().app.services.files.deleteMany(o.id, [second.id, kept.id], log)

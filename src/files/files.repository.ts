@@ -749,6 +749,16 @@ export class FilesRepository {
     }
   }
 
+  /** The account's file in the trash; undefined when the trash holds no such file. */
+  async trashedById(accountId: string, fileId: string): Promise<TrashedFile | undefined> {
+    const row = await selectFiles(this.#db)
+      .where('files.id', '=', fileId)
+      .where('files.account_id', '=', accountId)
+      .where('files.trashed_at', 'is not', null)
+      .executeTakeFirst()
+    return row && toTrashedFile(row, Date.now())
+  }
+
   /** How many files the account's trash holds, and their bytes. */
   async trashSize(accountId: string): Promise<{ files: number; bytes: number }> {
     const row = await this.#db

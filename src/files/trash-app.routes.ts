@@ -3,7 +3,7 @@
 // - GET /trash: the files deleted last first, paged with the API's cursor (`?cursor=`), with the trash's size.
 // - POST /trash/restore: restores the files the form names (`fileIds`): a row's Restore, and the Undo of a
 //   files page's notice after a delete; back to the page it came from (`return_to`), with a notice.
-// - POST /trash/{fileId}/delete: deletes a file in the trash for good.
+// - GET /trash/{fileId}/delete, then POST: a file in the trash deleted for good, after a confirmation.
 // - GET /trash/empty, then POST /trash/empty: every file of the trash deleted for good, after a confirmation.
 // Everything needs the session; every change is a POST with its CSRF token. A file the trash does not hold
 // (another account's, restored meanwhile, gone for good) is skipped by a restore and a 404 page for a delete.
@@ -15,7 +15,7 @@ import { formReader } from '../web/form-reader.ts'
 import { acceptForms } from '../web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../web/notices.ts'
 import { FILE_PATHS } from './files-app.views.ts'
-import { confirmEmptyPage, trashPage } from './trash-app.views.ts'
+import { confirmDeleteForeverPage, confirmEmptyPage, trashPage } from './trash-app.views.ts'
 
 /** Files per page of the trash. */
 const PAGE_SIZE = 50
@@ -124,6 +124,20 @@ export const trashAppRoutes: Routes = async (app, { services, web, webSessions }
       303,
     )
   })
+
+  app.get(
+    '/trash/:fileId/delete',
+    { ...signedIn, schema: { hide: true, params: FileParams } },
+    async (request, reply) => {
+      const file = await trash.get(sessionAccountId(request), request.params.fileId)
+      const token = csrfToken(request, reply)
+      return web.send(
+        reply,
+        200,
+        confirmDeleteForeverPage({ nav: appNav(request, reply, 'files'), csrfToken: token, file }),
+      )
+    },
+  )
 
   app.post(
     '/trash/:fileId/delete',

@@ -1,5 +1,6 @@
 // The owner's trash in the web app: the files deleted last first, each with when it was deleted, when it goes
-// for good, and its Restore and Delete forever; the trash's size; Empty trash behind a confirmation. With a
+// for good, and its Restore and Delete forever (behind a confirmation); the trash's size; Empty trash behind a
+// confirmation. With a
 // retention of 0 there is no trash, and the page says so. Names are text: they go through ghtml's escaping
 // `${…}`; `!${…}` only inserts fragments made here. Characters beyond Latin-1 are character references, as in
 // files-app.views.ts.
@@ -57,11 +58,7 @@ function trashRow(data: TrashPageData, file: TrashedFile): string {
 <input type="hidden" name="return_to" value="${data.returnTo}">
 <button class="button small" type="submit" aria-label="Restore ${file.name}">Restore</button>
 </form>
-<form method="post" action="${FILE_PATHS.deleteForever(file.id)}">
-!${csrfInput(data.csrfToken)}
-<input type="hidden" name="return_to" value="${data.returnTo}">
-<button class="button small danger" type="submit" aria-label="Delete ${file.name} forever">Delete forever</button>
-</form>
+<a class="button small danger" href="${FILE_PATHS.deleteForever(file.id)}" aria-label="Delete ${file.name} forever&#8230;">Delete forever&#8230;</a>
 </div>
 </li>`
 }
@@ -120,4 +117,18 @@ export function confirmEmptyPage(data: {
 </form>
 </div></section>`
   return { title: 'Empty the trash? · Coffer', main, nav: data.nav }
+}
+
+/** The confirmation of deleting one file in the trash for good: which file, and that it cannot be undone. */
+export function confirmDeleteForeverPage(data: { nav: AppNav; csrfToken: string; file: TrashedFile }): Page {
+  const { file } = data
+  const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
+<h1 id="page-title">Delete forever?</h1>
+<p><strong>${file.name}</strong> (${formatSize(file.size)}) is deleted for good, with its bytes!${file.share ? ' and its share link' : ''}. This cannot be undone.</p>
+<form method="post" action="${FILE_PATHS.deleteForever(file.id)}">
+!${csrfInput(data.csrfToken)}
+<div class="actions"><button class="button primary danger-fill" type="submit">Delete forever</button><a class="button" href="${FILE_PATHS.trash}">Cancel</a></div>
+</form>
+</div></section>`
+  return { title: 'Delete forever? · Coffer', main, nav: data.nav }
 }

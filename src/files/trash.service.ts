@@ -91,6 +91,13 @@ export class TrashService {
     return this.#files.trashPage(accountId, page)
   }
 
+  /** The account's file in the trash; one the trash does not hold is "not found". */
+  async get(accountId: string, fileId: string): Promise<TrashedFile> {
+    const file = await this.#files.trashedById(accountId, fileId)
+    if (!file) throw notFound(`File ${fileId} in the trash`)
+    return file
+  }
+
   /** How many files the account's trash holds, and their bytes. */
   size(accountId: string): Promise<{ files: number; bytes: number }> {
     return this.#files.trashSize(accountId)
