@@ -63,6 +63,8 @@ describeEachEngine('fuzzed pages and OAuth endpoints', (ctx) => {
       scopes: [...ALL_SCOPES],
     })
     const file = await createFile(ctx(), id, { name: 'fuzzed.txt', content: 'bytes' })
+    const trashed = await createFile(ctx(), id, { name: 'trashed.txt', content: 'bytes' })
+    await app.services.files.delete(id, trashed.id, { error: () => {} })
     const folder = (await call(app, 'POST', '/api/v1/folders', { token: secret, body: { name: 'Fuzz' } }))
       .body.data
     const request = (
@@ -92,6 +94,9 @@ describeEachEngine('fuzzed pages and OAuth endpoints', (ctx) => {
       ],
       [`/requests/${request.id}`, ['title', 'description', 'deadline', 'maxFiles']],
       [`/requests/${request.id}/move`, ['folderId']],
+      ['/trash/restore', ['fileIds', 'return_to']],
+      [`/trash/${trashed.id}/delete`, ['return_to']],
+      ['/trash/empty', []],
       [new URL(share.publicUrl).pathname, ['password']],
     ]
     let requests = 0

@@ -78,12 +78,15 @@ for (const engine of ENGINES) {
           },
         )
 
-        // Deleting the file deletes its preview with it.
-        const deleted = await fetch(`${app().base}/api/v1/files/${fileId}`, {
-          method: 'DELETE',
-          headers: { authorization: `Bearer ${account.token}` },
-        })
-        assert.equal(deleted.status, 200)
+        // Deleted, the file keeps its preview in the trash; deleted for good, the preview goes with it.
+        for (const path of [`/api/v1/files/${fileId}`, `/api/v1/trash/${fileId}`]) {
+          const deleted = await fetch(`${app().base}${path}`, {
+            method: 'DELETE',
+            headers: { authorization: `Bearer ${account.token}` },
+          })
+          assert.equal(deleted.status, 200, path)
+          if (path.startsWith('/api/v1/files/')) assert.ok(await app().blobs.stat(key), 'kept in the trash')
+        }
         assert.equal(await app().blobs.stat(key), undefined, 'the preview blob is gone')
         assert.equal(
           await app().blobs.stat(blobKeyOf(account.id, fileId)),
