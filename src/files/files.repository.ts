@@ -698,23 +698,23 @@ export class FilesRepository {
   }
 
   /**
-   * Takes the account's file out of the trash; answers the folder it goes back to (null, root, when its folder
-   * was deleted meanwhile: the foreign key set it), or undefined when the trash holds no such file.
+   * Takes those of the account's files that are in the trash out of it; answers each with the folder it goes
+   * back to (null, root, when its folder was deleted meanwhile: the foreign key set it).
    */
   async restore(
     trx: Transaction,
     accountId: string,
-    fileId: string,
-  ): Promise<{ folderId: string | null } | undefined> {
-    const row = await trx
+    fileIds: string[],
+  ): Promise<{ id: string; folderId: string | null }[]> {
+    const rows = await trx
       .updateTable('files')
       .set({ trashed_at: null, purge_at: null, updated_at: Date.now() })
       .where('account_id', '=', accountId)
-      .where('id', '=', fileId)
+      .where('id', 'in', fileIds)
       .where('trashed_at', 'is not', null)
-      .returning('folder_id')
-      .executeTakeFirst()
-    return row && { folderId: row.folder_id }
+      .returning(['id', 'folder_id'])
+      .execute()
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
   }
 
   /**

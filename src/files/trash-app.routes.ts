@@ -9,7 +9,7 @@
 // (another account's, restored meanwhile, gone for good) is skipped by a restore and a 404 page for a delete.
 import { Type } from 'typebox'
 import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
-import { AppError, invalid } from '../errors.ts'
+import { invalid } from '../errors.ts'
 import type { Routes } from '../routes.ts'
 import { formReader } from '../web/form-reader.ts'
 import { acceptForms } from '../web/forms.ts'
@@ -63,8 +63,6 @@ const NOTICES: Notices = {
   emptied: (n) => `Trash emptied: ${n} file${n === 1 ? '' : 's'} deleted for good.`,
 }
 
-const isNotFound = (error: unknown) => error instanceof AppError && error.code === 'not_found'
-
 export const trashAppRoutes: Routes = async (app, { services, web, webSessions }) => {
   await acceptForms(app, 64 * 1024)
   const { trash } = services
@@ -107,18 +105,9 @@ export const trashAppRoutes: Routes = async (app, { services, web, webSessions }
     if (!form.ok) throw invalid(Object.values(form.errors).join(' '))
     const { fileIds = [], return_to } = form.value
     const back = safeReturnTo(return_to, FILE_PATHS.trash)
-    const accountId = sessionAccountId(request)
-    let restored = 0
-    // One at a time, each in its own transaction: a file restored meanwhile (a second click on Undo) or gone
-    // for good is skipped, as a bulk delete skips what it cannot delete.
-    for (const fileId of new Set(fileIds)) {
-      try {
-        await trash.restore(accountId, fileId)
-        restored++
-      } catch (error) {
-        if (!isNotFound(error)) throw error
-      }
-    }
+    // Those the trash no longer holds (a second click on Undo, gone for good) are skipped, as a bulk delete
+    // skips what it cannot delete.
+    const restored = (await trash.restoreMany(sessionAccountId(request), fileIds)).length
     return reply.redirect(
       restored === 0 ? withNotice(back, 'nothing-restored', 0) : withNotice(back, 'restored', restored),
       303,

@@ -109,17 +109,40 @@ export class TrashService {
    * "not found".
    */
   async restore(accountId: string, fileId: string): Promise<StoredFile> {
-    await this.#transaction(async (trx) => {
-      const restored = await this.#files.restore(trx, accountId, fileId)
-      if (!restored) throw notFound(`File ${fileId} in the trash`)
-      await this.#folders.adjustCount(trx, restored.folderId, 'file_count', 1)
-      const audience = await this.#events.audience(trx, accountId, 'file.restored')
-      if (audience)
-        await this.#events.record(trx, audience, await this.#files.inTransaction(trx, accountId, [fileId]))
-    })
-    const file = await this.#files.byId(accountId, fileId)
+    const [restored] = await this.restoreMany(accountId, [fileId])
+    if (!restored) throw notFound(`File ${fileId} in the trash`)
+    const file = await this.#files.byId(accountId, restored)
     if (!file) throw notFound(`File ${fileId}`)
     return file
+  }
+
+  /**
+   * Restores those of `fileIds` that the account's trash holds, in one transaction with their folders' counts,
+   * and returns their ids in request order; others (restored already, gone for good, another account's) are
+   * skipped, as `discard` skips what it cannot delete. A delete's Undo restores its files this way.
+   */
+  async restoreMany(accountId: string, fileIds: string[]): Promise<string[]> {
+    const ids = [...new Set(fileIds)]
+    if (ids.length === 0) return []
+    const restored = await this.#transaction(async (trx) => {
+      const back = await this.#files.restore(trx, accountId, ids)
+      await this.#adjustFolderCounts(
+        trx,
+        back.map((file) => file.folderId),
+        1,
+      )
+      const audience = await this.#events.audience(trx, accountId, 'file.restored')
+      if (audience && back.length > 0) {
+        const files = await this.#files.inTransaction(
+          trx,
+          accountId,
+          back.map((file) => file.id),
+        )
+        await this.#events.record(trx, audience, files)
+      }
+      return new Set(back.map((file) => file.id))
+    })
+    return ids.filter((id) => restored.has(id))
   }
 
   /** Deletes the account's file in the trash for good; one the trash does not hold is "not found". */
@@ -161,9 +184,10 @@ export class TrashService {
     const at = { trashedAt: now, purgeAt: now + this.#retentionMs }
     return this.#transaction(async (trx) => {
       const moved = await this.#files.trash(trx, accountId, ids, at)
-      await this.#lowerFolderCounts(
+      await this.#adjustFolderCounts(
         trx,
         moved.map((file) => file.folderId),
+        -1,
       )
       const audience = await this.#events.audience(trx, accountId, 'file.trashed')
       if (audience && moved.length > 0) {
@@ -216,9 +240,10 @@ export class TrashService {
       }
       // A file in the trash left its folder's count when it went there.
       if (place === 'in use') {
-        await this.#lowerFolderCounts(
+        await this.#adjustFolderCounts(
           trx,
           deleted.map((file) => file.folderId),
+          -1,
         )
       }
       await this.#deletions.record(trx, keys)
@@ -229,15 +254,18 @@ export class TrashService {
     return deleted.map((file) => file.id)
   }
 
-  /** Lowers the count of each folder by its files among `folderIds` (null: root, which has no count). */
-  async #lowerFolderCounts(trx: Transaction, folderIds: (string | null)[]): Promise<void> {
+  /**
+   * Moves the count of each folder by `sign` for each of its files among `folderIds` (null: root, which has no
+   * count).
+   */
+  async #adjustFolderCounts(trx: Transaction, folderIds: (string | null)[], sign: 1 | -1): Promise<void> {
     const perFolder = new Map<string, number>()
     for (const folderId of folderIds) {
       if (folderId !== null) perFolder.set(folderId, (perFolder.get(folderId) ?? 0) + 1)
     }
     // A fixed order, as in FilesService.update, so that concurrent writers never lock the same folders crosswise.
     for (const folderId of [...perFolder.keys()].sort()) {
-      await this.#folders.adjustCount(trx, folderId, 'file_count', -(perFolder.get(folderId) ?? 0))
+      await this.#folders.adjustCount(trx, folderId, 'file_count', sign * (perFolder.get(folderId) ?? 0))
     }
   }
 }
