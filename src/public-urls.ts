@@ -55,6 +55,11 @@ export class PublicUrls {
     return `${this.origin}/s/${publicId}`
   }
 
+  /** The public page of a folder link: the folder's files. */
+  folderSharePage(publicId: string): string {
+    return `${this.origin}/sf/${publicId}`
+  }
+
   /** The page a "Forgot your password?" email links to. */
   passwordResetPage(secret: string): string {
     return `${this.origin}/account/reset-password/${secret}`

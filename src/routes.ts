@@ -23,6 +23,7 @@ import type { ConnectedAppsService } from './oauth/connected-apps.service.ts'
 import type { PublicUrls } from './public-urls.ts'
 import type { PublicRequestsService } from './requests/public-requests.service.ts'
 import type { RequestsService } from './requests/requests.service.ts'
+import type { FolderSharesService } from './shares/folder-shares.service.ts'
 import type { PublicSharesService } from './shares/public-shares.service.ts'
 import type { SharesService } from './shares/shares.service.ts'
 import type { BlobEndpointService } from './uploads/blob-endpoint/blob-endpoint.service.ts'
@@ -48,6 +49,7 @@ export interface Services {
   /** Several files, or a folder, as one zip. */
   zips: FilesZipService
   shares: SharesService
+  folderShares: FolderSharesService
   publicShares: PublicSharesService
   requests: RequestsService
   publicRequests: PublicRequestsService

@@ -54,6 +54,9 @@ import { SubmissionNoticesJob } from './requests/submission-notices.job.ts'
 import { SubmissionsService } from './requests/submissions.service.ts'
 import type { Services } from './routes.ts'
 import { DownloadPassesRepository } from './shares/download-passes.repository.ts'
+import { type FolderShare, FolderSharesRepository } from './shares/folder-shares.repository.ts'
+import { serializeFolderShare } from './shares/folder-shares.schemas.ts'
+import { type FolderShareEvents, FolderSharesService } from './shares/folder-shares.service.ts'
 import { LinkPasses } from './shares/link-passes.ts'
 import { PublicSharesService } from './shares/public-shares.service.ts'
 import { SharesRepository, type ShareWithFile } from './shares/shares.repository.ts'
@@ -305,6 +308,7 @@ function repositoriesOf(db: Db, config: Config) {
     folders: new FoldersRepository(db),
     files: new FilesRepository(db, { cacheSize: config.fileCacheSize }),
     shares: new SharesRepository(db),
+    folderShares: new FolderSharesRepository(db),
     requests: new RequestsRepository(db),
     uploads: new UploadsRepository(db),
     downloadPasses: new DownloadPassesRepository(db),
@@ -317,14 +321,16 @@ function repositoriesOf(db: Db, config: Config) {
 
 type Repositories = ReturnType<typeof repositoriesOf>
 
-type Events = EventRecorder<FileEvents & TrashEvents & ShareEvents & RequestEvents>
+type AllEvents = FileEvents & TrashEvents & ShareEvents & FolderShareEvents & RequestEvents
+type Events = EventRecorder<AllEvents>
 
 /** Records the events of files, links and requests, in the API's shapes: the routes' serializers. */
 function eventRecorder(events: EventsRepository, urls: PublicUrls): Events {
   const file = (stored: StoredFile) => serializeFile(stored, urls)
   const share = (link: ShareWithFile) => serializeShareWithFile(link, urls)
   const request = (fileRequest: FileRequest) => serializeRequestWithCount(fileRequest, urls)
-  return new EventRecorder<FileEvents & TrashEvents & ShareEvents & RequestEvents>({
+  const folderShare = (link: FolderShare) => serializeFolderShare(link, urls)
+  return new EventRecorder<AllEvents>({
     events,
     shapes: {
       'file.created': file,
@@ -334,6 +340,9 @@ function eventRecorder(events: EventsRepository, urls: PublicUrls): Events {
       'share.created': share,
       'share.viewed': share,
       'share.downloaded': share,
+      'folder_share.created': folderShare,
+      'folder_share.viewed': folderShare,
+      'folder_share.downloaded': folderShare,
       'submission.received': (received) => ({
         request: request(received.request),
         submission: serializeSubmission(received.submission),
@@ -365,15 +374,31 @@ function wireContent(
     retentionDays: config.trashRetentionDays,
   })
   const files = new FilesService({ transaction, files: r.files, folders: r.folders, blobs, events, trash })
+  const zips = new FilesZipService({ files: r.files, folders: r.folders, blobs })
   const services = {
-    folders: new FoldersService({ transaction, folders: r.folders, contents: [r.files, r.requests] }),
+    folders: new FoldersService({
+      transaction,
+      folders: r.folders,
+      contents: [r.files, r.requests],
+      linkHistory: r.shares,
+    }),
     files,
     trash,
-    zips: new FilesZipService({ files: r.files, folders: r.folders, blobs }),
+    zips,
     shares: new SharesService({ transaction, shares: r.shares, files: r.files, events }),
+    folderShares: new FolderSharesService({
+      transaction,
+      shares: r.shares,
+      folderShares: r.folderShares,
+      folders: r.folders,
+      events,
+    }),
     publicShares: new PublicSharesService({
       transaction,
       shares: r.shares,
+      folderShares: r.folderShares,
+      files: r.files,
+      zips,
       events,
       blobs,
       passes: new LinkPasses(serverSecrets),

@@ -286,7 +286,12 @@ describeEachEngine('protected share links', (ctx) => {
     const share = await protectedShare(c, a, { password: 'correct horse', maxDownloads: 3 })
     const publicId = share.page.split('/').pop() as string
     for (let i = 0; i < 10; i++) {
-      const guess = await publicShares.unlock({ publicId, password: `guess ${i}`, client: 'ip:10.7.0.1' })
+      const guess = await publicShares.unlock({
+        target: 'file',
+        publicId,
+        password: `guess ${i}`,
+        client: 'ip:10.7.0.1',
+      })
       assert.equal(guess.kind, 'wrong')
     }
     const limited = await inject(c.app, 'POST', share.page, {
@@ -295,6 +300,7 @@ describeEachEngine('protected share links', (ctx) => {
     })
     assert.equal(limited.statusCode, 429, "the link's own limit, counted by the service")
     const throttled = await publicShares.unlock({
+      target: 'file',
       publicId,
       password: 'correct horse',
       client: 'ip:10.7.0.3',

@@ -36,6 +36,7 @@ import * as pastShareCounts from './migrations/0029_past_share_counts.ts'
 import * as submissionSendings from './migrations/0030_submission_sendings.ts'
 import * as fileOrderIndexes from './migrations/0031_file_order_indexes.ts'
 import * as trash from './migrations/0032_trash.ts'
+import * as folderShares from './migrations/0033_folder_shares.ts'
 
 const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
   '0001_initial': initial,
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Prom
   '0030_submission_sendings': submissionSendings,
   '0031_file_order_indexes': fileOrderIndexes,
   '0032_trash': trash,
+  '0033_folder_shares': folderShares,
 }
 
 class Migrations implements MigrationProvider {

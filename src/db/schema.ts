@@ -104,10 +104,12 @@ export interface NameStaleTable {
   slots: number
 }
 
+/** A share link, of a file or of a folder (migration 0033): exactly one of `file_id` and `folder_id` is set. */
 export interface SharesTable {
   id: string
   account_id: string
-  file_id: string
+  file_id: string | null
+  folder_id: string | null
   public_id: string
   is_active: boolean
   expires_at: number | null

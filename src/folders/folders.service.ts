@@ -29,15 +29,31 @@ export interface FolderContents {
   moveAllToRoot(trx: Transaction, folderId: string): Promise<void>
 }
 
+/**
+ * What a folder's link counted, kept when the folder is deleted (the shares module's repository): the link goes
+ * with the folder, its views and downloads stay in the account's totals and days. Declared here so that folders,
+ * which links point at, do not point back at shares.
+ */
+export interface FolderLinkHistory {
+  keepCountsOfFolder(trx: Transaction, accountId: string, folderId: string): Promise<void>
+}
+
 export class FoldersService {
   readonly #transaction: Transactor
   readonly #folders: FoldersRepository
   readonly #contents: FolderContents[]
+  readonly #linkHistory: FolderLinkHistory
 
-  constructor(deps: { transaction: Transactor; folders: FoldersRepository; contents: FolderContents[] }) {
+  constructor(deps: {
+    transaction: Transactor
+    folders: FoldersRepository
+    contents: FolderContents[]
+    linkHistory: FolderLinkHistory
+  }) {
     this.#transaction = deps.transaction
     this.#folders = deps.folders
     this.#contents = deps.contents
+    this.#linkHistory = deps.linkHistory
   }
 
   list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<Folder>> {
@@ -79,11 +95,15 @@ export class FoldersService {
     return this.get(accountId, folderId)
   }
 
-  /** Deletes the folder only; its files and requests move to root in the same transaction. */
+  /**
+   * Deletes the folder only; its files and requests move to root in the same transaction, and its link goes with
+   * it (what the link counted stays in the account's totals).
+   */
   async delete(accountId: string, folderId: string): Promise<{ id: string; deleted: true }> {
     await this.#transaction(async (trx) => {
       await this.#folders.assertOwned(accountId, folderId, trx)
       for (const contents of this.#contents) await contents.moveAllToRoot(trx, folderId)
+      await this.#linkHistory.keepCountsOfFolder(trx, accountId, folderId)
       await this.#folders.delete(trx, folderId)
     })
     faultPoint('folder-deleted')

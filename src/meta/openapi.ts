@@ -298,6 +298,11 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
         },
         { name: 'folders', description: 'Flat folders of files and file requests' },
         { name: 'shares', description: 'Public share links with view and download counts' },
+        {
+          name: 'folder-shares',
+          description:
+            'Coffer extension. Public links of whole folders: a page of the folder’s files as they are now, each downloadable, and all as one zip',
+        },
         { name: 'requests', description: 'File requests that collect files from outside submitters' },
         { name: 'analytics', description: 'Share analytics' },
         {

@@ -334,6 +334,60 @@ export interface paths {
         patch: operations["updateShare"];
         trace?: never;
     };
+    "/folder-shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List folder links
+         * @description **Coffer extension, beyond the contract.** The folder links of the account with their folders, newest first.
+         */
+        get: operations["listFolderShares"];
+        put?: never;
+        /**
+         * Create or reactivate a folder link
+         * @description **Coffer extension, beyond the contract.** A folder has at most one link, made, reactivated or returned as `POST /shares` does for a file: with
+         *     none yet, this creates an active one; a disabled or expired one is reactivated, keeping its public URL and counts, with
+         *     the `expiresAt` of this body (no expiry when omitted) and the `password` and `maxDownloads` given (those omitted
+         *     stay as they were); an active one is returned unchanged (change it with PATCH). The answer is 201 in all three cases.
+         *     A folder that does not exist or belongs to another account is a 404.
+         */
+        post: operations["createFolderShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/folder-shares/{shareId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a folder link
+         * @description **Coffer extension, beyond the contract.** The folder link with its folder, its state and counts.
+         */
+        get: operations["getFolderShare"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update a folder link
+         * @description **Coffer extension, beyond the contract.** The same settings, with the same rules, as `PATCH /shares/{shareId}`: `isActive`, `expiresAt`
+         *     (in the future; null removes it; enabling a link whose expiry has passed is a 409 unless the body sets a new one),
+         *     `password` (a new one asks every visitor again; null removes it) and `maxDownloads` (null removes the limit).
+         */
+        patch: operations["updateFolderShare"];
+        trace?: never;
+    };
     "/requests": {
         parameters: {
             query?: never;
@@ -897,6 +951,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "folder_share.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * folder_share.created
+         * @description A folder link was created, or a disabled or expired one reactivated. Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
+         */
+        post: operations["folder_shareCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "folder_share.viewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * folder_share.viewed
+         * @description A folder link's page was viewed, as its view count counts: the link with its counts including this view. Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
+         */
+        post: operations["folder_shareViewedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "folder_share.downloaded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * folder_share.downloaded
+         * @description A file of a folder link, or the folder as one zip, was downloaded, as the link's download count counts: the link with its counts including this download. Signed by the Standard Webhooks scheme: verify `webhook-signature` with the endpoint's secret before trusting the body. Answer with a 2xx within 10 seconds; anything else is tried again.
+         */
+        post: operations["folder_shareDownloadedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "submission.received": {
         parameters: {
             query?: never;
@@ -1096,6 +1210,35 @@ export interface components {
                 contentType: string;
                 size: number;
             };
+        };
+        /** @description A folder's public link (a Coffer extension): its page lists the files in the folder as they are now (a file added later appears, one moved out or deleted disappears), each viewable and downloadable, and the whole folder as one zip. A folder has at most one. */
+        FolderShare: {
+            id: string;
+            folderId: string;
+            /** @description The shared folder, as it is named now. */
+            folder: {
+                id: string;
+                name: string;
+            };
+            /** @description false when the link is disabled, and false once `expiresAt` has passed. A link whose downloads reached `maxDownloads` stays active but no longer opens: `state` says whether it opens. */
+            isActive: boolean;
+            state: components["schemas"]["ShareState"];
+            expiresAt: string | null;
+            /** @description Coffer extension, beyond the contract. Whether the public page asks for a password before showing anything. */
+            hasPassword: boolean;
+            /** @description Coffer extension, beyond the contract. */
+            maxDownloads: number | null;
+            /** @description Views of the public page: GET requests of its first page of files (not the pages after it, not HEAD, not a browser prefetch, not the password form). Each is committed before the page is sent. */
+            viewCount: number;
+            /** @description Downloads through the link: each of its files downloaded from byte 0, and each download of the whole folder as a zip. Each is committed before the bytes are sent. */
+            downloadCount: number;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: uri
+             * @description The link's public page: the folder's files as they are now, newest first.
+             */
+            publicUrl: string;
         };
         /**
          * @description What a file request is now, read-only: `open` (its page takes files), `disabled` (its owner turned it off), `past_deadline` (its deadline has passed) or `full` (it has received its `maxFiles` files); the first that holds in this order.
@@ -1298,7 +1441,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
             description: string | null;
             /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
             isActive: boolean;
@@ -1313,7 +1456,7 @@ export interface components {
             id: string;
             /** Format: uri */
             url: string;
-            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
             description: string | null;
             /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
             isActive: boolean;
@@ -3828,6 +3971,406 @@ export interface operations {
             };
         };
     };
+    listFolderShares: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 25). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FolderShare"][];
+                        pagination: {
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createFolderShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An owned folder. */
+                    folderId: string;
+                    expiresAt?: string | null;
+                    /** @description Coffer extension, beyond the contract. */
+                    password?: string | null;
+                    /** @description Coffer extension, beyond the contract. */
+                    maxDownloads?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FolderShare"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFolderShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shareId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FolderShare"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateFolderShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shareId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description false disables the link. true enables it; that is a 409 while its stored expiry has passed, unless the same body sets a new `expiresAt`. */
+                    isActive?: boolean;
+                    expiresAt?: string | null;
+                    /** @description Coffer extension, beyond the contract. */
+                    password?: string | null;
+                    /** @description Coffer extension, beyond the contract. */
+                    maxDownloads?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FolderShare"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listRequests: {
         parameters: {
             query?: {
@@ -5411,7 +5954,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
                     url: string;
                     /** @description The event types the endpoint receives. */
-                    events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+                    events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
                     description?: string | null;
                 };
             };
@@ -5702,7 +6245,7 @@ export interface operations {
                     /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
                     url?: string;
                     /** @description The event types the endpoint receives. */
-                    events?: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "submission.received" | "request.closed")[];
+                    events?: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
                     description?: string | null;
                     /** @description false stops deliveries; true starts them again and forgets past failures. */
                     isActive?: boolean;
@@ -6430,6 +6973,120 @@ export interface operations {
                      */
                     timestamp: string;
                     data: components["schemas"]["ShareWithFile"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    folder_shareCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and every endpoint, so a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since 1970. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`, one per secret that signs (two for 24 hours after a rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "folder_share.created";
+                    /**
+                     * Format: date-time
+                     * @description When the change committed.
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["FolderShare"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    folder_shareViewedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and every endpoint, so a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since 1970. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`, one per secret that signs (two for 24 hours after a rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "folder_share.viewed";
+                    /**
+                     * Format: date-time
+                     * @description When the change committed.
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["FolderShare"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    folder_shareDownloadedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every attempt and every endpoint, so a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since 1970. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>`, one per secret that signs (two for 24 hours after a rotation). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "folder_share.downloaded";
+                    /**
+                     * Format: date-time
+                     * @description When the change committed.
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["FolderShare"];
                 };
             };
         };

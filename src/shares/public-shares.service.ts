@@ -1,30 +1,43 @@
-// What the public share page (`/s/{publicId}`) needs: the state of the link behind a public id, its file's
-// bytes, preview and first lines, the password (its guesses limited) and the passes that remember it, and
-// counting views and downloads (the download limit). The public id is the capability: no account is involved.
+// What the public pages of links need: a file link's (`/s/{publicId}`) and a folder link's (`/sf/{publicId}`). The
+// state of the link behind a public id, the bytes, preview and first lines of a file it opens, a folder link's
+// files as they are now and its zip, the password (its guesses limited) and the passes that remember it, and
+// counting views and downloads (the download limit), the same for both kinds of link. The public id is the
+// capability: no account is involved.
 import { hashSecret, verifyPassword } from '../auth/secrets.ts'
 import type { BlobStore } from '../blob/blob-store.ts'
 import type { Transactor } from '../db/database.ts'
 import { WriteBatch } from '../db/write-batch.ts'
 import { type FaultLog, type FileContent, fileContent, type ServedFile } from '../files/file-content.ts'
+import type { FilePage, FilesRepository, StoredFile } from '../files/files.repository.ts'
 import type { ShareState } from '../files/share-state.ts'
 import { readTextHead, type TextHead } from '../files/text-head.ts'
+import type { FilesZipService, ZipArchive } from '../files/zip/zip.service.ts'
 import { audienceKey, type EventLog } from '../webhooks/events.ts'
 import type { DownloadPassesRepository } from './download-passes.repository.ts'
+import type { FolderShare, FolderSharesRepository, PublicFolderLinkRow } from './folder-shares.repository.ts'
+import type { FolderShareEvents } from './folder-shares.service.ts'
 import type { LinkPasses } from './link-passes.ts'
-import type { PublicLinkRow, SharesRepository, ShareWithFile, Visit } from './shares.repository.ts'
+import type {
+  Link,
+  LinkTarget,
+  PublicLinkRow,
+  SharesRepository,
+  ShareWithFile,
+  Visit,
+} from './shares.repository.ts'
 import type { ShareEvents } from './shares.service.ts'
 
-/** A link that works: what its page may show once any password has been given. */
-export interface PublicLink {
+/** What every working link has, of a file or of a folder: what its password, passes and counting need. */
+export interface LinkAccess {
+  /** What the link opens: its page's events are `share.*` or `folder_share.*`. */
+  target: LinkTarget
   shareId: string
   /** The owner's, whose webhooks may hear of the link's views and downloads. */
   accountId: string
   /** Whether the owner had an active webhook endpoint as the link was read, which may hear of its visits. */
   ownerHasWebhooks: boolean
   publicId: string
-  file: ServedFile
-  preview: PublicLinkRow['preview']
-  /** Whether the page asks for a password before showing anything of the file. */
+  /** Whether the page asks for a password before showing anything of what it shares. */
   hasPassword: boolean
   /** Whether downloads are limited in number; each then counts only while the limit is not reached. */
   limited: boolean
@@ -32,13 +45,31 @@ export interface PublicLink {
   passwordVersion: string
 }
 
+/** A file that a working link opens: a file link's file, or one of a folder link's files. */
+export interface PublicLink extends LinkAccess {
+  file: ServedFile
+  preview: PublicLinkRow['preview']
+  /**
+   * What a download pass of this file is good for: the link, or for a folder link the link and this one file, so
+   * that a pass granted for one file's bytes fetches no other's.
+   */
+  downloadScope: string
+  /** For one of a folder link's files: the folder, whose page it belongs to. */
+  folder?: { id: string; name: string }
+}
+
+/** A working folder link: what its page may show once any password has been given. */
+export interface PublicFolderLink extends LinkAccess {
+  folder: { id: string; name: string }
+}
+
 /** Why a link no longer works; its page says only that it does not. */
 export type GoneReason = Exclude<ShareState, 'active'>
 
-export type LinkState =
+export type LinkState<L extends LinkAccess = PublicLink> =
   | { kind: 'unknown' }
   | { kind: 'gone'; reason: GoneReason }
-  | { kind: 'open'; link: PublicLink }
+  | { kind: 'open'; link: L }
 
 /** What a count of attempts answers: whether one more may go ahead, and if not, how long until one may. */
 export interface AttemptDecision {
@@ -56,26 +87,41 @@ export type AttemptCounters = (policy: { limit: number; windowMs: number }) => {
   hit(bucket: string): Promise<AttemptDecision>
 }
 
-/** The state of a link from its row. A link whose file was deleted is gone with it: unknown. */
-function stateOf(row: PublicLinkRow | undefined): LinkState {
+/** The state of a link from its row. A link whose file or folder was deleted is gone with it: unknown. */
+function stateOf<L extends LinkAccess>(
+  row: { share: { state: ShareState } } | undefined,
+  link: () => L,
+): LinkState<L> {
   if (!row) return { kind: 'unknown' }
   const { state } = row.share
-  return state === 'active' ? { kind: 'open', link: linkOf(row) } : { kind: 'gone', reason: state }
+  return state === 'active' ? { kind: 'open', link: link() } : { kind: 'gone', reason: state }
 }
 
-function linkOf(row: PublicLinkRow): PublicLink {
+/** What every link row gives its working link. */
+function accessOf(
+  target: LinkTarget,
+  row: { share: Link & { accountId: string; passwordHash: string | null }; ownerHasWebhooks: boolean },
+): LinkAccess {
   const { share } = row
   return {
+    target,
     shareId: share.id,
     accountId: share.accountId,
     ownerHasWebhooks: row.ownerHasWebhooks,
     publicId: share.publicId,
-    file: row.file,
-    preview: row.preview,
     hasPassword: share.passwordHash !== null,
     limited: share.maxDownloads !== null,
     passwordVersion: share.passwordHash === null ? '' : share.passwordHash.slice(-16),
   }
+}
+
+function linkOf(row: PublicLinkRow): PublicLink {
+  const access = accessOf('file', row)
+  return { ...access, file: row.file, preview: row.preview, downloadScope: access.shareId }
+}
+
+function folderLinkOf(row: PublicFolderLinkRow): PublicFolderLink {
+  return { ...accessOf('folder', row), folder: row.share.folder }
 }
 
 /**
@@ -92,15 +138,15 @@ export interface Pass {
 }
 
 /** A link's state for a browser that holds `passwordPass`: `locked` until its password has been given. */
-export type UnlockedState = LinkState | { kind: 'locked'; link: PublicLink }
+export type UnlockedState<L extends LinkAccess = PublicLink> = LinkState<L> | { kind: 'locked'; link: L }
 
 /** What a password given on a link's page comes to. */
 export type Unlock =
-  | Exclude<LinkState, { kind: 'open' }>
+  | Exclude<LinkState<LinkAccess>, { kind: 'open' }>
   /** The link asks for no password: nothing to unlock. */
-  | { kind: 'unprotected'; link: PublicLink }
+  | { kind: 'unprotected'; link: LinkAccess }
   /** The right password: the pass that lets this browser in. */
-  | { kind: 'unlocked'; link: PublicLink; pass: Pass }
+  | { kind: 'unlocked'; link: LinkAccess; pass: Pass }
   | { kind: 'wrong' }
   /** Too many guesses, for the link or from the address; wait this long. */
   | { kind: 'throttled'; retryAfterSeconds: number }
@@ -121,18 +167,28 @@ export type DownloadAdmission =
    */
   | { kind: 'start-from-beginning' }
 
-/** A visit to count, with the account whose webhooks may hear of it, and whether it had any as its link was read. */
-type AccountVisit = Visit & { accountId: string; ownerHasWebhooks: boolean }
+/**
+ * A visit to count, with the account whose webhooks may hear of it, whether it had any as its link was read, and
+ * what the link opens (which says the events that tell of it).
+ */
+type AccountVisit = Visit & { accountId: string; ownerHasWebhooks: boolean; target: LinkTarget }
 
-const VISIT_EVENTS = { view: 'share.viewed', download: 'share.downloaded' } as const satisfies Record<
-  Visit['kind'],
-  keyof ShareEvents
->
+type VisitEvents = ShareEvents & FolderShareEvents
+
+const VISIT_EVENTS = {
+  file: { view: 'share.viewed', download: 'share.downloaded' },
+  folder: { view: 'folder_share.viewed', download: 'folder_share.downloaded' },
+} as const satisfies Record<LinkTarget, Record<Visit['kind'], keyof VisitEvents>>
+
+const ALL_VISIT_EVENTS = Object.values(VISIT_EVENTS).flatMap((events) => Object.values(events))
 
 export class PublicSharesService {
   readonly #transaction: Transactor
   readonly #shares: SharesRepository
-  readonly #events: EventLog<ShareEvents>
+  readonly #folderShares: FolderSharesRepository
+  readonly #files: FilesRepository
+  readonly #zips: FilesZipService
+  readonly #events: EventLog<VisitEvents>
   readonly #visits: WriteBatch<AccountVisit, boolean>
   readonly #blobs: BlobStore
   readonly #passes: LinkPasses
@@ -143,8 +199,13 @@ export class PublicSharesService {
   constructor(deps: {
     transaction: Transactor
     shares: SharesRepository
-    /** Records share.viewed and share.downloaded with the visits they tell of, in the same transaction. */
-    events: EventLog<ShareEvents>
+    folderShares: FolderSharesRepository
+    /** A folder link's files, read as they are now. */
+    files: FilesRepository
+    /** A folder link's Download all. */
+    zips: FilesZipService
+    /** Records the links' views and downloads with the visits they tell of, in the same transaction. */
+    events: EventLog<VisitEvents>
     blobs: BlobStore
     passes: LinkPasses
     downloadPasses: DownloadPassesRepository
@@ -152,6 +213,9 @@ export class PublicSharesService {
   }) {
     this.#transaction = deps.transaction
     this.#shares = deps.shares
+    this.#folderShares = deps.folderShares
+    this.#files = deps.files
+    this.#zips = deps.zips
     this.#events = deps.events
     // Views and downloads come in bursts: those that arrive together are committed together (db/write-batch.ts).
     this.#visits = new WriteBatch((visits) => this.#commitVisits(visits), { maxItems: 1000 })
@@ -162,17 +226,32 @@ export class PublicSharesService {
     this.#passwordAttemptsPerAddress = deps.attempts(PASSWORD_ATTEMPTS_PER_ADDRESS)
   }
 
-  /** The state of the link behind a public id. */
+  /** The state of the file link behind a public id. */
   async open(publicId: string): Promise<LinkState> {
-    return stateOf(await this.#shares.byPublicId(publicId))
+    const row = await this.#shares.byPublicId(publicId)
+    return stateOf(row, () => linkOf(row as PublicLinkRow))
+  }
+
+  /** The state of the folder link behind a public id. */
+  async openFolder(publicId: string): Promise<LinkState<PublicFolderLink>> {
+    const row = await this.#folderShares.byPublicId(publicId)
+    return stateOf(row, () => folderLinkOf(row as PublicFolderLinkRow))
   }
 
   /**
-   * The state of the link for a browser holding `passwordPass` (its cookie's): a protected link is `locked`
+   * The state of the file link for a browser holding `passwordPass` (its cookie's): a protected link is `locked`
    * until that is a current pass of its password.
    */
   async openUnlocked(publicId: string, passwordPass: string | undefined): Promise<UnlockedState> {
     return this.#unlocked(await this.open(publicId), passwordPass)
+  }
+
+  /** `openUnlocked` for a folder link. */
+  async openFolderUnlocked(
+    publicId: string,
+    passwordPass: string | undefined,
+  ): Promise<UnlockedState<PublicFolderLink>> {
+    return this.#unlocked(await this.openFolder(publicId), passwordPass)
   }
 
   /**
@@ -185,16 +264,59 @@ export class PublicSharesService {
     passes: { password: string | undefined; download: string | undefined },
   ): Promise<UnlockedState> {
     const row = await this.#shares.byPublicId(publicId)
-    const state = stateOf(row)
-    if (!row || state.kind !== 'gone' || state.reason !== 'exhausted' || passes.download === undefined) {
+    const state = stateOf(row, () => linkOf(row as PublicLinkRow))
+    if (!row) return state
+    return this.#openToPassHolder(state, linkOf(row), passes)
+  }
+
+  /**
+   * One file of a folder link, for its page (`forDownload` false) or its bytes: the folder's file as it is now,
+   * or unknown when the file is not in the folder (any more). As `openForDownload`, a link whose downloads have
+   * all been taken is still open for the bytes to the holder of a pass of that file's download.
+   */
+  async openFolderFile(
+    publicId: string,
+    fileId: string,
+    passes: { password: string | undefined; download?: string | undefined },
+  ): Promise<UnlockedState> {
+    const row = await this.#folderShares.byPublicId(publicId)
+    if (!row) return { kind: 'unknown' }
+    const folderLink = folderLinkOf(row)
+    const file = await this.#files.byId(folderLink.accountId, fileId)
+    if (!file || file.folderId !== folderLink.folder.id) return { kind: 'unknown' }
+    const link: PublicLink = {
+      ...folderLink,
+      file,
+      preview: file.preview,
+      downloadScope: `${folderLink.shareId}/${file.id}`,
+      folder: folderLink.folder,
+    }
+    const state = stateOf(row, () => link)
+    if (passes.download === undefined) return this.#unlocked(state, passes.password)
+    return this.#openToPassHolder(state, link, { password: passes.password, download: passes.download })
+  }
+
+  async #openToPassHolder(
+    state: LinkState,
+    link: PublicLink,
+    passes: { password: string | undefined; download: string | undefined },
+  ): Promise<UnlockedState> {
+    if (state.kind !== 'gone' || state.reason !== 'exhausted' || passes.download === undefined) {
       return this.#unlocked(state, passes.password)
     }
-    const link = linkOf(row)
-    const held = await this.#passes.verify('download', passes.download, link.shareId, link.passwordVersion)
+    const held = await this.#passes.verify(
+      'download',
+      passes.download,
+      link.downloadScope,
+      link.passwordVersion,
+    )
     return held ? this.#unlocked({ kind: 'open', link }, passes.password) : state
   }
 
-  async #unlocked(state: LinkState, passwordPass: string | undefined): Promise<UnlockedState> {
+  async #unlocked<L extends LinkAccess>(
+    state: LinkState<L>,
+    passwordPass: string | undefined,
+  ): Promise<UnlockedState<L>> {
     if (state.kind !== 'open' || !state.link.hasPassword) return state
     const { link } = state
     return (await this.#passes.verify('password', passwordPass, link.shareId, link.passwordVersion))
@@ -203,12 +325,18 @@ export class PublicSharesService {
   }
 
   /**
-   * A password given for the link behind `publicId` from the client address `client` (as the app's rate
-   * limits name it). Every guess is counted, right or wrong, per link and per address before it is checked,
-   * so a guess past either limit costs no hashing. The right one gives the pass that lets this browser in.
+   * A password given for the link of `target`'s kind behind `publicId` from the client address `client` (as the
+   * app's rate limits name it). Every guess is counted, right or wrong, per link and per address before it is
+   * checked, so a guess past either limit costs no hashing. The right one gives the pass that lets this browser in.
    */
-  async unlock(input: { publicId: string; password: string; client: string }): Promise<Unlock> {
-    const state = await this.open(input.publicId)
+  async unlock(input: {
+    target: LinkTarget
+    publicId: string
+    password: string
+    client: string
+  }): Promise<Unlock> {
+    const state =
+      input.target === 'file' ? await this.open(input.publicId) : await this.openFolder(input.publicId)
     if (state.kind !== 'open') return state
     const { link } = state
     if (!link.hasPassword) return { kind: 'unprotected', link }
@@ -222,7 +350,9 @@ export class PublicSharesService {
     }
     const { password } = input
     const right =
-      password.length > 0 && password.length <= 256 && (await this.#checkPassword(link.publicId, password))
+      password.length > 0 &&
+      password.length <= 256 &&
+      (await this.#checkPassword(input.target, link.publicId, password))
     if (!right) return { kind: 'wrong' }
     return {
       kind: 'unlocked',
@@ -248,7 +378,7 @@ export class PublicSharesService {
     if (request.start === 0) {
       if (!(await this.#countDownload(link))) return { kind: 'exhausted' }
       if (!link.limited) return { kind: 'admitted', length }
-      const pass = await this.#passes.issue('download', link.shareId, link.passwordVersion)
+      const pass = await this.#passes.issue('download', link.downloadScope, link.passwordVersion)
       const passHash = hashSecret(pass.token)
       await this.#downloadPasses.create({
         passHash,
@@ -267,7 +397,7 @@ export class PublicSharesService {
     const { downloadPass } = request
     if (
       downloadPass === undefined ||
-      !(await this.#passes.verify('download', downloadPass, link.shareId, link.passwordVersion))
+      !(await this.#passes.verify('download', downloadPass, link.downloadScope, link.passwordVersion))
     ) {
       return { kind: 'start-from-beginning' }
     }
@@ -281,19 +411,40 @@ export class PublicSharesService {
     }
   }
 
+  /** A page of the folder link's files as they are now, newest first, as the owner's list of the folder has them. */
+  folderFiles(
+    link: PublicFolderLink,
+    page: { cursor?: string; limit: number },
+  ): Promise<FilePage<StoredFile>> {
+    return this.#files.list(link.accountId, {
+      folderId: link.folder.id,
+      cursor: page.cursor,
+      limit: page.limit,
+    })
+  }
+
+  /**
+   * The folder link's files as one zip, for a GET: counted as one download, committed before this resolves;
+   * undefined, with nothing opened, when the link's downloads have all been taken.
+   */
+  async folderZip(link: PublicFolderLink, log: FaultLog): Promise<ZipArchive | undefined> {
+    if (!(await this.#countDownload(link))) return undefined
+    return this.#zips.ofFolder(link.accountId, link.folder.id, log)
+  }
+
   /** Counts a view of the page; resolves once it is committed. */
-  async countView(link: PublicLink): Promise<void> {
-    const { shareId, accountId, ownerHasWebhooks } = link
-    await this.#visits.add({ shareId, accountId, ownerHasWebhooks, kind: 'view', limited: false })
+  async countView(link: LinkAccess): Promise<void> {
+    const { shareId, accountId, ownerHasWebhooks, target } = link
+    await this.#visits.add({ shareId, accountId, ownerHasWebhooks, target, kind: 'view', limited: false })
   }
 
   /**
    * Counts a download; resolves once it is committed, with false when the link's download limit had been
    * reached by then (the download must then be refused).
    */
-  #countDownload(link: PublicLink): Promise<boolean> {
-    const { shareId, accountId, ownerHasWebhooks, limited } = link
-    return this.#visits.add({ shareId, accountId, ownerHasWebhooks, kind: 'download', limited })
+  #countDownload(link: LinkAccess): Promise<boolean> {
+    const { shareId, accountId, ownerHasWebhooks, limited, target } = link
+    return this.#visits.add({ shareId, accountId, ownerHasWebhooks, target, kind: 'download', limited })
   }
 
   /**
@@ -306,20 +457,23 @@ export class PublicSharesService {
     const withWebhooks = visits.filter((visit) => visit.ownerHasWebhooks)
     if (withWebhooks.length === 0) return this.#shares.countVisits(visits)
     const accountIds = [...new Set(withWebhooks.map((visit) => visit.accountId))]
-    const audiences = await this.#events.audiences(accountIds, Object.values(VISIT_EVENTS))
+    const audiences = await this.#events.audiences(accountIds, ALL_VISIT_EVENTS)
     if (audiences.size === 0) return this.#shares.countVisits(visits)
     return this.#transaction(async (trx) => {
       const counted = await this.#shares.countVisits(visits, trx)
-      const shares = new Map<string, ShareWithFile | undefined>()
-      const events: Parameters<EventLog<ShareEvents>['recordEach']>[1] = []
+      const links = new Map<string, ShareWithFile | FolderShare | undefined>()
+      const read = (visit: AccountVisit) =>
+        visit.target === 'file'
+          ? this.#shares.get(visit.accountId, visit.shareId, trx)
+          : this.#folderShares.get(visit.accountId, visit.shareId, trx)
+      const events: Parameters<EventLog<VisitEvents>['recordEach']>[1] = []
       for (const [i, visit] of visits.entries()) {
-        const audience = audiences.get(audienceKey(visit.accountId, VISIT_EVENTS[visit.kind]))
+        const type = VISIT_EVENTS[visit.target][visit.kind]
+        const audience = audiences.get(audienceKey(visit.accountId, type))
         if (!audience || !counted[i]) continue
-        if (!shares.has(visit.shareId)) {
-          shares.set(visit.shareId, await this.#shares.get(visit.accountId, visit.shareId, trx))
-        }
-        const share = shares.get(visit.shareId)
-        if (share) events.push({ audience, item: share })
+        if (!links.has(visit.shareId)) links.set(visit.shareId, await read(visit))
+        const item = links.get(visit.shareId)
+        if (item) events.push({ audience, item } as (typeof events)[number])
       }
       await this.#events.recordEach(trx, events)
       return counted
@@ -327,8 +481,11 @@ export class PublicSharesService {
   }
 
   /** Whether `password` is the link's. Slow on purpose (scrypt): `unlock` limits the attempts first. */
-  async #checkPassword(publicId: string, password: string): Promise<boolean> {
-    const row = await this.#shares.byPublicId(publicId)
+  async #checkPassword(target: LinkTarget, publicId: string, password: string): Promise<boolean> {
+    const row =
+      target === 'file'
+        ? await this.#shares.byPublicId(publicId)
+        : await this.#folderShares.byPublicId(publicId)
     const hash = row?.share.passwordHash
     return hash !== null && hash !== undefined && (await verifyPassword(password, hash))
   }

@@ -12,15 +12,32 @@ import { describeType, formatDate, formatSize } from '../web/format.ts'
 import { type FormState, field, formError } from '../web/forms.ts'
 import type { Page } from '../web/layout.ts'
 import type { PublicLink } from './public-shares.service.ts'
+import type { LinkTarget } from './shares.repository.ts'
 
-/** The addresses of a link's page and its parts, relative to the server. */
-export function linkPaths(publicId: string) {
-  const page = `/s/${publicId}`
+/** The addresses of a file's page and its parts, under `page`. */
+function filePaths(page: string) {
   return {
     page,
     download: `${page}/download`,
     inline: `${page}/download?disposition=inline`,
     preview: `${page}/preview`,
+  }
+}
+
+export type FilePaths = ReturnType<typeof filePaths>
+
+/** The addresses of a link's page and its parts, relative to the server. */
+export function linkPaths(publicId: string): FilePaths {
+  return filePaths(`/s/${publicId}`)
+}
+
+/** The addresses of a folder link's page, its zip, and each of its files' page and parts. */
+export function folderLinkPaths(publicId: string) {
+  const page = `/sf/${publicId}`
+  return {
+    page,
+    zip: `${page}/zip`,
+    file: (fileId: string) => filePaths(`${page}/files/${encodeURIComponent(fileId)}`),
   }
 }
 
@@ -54,16 +71,25 @@ function linkPreviewTags(link: PublicLink, urls: PublicUrls): string {
 <meta name="twitter:description" content="${description}">`
 }
 
-/** The page of a working link, once any password has been given. */
+/**
+ * The page of a file a working link opens, once any password has been given: a file link's page, or (with
+ * `inFolder`) one of a folder link's files, with the way back to the folder's page.
+ */
 export function sharePage(
   link: PublicLink,
-  options: { urls: PublicUrls; text: TextHead | undefined; kind: ViewerKind },
+  options: {
+    urls: PublicUrls
+    text: TextHead | undefined
+    kind: ViewerKind
+    inFolder?: { name: string; page: string; copyUrl: string }
+  },
 ): Page {
-  const { file } = link
-  const paths = linkPaths(link.publicId)
+  const { file, publicId } = link
+  const { inFolder } = options
+  const paths = inFolder ? folderLinkPaths(publicId).file(file.id) : linkPaths(publicId)
   const created = new Date(file.createdAt).toISOString()
-  const main = html`<article class="card" aria-labelledby="file-name">
-!${viewer({ ...link.file, preview: link.preview }, options.kind, linkPaths(link.publicId), options.text)}
+  const main = html`!${inFolder ? html`<p class="back-link"><a href="${inFolder.page}">← All files in ${inFolder.name}</a></p>` : ''}<article class="card" aria-labelledby="file-name">
+!${viewer({ ...link.file, preview: link.preview }, options.kind, paths, options.text)}
 <div class="card-body">
 <h1 id="file-name">${file.name}</h1>
 <ul class="meta" aria-label="About this file">
@@ -73,7 +99,7 @@ export function sharePage(
 </ul>
 <div class="actions">
 <a class="button primary" href="${paths.download}">!${DOWNLOAD_ICON}Download</a>
-<button type="button" class="button" data-copy="${options.urls.sharePage(link.publicId)}" hidden>!${LINK_ICON}Copy link</button>
+<button type="button" class="button" data-copy="${inFolder ? inFolder.copyUrl : options.urls.sharePage(publicId)}" hidden>!${LINK_ICON}Copy link</button>
 </div>
 <p class="toast" role="status" data-copy-status></p>
 </div>
@@ -81,19 +107,24 @@ export function sharePage(
   return {
     title: `${file.name} · Coffer`,
     description: `${formatSize(file.size)} · ${describeType(file.contentType)}, shared with Coffer`,
-    head: linkPreviewTags(link, options.urls),
+    // A chat app's card of the file names its link; one of a folder's files is reached from the folder's.
+    head: inFolder ? undefined : linkPreviewTags(link, options.urls),
     main,
   }
 }
 
-/** The form a protected link shows first; nothing of the file, not even its name. */
-export function passwordPage(state: FormState): Page {
+/**
+ * The form a protected link shows first; nothing of what it shares, not even its name. Posted to the link's page
+ * (a folder link's file page shows it too).
+ */
+export function passwordPage(state: FormState, target: LinkTarget, publicId?: string): Page {
+  const action = target === 'folder' && publicId !== undefined ? folderLinkPaths(publicId).page : undefined
   const main = html`<section class="card narrow" aria-labelledby="password-title"><div class="card-body">
 <div class="notice">!${LOCK_ICON}<div>
 <h1 id="password-title">This link is protected</h1>
-<p class="muted">Enter the password you were given to see the file.</p>
+<p class="muted">Enter the password you were given to see the !${target === 'file' ? 'file' : 'folder'}.</p>
 </div></div>
-<form method="post" novalidate>
+<form method="post"!${action ? html` action="${action}"` : ''} novalidate>
 !${formError(state)}
 !${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', maxLength: 256 })}
 <div class="actions"><button class="button primary" type="submit">Open</button></div>

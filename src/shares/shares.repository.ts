@@ -18,9 +18,9 @@ import type { ServedFile } from '../files/file-content.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from '../files/file-previews.repository.ts'
 import { isActiveState, type ShareState, shareStateOfRow } from '../files/share-state.ts'
 
-export interface Share {
+/** What every share link is, of a file or of a folder (folder-shares.repository.ts). */
+export interface Link {
   id: string
-  fileId: string
   publicId: string
   /** What the link is now (share-state.ts). */
   state: ShareState
@@ -36,16 +36,29 @@ export interface Share {
   createdAt: number
 }
 
+/** What a link is of: its row names a file or a folder (migration 0033), and each kind is read and changed apart. */
+export type LinkTarget = 'file' | 'folder'
+
+/** The column of the link's row that names its target. */
+export const TARGET_COLUMN = { file: 'file_id', folder: 'folder_id' } as const satisfies Record<
+  LinkTarget,
+  string
+>
+
+/** A file's link: the API's Share. */
+export interface Share extends Link {
+  fileId: string
+}
+
 export interface ShareWithFile extends Share {
   file: { name: string; contentType: string; size: number }
 }
 
-export type NewShareRow = Omit<
-  Share,
-  'state' | 'isActive' | 'viewCount' | 'downloadCount' | 'hasPassword'
-> & {
+/** A new link's row: of a file or of a folder. */
+export type NewLinkRow = Omit<Link, 'state' | 'isActive' | 'viewCount' | 'downloadCount' | 'hasPassword'> & {
   accountId: string
   passwordHash: string | null
+  target: { fileId: string; folderId?: undefined } | { folderId: string; fileId?: undefined }
 }
 
 /** A change of a link's settings; a property left out stays as it is. */
@@ -92,9 +105,8 @@ export function shareOpensNow(eb: ExpressionBuilder<Database, 'shares'>, now: nu
 }
 
 // Unqualified for RETURNING (which names only the written table), qualified for joins.
-const SHARE_FIELDS = [
+export const LINK_FIELDS = [
   'id',
-  'file_id',
   'public_id',
   'is_active',
   'expires_at',
@@ -104,16 +116,18 @@ const SHARE_FIELDS = [
   'max_downloads',
   'created_at',
 ] as const
+const SHARE_FIELDS = [...LINK_FIELDS, 'file_id'] as const
+export const LINK_COLUMNS = LINK_FIELDS.map((field) => `shares.${field}` as const)
 const SHARE_COLUMNS = SHARE_FIELDS.map((field) => `shares.${field}` as const)
 
+export type LinkRow = Pick<Selectable<SharesTable>, (typeof LINK_FIELDS)[number]>
 type ShareRow = Pick<Selectable<SharesTable>, (typeof SHARE_FIELDS)[number]>
 type ShareWithFileRow = ShareRow & { file_name: string; file_content_type: string; file_size: number }
 
-function toShare(row: ShareRow, now: number): Share {
+export function toLink(row: LinkRow, now: number): Link {
   const state = shareStateOfRow(row, now)
   return {
     id: row.id,
-    fileId: row.file_id,
     publicId: row.public_id,
     state,
     isActive: isActiveState(state),
@@ -126,8 +140,14 @@ function toShare(row: ShareRow, now: number): Share {
   }
 }
 
+/** A file's link from its row, which the statements that read file links select only where `file_id` is set. */
+function toShare(row: ShareRow, now: number): Share {
+  if (row.file_id === null) throw new Error(`Share ${row.id} is a folder's link, read as a file's`)
+  return { ...toLink(row, now), fileId: row.file_id }
+}
+
 /** The columns of the settings given; those left out are not written. */
-function settingsToColumns(settings: ShareSettings): Updateable<SharesTable> {
+export function settingsToColumns(settings: ShareSettings): Updateable<SharesTable> {
   const columns: Updateable<SharesTable> = {}
   if (settings.isActive !== undefined) columns.is_active = settings.isActive
   if (settings.expiresAt !== undefined) columns.expires_at = settings.expiresAt
@@ -221,11 +241,32 @@ function countVisitStatements(db: Db) {
 }
 
 /**
+ * The statement that turns the account's link of a file or a folder back on, with `expiresAt` and the other
+ * settings given, if it is disabled or expired: the caller says what it returns.
+ */
+export function reactivation(
+  executor: Executor,
+  accountId: string,
+  target: { file: string } | { folder: string },
+  settings: Omit<ShareSettings, 'isActive'> & { expiresAt: number | null },
+  now: number,
+) {
+  const [column, targetId] =
+    'file' in target ? (['file_id', target.file] as const) : (['folder_id', target.folder] as const)
+  return executor
+    .updateTable('shares')
+    .set({ ...settingsToColumns(settings), is_active: true, updated_at: now })
+    .where(column, '=', targetId)
+    .where('account_id', '=', accountId)
+    .where((eb) => eb.or([eb('is_active', '=', false), eb('expires_at', '<=', now)]))
+}
+
+/**
  * The active webhook endpoints of a link's owner: read with the link on every visit (by the endpoints' index on
  * their account), so that a visit to the link of an owner without any costs nothing more. Which types they
  * receive is left to the commit of the visits: a LIKE here cost SQLite ten times the rest of the read.
  */
-const activeEndpoints = (eb: ExpressionBuilder<Database, 'shares'>) =>
+export const activeEndpoints = (eb: ExpressionBuilder<Database, 'shares'>) =>
   eb
     .selectFrom('webhook_endpoints')
     .select('webhook_endpoints.id')
@@ -337,68 +378,71 @@ export class SharesRepository {
     executor: Executor = this.#db,
   ): Promise<Share | undefined> {
     const now = Date.now()
-    const row = await executor
-      .updateTable('shares')
-      .set({ ...settingsToColumns(settings), is_active: true, updated_at: now })
-      .where('file_id', '=', fileId)
-      .where('account_id', '=', accountId)
-      .where((eb) => eb.or([eb('is_active', '=', false), eb('expires_at', '<=', now)]))
+    const row = await reactivation(executor, accountId, { file: fileId }, settings, now)
       .returning(SHARE_FIELDS)
       .executeTakeFirst()
     return row && toShare(row, now)
   }
 
-  /** A file with a link already is a unique violation; a file that is gone, a foreign-key violation. */
-  async insert(share: NewShareRow, executor: Executor = this.#db): Promise<void> {
+  /** A target with a link already is a unique violation; a target that is gone, a foreign-key violation. */
+  async insert(link: NewLinkRow, executor: Executor = this.#db): Promise<void> {
     await executor
       .insertInto('shares')
       .values({
-        id: share.id,
-        account_id: share.accountId,
-        file_id: share.fileId,
-        public_id: share.publicId,
+        id: link.id,
+        account_id: link.accountId,
+        file_id: link.target.fileId ?? null,
+        folder_id: link.target.folderId ?? null,
+        public_id: link.publicId,
         is_active: true,
-        expires_at: share.expiresAt,
+        expires_at: link.expiresAt,
         view_count: 0,
         download_count: 0,
-        password_hash: share.passwordHash,
-        max_downloads: share.maxDownloads,
-        created_at: share.createdAt,
-        updated_at: share.createdAt,
+        password_hash: link.passwordHash,
+        max_downloads: link.maxDownloads,
+        created_at: link.createdAt,
+        updated_at: link.createdAt,
       })
       .execute()
   }
 
   /**
-   * Changes the settings given of the account's link; with `skipExpired`, only if its stored expiry has not
-   * passed. Undefined when nothing was changed.
+   * Changes the settings given of the account's link of `target`'s kind; with `skipExpired`, only if its stored
+   * expiry has not passed. Undefined when nothing was changed: no such link, or its expiry has passed.
    */
   async update(
+    target: LinkTarget,
     accountId: string,
     shareId: string,
     changes: ShareSettings,
     options: { skipExpired: boolean },
-  ): Promise<Share | undefined> {
+  ): Promise<(Link & { targetId: string }) | undefined> {
     const now = Date.now()
     let query = this.#db
       .updateTable('shares')
       .set({ ...settingsToColumns(changes), updated_at: now })
       .where('id', '=', shareId)
       .where('account_id', '=', accountId)
+      .where(TARGET_COLUMN[target], 'is not', null)
     if (options.skipExpired) {
       query = query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     }
-    const row = await query.returning(SHARE_FIELDS).executeTakeFirst()
-    return row && toShare(row, now)
+    const row = await query.returning([...LINK_FIELDS, 'file_id', 'folder_id']).executeTakeFirst()
+    return row && { ...toLink(row, now), targetId: (row.file_id ?? row.folder_id) as string }
   }
 
-  /** The stored expiry of the account's link: undefined when there is no such link, null for none. */
-  async storedExpiry(accountId: string, shareId: string): Promise<number | null | undefined> {
+  /** The stored expiry of the account's link of `target`'s kind: undefined when there is none, null for none. */
+  async storedExpiry(
+    target: LinkTarget,
+    accountId: string,
+    shareId: string,
+  ): Promise<number | null | undefined> {
     const row = await this.#db
       .selectFrom('shares')
       .select('expires_at')
       .where('id', '=', shareId)
       .where('account_id', '=', accountId)
+      .where(TARGET_COLUMN[target], 'is not', null)
       .executeTakeFirst()
     return row && (row.expires_at === null ? null : Number(row.expires_at))
   }
@@ -410,6 +454,20 @@ export class SharesRepository {
    */
   async keepCountsOfFiles(trx: Transaction, accountId: string, fileIds: string[]): Promise<void> {
     if (fileIds.length === 0) return
+    await this.#keepCounts(trx, accountId, 'file_id', fileIds)
+  }
+
+  /** `keepCountsOfFiles` for the link of the account's folder, in the transaction about to delete the folder. */
+  async keepCountsOfFolder(trx: Transaction, accountId: string, folderId: string): Promise<void> {
+    await this.#keepCounts(trx, accountId, 'folder_id', [folderId])
+  }
+
+  async #keepCounts(
+    trx: Transaction,
+    accountId: string,
+    column: (typeof TARGET_COLUMN)[LinkTarget],
+    targetIds: string[],
+  ): Promise<void> {
     await trx
       .insertInto('past_share_counts')
       .columns(['account_id', 'day', 'views', 'downloads'])
@@ -419,7 +477,7 @@ export class SharesRepository {
           .innerJoin('shares', 'shares.id', 'share_daily_counts.share_id')
           // SQLite reads an upsert's SELECT right only with a WHERE, which this one has.
           .where('shares.account_id', '=', accountId)
-          .where('shares.file_id', 'in', fileIds)
+          .where(`shares.${column}`, 'in', targetIds)
           .select((s) => [
             'shares.account_id',
             'share_daily_counts.day',
@@ -441,10 +499,11 @@ export class SharesRepository {
   async byPublicId(publicId: string): Promise<PublicLinkRow | undefined> {
     const row = await this.#publicLink(publicId)
     if (!row) return undefined
+    const share = toShare(row, Date.now())
     return {
-      share: { ...toShare(row, Date.now()), accountId: row.account_id, passwordHash: row.password_hash },
+      share: { ...share, accountId: row.account_id, passwordHash: row.password_hash },
       file: {
-        id: row.file_id,
+        id: share.fileId,
         name: row.file_name,
         contentType: row.file_content_type,
         size: Number(row.file_size),

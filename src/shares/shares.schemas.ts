@@ -15,9 +15,8 @@ export const ShareStateSchema = Type.Enum([...SHARE_STATES], {
 /** A `state` property of a link, read-only. */
 export const ShareStateProperty = () => Extension(Type.Ref('ShareState', { readOnly: true }))
 
-// The contract's Share, field for field (a share's file and public id are reached through the file, its
-// `share`, and `publicUrl`, so they are not repeated here), then Coffer's additive fields.
-const shareFields = {
+/** What every link shows, of a file or of a folder (folder-shares.schemas.ts). */
+export const linkFields = {
   id: Type.String(),
   isActive: Type.Boolean({
     description:
@@ -25,18 +24,7 @@ const shareFields = {
   }),
   state: ShareStateProperty(),
   expiresAt: Nullable(DateTime('When the link stops working; null: it never expires.')),
-  viewCount: Type.Integer({
-    minimum: 0,
-    description:
-      'Views of the public share page: GET requests of the page that showed the file (not HEAD, not a browser prefetch such as `Sec-Purpose: prefetch`, not the password form of a protected link). Each is committed before the page is sent.',
-  }),
-  downloadCount: Type.Integer({
-    minimum: 0,
-    description:
-      "Downloads through the public link: GET requests of its download address that begin at byte 0 (the whole file, or a range starting at 0), so a media player's later ranges do not add to it; not HEAD, not a 304. Each is committed before the bytes are sent.",
-  }),
   createdAt: DateTime(),
-  publicUrl: Type.String({ format: 'uri', description: 'The public page of the link.' }),
   hasPassword: Extension(
     Type.Boolean({ description: 'Whether the public page asks for a password before showing anything.' }),
   ),
@@ -49,6 +37,29 @@ const shareFields = {
       }),
     ),
   ),
+}
+
+// The contract's Share, field for field (a share's file and public id are reached through the file, its
+// `share`, and `publicUrl`, so they are not repeated here), then Coffer's additive fields.
+const shareFields = {
+  id: linkFields.id,
+  isActive: linkFields.isActive,
+  state: linkFields.state,
+  expiresAt: linkFields.expiresAt,
+  viewCount: Type.Integer({
+    minimum: 0,
+    description:
+      'Views of the public share page: GET requests of the page that showed the file (not HEAD, not a browser prefetch such as `Sec-Purpose: prefetch`, not the password form of a protected link). Each is committed before the page is sent.',
+  }),
+  downloadCount: Type.Integer({
+    minimum: 0,
+    description:
+      "Downloads through the public link: GET requests of its download address that begin at byte 0 (the whole file, or a range starting at 0), so a media player's later ranges do not add to it; not HEAD, not a 304. Each is committed before the bytes are sent.",
+  }),
+  createdAt: linkFields.createdAt,
+  publicUrl: Type.String({ format: 'uri', description: 'The public page of the link.' }),
+  hasPassword: linkFields.hasPassword,
+  maxDownloads: linkFields.maxDownloads,
 }
 
 export const ShareSchema = Type.Object(shareFields, {
@@ -92,23 +103,23 @@ export const serializeShareWithFile = (share: ShareWithFile, urls: PublicUrls) =
   file: share.file,
 })
 
-const ExpiresAtInput = Nullable(
+export const ExpiresAtInput = Nullable(
   DateTime(
     'When the link stops working: a date-time in the future (a past or present one is a 400), or null for never.',
   ),
 )
 
-const PasswordInput = Extension(
+export const PasswordInput = Extension(
   Nullable(
     Type.String({
       minLength: PASSWORD_LENGTH.min,
       maxLength: PASSWORD_LENGTH.max,
-      description: `A password the public page asks for before it shows anything of the file (${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters); null removes it. Stored only as a slow hash, never returned: responses say \`hasPassword\`.`,
+      description: `A password the public page asks for before it shows anything of what it shares (${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters); null removes it. Stored only as a slow hash, never returned: responses say \`hasPassword\`.`,
     }),
   ),
 )
 
-const MaxDownloadsInput = Extension(
+export const MaxDownloadsInput = Extension(
   Nullable(
     Type.Integer({
       minimum: 1,

@@ -9,7 +9,14 @@ import { conflict, invalid, notFound } from '../errors.ts'
 import type { FilesRepository } from '../files/files.repository.ts'
 import { newId, newPublicId } from '../ids.ts'
 import type { EventLog } from '../webhooks/events.ts'
-import type { Share, ShareSettings, SharesRepository, ShareWithFile } from './shares.repository.ts'
+import type {
+  Link,
+  LinkTarget,
+  Share,
+  ShareSettings,
+  SharesRepository,
+  ShareWithFile,
+} from './shares.repository.ts'
 
 /** What a client may set of a link; a property left out stays as it is. */
 export interface ShareChanges {
@@ -26,14 +33,14 @@ export interface ShareChanges {
 export type NewShareOptions = Omit<ShareChanges, 'isActive'>
 
 /** The settings to store: the password as its hash. */
-async function toSettings(changes: ShareChanges): Promise<ShareSettings> {
+export async function toSettings(changes: ShareChanges): Promise<ShareSettings> {
   const { password, ...rest } = changes
   if (password === undefined) return rest
   return { ...rest, passwordHash: password === null ? null : await hashPassword(password) }
 }
 
 /** A new expiry must lie in the future: a link created or set to expire in the past would be born dead. */
-function assertFutureExpiry(expiresAt: number | null, now: number): void {
+export function assertFutureExpiry(expiresAt: number | null, now: number): void {
   if (expiresAt !== null && expiresAt <= now) {
     throw invalid(
       'The request body "expiresAt" must be in the future.',
@@ -94,7 +101,6 @@ export class SharesService {
     const share = {
       id: newId('shr', now),
       accountId,
-      fileId,
       publicId: newPublicId(),
       expiresAt,
       passwordHash: settings.passwordHash ?? null,
@@ -110,11 +116,12 @@ export class SharesService {
         }
         const active = await this.#shares.byFile(accountId, fileId, trx)
         if (active) return active
-        await this.#shares.insert(share, trx)
+        await this.#shares.insert({ ...share, target: { fileId } }, trx)
         await this.#recordCreated(trx, accountId, share.id)
         const { passwordHash, ...created } = share
         return {
           ...created,
+          fileId,
           state: 'active' as const,
           isActive: true,
           viewCount: 0,
@@ -140,22 +147,34 @@ export class SharesService {
     if (audience && share) await this.#events.record(trx, audience, [share])
   }
 
-  /**
-   * Changes the settings given. Enabling a link whose stored expiry has passed, without replacing that expiry
-   * in the same call, is a conflict: the link would still not work. A new password ends every pass given
-   * for the old one (the public page asks again).
-   */
+  /** Changes the settings given of the account's file link (changeLink). */
   async update(accountId: string, shareId: string, changes: ShareChanges): Promise<Share> {
-    if (changes.expiresAt !== undefined) assertFutureExpiry(changes.expiresAt, Date.now())
-    const updated = await this.#shares.update(accountId, shareId, await toSettings(changes), {
-      skipExpired: changes.isActive === true && changes.expiresAt === undefined,
-    })
-    if (updated) return updated
-    const expiry = await this.#shares.storedExpiry(accountId, shareId)
-    if (expiry === undefined) throw notFound(`Share ${shareId}`)
-    throw conflict(
-      `Share ${shareId} cannot be activated: its expiry ${new Date(Number(expiry)).toISOString()} has passed.`,
-      'Send "isActive": true together with a future "expiresAt", or null for no expiry.',
-    )
+    const { targetId, ...share } = await changeLink(this.#shares, 'file', accountId, shareId, changes)
+    return { ...share, fileId: targetId }
   }
+}
+
+/**
+ * Changes the settings given of the account's link of a file or of a folder. Enabling a link whose stored expiry
+ * has passed, without replacing that expiry in the same call, is a conflict: the link would still not work. A
+ * new password ends every pass given for the old one (the public page asks again).
+ */
+export async function changeLink(
+  shares: SharesRepository,
+  target: LinkTarget,
+  accountId: string,
+  shareId: string,
+  changes: ShareChanges,
+): Promise<Link & { targetId: string }> {
+  if (changes.expiresAt !== undefined) assertFutureExpiry(changes.expiresAt, Date.now())
+  const updated = await shares.update(target, accountId, shareId, await toSettings(changes), {
+    skipExpired: changes.isActive === true && changes.expiresAt === undefined,
+  })
+  if (updated) return updated
+  const expiry = await shares.storedExpiry(target, accountId, shareId)
+  if (expiry === undefined) throw notFound(`Share ${shareId}`)
+  throw conflict(
+    `Share ${shareId} cannot be activated: its expiry ${new Date(Number(expiry)).toISOString()} has passed.`,
+    'Send "isActive": true together with a future "expiresAt", or null for no expiry.',
+  )
 }

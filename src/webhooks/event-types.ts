@@ -49,6 +49,20 @@ export const EVENTS = {
       "A share link's file was downloaded, as its download count counts: the link with its counts including this download.",
     data: ref('ShareWithFile'),
   },
+  'folder_share.created': {
+    about: 'A folder link was created, or a disabled or expired one reactivated.',
+    data: ref('FolderShare'),
+  },
+  'folder_share.viewed': {
+    about:
+      "A folder link's page was viewed, as its view count counts: the link with its counts including this view.",
+    data: ref('FolderShare'),
+  },
+  'folder_share.downloaded': {
+    about:
+      "A file of a folder link, or the folder as one zip, was downloaded, as the link's download count counts: the link with its counts including this download.",
+    data: ref('FolderShare'),
+  },
   'submission.received': {
     about: 'A file request received a file: the request and the Submission.',
     data: object({ request: ref('FileRequestWithCount'), submission: ref('Submission') }),

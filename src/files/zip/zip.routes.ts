@@ -6,14 +6,13 @@
 // Both need the session (the POST also its CSRF token, as every form of the app); refusals are pages, and
 // another account's folder, or a selection of nothing that is the account's, is a 404 page. The archive is
 // streamed as it is built, with Content-Length when its entries are known before it starts.
-import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import { sessionAccountId } from '../../accounts/web-sessions.ts'
 import type { Routes } from '../../routes.ts'
 import { formReader } from '../../web/form-reader.ts'
 import { acceptForms } from '../../web/forms.ts'
-import { contentDisposition, DOWNLOAD_SAFETY_HEADERS } from '../download.ts'
-import { MAX_ZIP_SELECTION, type ZipArchive } from './zip.service.ts'
+import { MAX_ZIP_SELECTION } from './zip.service.ts'
+import { sendZip } from './zip-response.ts'
 
 export const ZIP_PATHS = {
   selection: '/files/zip',
@@ -33,19 +32,6 @@ const readSelection = formReader(
     { additionalProperties: true },
   ),
 )
-
-/** Sends the archive: the download's safety headers, its name, and its length when known. */
-function sendZip(reply: FastifyReply, archive: ZipArchive): FastifyReply {
-  reply.headers({
-    ...DOWNLOAD_SAFETY_HEADERS,
-    // Built afresh for each request and possibly gigabytes: nothing to keep.
-    'cache-control': 'no-store',
-    'content-type': 'application/zip',
-    'content-disposition': contentDisposition('attachment', archive.fileName),
-  })
-  if (archive.length !== undefined) reply.header('content-length', archive.length)
-  return reply.send(archive.stream)
-}
 
 export const zipRoutes: Routes = async (app, { services, web, webSessions }) => {
   const { zips } = services

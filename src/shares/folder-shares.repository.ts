@@ -1,0 +1,130 @@
+// Folder links' SQL: the rows of `shares` that name a folder (migration 0033). What every link has (its state,
+// settings, counts, passes) is read, changed and counted by SharesRepository's statements, by the link's id; here
+// are the reads that join the folder, and the public page's lookup of a link by its public id.
+import type { Kysely } from 'kysely'
+import type { Db, Executor } from '../db/database.ts'
+import { type Page, toPage } from '../db/pagination.ts'
+import { idLookup } from '../db/read-path/id-lookup.ts'
+import { preparePages } from '../db/read-path/prepared.ts'
+import type { Database } from '../db/schema.ts'
+import {
+  activeEndpoints,
+  LINK_COLUMNS,
+  type Link,
+  type LinkRow,
+  reactivation,
+  type ShareSettings,
+  toLink,
+} from './shares.repository.ts'
+
+/** A folder's link: the API's FolderShare. */
+export interface FolderShare extends Link {
+  folderId: string
+  folder: { id: string; name: string }
+}
+
+/** What the public page of a folder link needs: the link and its folder, in one read. */
+export interface PublicFolderLinkRow {
+  share: FolderShare & { accountId: string; passwordHash: string | null }
+  /** Whether the owner had an active webhook endpoint as the link was read (SharesRepository's PublicLinkRow). */
+  ownerHasWebhooks: boolean
+}
+
+type FolderShareRow = LinkRow & { folder_id: string; folder_name: string }
+
+function toFolderShare(row: FolderShareRow, now: number): FolderShare {
+  return {
+    ...toLink(row, now),
+    folderId: row.folder_id,
+    folder: { id: row.folder_id, name: row.folder_name },
+  }
+}
+
+export class FolderSharesRepository {
+  readonly #db: Kysely<Database>
+  readonly #listPage
+  readonly #publicLink
+
+  constructor(db: Db) {
+    this.#db = db.kysely
+    this.#listPage = preparePages(db, 'folder_shares_list', 'shares', 1, (accountId: string) =>
+      this.#selectWithFolder().where('shares.account_id', '=', accountId),
+    )
+    // Read on every visit of a public page: compiled once, and on PostgreSQL read together with the others of
+    // the same turn (read-path/id-lookup.ts).
+    this.#publicLink = idLookup(
+      db,
+      'folder_links_by_public_ids',
+      (publicIds) =>
+        this.#selectWithFolder()
+          .select(['shares.account_id', (eb) => eb.exists(activeEndpoints(eb)).as('owner_has_webhooks')])
+          .where('shares.public_id', 'in', publicIds),
+      (row) => row.public_id,
+    )
+  }
+
+  /** shares ⋈ folders: a folder link with its folder is one read. */
+  #selectWithFolder(executor: Executor = this.#db) {
+    return (
+      executor
+        .selectFrom('shares')
+        .innerJoin('folders', 'folders.id', 'shares.folder_id')
+        .select([...LINK_COLUMNS, 'folders.id as folder_id', 'folders.name as folder_name'])
+        // Said outright, so that both engines' planners take the partial index of folder links (migration 0033).
+        .where('shares.folder_id', 'is not', null)
+    )
+  }
+
+  async list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<FolderShare>> {
+    const now = Date.now()
+    const rows = await this.#listPage([accountId], page.cursor, page.limit)
+    return toPage(rows, page.limit, (row) => toFolderShare(row, now))
+  }
+
+  async get(accountId: string, shareId: string, executor?: Executor): Promise<FolderShare | undefined> {
+    const row = await this.#selectWithFolder(executor)
+      .where('shares.id', '=', shareId)
+      .where('shares.account_id', '=', accountId)
+      .executeTakeFirst()
+    return row && toFolderShare(row, Date.now())
+  }
+
+  async byFolder(accountId: string, folderId: string, executor?: Executor): Promise<FolderShare | undefined> {
+    const row = await this.#selectWithFolder(executor)
+      .where('shares.folder_id', '=', folderId)
+      .where('shares.account_id', '=', accountId)
+      .executeTakeFirst()
+    return row && toFolderShare(row, Date.now())
+  }
+
+  /** Turns the folder's link back on, if it is disabled or expired; says whether it did. */
+  async reactivate(
+    accountId: string,
+    folderId: string,
+    settings: Omit<ShareSettings, 'isActive'> & { expiresAt: number | null },
+    executor: Executor,
+  ): Promise<boolean> {
+    const result = await reactivation(
+      executor,
+      accountId,
+      { folder: folderId },
+      settings,
+      Date.now(),
+    ).executeTakeFirst()
+    return Number(result.numUpdatedRows) > 0
+  }
+
+  /** The folder link behind a public id, whatever its state, with its folder; undefined if none. */
+  async byPublicId(publicId: string): Promise<PublicFolderLinkRow | undefined> {
+    const row = await this.#publicLink(publicId)
+    if (!row) return undefined
+    return {
+      share: {
+        ...toFolderShare(row, Date.now()),
+        accountId: row.account_id,
+        passwordHash: row.password_hash,
+      },
+      ownerHasWebhooks: Boolean(row.owner_has_webhooks),
+    }
+  }
+}
