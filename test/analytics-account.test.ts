@@ -13,6 +13,7 @@ import { migrate } from '../src/db/migrate.ts'
 import { openDatabase } from '../src/db/open.ts'
 import { newId, newPublicId } from '../src/ids.ts'
 import { DAY_MS } from '../src/shares/shares.repository.ts'
+import { createFolder } from './support/files-helpers.ts'
 import {
   assertError,
   call,
@@ -213,7 +214,8 @@ describeEachEngine('account analytics', (ctx) => {
     const entry = (s: { id: string; fileId: string; name: string }, views: number, downloads: number) => ({
       shareId: s.id,
       fileId: s.fileId,
-      fileName: s.name,
+      folderId: null,
+      name: s.name,
       views,
       downloads,
     })
@@ -259,6 +261,68 @@ describeEachEngine('account analytics', (ctx) => {
       { viewed: none.mostViewed, downloaded: none.mostDownloaded },
       { viewed: [], downloaded: [] },
     )
+  })
+
+  test('folder links count in the totals, days and top lists, named by their folder; a deleted folder keeps its counts (issue 44, 2)', async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const report = await share(c, a, 'Report.pdf')
+    const folder = await createFolder(c.app, a, 'Holiday photos')
+    await createFile(c, a.id, { name: 'Beach.jpg', folderId: folder.id })
+    const made = await call(c.app, 'POST', '/api/v1/folder-shares', {
+      token: a.token,
+      body: { folderId: folder.id },
+    })
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const link = made.body.data as { id: string; publicUrl: string }
+    const page = new URL(link.publicUrl).pathname
+    await visitShare(c.app, report, { views: 1, downloads: 1 })
+    for (let i = 0; i < 3; i++)
+      assert.equal((await c.app.inject({ method: 'GET', url: page })).statusCode, 200)
+    assert.equal((await c.app.inject({ method: 'GET', url: `${page}/zip` })).statusCode, 200)
+
+    const totals = (await get(c, a.token, '/api/v1/analytics')).body.data
+    assert.deepEqual(
+      {
+        shares: totals.shares,
+        activeShares: totals.activeShares,
+        views: totals.views,
+        downloads: totals.downloads,
+      },
+      { shares: 2, activeShares: 2, views: 4, downloads: 2 },
+    )
+    const top = (await get(c, a.token, '/api/v1/analytics/top-shares')).body.data
+    assert.deepEqual(top.mostViewed[0], {
+      shareId: link.id,
+      fileId: null,
+      folderId: folder.id,
+      name: 'Holiday photos',
+      views: 3,
+      downloads: 1,
+    })
+    const one = (await get(c, a.token, `/api/v1/analytics?shareId=${link.id}`)).body.data
+    assert.deepEqual({ views: one.views, downloads: one.downloads }, { views: 3, downloads: 1 })
+    const days = (await get(c, a.token, `/api/v1/analytics/daily?shareId=${link.id}`)).body.data.days
+    assert.deepEqual(
+      days
+        .filter((d: { views: number }) => d.views > 0)
+        .map((d: { views: number; downloads: number }) => [d.views, d.downloads]),
+      [[3, 1]],
+    )
+
+    assert.equal(
+      (await call(c.app, 'DELETE', `/api/v1/folders/${folder.id}`, { token: a.token })).status,
+      200,
+    )
+    const after = (await get(c, a.token, '/api/v1/analytics')).body.data
+    assert.deepEqual(
+      { shares: after.shares, views: after.views, downloads: after.downloads },
+      { shares: 1, views: 4, downloads: 2 },
+      'the link went with its folder; what it counted stays',
+    )
+    const accountDays = (await get(c, a.token, '/api/v1/analytics/daily')).body.data.days
+    assert.equal(accountDays.at(-1).views, 4)
+    assertError(await get(c, a.token, `/api/v1/folder-shares/${link.id}`), 404, 'not_found')
   })
 
   test('bounds: dates, order, at most 366 days, 1 to 25 shares; analytics:read only', async () => {

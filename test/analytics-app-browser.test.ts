@@ -183,11 +183,11 @@ for (const engine of ENGINES) {
         assert.deepEqual(seen.rows, daily.days)
         assert.equal(seen.rows.length, 30)
         const listed = (
-          list: { fileId: string; fileName: string; views: number; downloads: number }[],
+          list: { fileId: string; name: string; views: number; downloads: number }[],
           by: 'views' | 'downloads',
         ) =>
           list.map((s) => ({
-            name: s.fileName,
+            name: s.name,
             href: `/files/${s.fileId}`,
             count:
               by === 'views'
@@ -197,7 +197,7 @@ for (const engine of ENGINES) {
         assert.deepEqual(seen.mostViewed, listed(top.mostViewed, 'views'))
         assert.deepEqual(seen.mostDownloaded, listed(top.mostDownloaded, 'downloads'))
         assert.deepEqual(
-          top.mostViewed.map((s: { fileName: string }) => s.fileName),
+          top.mostViewed.map((s: { name: string }) => s.name),
           ['Quarterly report.pdf', 'Team photo.jpg', HOSTILE],
         )
         const sum = (days: Day[], key: 'views' | 'downloads') => days.reduce((n, d) => n + d[key], 0)

@@ -8,7 +8,7 @@ import { dailyChart } from '../web/chart.ts'
 import { select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import type { Web } from '../web/web.ts'
-import type { ShareInPeriod } from './analytics.repository.ts'
+import type { LinkTargetName, ShareInPeriod } from './analytics.repository.ts'
 import { type AnalyticsOverview, PAGE_CHOICES, PAGE_RANGES, type PageRange } from './analytics.service.ts'
 
 export const ANALYTICS_PATH = '/analytics'
@@ -20,7 +20,14 @@ const SHORT_DAY = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric'
 const FULL_DAY = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeZone: 'UTC' })
 
 const count = (n: number, one: string, many: string) => `${NUMBER.format(n)} ${n === 1 ? one : many}`
-const fileHref = (fileId: string) => `/files/${encodeURIComponent(fileId)}`
+/** The owner's page of what a link opens: the file's page, or the folder's, where its Share panel is. */
+const targetHref = (target: LinkTargetName) =>
+  target.fileId !== null
+    ? `/files/${encodeURIComponent(target.fileId)}`
+    : `/folders/${encodeURIComponent(target.folderId ?? '')}`
+
+/** What a link is shown as: its file's name, or its folder's, marked as a folder. */
+const nameOf = (target: LinkTargetName) => (target.fileId !== null ? target.name : `${target.name} (folder)`)
 
 /** The page's address for a range and a share (all shares when none). */
 export function analyticsHref(range: PageRange, shareId?: string): string {
@@ -57,11 +64,11 @@ function totals(data: AnalyticsOverview): string {
           `of ${count(totals.shares, 'link', 'links')}`,
         ),
       ]
-  const heading = share ? html`All time: ${share.fileName}` : 'All time'
+  const heading = share ? html`All time: ${share.name}` : 'All time'
   return html`<section class="analytics-totals" aria-labelledby="totals-title">
 <h2 id="totals-title" class="analytics-subtitle">!${heading}</h2>
 <ul class="stat-cards">!${cards}</ul>
-!${share ? html`<p class="analytics-file-link"><a href="${fileHref(share.fileId)}">Open the file’s page<span class="sr-only">: ${share.fileName}</span></a> to change the link or share it again.</p>` : ''}
+!${share ? html`<p class="analytics-file-link"><a href="${targetHref(share)}">Open the ${share.fileId !== null ? 'file' : 'folder'}’s page<span class="sr-only">: ${share.name}</span></a> to change the link or share it again.</p>` : ''}
 </section>`
 }
 
@@ -78,8 +85,8 @@ function controls(data: AnalyticsOverview): string {
       value: choice.shareId,
       label:
         choice.state === 'active'
-          ? choice.fileName
-          : `${choice.fileName} (${SHARE_STATE_TEXT[choice.state].short.toLowerCase()})`,
+          ? nameOf(choice)
+          : `${nameOf(choice)} (${SHARE_STATE_TEXT[choice.state].short.toLowerCase()})`,
     })),
   ]
   const hint = data.moreChoices
@@ -108,7 +115,7 @@ function topList(
       ? html`<p class="muted">No ${unit[1]} in ${period}.</p>`
       : html`<ol class="top-list">!${shares.map(
           (share) =>
-            html`<li class="top-item"><a class="top-name" href="${fileHref(share.fileId)}">${share.fileName}</a><span class="top-count">${count(share[measure], unit[0], unit[1])}</span></li>`,
+            html`<li class="top-item"><a class="top-name" href="${targetHref(share)}">${nameOf(share)}</a><span class="top-count">${count(share[measure], unit[0], unit[1])}</span></li>`,
         )}</ol>`
   return html`<section class="card top-card" aria-labelledby="${id}"><div class="card-body">
 <h2 id="${id}">${title}</h2>
@@ -127,7 +134,7 @@ it counts, day by day.</p>
 }
 
 export function analyticsPage(data: AnalyticsOverview & { nav: AppNav }): Page {
-  const title = data.share ? `Analytics: ${data.share.fileName}` : 'Analytics'
+  const title = data.share ? `Analytics: ${nameOf(data.share)}` : 'Analytics'
   const intro = html`<div class="analytics-intro">
 <h1>Analytics</h1>
 <p class="muted analytics-lead">Views of your share links’ pages and downloads through them. Days are in UTC.</p>
@@ -148,7 +155,7 @@ export function analyticsPage(data: AnalyticsOverview & { nav: AppNav }): Page {
   }
   const period = `the last ${data.range} days`
   const span = `${SHORT_DAY.format(series.from)} to ${FULL_DAY.format(series.to)}`
-  const label = data.share ? data.share.fileName : 'All shares'
+  const label = data.share ? nameOf(data.share) : 'All shares'
   const main = html`<div class="analytics">
 !${intro}
 !${totals(data)}

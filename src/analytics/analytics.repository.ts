@@ -29,29 +29,63 @@ export interface DailyCounts {
   downloads: number
 }
 
-/** A share's counts over a period, with its file. */
-export interface ShareInPeriod {
+/** What a link opens: a file (`fileId`) or a folder (`folderId`), and its name. */
+export interface LinkTargetName {
+  fileId: string | null
+  folderId: string | null
+  /** The file's name, or the folder's. */
+  name: string
+}
+
+/** A share's counts over a period, with what it opens. */
+export interface ShareInPeriod extends LinkTargetName {
   shareId: string
-  fileId: string
-  fileName: string
   views: number
   downloads: number
 }
 
-/** A share as a choice in a list: its file's name, and whether the link works now. */
-export interface ShareChoice {
+/** A share as a choice in a list: what it opens, and whether the link works now. */
+export interface ShareChoice extends LinkTargetName {
   shareId: string
-  fileId: string
-  fileName: string
   state: ShareState
 }
 
+type TargetRow = {
+  file_id: string | null
+  file_name: string | null
+  folder_id: string | null
+  folder_name: string | null
+}
+
+function targetOf(row: TargetRow): LinkTargetName {
+  return { fileId: row.file_id, folderId: row.folder_id, name: row.file_name ?? row.folder_name ?? '' }
+}
+
 function toChoice(
-  row: Parameters<typeof shareStateOfRow>[0] & { id: string; file_id: string; name: string },
+  row: Parameters<typeof shareStateOfRow>[0] & TargetRow & { id: string },
   now: number,
 ): ShareChoice {
-  return { shareId: row.id, fileId: row.file_id, fileName: row.name, state: shareStateOfRow(row, now) }
+  return { shareId: row.id, ...targetOf(row), state: shareStateOfRow(row, now) }
 }
+
+/**
+ * shares ⟕ files ⟕ folders, keeping the links that open something now: a folder's, or a file's while the file is
+ * not in the trash (its link is gone with it until it is restored; what it counted is not).
+ */
+function linksInUse(db: Kysely<Database>) {
+  return db
+    .selectFrom('shares')
+    .leftJoin('files', 'files.id', 'shares.file_id')
+    .leftJoin('folders', 'folders.id', 'shares.folder_id')
+    .where((eb) => eb.or([eb('shares.folder_id', 'is not', null), eb('files.trashed_at', 'is', null)]))
+}
+
+const TARGET_COLUMNS = [
+  'files.id as file_id',
+  'files.name as file_name',
+  'folders.id as folder_id',
+  'folders.name as folder_name',
+] as const
 
 export interface AggregateAnalytics {
   shares: number
@@ -93,36 +127,39 @@ export class AnalyticsRepository {
     const now = Date.now()
     const row = await this.#db
       .selectFrom('shares')
-      .innerJoin('files', 'files.id', 'shares.file_id')
+      .leftJoin('files', 'files.id', 'shares.file_id')
       .where('shares.account_id', '=', accountId)
-      .select((eb) => [
+      .select((eb) => {
         // The links of files in the trash are gone with them (until restored); what they counted is not.
-        eb.fn.countAll<number>().filterWhere('files.trashed_at', 'is', null).as('shares'),
-        eb.fn
-          .countAll<number>()
-          .filterWhere((w) => w.and([w('files.trashed_at', 'is', null), shareOpensNow(w, now)]))
-          .as('active_shares'),
-        // SUM over no rows is NULL; an account without shares has 0 views.
-        eb.fn.coalesce(eb.fn.sum<number>('shares.view_count'), eb.lit(0)).as('views'),
-        eb.fn.coalesce(eb.fn.sum<number>('shares.download_count'), eb.lit(0)).as('downloads'),
-        // What the links of deleted files counted (migration 0029): what happened stays in the totals.
-        eb
-          .selectFrom('past_share_counts')
-          .select((p) => p.fn.coalesce(p.fn.sum<number>('views'), p.lit(0)).as('n'))
-          .where('past_share_counts.account_id', '=', accountId)
-          .as('past_views'),
-        eb
-          .selectFrom('past_share_counts')
-          .select((p) => p.fn.coalesce(p.fn.sum<number>('downloads'), p.lit(0)).as('n'))
-          .where('past_share_counts.account_id', '=', accountId)
-          .as('past_downloads'),
-        eb
-          .selectFrom('file_requests')
-          .select((r) => r.fn.countAll<number>().as('n'))
-          .where('file_requests.account_id', '=', accountId)
-          .where((r) => requestTakesFilesNow(r, now))
-          .as('active_requests'),
-      ])
+        const inUse = eb.or([eb('shares.folder_id', 'is not', null), eb('files.trashed_at', 'is', null)])
+        return [
+          eb.fn.countAll<number>().filterWhere(inUse).as('shares'),
+          eb.fn
+            .countAll<number>()
+            .filterWhere((w) => w.and([inUse, shareOpensNow(w, now)]))
+            .as('active_shares'),
+          // SUM over no rows is NULL; an account without shares has 0 views.
+          eb.fn.coalesce(eb.fn.sum<number>('shares.view_count'), eb.lit(0)).as('views'),
+          eb.fn.coalesce(eb.fn.sum<number>('shares.download_count'), eb.lit(0)).as('downloads'),
+          // What the links of deleted files counted (migration 0029): what happened stays in the totals.
+          eb
+            .selectFrom('past_share_counts')
+            .select((p) => p.fn.coalesce(p.fn.sum<number>('views'), p.lit(0)).as('n'))
+            .where('past_share_counts.account_id', '=', accountId)
+            .as('past_views'),
+          eb
+            .selectFrom('past_share_counts')
+            .select((p) => p.fn.coalesce(p.fn.sum<number>('downloads'), p.lit(0)).as('n'))
+            .where('past_share_counts.account_id', '=', accountId)
+            .as('past_downloads'),
+          eb
+            .selectFrom('file_requests')
+            .select((r) => r.fn.countAll<number>().as('n'))
+            .where('file_requests.account_id', '=', accountId)
+            .where((r) => requestTakesFilesNow(r, now))
+            .as('active_requests'),
+        ]
+      })
       .executeTakeFirstOrThrow()
     return {
       shares: Number(row.shares),
@@ -232,10 +269,11 @@ export class AnalyticsRepository {
       )
       .selectFrom('period')
       .innerJoin('shares', 'shares.id', 'period.share_id')
-      .innerJoin('files', 'files.id', 'shares.file_id')
-      .select(['period.share_id', 'period.views', 'period.downloads', 'files.id as file_id', 'files.name'])
+      .leftJoin('files', 'files.id', 'shares.file_id')
+      .leftJoin('folders', 'folders.id', 'shares.folder_id')
+      .select(['period.share_id', 'period.views', 'period.downloads', ...TARGET_COLUMNS])
       // A link whose file is in the trash is counted in the totals, and not listed.
-      .where('files.trashed_at', 'is', null)
+      .where((eb) => eb.or([eb('shares.folder_id', 'is not', null), eb('files.trashed_at', 'is', null)]))
       .where(`period.${by}`, '>', 0)
       .orderBy(`period.${by}`, 'desc')
       .orderBy(`period.${other}`, 'desc')
@@ -244,8 +282,7 @@ export class AnalyticsRepository {
       .execute()
     return rows.map((row) => ({
       shareId: row.share_id,
-      fileId: row.file_id,
-      fileName: row.name,
+      ...targetOf(row),
       views: Number(row.views),
       downloads: Number(row.downloads),
     }))
@@ -272,19 +309,15 @@ export class AnalyticsRepository {
   }
 
   #choices(accountId: string) {
-    return this.#db
-      .selectFrom('shares')
-      .innerJoin('files', 'files.id', 'shares.file_id')
+    return linksInUse(this.#db)
       .select([
         'shares.id',
         'shares.is_active',
         'shares.expires_at',
         'shares.download_count',
         'shares.max_downloads',
-        'files.id as file_id',
-        'files.name',
+        ...TARGET_COLUMNS,
       ])
       .where('shares.account_id', '=', accountId)
-      .where('files.trashed_at', 'is', null)
   }
 }

@@ -29,11 +29,15 @@ export const ShareAnalyticsSchema = Type.Object(
 
 export const AggregateAnalyticsSchema = Type.Object(
   {
-    shares: Count('Share links of the account.'),
-    activeShares: Count('Share links that open now: those whose `state` is `active`.'),
+    shares: Count('Share links of the account: of files (those in the trash left out) and of folders.'),
+    activeShares: Count(
+      'Share links that open now: those whose `state` is `active`, of files and of folders.',
+    ),
     activeRequests: Count('File requests that take files now: those whose `state` is `open`.'),
-    views: Count('Views of all share links, those of deleted files included.'),
-    downloads: Count('Downloads through all share links, those of deleted files included.'),
+    views: Count('Views of all share links, of files and of folders, those of deleted ones included.'),
+    downloads: Count(
+      'Downloads through all share links, of files and of folders, those of deleted ones included.',
+    ),
   },
   { $id: 'AggregateAnalytics', additionalProperties: false, description: 'Totals over the account.' },
 )
@@ -132,8 +136,9 @@ export const DailyAnalyticsQuery = Type.Object(
 const TopShare = Type.Object(
   {
     shareId: Type.String(),
-    fileId: Type.String(),
-    fileName: Type.String(),
+    fileId: Nullable(Type.String({ description: "The link's file; null for a folder link." })),
+    folderId: Nullable(Type.String({ description: "The link's folder; null for a file link." })),
+    name: Type.String({ description: "The file's name, or the folder's for a folder link." }),
     views: Count('Views of the public share page in the period.'),
     downloads: Count('Downloads through the public link in the period.'),
   },
@@ -158,7 +163,7 @@ export const TopSharesSchema = Extension(
       $id: 'TopShares',
       additionalProperties: false,
       description:
-        "The account's share links most viewed and most downloaded in a period, with their files, counted as ShareDailyAnalytics counts them.",
+        "The account's share links most viewed and most downloaded in a period, with what they open (a file or a folder), counted as ShareDailyAnalytics counts them.",
     },
   ),
 )

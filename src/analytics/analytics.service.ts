@@ -7,6 +7,7 @@ import type {
   AggregateAnalytics,
   AnalyticsRepository,
   DailyCounts,
+  LinkTargetName,
   ShareAnalytics,
   ShareChoice,
   ShareInPeriod,
@@ -54,7 +55,7 @@ export interface AnalyticsOverview {
   range: PageRange
   totals: AggregateAnalytics
   /** The share chosen, with its all-time counts; null for all shares. */
-  share: (ShareAnalytics & { fileId: string; fileName: string }) | null
+  share: (ShareAnalytics & LinkTargetName) | null
   series: DailySeries
   top: TopShares
   /** Shares to choose from, by file name: the newest PAGE_CHOICES, and the one chosen. */
@@ -135,11 +136,14 @@ export class AnalyticsService {
     ])
     const choices = listed.choices
     if (chosen && !choices.some((choice) => choice.shareId === chosen.shareId)) choices.push(chosen)
-    choices.sort((a, b) => collator.compare(a.fileName, b.fileName) || (a.shareId < b.shareId ? -1 : 1))
+    choices.sort((a, b) => collator.compare(a.name, b.name) || (a.shareId < b.shareId ? -1 : 1))
     return {
       range: view.range,
       totals,
-      share: chosen && share ? { ...share, fileId: chosen.fileId, fileName: chosen.fileName } : null,
+      share:
+        chosen && share
+          ? { ...share, fileId: chosen.fileId, folderId: chosen.folderId, name: chosen.name }
+          : null,
       series,
       top,
       choices,

@@ -1341,15 +1341,15 @@ export interface components {
         };
         /** @description Totals over the account. */
         AggregateAnalytics: {
-            /** @description Share links of the account. */
+            /** @description Share links of the account: of files (those in the trash left out) and of folders. */
             shares: number;
-            /** @description Share links that open now: those whose `state` is `active`. */
+            /** @description Share links that open now: those whose `state` is `active`, of files and of folders. */
             activeShares: number;
             /** @description File requests that take files now: those whose `state` is `open`. */
             activeRequests: number;
-            /** @description Views of all share links, those of deleted files included. */
+            /** @description Views of all share links, of files and of folders, those of deleted ones included. */
             views: number;
-            /** @description Downloads through all share links, those of deleted files included. */
+            /** @description Downloads through all share links, of files and of folders, those of deleted ones included. */
             downloads: number;
         };
         /** @description Coffer extension, beyond the contract. A share link's views and downloads on each day of a period, counted as ShareAnalytics counts them. */
@@ -1403,7 +1403,7 @@ export interface components {
                 downloads: number;
             }[];
         };
-        /** @description Coffer extension, beyond the contract. The account's share links most viewed and most downloaded in a period, with their files, counted as ShareDailyAnalytics counts them. */
+        /** @description Coffer extension, beyond the contract. The account's share links most viewed and most downloaded in a period, with what they open (a file or a folder), counted as ShareDailyAnalytics counts them. */
         TopShares: {
             /**
              * Format: date
@@ -1418,8 +1418,10 @@ export interface components {
             /** @description The share links with the most views in the period, most first (ties: more downloads, then the newer link); only links with at least one. */
             mostViewed: {
                 shareId: string;
-                fileId: string;
-                fileName: string;
+                fileId: string | null;
+                folderId: string | null;
+                /** @description The file's name, or the folder's for a folder link. */
+                name: string;
                 /** @description Views of the public share page in the period. */
                 views: number;
                 /** @description Downloads through the public link in the period. */
@@ -1428,8 +1430,10 @@ export interface components {
             /** @description The share links with the most downloads in the period, most first (ties: more views, then the newer link); only links with at least one. */
             mostDownloaded: {
                 shareId: string;
-                fileId: string;
-                fileName: string;
+                fileId: string | null;
+                folderId: string | null;
+                /** @description The file's name, or the folder's for a folder link. */
+                name: string;
                 /** @description Views of the public share page in the period. */
                 views: number;
                 /** @description Downloads through the public link in the period. */
