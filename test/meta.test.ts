@@ -113,6 +113,9 @@ function expectedIndex(config: Config, setupPending = true) {
           description:
             "A share link's file was downloaded, as its download count counts: the link with its counts including this download.",
         },
+        { name: 'folder_share.created', description: EVENTS['folder_share.created'].about },
+        { name: 'folder_share.viewed', description: EVENTS['folder_share.viewed'].about },
+        { name: 'folder_share.downloaded', description: EVENTS['folder_share.downloaded'].about },
         {
           name: 'submission.received',
           description: 'A file request received a file: the request and the Submission.',
