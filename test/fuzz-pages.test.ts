@@ -76,6 +76,12 @@ describeEachEngine('fuzzed pages and OAuth endpoints', (ctx) => {
         body: { fileId: file.id, password: 'fuzzfuzz' },
       })
     ).body.data
+    const folderLink = (
+      await call(app, 'POST', '/api/v1/folder-shares', {
+        token: secret,
+        body: { folderId: folder.id, password: 'fuzzfuzz' },
+      })
+    ).body.data
     const token = await web.csrfToken('/folders/new')
     const forms: [string, string[]][] = [
       ['/account/sign-in', ['email', 'password', 'return_to']],
@@ -98,6 +104,7 @@ describeEachEngine('fuzzed pages and OAuth endpoints', (ctx) => {
       [`/trash/${trashed.id}/delete`, ['return_to']],
       ['/trash/empty', []],
       [new URL(share.publicUrl).pathname, ['password']],
+      [new URL(folderLink.publicUrl).pathname, ['password']],
     ]
     let requests = 0
     await fc.assert(
