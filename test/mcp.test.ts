@@ -33,6 +33,7 @@ const TOOLS = [
   'list_folders',
   'create_folder',
   'share_file',
+  'share_folder',
   'update_share',
   'list_shares',
   'create_file_request',
@@ -311,6 +312,99 @@ for (const engine of ENGINES) {
         })) as CallToolResult
         assert.ok(again.isError)
         assert.match((again.content[0] as { text: string }).text, /^not_found: /)
+      } finally {
+        await client.close()
+      }
+    })
+
+    test("share_folder: by name or id, its page lists the folder's files; settings applied, bounds kept, update_share reaches it", async () => {
+      const account = await createAccount(ctx.app)
+      const api = new Coffer({ url: ctx.base, credentials: { apiKey: account.token } })
+      const folder = await api.folders.create('Reports')
+      await api.files.upload(Buffer.from('q1 figures'), { name: 'q1.txt', folderId: folder.id })
+      const client = await connect(ctx.base, account.token)
+      try {
+        const { tools } = await client.listTools()
+        const shareFolder = tools.find((t) => t.name === 'share_folder')
+        assert.deepEqual(
+          [shareFolder?.annotations?.readOnlyHint, shareFolder?.annotations?.destructiveHint],
+          [false, false],
+        )
+        const call = async (name: string, args: Record<string, unknown>) =>
+          (await client.callTool({ name, arguments: args })) as CallToolResult
+        const textOf = (result: CallToolResult) => (result.content[0] as { text: string }).text
+
+        // By its name in another case, as the server compares folder names.
+        const shared = await call('share_folder', { name: 'reports' })
+        assert.ok(!shared.isError, textOf(shared))
+        const share = shared.structuredContent as { id: string; publicUrl: string; folderId: string }
+        assert.equal(share.folderId, folder.id)
+        assert.equal(
+          textOf(shared),
+          `Shared Reports: ${share.publicUrl} (active, link ${share.id}). Its page lists the files in Reports as they are when it is opened (1 file now; files added later appear too), each downloadable, with Download all as one zip.`,
+        )
+        const page = await fetch(share.publicUrl)
+        assert.equal(page.status, 200)
+        assert.match(await page.text(), /q1\.txt/)
+
+        // Settings applied to the link that is on; the API's bounds are the tool's.
+        const locked = await call('share_folder', {
+          folderId: folder.id,
+          password: 'open sesame',
+          maxDownloads: 5,
+        })
+        assert.ok(!locked.isError, textOf(locked))
+        const lockedShare = locked.structuredContent as {
+          id: string
+          hasPassword: boolean
+          maxDownloads: number
+        }
+        assert.deepEqual(
+          [lockedShare.id, lockedShare.hasPassword, lockedShare.maxDownloads],
+          [share.id, true, 5],
+        )
+        assert.match(textOf(locked), /Download all as one zip, after asking for the password\.$/)
+        assert.match(await (await fetch(share.publicUrl)).text(), /This link is protected/)
+        const tooShort = await call('share_folder', { folderId: folder.id, password: 'abc' })
+        assert.equal(tooShort.isError, true)
+        const tooMany = await call('share_folder', { folderId: folder.id, maxDownloads: 0 })
+        assert.equal(tooMany.isError, true)
+
+        // A folder that is not there, or none named: refusals the model can act on.
+        const unknown = await call('share_folder', { name: 'Nope' })
+        assert.equal(unknown.isError, true)
+        assert.match(textOf(unknown), /^not_found: No folder is named "Nope"\./)
+        const unnamed = await call('share_folder', {})
+        assert.equal(unnamed.isError, true)
+        assert.match(textOf(unnamed), /^invalid_argument: /)
+
+        // update_share takes a folder's link as well as a file's; share_folder turns it on again.
+        const off = await call('update_share', { shareId: share.id, isActive: false })
+        assert.ok(!off.isError, textOf(off))
+        assert.equal(textOf(off), `${share.publicUrl} is disabled.`)
+        assert.equal((await fetch(share.publicUrl)).status, 410, "a link turned off is gone, as a file's")
+        const missing = await call('update_share', { shareId: 'shr_0000000000000000', isActive: false })
+        assert.match(textOf(missing), /^not_found: /)
+        const again = await call('share_folder', { name: 'Reports', password: null })
+        assert.deepEqual(
+          [
+            (again.structuredContent as { id: string }).id,
+            (again.structuredContent as { state: string }).state,
+            (again.structuredContent as { hasPassword: boolean }).hasPassword,
+          ],
+          [share.id, 'active', false],
+        )
+        // A link whose downloads reached its limit says that it does not open.
+        const zip = await fetch(`${share.publicUrl}/zip`)
+        assert.equal(zip.status, 200)
+        await zip.arrayBuffer()
+        const exhausted = await call('share_folder', { name: 'Reports', maxDownloads: 1 })
+        assert.match(
+          textOf(exhausted),
+          new RegExp(
+            `^${share.publicUrl} does not open: it is exhausted \\(1 downloads of 1 allowed\\)\\. Link ${share.id}\\.`,
+          ),
+        )
       } finally {
         await client.close()
       }

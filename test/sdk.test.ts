@@ -361,6 +361,72 @@ for (const engine of ENGINES) {
       await assertCofferError(coffer.webhooks.get(webhook.id), 404, 'not_found')
     })
 
+    test("folderShares: create, get, list, update; share makes, applies settings to, and turns on a folder's link", async () => {
+      const { coffer } = await clientFor()
+      const folder = await coffer.folders.create('Handouts')
+      const other = await coffer.folders.create('Slides')
+      await coffer.files.upload(Buffer.from('week one'), { name: 'week-1.txt', folderId: folder.id })
+
+      const share = await coffer.folderShares.create({ folderId: folder.id })
+      assert.deepEqual(
+        [share.folderId, share.folder.name, share.state, share.hasPassword, share.maxDownloads],
+        [folder.id, 'Handouts', 'active', false, null],
+      )
+      const page = await fetch(share.publicUrl)
+      assert.equal(page.status, 200)
+      assert.match(await page.text(), /week-1\.txt/)
+      assert.equal((await coffer.folderShares.get(share.id)).viewCount, 1)
+      const second = await coffer.folderShares.create({ folderId: other.id })
+      assert.deepEqual(
+        (await collect(coffer.folderShares.list({ limit: 1 }))).map((s) => s.id).sort(),
+        [share.id, second.id].sort(),
+      )
+      assert.equal((await coffer.folderShares.page({ limit: 1 })).data.length, 1)
+      assert.equal((await coffer.folderShares.ofFolder(other.id))?.id, second.id)
+      assert.equal(await coffer.folderShares.ofFolder('fld_0000000000000000'), undefined)
+
+      // create answers the link that is on unchanged; share applies the settings given, keeping the others.
+      assert.equal(
+        (await coffer.folderShares.create({ folderId: folder.id, maxDownloads: 2 })).maxDownloads,
+        null,
+      )
+      const expiresAt = new Date(Date.now() + 86_400_000).toISOString()
+      const limited = await coffer.folderShares.share(folder.id, { maxDownloads: 2, password: 'open sesame' })
+      assert.deepEqual([limited.id, limited.maxDownloads, limited.hasPassword], [share.id, 2, true])
+      assert.match(await (await fetch(share.publicUrl)).text(), /This link is protected/)
+      const dated = await coffer.folderShares.share(folder.id, { expiresAt })
+      assert.deepEqual(
+        [dated.maxDownloads, dated.hasPassword, Date.parse(dated.expiresAt ?? '')],
+        [2, true, Date.parse(expiresAt)],
+      )
+      const open = await coffer.folderShares.share(folder.id, { password: null, maxDownloads: null })
+      assert.deepEqual([open.hasPassword, open.maxDownloads, open.expiresAt], [false, null, dated.expiresAt])
+      assert.equal(
+        (await coffer.folderShares.share(folder.id)).id,
+        share.id,
+        'no settings: the link as it is',
+      )
+
+      // A link that is off is turned on again, with the settings given (a new password too).
+      const off = await coffer.folderShares.update(share.id, { isActive: false })
+      assert.deepEqual([off.isActive, off.state], [false, 'disabled'])
+      assert.equal((await fetch(share.publicUrl)).status, 410)
+      const again = await coffer.folderShares.share(folder.id, { password: 'second secret', maxDownloads: 3 })
+      assert.deepEqual(
+        [again.id, again.state, again.hasPassword, again.maxDownloads, again.expiresAt],
+        [share.id, 'active', true, 3, null],
+      )
+      // A limit below the downloads so far: the link is on, and its state says it does not open.
+      const zip = await fetch(`${second.publicUrl}/zip`)
+      assert.equal(zip.status, 200)
+      await zip.arrayBuffer()
+      const exhausted = await coffer.folderShares.share(other.id, { maxDownloads: 1 })
+      assert.deepEqual([exhausted.isActive, exhausted.state], [true, 'exhausted'])
+
+      await assertCofferError(coffer.folderShares.share('fld_0000000000000000'), 404, 'not_found')
+      await assertCofferError(coffer.folderShares.get(share.id.replace(/.$/, '0')), 404, 'not_found')
+    })
+
     test('trash: a deleted file listed page after page, restored with its link, deleted for good, emptied', async () => {
       const { coffer } = await clientFor()
       assert.equal((await coffer.capabilities()).trash.retentionDays, 30)

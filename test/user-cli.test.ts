@@ -519,6 +519,90 @@ for (const engine of ENGINES) {
       assert.equal((await ctx.app.services.files.get(account.id, file.id)).share?.expiresAt, null)
     })
 
+    test("share --folder NAME: a link whose page lists the folder's files; settings as a file's; unshare --folder; unknown folders fail", async () => {
+      const account = await createAccount(ctx.app)
+      const minutes = await ctx.app.services.folders.create(account.id, 'Minutes')
+      await createFile(ctx, account.id, { name: 'march.txt', folderId: minutes.id })
+      const scriptEnv = {
+        HOME: dir,
+        XDG_CONFIG_HOME: path.join(dir, 'empty'),
+        COFFER_URL: ctx.base,
+        COFFER_TOKEN: account.token,
+      }
+      // Named in another case, as the server compares folder names; printed for people as a file's link is.
+      const plain = await coffer(['share', '--folder', 'minutes'], scriptEnv)
+      assert.equal(plain.code, 0, plain.stderr)
+      const publicUrl = plain.stdout.trim()
+      assert.match(publicUrl, /\/sf\/[^/]+$/)
+      const page = await fetch(publicUrl)
+      assert.equal(page.status, 200)
+      assert.match(await page.text(), /march\.txt/)
+
+      const share = async (args: string[], stdin?: string) => {
+        const result = await coffer(['--json', 'share', '--folder', 'Minutes', ...args], scriptEnv, stdin)
+        return { ...result, link: result.code === 2 ? undefined : JSON.parse(result.stdout) }
+      }
+      const locked = await share(['--password', '--max-downloads', '5'], 'a long passphrase\n')
+      assert.equal(locked.code, 0, locked.stderr)
+      assert.deepEqual(
+        [locked.link.publicUrl, locked.link.folderId, locked.link.hasPassword, locked.link.maxDownloads],
+        [publicUrl, minutes.id, true, 5],
+      )
+      const asked = await fetch(publicUrl)
+      assert.equal(asked.status, 200)
+      const askedPage = await asked.text()
+      assert.match(askedPage, /This link is protected/)
+      assert.doesNotMatch(askedPage, /march\.txt/)
+      const dated = await share(['--expires', '1d'])
+      assert.deepEqual(
+        [dated.link.hasPassword, dated.link.maxDownloads, Date.parse(dated.link.expiresAt) > Date.now()],
+        [true, 5, true],
+      )
+      const cleared = await share(['--no-password', '--no-expiry', '--no-limit'])
+      assert.equal(cleared.code, 0, cleared.stderr)
+      assert.deepEqual(
+        [cleared.link.hasPassword, cleared.link.maxDownloads, cleared.link.expiresAt, cleared.link.state],
+        [false, null, null, 'active'],
+      )
+      // A limit below the downloads so far (Download all counts one): set, said, exit 1.
+      await ctx.app.inject({ method: 'GET', url: `${new URL(publicUrl).pathname}/zip` })
+      const exhausted = await share(['--max-downloads', '1'])
+      assert.equal(exhausted.code, 1)
+      assert.equal(exhausted.link.state, 'exhausted')
+      assert.match(exhausted.stderr, /The link does not open: it is exhausted\..*--no-limit/)
+
+      // unshare --folder turns it off; the folder is then not shared, which unshare says.
+      const off = await coffer(['unshare', '--folder', 'MINUTES'], scriptEnv)
+      assert.equal(off.code, 0, off.stderr)
+      assert.equal(off.stdout.trim(), `Minutes is no longer shared (the link ${publicUrl} is off).`)
+      assert.equal((await fetch(publicUrl)).status, 410)
+      const empty = await ctx.app.services.folders.create(account.id, 'Empty')
+      const notShared = await coffer(['unshare', '--folder', 'Empty'], scriptEnv)
+      assert.equal(notShared.code, 2)
+      assert.match(notShared.stderr, /Empty is not shared\./)
+      // share turns it on again, at the same address.
+      const again = await share(['--no-limit'])
+      assert.deepEqual([again.code, again.link.publicUrl, again.link.state], [0, publicUrl, 'active'])
+      assert.equal((await coffer(['share', '--folder', empty.id], scriptEnv)).code, 0, 'by its id too')
+
+      // No such folder: the not-found error, exit 1; a file and --folder at once, or neither: usage, exit 2.
+      const unknown = await coffer(['share', '--folder', 'Nowhere'], scriptEnv)
+      assert.equal(unknown.code, 1)
+      assert.match(
+        unknown.stderr,
+        /Error: No folder is named "Nowhere"\.\nHint: See your folders with `coffer folders`\./,
+      )
+      const unknownJson = await coffer(['--json', 'unshare', '--folder', 'Nowhere'], scriptEnv)
+      assert.equal(unknownJson.code, 1)
+      assert.equal(JSON.parse(unknownJson.stdout).error.code, 'not_found')
+      const both = await coffer(['share', 'march.txt', '--folder', 'Minutes'], scriptEnv)
+      assert.equal(both.code, 2)
+      assert.match(both.stderr, /Give a file or --folder, not both\./)
+      const neither = await coffer(['share'], scriptEnv)
+      assert.equal(neither.code, 2)
+      assert.match(neither.stderr, /Name a file, or a folder with --folder NAME\./)
+    })
+
     test("upload --on-conflict: a name already there is kept with a word, skipped, or renamed; the run's own clashes too", async () => {
       const account = await createAccount(ctx.app)
       const scriptEnv = {

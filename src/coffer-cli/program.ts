@@ -5,7 +5,7 @@ import packageJson from '../../package.json' with { type: 'json' }
 import { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from '../files/file-orders.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
-import type { Coffer, File, Folder, Share, ShareSettings, TrashedFile } from '../sdk/index.ts'
+import type { Coffer, File, Folder, FolderShare, Share, ShareSettings, TrashedFile } from '../sdk/index.ts'
 import { ON_CONFLICT, type OnConflict } from './name-claims.ts'
 import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
 import { connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
@@ -591,13 +591,38 @@ function trashEmptyCommand(trash: Command, run: Run): void {
     })
 }
 
-/** share, unshare: a file's link. */
+/** The file, or the folder with --folder, whose link `share` and `unshare` change, found once connected. */
+type LinkTarget = { file: File; folder?: undefined } | { folder: Folder; file?: undefined }
+
+/** What the command names: a file, or a folder with --folder, never both; checked before connecting. */
+function linkTargetOf(value: string | undefined, folder: string | undefined) {
+  if (value !== undefined && folder !== undefined) {
+    throw new UsageError('Give a file or --folder, not both.')
+  }
+  if (folder !== undefined) {
+    return async (coffer: Coffer): Promise<LinkTarget> => ({ folder: await folderOf(coffer, folder) })
+  }
+  if (value === undefined) throw new UsageError('Name a file, or a folder with --folder NAME.')
+  return async (coffer: Coffer): Promise<LinkTarget> => ({ file: await fileOf(coffer, value) })
+}
+
+/** Prints a link made or changed: its URL, and why it does not open when it does not (exit 1). */
+function printLink(run: Run, share: Share | FolderShare): void {
+  run.out.result(share)
+  run.out.line(share.publicUrl)
+  if (share.state !== 'active') {
+    run.out.note(`The link does not open: it is ${share.state}. ${SHARE_STATE_HINTS[share.state]}`)
+    run.exitCode = EXIT.failed
+  }
+}
+
+/** share, unshare: a file's link, or a folder's. */
 function shareCommands(program: Command, run: Run): void {
-  const { out } = run
   program
     .command('share')
-    .description('share a file, or change its link: print the link')
-    .argument('<file>', 'its id or exact name')
+    .description('share a file or a folder, or change its link: print the link')
+    .argument('[file]', 'its id or exact name')
+    .option('-f, --folder <name>', 'share this folder instead: a page of its files, and all of them as a zip')
     .addOption(
       new Option('-e, --expires <when>', 'when the link stops working: 7d, 12h, a date, never').argParser(
         (v) => expiryOf(v),
@@ -616,39 +641,53 @@ function shareCommands(program: Command, run: Run): void {
     .addHelpText(
       'after',
       `
-A link that exists keeps the settings not given; the ones given replace its own.
+A link that exists keeps the settings not given; the ones given replace its own. A folder's link opens a page
+of the files in the folder as they are then (a file added later is on it), each downloadable, and all as a zip.
 
 Examples:
   coffer share report.pdf
   coffer share report.pdf --expires 7d --max-downloads 3
   echo 'a long passphrase' | coffer share report.pdf --password
-  coffer share report.pdf --no-password --no-limit`,
+  coffer share report.pdf --no-password --no-limit
+  coffer share --folder Taxes --expires 14d`,
     )
-    .action(async (value: string, options: ShareOptions) => {
+    .action(async (value: string | undefined, options: ShareOptions & { folder?: string }) => {
+      const targetIn = linkTargetOf(value, options.folder)
       const settings = shareSettingsOf(options)
       const coffer = await run.connect()
-      const file = await fileOf(coffer, value)
+      const target = await targetIn(coffer)
       if (options.password === true) settings.password = await readSecret()
-      const share = await coffer.shares.share(file.id, settings)
-      out.result(share)
-      out.line(share.publicUrl)
-      if (share.state !== 'active') {
-        out.note(`The link does not open: it is ${share.state}. ${SHARE_STATE_HINTS[share.state]}`)
-        run.exitCode = EXIT.failed
-      }
+      printLink(
+        run,
+        target.file
+          ? await coffer.shares.share(target.file.id, settings)
+          : await coffer.folderShares.share(target.folder.id, settings),
+      )
     })
+  unshareCommand(program, run)
+}
 
+/** unshare: a file's link, or a folder's, turned off. */
+function unshareCommand(program: Command, run: Run): void {
   program
     .command('unshare')
-    .description('turn a file’s link off')
-    .argument('<file>', 'its id or exact name')
-    .action(async (value: string) => {
+    .description('turn a file’s or a folder’s link off')
+    .argument('[file]', 'its id or exact name')
+    .option('-f, --folder <name>', 'the link of this folder instead')
+    .action(async (value: string | undefined, options: { folder?: string }) => {
+      const targetIn = linkTargetOf(value, options.folder)
       const coffer = await run.connect()
-      const file = await fileOf(coffer, value)
-      if (!file.share?.id) throw new UsageError(`${file.name} is not shared.`, 'Nothing to do.')
-      const share = await coffer.shares.update(file.share.id, { isActive: false })
-      out.result(share)
-      out.line(`${file.name} is no longer shared (the link ${share.publicUrl} is off).`)
+      const target = await targetIn(coffer)
+      const name = target.file ? target.file.name : target.folder.name
+      const shareId = target.file
+        ? target.file.share?.id
+        : (await coffer.folderShares.ofFolder(target.folder.id))?.id
+      if (!shareId) throw new UsageError(`${name} is not shared.`, 'Nothing to do.')
+      const share = target.file
+        ? await coffer.shares.update(shareId, { isActive: false })
+        : await coffer.folderShares.update(shareId, { isActive: false })
+      run.out.result(share)
+      run.out.line(`${name} is no longer shared (the link ${share.publicUrl} is off).`)
     })
 }
 

@@ -9,7 +9,7 @@ import { FILE_ORDERS } from '../files/file-orders.shared.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../files/share-settings.shared.ts'
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
-import type { Coffer, File, Share, TrashedFile } from '../sdk/index.ts'
+import type { Coffer, File, Folder, FolderShare, Share, TrashedFile } from '../sdk/index.ts'
 import { READ_LIMIT, UPLOAD_LIMIT } from './limits.ts'
 
 const TEXT_TYPES =
@@ -98,7 +98,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     { name: 'coffer', version },
     {
       instructions:
-        'Coffer holds the user’s files in flat folders, shares them by public links, and collects files from others by file requests. Find files with search_files; read a text file with read_file; share with share_file. A deleted file stays in the trash for a number of days (list_trash; restore_file brings it back).',
+        'Coffer holds the user’s files in flat folders, shares them by public links, and collects files from others by file requests. Find files with search_files; read a text file with read_file; share with share_file (a whole folder with share_folder). A deleted file stays in the trash for a number of days (list_trash; restore_file brings it back).',
     },
   )
   const tool = toolRegistrar(server, options)
@@ -110,6 +110,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     trashTools,
     folderTools,
     shareTools,
+    folderShareTool,
     requestTools,
     analyticsTools,
   ]) {
@@ -493,7 +494,7 @@ const shareSettings = {
     .describe('Downloads allowed in all; null: no limit.'),
 }
 /** What a link's state means for someone about to send it. */
-const said = (share: Share) =>
+const said = (share: Share | FolderShare) =>
   share.state === 'active'
     ? `Shared: ${share.publicUrl}`
     : `${share.publicUrl} does not open: it is ${share.state}${share.state === 'exhausted' ? ` (${share.downloadCount} downloads of ${share.maxDownloads} allowed)` : ''}.`
@@ -519,7 +520,7 @@ function shareTools(tool: Tool, coffer: Coffer): void {
     {
       title: 'Update a share link',
       description:
-        'Turns a link off (`isActive: false`) or on, or changes its expiry, password or download limit.',
+        'Turns a link off (`isActive: false`) or on, or changes its expiry, password or download limit: a file’s link, or a folder’s (share_folder).',
       input: {
         shareId: id('share'),
         isActive: z.boolean().optional().describe('false turns the link off; true on again.'),
@@ -528,7 +529,11 @@ function shareTools(tool: Tool, coffer: Coffer): void {
       readOnly: false,
     },
     async ({ shareId, ...body }) => {
-      const share = await coffer.shares.update(shareId, body)
+      const share = await coffer.shares.update(shareId, body).catch(async (error: unknown) => {
+        // Not a file's link: a folder's, or none (then the first refusal is the answer).
+        if (!(error instanceof CofferError && error.code === 'not_found')) throw error
+        return coffer.folderShares.update(shareId, body).catch(() => Promise.reject(error))
+      })
       return answer(`${share.publicUrl} is ${share.state}.`, share)
     },
   )
@@ -550,6 +555,61 @@ function shareTools(tool: Tool, coffer: Coffer): void {
         `${lines.length === 0 ? 'No share links.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
         page,
       )
+    },
+  )
+}
+
+/** A folder by its id, or by its name as the server compares folder names: ignoring case. */
+async function folderNamed(coffer: Coffer, named: { folderId?: string; name?: string }): Promise<Folder> {
+  if (named.folderId !== undefined) return coffer.folders.get(named.folderId)
+  if (named.name === undefined) {
+    throw new CofferError(
+      400,
+      'invalid_argument',
+      'Give the folder’s `folderId` or its `name`.',
+      'See list_folders.',
+    )
+  }
+  const wanted = named.name.toLowerCase()
+  for await (const folder of coffer.folders.list({ limit: 100 }))
+    if (folder.name.toLowerCase() === wanted) return folder
+  throw new CofferError(
+    404,
+    'not_found',
+    `No folder is named "${named.name}".`,
+    'See the folders with list_folders, or give a `folderId`.',
+  )
+}
+
+/** A folder's link. */
+function folderShareTool(tool: Tool, coffer: Coffer): void {
+  tool(
+    'share_folder',
+    {
+      title: 'Share a folder',
+      description:
+        'Makes a folder’s public link, turns it on again, or changes its settings: its page lists the files in the folder as they are when it is opened (a file added later appears, one moved out disappears), each viewable and downloadable, with Download all (one zip). Name the folder by `folderId` or `name`. Settings left out stay as they are (a new link has none); update_share changes the link by its id.',
+      input: {
+        folderId: folderId.optional().describe('The folder’s id (or give `name`).'),
+        name: z
+          .string()
+          .min(1)
+          .max(80)
+          .optional()
+          .describe('The folder’s name, in any case (or give `folderId`).'),
+        ...shareSettings,
+      },
+      readOnly: false,
+    },
+    async ({ folderId: byId, name, ...settings }) => {
+      const folder = await folderNamed(coffer, { folderId: byId, name })
+      const share = await coffer.folderShares.share(folder.id, settings)
+      const state =
+        share.state === 'active'
+          ? `Shared ${folder.name}: ${share.publicUrl} (active, link ${share.id}).`
+          : `${said(share)} Link ${share.id}.`
+      const page = `Its page lists the files in ${folder.name} as they are when it is opened (${count(folder.fileCount, 'file')} now; files added later appear too), each downloadable, with Download all as one zip`
+      return answer(`${state} ${page}${share.hasPassword ? ', after asking for the password' : ''}.`, share)
     },
   )
 }

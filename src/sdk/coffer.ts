@@ -15,6 +15,8 @@ export type Share = components['schemas']['Share']
 export type ShareWithFile = components['schemas']['ShareWithFile']
 /** The settings of a link that `shares.share` applies: those POST /shares and PATCH /shares/{id} both take. */
 export type ShareSettings = Pick<BodyOf<'updateShare'>, 'expiresAt' | 'password' | 'maxDownloads'>
+/** A folder's public link: its page lists the folder's files as they are now, each downloadable, and all as a zip. */
+export type FolderShare = components['schemas']['FolderShare']
 export type FileRequest = components['schemas']['FileRequest']
 export type FileRequestWithCount = components['schemas']['FileRequestWithCount']
 export type Submission = components['schemas']['Submission']
@@ -211,6 +213,40 @@ export class Coffer {
     },
   }
 
+  /** Folder links: at most one per folder, with the same states and settings as a file's link. */
+  readonly folderShares = {
+    list: (query: ListQuery<'listFolderShares'> = {}): AsyncIterable<FolderShare> =>
+      items((cursor) => this.folderShares.page({ ...query, cursor })),
+    page: (query: QueryOf<'listFolderShares'> = {}) =>
+      this.#client.GET('/folder-shares', { params: { query } }).then(ok) as Promise<Page<FolderShare>>,
+    /**
+     * Shares a folder (or makes its link active again, with these settings); an active link is answered
+     * unchanged, as `shares.create` does. Resolves with the link and its public URL.
+     */
+    create: (body: BodyOf<'createFolderShare'>) => this.#data(this.#client.POST('/folder-shares', { body })),
+    get: (shareId: string) =>
+      this.#data(this.#client.GET('/folder-shares/{shareId}', { params: { path: { shareId } } })),
+    update: (shareId: string, body: BodyOf<'updateFolderShare'>) =>
+      this.#data(this.#client.PATCH('/folder-shares/{shareId}', { params: { path: { shareId } }, body })),
+    /** The folder's link, whatever its state, or undefined when it has none (read from the list of links). */
+    ofFolder: async (folderId: string): Promise<FolderShare | undefined> => {
+      for await (const share of this.folderShares.list({ limit: 100 }))
+        if (share.folderId === folderId) return share
+      return undefined
+    },
+    /**
+     * Shares a folder with these settings and resolves with its link as it now is, as `shares.share` does for a
+     * file: makes the link, turns an inactive one on again, or changes the settings of the one that is on (which
+     * `create` answers unchanged). A setting left out stays as it is (a new link has none); null clears it. The
+     * link may still not open: its `state` says why.
+     */
+    share: async (folderId: string, settings: ShareSettings = {}): Promise<FolderShare> => {
+      const share = await this.folderShares.create({ folderId, ...settings })
+      // The answer shows whether the settings are the link's now, but for a new password: that one is sent again.
+      return appliedTo(share, settings) ? share : this.folderShares.update(share.id, settings)
+    },
+  }
+
   readonly requests = {
     list: (query: ListQuery<'listRequests'> = {}): AsyncIterable<FileRequestWithCount> =>
       items((cursor) => this.requests.page({ ...query, cursor })),
@@ -355,6 +391,21 @@ export class Coffer {
 async function ok<Data>(result: { data?: Data; error?: unknown; response: Response }): Promise<Data> {
   if (!result.response.ok) throw await CofferError.fromResponse(result.response, result.error)
   return result.data as Data
+}
+
+/**
+ * Whether a link as the API answered it has `settings` already: each one given is the link's, and no new password
+ * is among them (the answer says only whether there is one).
+ */
+function appliedTo(share: FolderShare, settings: ShareSettings): boolean {
+  const { expiresAt, password, maxDownloads } = settings
+  if (typeof password === 'string') return false
+  if (password === null && share.hasPassword) return false
+  if (maxDownloads !== undefined && share.maxDownloads !== maxDownloads) return false
+  if (expiresAt === undefined) return true
+  return expiresAt === null
+    ? share.expiresAt === null
+    : share.expiresAt !== null && Date.parse(share.expiresAt) === Date.parse(expiresAt)
 }
 
 /** Every item of a list, page after page, as long as the caller asks for more. */

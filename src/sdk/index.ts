@@ -7,6 +7,7 @@ export {
   type FileRequest,
   type FileRequestWithCount,
   type Folder,
+  type FolderShare,
   type Page,
   type Share,
   type ShareSettings,
