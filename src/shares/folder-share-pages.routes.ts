@@ -57,8 +57,12 @@ function folderPageRoute(app: RouteApp, kit: LinkPagesKit): void {
       if (state.kind !== 'open') return sendGone(reply, state)
       const { link } = state
       const cursor = typeof request.query.cursor === 'string' ? request.query.cursor : undefined
-      // A view is the page a visitor opens, not each further page of the list.
-      const counting = cursor === undefined && !isPrefetch(request) ? publicShares.countView(link) : undefined
+      // A view is the page a visitor opens (a GET: the HEAD Fastify answers with this handler is none, nor a
+      // browser's prefetch), not each further page of the list.
+      const counting =
+        request.method === 'GET' && cursor === undefined && !isPrefetch(request)
+          ? publicShares.countView(link)
+          : undefined
       const files = await publicShares.folderFiles(link, { cursor, limit: FILES_PER_PAGE })
       await counting
       return web.send(reply, 200, folderLinkPage(link, files, { urls, paged: cursor !== undefined }))
