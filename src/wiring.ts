@@ -454,6 +454,7 @@ function wireUploads(
     folders: r.folders,
     keyring,
     processor: uploadProcessor,
+    staged,
     config,
     urls,
   })

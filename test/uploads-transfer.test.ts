@@ -9,7 +9,7 @@ import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { crc32 } from 'node:zlib'
 import { BlobError, BlobFileTooLargeError } from '@vercel/blob'
-import { createMultipartUploader } from '@vercel/blob/client'
+import { completeMultipartUpload, createMultipartUploader, uploadPart } from '@vercel/blob/client'
 import { blobKeyOf } from '../src/blob/blob-keys.ts'
 import { MIN_PART_BYTES } from '../src/uploads/blob-endpoint/blob-endpoint.service.ts'
 import { STALLED_COMPLETION_MS } from '../src/uploads/processing.job.ts'
@@ -299,6 +299,47 @@ for (const engine of ENGINES) {
         const fileId = (status as { result: { id: string } }).result.id
         assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(Buffer.concat(parts)))
         assert.deepEqual(await stagedKeys(app(), grant.intentId), [])
+      })
+
+      test('an upload stopped half-way resumes: its status lists the parts stored, a new token sends the rest (issue 44, 3)', async () => {
+        const parts = [randomBytes(MIN_PART_BYTES), randomBytes(MIN_PART_BYTES), randomBytes(4321)]
+        const size = parts.reduce((sum, p) => sum + p.length, 0)
+        const [grant] = await prepare([{ name: 'resumed.bin', type: 'application/octet-stream', size }])
+        assert.ok(grant)
+        const before = await getStatus(grant, account.token)
+        assert.deepEqual(before, { status: 'pending', phase: 'uploading' }, 'nothing stored yet')
+        const mpu = await uploader(grant)
+        const first = await mpu.uploadPart(1, parts[0] as Buffer)
+        // Part 2 twice, the second shorter than the first: the status names the largest write of a number.
+        await mpu.uploadPart(2, (parts[1] as Buffer).subarray(0, 1000))
+        const second = await mpu.uploadPart(2, parts[1] as Buffer)
+        // The sender stops here (killed, a closed tab): all it had is the grant.
+        const stopped = await getStatus(grant, account.token)
+        assert.deepEqual(stopped, {
+          status: 'pending',
+          phase: 'uploading',
+          multipart: {
+            uploadId: mpu.uploadId,
+            parts: [
+              { partNumber: 1, size: MIN_PART_BYTES, etag: first.etag },
+              { partNumber: 2, size: MIN_PART_BYTES, etag: second.etag },
+            ],
+          },
+        })
+        assert.ok(stopped.status === 'pending' && stopped.multipart)
+        const token = await handshakeToken(grant)
+        const resumed = {
+          access: 'private' as const,
+          token,
+          key: grant.pathname,
+          uploadId: stopped.multipart.uploadId,
+        }
+        const third = await uploadPart(grant.pathname, parts[2] as Buffer, { ...resumed, partNumber: 3 })
+        await completeMultipartUpload(grant.pathname, [...stopped.multipart.parts, third], resumed)
+        const status = await waitForUpload(grant, account.token)
+        assert.equal(status.status, 'complete', JSON.stringify(status))
+        const fileId = (status as { result: { id: string } }).result.id
+        assert.equal(await storedBytesHash(app(), account.id, fileId), sha256(Buffer.concat(parts)))
       })
 
       test('a part sent again replaces the first attempt when the list names it', async () => {

@@ -3,7 +3,7 @@
 import { Type } from 'typebox'
 import { DateTime, Extension, IdParam, Nullable, toIso, toIsoOrNull } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
-import { PrepareUploadBody, UploadGrantSchema } from '../uploads/uploads.schemas.ts'
+import { PrepareUploadBody, StoredUploadSchema, UploadGrantSchema } from '../uploads/uploads.schemas.ts'
 import type { Grant, UploadStatus } from '../uploads/uploads.service.ts'
 import type { PublicFileRequest } from './requests.repository.ts'
 import { MAX_FILES_PER_PREPARATION, SUBMISSION_LIMITS } from './submission-rules.shared.ts'
@@ -115,6 +115,7 @@ export const PublicUploadStatusSchema = Type.Object(
       }),
     ),
     error: Type.Optional(Type.String({ description: 'What went wrong, for the submitter to read.' })),
+    multipart: Type.Optional(StoredUploadSchema),
   },
   { additionalProperties: false },
 )
@@ -123,7 +124,7 @@ export const PublicUploadStatusSchema = Type.Object(
 export function serializePublicStatus(intentId: string, status: UploadStatus) {
   switch (status.status) {
     case 'pending':
-      return { intentId, status: status.status, phase: status.phase }
+      return { intentId, ...status }
     case 'complete':
       return { intentId, status: status.status }
     case 'error':

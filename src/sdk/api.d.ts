@@ -5311,6 +5311,18 @@ export interface operations {
                             phase?: "uploading" | "processing";
                             /** @description What went wrong, for the submitter to read. */
                             error?: string;
+                            /** @description Coffer extension, beyond the contract. While uploading: the upload's multipart upload that holds the most bytes, with the parts the server keeps of it (for the grant's life), so that a client that was stopped (killed, a closed tab, a lost connection) sends only the parts missing, with a client token from a new handshake, and completes it with `completeMultipartUpload`. */
+                            multipart?: {
+                                /** @description The multipart upload, as `createMultipartUpload` named it. */
+                                uploadId: string;
+                                /** @description The parts stored, one per number, in order. */
+                                parts: {
+                                    partNumber: number;
+                                    size: number;
+                                    /** @description As `uploadPart` answered it: pass it to `completeMultipartUpload`. */
+                                    etag: string;
+                                }[];
+                            };
                         }[];
                     };
                 };
@@ -5469,6 +5481,18 @@ export interface operations {
                             status: "pending";
                             /** @description uploading until the blob is stored, then processing until the file exists. */
                             phase: "uploading" | "processing";
+                            /** @description Coffer extension, beyond the contract. While uploading: the upload's multipart upload that holds the most bytes, with the parts the server keeps of it (for the grant's life), so that a client that was stopped (killed, a closed tab, a lost connection) sends only the parts missing, with a client token from a new handshake, and completes it with `completeMultipartUpload`. */
+                            multipart?: {
+                                /** @description The multipart upload, as `createMultipartUpload` named it. */
+                                uploadId: string;
+                                /** @description The parts stored, one per number, in order. */
+                                parts: {
+                                    partNumber: number;
+                                    size: number;
+                                    /** @description As `uploadPart` answered it: pass it to `completeMultipartUpload`. */
+                                    etag: string;
+                                }[];
+                            };
                         } | {
                             /** @enum {string} */
                             status: "complete";

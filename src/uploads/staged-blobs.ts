@@ -2,8 +2,17 @@
 // multipart upload with its parts. The blob endpoint stages them as it writes; processing and its sweep clear
 // what an ended intent left, and finish a multipart completion that failed half-way.
 import { fileIdOfBlobKey } from '../blob/blob-keys.ts'
-import { type BlobStore, MultipartUploadNotFoundError } from '../blob/blob-store.ts'
+import { type BlobStore, MultipartUploadNotFoundError, type WrittenPart } from '../blob/blob-store.ts'
 import type { StagedBlob, UploadsRepository } from './uploads.repository.ts'
+
+/**
+ * A multipart upload still open in the store, as a client resumes it: the id the client knows it by, and the
+ * parts stored, one per number (the largest write of each), in order.
+ */
+export interface StoredUpload {
+  uploadId: string
+  parts: WrittenPart[]
+}
 
 export class StagedBlobs {
   readonly #uploads: UploadsRepository
@@ -12,6 +21,34 @@ export class StagedBlobs {
   constructor(deps: { uploads: UploadsRepository; blobs: BlobStore }) {
     this.#uploads = deps.uploads
     this.#blobs = deps.blobs
+  }
+
+  /**
+   * The intent's multipart upload that holds the most bytes (the newest of equals), with its parts; undefined
+   * when it has none open. A client that lost its upload (a killed program, a closed tab) sends only the parts
+   * missing from it, and completes it: the parts stay in the store for the grant's life.
+   */
+  async resumable(intentId: string): Promise<StoredUpload | undefined> {
+    let best: (StoredUpload & { bytes: number }) | undefined
+    for (const staged of await this.#uploads.stagedBlobs(intentId)) {
+      if (staged.storeUploadId === null || staged.uploadId === null || staged.size !== null) continue
+      let written: WrittenPart[]
+      try {
+        written = await this.#blobs.listParts({ key: staged.key, uploadId: staged.storeUploadId })
+      } catch (error) {
+        // Joined or aborted meanwhile: nothing to resume there.
+        if (error instanceof MultipartUploadNotFoundError) continue
+        throw error
+      }
+      const largest = new Map<number, WrittenPart>()
+      for (const part of written) {
+        if (part.size >= (largest.get(part.partNumber)?.size ?? 0)) largest.set(part.partNumber, part)
+      }
+      const parts = [...largest.values()].sort((a, b) => a.partNumber - b.partNumber)
+      const bytes = parts.reduce((sum, part) => sum + part.size, 0)
+      if (!best || bytes >= best.bytes) best = { uploadId: staged.uploadId, parts, bytes }
+    }
+    return best && { uploadId: best.uploadId, parts: best.parts }
   }
 
   /**

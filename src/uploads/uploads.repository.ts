@@ -352,6 +352,7 @@ export class UploadsRepository {
       .selectFrom('upload_blobs')
       .select(STAGED_COLUMNS)
       .where('intent_id', '=', intentId)
+      .orderBy('created_at')
       .execute()
     return rows.map(toStagedBlob)
   }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { DateTime, FolderIdValue, Nullable, toIso } from '../http/schemas.ts'
+import { DateTime, Extension, FolderIdValue, Nullable, toIso } from '../http/schemas.ts'
 import type { Grant } from './uploads.service.ts'
 
 /** A grant as UploadGrantSchema shows it. */
@@ -65,6 +65,33 @@ export const UploadGrantSchema = Type.Object(
   { additionalProperties: false },
 )
 
+/** What an unfinished multipart upload stored, as an upload's status tells it (a Coffer extension). */
+export const StoredUploadSchema = Extension(
+  Type.Object(
+    {
+      uploadId: Type.String({ description: 'The multipart upload, as `createMultipartUpload` named it.' }),
+      parts: Type.Array(
+        Type.Object(
+          {
+            partNumber: Type.Integer({ minimum: 1 }),
+            size: Type.Integer({ minimum: 0 }),
+            etag: Type.String({
+              description: 'As `uploadPart` answered it: pass it to `completeMultipartUpload`.',
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'The parts stored, one per number, in order.' },
+      ),
+    },
+    {
+      additionalProperties: false,
+      description:
+        "While uploading: the upload's multipart upload that holds the most bytes, with the parts the server keeps of it (for the grant's life), so that a client that was stopped (killed, a closed tab, a lost connection) sends only the parts missing, with a client token from a new handshake, and completes it with `completeMultipartUpload`.",
+    },
+  ),
+)
+
 export const UploadStatusSchema = Type.Union(
   [
     Type.Object(
@@ -73,6 +100,7 @@ export const UploadStatusSchema = Type.Union(
         phase: Type.Union([Type.Literal('uploading'), Type.Literal('processing')], {
           description: 'uploading until the blob is stored, then processing until the file exists.',
         }),
+        multipart: Type.Optional(StoredUploadSchema),
       },
       { additionalProperties: false },
     ),

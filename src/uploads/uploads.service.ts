@@ -15,6 +15,7 @@ import type { PublicUrls } from '../public-urls.ts'
 import { type ClientTokenPayload, signClientToken } from './blob-endpoint/client-token.ts'
 import type { SigningKeyring } from './blob-endpoint/signing-keys.ts'
 import type { UploadProcessor } from './processing.job.ts'
+import type { StagedBlobs, StoredUpload } from './staged-blobs.ts'
 import type { IntentRow, UploadsRepository } from './uploads.repository.ts'
 
 export const GRANT_PREFIX = 'coffer_grant_'
@@ -74,7 +75,8 @@ export interface GrantedIntent {
 export const CANCELLED_MESSAGE = 'The upload was cancelled.'
 
 export type UploadStatus =
-  | { status: 'pending'; phase: 'uploading' | 'processing' }
+  | { status: 'pending'; phase: 'uploading'; multipart?: StoredUpload }
+  | { status: 'pending'; phase: 'processing' }
   | { status: 'complete'; result: { id: string } }
   | { status: 'error'; error: string }
 
@@ -107,6 +109,7 @@ export class UploadsService {
   readonly #folders: FoldersRepository
   readonly #keyring: SigningKeyring
   readonly #processor: UploadProcessor
+  readonly #staged: StagedBlobs
   readonly #config: Pick<Config, 'maxFileSize' | 'uploadGrantTtlSeconds'>
   readonly #urls: PublicUrls
 
@@ -116,6 +119,8 @@ export class UploadsService {
     folders: FoldersRepository
     keyring: SigningKeyring
     processor: UploadProcessor
+    /** What an unfinished upload stored so far, which its status tells. */
+    staged: StagedBlobs
     config: Pick<Config, 'maxFileSize' | 'uploadGrantTtlSeconds'>
     urls: PublicUrls
   }) {
@@ -124,6 +129,7 @@ export class UploadsService {
     this.#folders = deps.folders
     this.#keyring = deps.keyring
     this.#processor = deps.processor
+    this.#staged = deps.staged
     this.#config = deps.config
     this.#urls = deps.urls
   }
@@ -286,7 +292,13 @@ export class UploadsService {
       intent = (await this.#uploads.intent(intent.id)) ?? intent
     }
     switch (intent.state) {
-      case 'uploading':
+      case 'uploading': {
+        // The parts a multipart upload stored so far, so that a client that lost its own count sends the rest.
+        const multipart = await this.#staged.resumable(intent.id)
+        return multipart
+          ? { status: 'pending', phase: 'uploading', multipart }
+          : { status: 'pending', phase: 'uploading' }
+      }
       case 'processing':
         return { status: 'pending', phase: intent.state }
       case 'complete':

@@ -88,7 +88,11 @@ export function uploadWithGrant(
 }
 
 export type Status =
-  | { status: 'pending'; phase: 'uploading' | 'processing' }
+  | {
+      status: 'pending'
+      phase: 'uploading' | 'processing'
+      multipart?: { uploadId: string; parts: { partNumber: number; size: number; etag: string }[] }
+    }
   | { status: 'complete'; result: { id: string } }
   | { status: 'error'; error: string }
 
