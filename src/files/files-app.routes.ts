@@ -1,7 +1,8 @@
 // The owner's files in the web app (views in files-app.views.ts, browser module files-app.client.ts):
 // - GET / and GET /folders/{folderId}: every file or one folder's, newest first or in the order `?sort=` asks,
 //   searched with `?query=`, paged with the API's cursors (`?cursor=` forward, `?before=` back, `?from=` the
-//   place of the page's first file), the folders beside them.
+//   place of the page's first file), the folders beside them; a folder's page ends with the Share panel of its
+//   link (share-panel.views.ts; its forms post to shares/shares-app.routes.ts).
 // - GET /files/rows?ids=…: the rows of the files the uploader just made, for it to add without a reload.
 // - POST /files/bulk: the selection form: move, delete (a confirmation first), each in one transaction.
 // - GET /files/{fileId}: the file's page; its actions: rename, move, delete (confirmed), download, preview.
@@ -86,6 +87,9 @@ const NOTICES: Notices = {
   'share-on': () => 'The share link works. Copy it below and send it to whoever should have the file.',
   'share-saved': () => 'Share settings saved.',
   'share-off': () => 'The share link is off: it no longer opens, until you turn it on again.',
+  'folder-share-on': () =>
+    'The folder’s share link works. Copy it below and send it to whoever should see its files.',
+  'folder-share-off': () => 'The folder’s share link is off: it no longer opens, until you turn it on again.',
 }
 
 const readRename = formReader(
@@ -138,7 +142,7 @@ export const filesAppRoutes: Routes = async (app, deps) => {
 
 /** What every files page's routes share: the services, the option presets, the uploader's settings. */
 function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }: RouteDeps) {
-  const { files, folders, shares, analytics, trash } = services
+  const { files, folders, shares, folderShares, analytics, trash } = services
   const page = { page: true } as const
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
@@ -153,6 +157,7 @@ function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }
     trash,
     folders,
     shares,
+    folderShares,
     analytics,
     services,
     config,
@@ -167,11 +172,32 @@ function filesAppKit(app: RouteApp, { services, config, urls, web, webSessions }
 
 type Kit = ReturnType<typeof filesAppKit>
 
+/**
+ * The folder's link, if it has one, and its Share panel (with the link's views and downloads per day), for the
+ * folder's page.
+ */
+async function folderSharePart(
+  { folderShares, analytics, urls }: Kit,
+  request: FastifyRequest,
+  folderId: string,
+  token: string,
+) {
+  const accountId = sessionAccountId(request)
+  const link = (await folderShares.byFolder(accountId, folderId)) ?? null
+  const daily = link ? await analytics.daily(accountId, link.id, {}) : undefined
+  const panel = sharePanel({
+    target: { kind: 'folder', id: folderId },
+    csrfToken: token,
+    share: link && { ...link, publicUrl: urls.folderSharePage(link.publicId) },
+    days: daily?.days,
+    timeZone: readerTimeZone(request),
+  })
+  return { link, panel }
+}
+
 /** The list of files, every one or a folder's, and the rows of new uploads. */
-function listRoutes(
-  app: RouteApp,
-  { files, trash, folders, web, webSessions, signedIn, uploader }: Kit,
-): void {
+function listRoutes(app: RouteApp, kit: Kit): void {
+  const { files, trash, folders, web, webSessions, signedIn, uploader } = kit
   /** The list of every file (folderId undefined) or of a folder. */
   async function list(
     request: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>,
@@ -183,12 +209,13 @@ function listRoutes(
     const query = raw?.trim() || undefined
     // A search comes newest first only: an order in its address is let go rather than refused.
     const order = query ? DEFAULT_FILE_ORDER : (request.query.sort ?? DEFAULT_FILE_ORDER)
-    const [folder, listed, byName] = await Promise.all([
+    const token = csrfToken(request, reply)
+    const [folder, listed, byName, folderShare] = await Promise.all([
       folderId === undefined ? null : folders.get(accountId, folderId),
       files.list(accountId, { query, folderId, order, cursor, before, limit: PAGE_SIZE }),
       folders.byName(accountId, FOLDERS_SHOWN),
+      folderId === undefined ? undefined : folderSharePart(kit, request, folderId, token),
     ])
-    const token = csrfToken(request, reply)
     return web.send(
       reply,
       200,
@@ -210,6 +237,7 @@ function listRoutes(
           notice: noticeOf(NOTICES, done, n),
           undo: done === 'trashed' ? request.query.undo?.split(',') : undefined,
           trashDays: trash.retentionDays,
+          ...(folderShare ? { folderShare } : {}),
         },
         withoutUndo(request.url),
       ),
@@ -320,7 +348,7 @@ function filePageRoutes(
         folders: byName,
         viewer: viewer(file, kind, paths, text),
         sharePanel: sharePanel({
-          fileId: file.id,
+          target: { kind: 'file', id: file.id },
           csrfToken: token,
           share: share && { ...share, publicUrl: urls.sharePage(share.publicId) },
           days: daily?.days,

@@ -12,8 +12,8 @@ import { describeType, extensionLabel, formatCount, formatDateTime, formatSize }
 import { csrfInput, type FormState, field, select } from '../web/forms.ts'
 import type { AppNav, Page } from '../web/layout.ts'
 import { DEFAULT_FILE_ORDER, type FileOrder } from './file-order.ts'
-import type { StoredFile } from './files.repository.ts'
-import { SHARE_STATE_TEXT } from './share-panel.views.ts'
+import type { FileShareSummary, StoredFile } from './files.repository.ts'
+import { SHARE_PATHS, SHARE_STATE_TEXT } from './share-panel.views.ts'
 
 /** The app's addresses of files and folders. */
 export const FILE_PATHS = {
@@ -79,6 +79,8 @@ export interface FilesPageData {
   trashDays: number
   /** The folder form's state when a new name was refused. */
   folderForm?: { name: string; error: string }
+  /** The folder's share link, if it has one, and its Share panel (share-panel.views.ts); only on a folder's page. */
+  folderShare?: { link: FileShareSummary | null; panel: string }
 }
 
 export const ICONS = {
@@ -196,6 +198,18 @@ function folderSidebar(data: FilesPageData): string {
 </nav>`
 }
 
+/**
+ * The folder's share action beside its other actions: Share folder makes its link at once (the panel below the
+ * list then shows it, the page scrolled to it); once it has one, a link down to the panel, with its state.
+ */
+function folderShareAction(folderId: string, link: FileShareSummary | null, csrfToken: string): string {
+  if (!link) {
+    return html`<form method="post" action="${SHARE_PATHS.folder.create(folderId)}" class="inline-form">!${csrfInput(csrfToken)}<button class="button small primary" type="submit">!${repeatedIcon('link')}Share folder</button></form>`
+  }
+  const state = SHARE_STATE_TEXT[link.state]
+  return html`<a class="button small folder-share-state!${state.working ? ' is-on' : ''}" href="#share">!${repeatedIcon('link')}<span class="sr-only">Folder share link: </span>${state.working ? 'Shared' : state.short}</a>`
+}
+
 /** Where the list is: every file or a folder, searched or not; with a folder's own actions. */
 function listHeading(data: FilesPageData): string {
   const { folder, query } = data
@@ -205,6 +219,7 @@ function listHeading(data: FilesPageData): string {
     : ''
   const folderActions = folder
     ? html`<div class="folder-actions">
+!${data.folderShare ? folderShareAction(folder.id, data.folderShare.link, data.csrfToken) : ''}
 <a class="button small" href="${FILE_PATHS.folderZip(folder.id)}">!${ICONS.download}Download folder (zip)</a>
 <a class="button small" href="${FILE_PATHS.renameFolder(folder.id)}">Rename</a>
 <a class="button small danger" href="${FILE_PATHS.deleteFolder(folder.id)}">Delete folder</a>
@@ -388,6 +403,7 @@ export function filesPage(data: FilesPageData, returnTo: string): Page {
 </div>
 !${uploader(data)}
 !${fileTable(data, returnTo)}
+!${data.folderShare?.panel ?? ''}
 </section>
 </div>`
   return { title: `${title} · Coffer`, main, nav: data.nav, scripts: ['files-app.js'] }

@@ -1,8 +1,9 @@
 // The folder pages of the web app (views in folders-app.views.ts): every folder (GET /folders), a new one
 // (GET /folders/new, POST /folders), renaming (GET|POST /folders/{id}/rename) and deleting, after a
-// confirmation that says where its files and requests go (GET|POST /folders/{id}/delete). A folder's files
-// are the files page's (/folders/{id}); its zip, the zip routes'. Session only; every change a POST with its
-// CSRF token; another account's folder is a 404 page.
+// confirmation that says where its files and requests go, and that its own share link goes with it
+// (GET|POST /folders/{id}/delete). A folder's files are the files page's (/folders/{id}), with the Share panel
+// of its link; its zip, the zip routes'. Session only; every change a POST with its CSRF token; another
+// account's folder is a 404 page.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
@@ -56,7 +57,7 @@ function foldersAppKit(app: RouteApp, { services, web, webSessions }: RouteDeps)
   const signedIn = { config: page, preValidation: webSessions.requireSession }
   const posted = { config: page, preValidation: [webSessions.requireSession, app.csrfProtection] }
   const nav = (request: FastifyRequest, reply: FastifyReply) => appNav(request, reply, 'files')
-  return { folders: services.folders, web, signedIn, posted, nav }
+  return { folders: services.folders, folderShares: services.folderShares, web, signedIn, posted, nav }
 }
 
 type Kit = ReturnType<typeof foldersAppKit>
@@ -153,16 +154,25 @@ function folderRenameRoutes(app: RouteApp, { folders, web, signedIn, posted, nav
 }
 
 /** A folder deleted, after a confirmation that says where its files and requests go. */
-function folderDeleteRoutes(app: RouteApp, { folders, web, signedIn, posted, nav }: Kit): void {
+function folderDeleteRoutes(app: RouteApp, { folders, folderShares, web, signedIn, posted, nav }: Kit): void {
   app.get(
     '/folders/:folderId/delete',
     { ...signedIn, schema: { hide: true, params: FolderParams } },
     async (request, reply) => {
-      const folder = await folders.get(sessionAccountId(request), request.params.folderId)
+      const accountId = sessionAccountId(request)
+      const [folder, link] = await Promise.all([
+        folders.get(accountId, request.params.folderId),
+        folderShares.byFolder(accountId, request.params.folderId),
+      ])
       return web.send(
         reply,
         200,
-        deleteFolderPage({ nav: nav(request, reply), csrfToken: csrfToken(request, reply), folder }),
+        deleteFolderPage({
+          nav: nav(request, reply),
+          csrfToken: csrfToken(request, reply),
+          folder,
+          link: link ?? null,
+        }),
       )
     },
   )

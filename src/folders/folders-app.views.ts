@@ -68,7 +68,25 @@ export function renameFolderPage(data: {
   }
 }
 
-export function deleteFolderPage(data: { nav: AppNav; csrfToken: string; folder: Folder }): Page {
+/** What deleting the folder does to its own share link, if it has one: the link goes with it. */
+function folderLinkGoes(link: FolderLinkCounts | null | undefined): string {
+  if (!link) return ''
+  return html`<p>The folder&#8217;s own share link is deleted with it and stops working for good (${count(link.viewCount, 'view', 'views')}, ${count(link.downloadCount, 'download', 'downloads')} so far).</p>`
+}
+
+/** The counts of a folder's share link, as the delete confirmation names them. */
+export interface FolderLinkCounts {
+  viewCount: number
+  downloadCount: number
+}
+
+export function deleteFolderPage(data: {
+  nav: AppNav
+  csrfToken: string
+  folder: Folder
+  /** The folder's share link, if it has one. */
+  link?: FolderLinkCounts | null
+}): Page {
   const { folder } = data
   const moving = [
     folder.fileCount > 0 ? count(folder.fileCount, 'file', 'files') : '',
@@ -76,9 +94,10 @@ export function deleteFolderPage(data: { nav: AppNav; csrfToken: string; folder:
   ].filter(Boolean)
   const body = html`<p>!${
     moving.length > 0
-      ? html`Only the folder is deleted: its ${moving.join(' and ')} move${folder.fileCount + folder.requestCount === 1 ? 's' : ''} to All files, and nothing else changes (share links and file requests keep working).`
-      : html`The folder is empty; nothing else changes.`
+      ? html`Only the folder is deleted: its ${moving.join(' and ')} move${folder.fileCount + folder.requestCount === 1 ? 's' : ''} to All files, and nothing else changes (!${data.link ? 'the files&#8217; ' : ''}share links and file requests keep working).`
+      : html`The folder is empty!${data.link ? '.' : '; nothing else changes.'}`
   }</p>
+!${folderLinkGoes(data.link)}
 <form method="post" action="${FOLDER_PATHS.delete(folder.id)}">
 !${csrfInput(data.csrfToken)}
 <div class="actions"><button class="button primary danger-fill" type="submit">Delete the folder</button><a class="button" href="${FOLDER_PATHS.view(folder.id)}">Cancel</a></div>

@@ -28,6 +28,18 @@ function fileItem(publicId: string, file: StoredFile): string {
 <a class="button small" href="${paths.download}" title="Download ${file.name}">!${DOWNLOAD_ICON}<span class="sr-only">Download ${file.name}</span></a></li>`
 }
 
+/**
+ * What the list holds, in words: every file of the folder when it fits on one page ("3 files, newest first."),
+ * otherwise this page's share of them.
+ */
+function listWords(files: FilePage<StoredFile>, paged: boolean): string {
+  const count = files.items.length
+  if (count === 0) return ''
+  if (!paged && !files.nextCursor)
+    return html`${formatCount(count)} file${count === 1 ? '' : 's'}, newest first.`
+  return html`Files are listed newest first; ${formatCount(count)} on this page.`
+}
+
 /** The page of a working folder link, once any password has been given: a page of its files. */
 export function folderLinkPage(
   link: PublicFolderLink,
@@ -46,10 +58,8 @@ export function folderLinkPage(
   const first = options.paged ? html`<a class="button" href="${paths.page}">First page</a>` : ''
   const main = html`!${REPEATED_ICONS}<section class="card" aria-labelledby="folder-name">
 <div class="card-body">
-<div class="shared-folder-head"><span class="shared-folder-icon">!${FOLDER_ICON}</span><div>
-<h1 id="folder-name">${name}</h1>
-<p class="muted">A shared folder. Files are listed newest first${files.items.length > 0 ? html`; ${formatCount(files.items.length)} on this page` : ''}.</p>
-</div></div>
+<div class="shared-folder-head"><span class="shared-folder-icon">!${FOLDER_ICON}</span><h1 id="folder-name">${name}</h1></div>
+<p class="muted shared-folder-about">A shared folder. !${listWords(files, options.paged)}</p>
 <div class="actions">
 !${files.items.length > 0 ? html`<a class="button primary" href="${paths.zip}">!${DOWNLOAD_ICON}Download all (zip)</a>` : ''}
 <button type="button" class="button" data-copy="${options.urls.folderSharePage(link.publicId)}" hidden>!${LINK_ICON}Copy link</button>
