@@ -188,6 +188,46 @@ describe('a folder link served by three processes on one PostgreSQL database', {
     assert.deepEqual(await counts(a, link.id), { views: 0, downloads: 10, daysViews: 0, daysDownloads: 10 })
   })
 
+  test('a file moved out of the folder or trashed is gone from the link on every process, though each had served it', async () => {
+    const a = await createAccount(c.app)
+    const link = await sharedFolder(a, 'Changing across')
+    const [one, two] = link.files as [(typeof link.files)[0], (typeof link.files)[0]]
+    const everywhere = (path: string) => getAll(servers.map((server) => `${server.base}${path}`))
+    // Each process reads (and may keep) both files.
+    for (const file of [one, two]) {
+      for (const answer of await everywhere(`${link.page}/files/${file.id}/download`)) {
+        assert.equal(answer.status, 200, answer.url)
+      }
+    }
+    const moved = await call(c.app, 'PATCH', `/api/v1/files/${one.id}`, {
+      token: a.token,
+      body: { folderId: null },
+    })
+    assert.equal(moved.status, 200)
+    const trashed = await call(c.app, 'DELETE', `/api/v1/files/${two.id}`, { token: a.token })
+    assert.equal(trashed.status, 200)
+    // The other processes hear of the change through PostgreSQL: within moments, never served after.
+    const deadline = Date.now() + 5000
+    for (;;) {
+      const answers = await everywhere(`${link.page}/files/${one.id}/download`).then(async (first) => [
+        ...first,
+        ...(await everywhere(`${link.page}/files/${two.id}/download`)),
+      ])
+      if (answers.every((answer) => answer.status === 404)) break
+      assert.ok(Date.now() < deadline, JSON.stringify(answers.map((answer) => [answer.url, answer.status])))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    for (const page of await everywhere(link.page)) {
+      assert.equal(page.status, 200)
+      assert.ok(!page.body.toString().includes('one.txt') && !page.body.toString().includes('two.txt'))
+      assert.match(page.body.toString(), /This folder is empty for now/)
+    }
+    for (const zip of await everywhere(`${link.page}/zip`)) assert.equal(zipEntries(zip.body), 0)
+    // Each stays gone: no process serves them again.
+    for (const answer of await everywhere(`${link.page}/files/${one.id}/download`))
+      assert.equal(answer.status, 404)
+  })
+
   test('the pass a password gives on one process opens the link on the others; a new password ends it on all', async () => {
     const a = await createAccount(c.app)
     const link = await sharedFolder(a, 'Protected across', { password: 'correct horse' })
