@@ -504,6 +504,9 @@ describeEachEngine(
       assert.equal(moved.body.data.folderId, null)
       const after = await analytics()
       assert.deepEqual([after.views, after.downloads], [2, 2], 'what the link counted is kept')
+      const days = await call(c.app, 'GET', '/api/v1/analytics/daily', { token: a.token })
+      assert.equal(days.status, 200)
+      assert.deepEqual(days.body.data.days.at(-1), { date: days.body.data.to, views: 2, downloads: 2 })
     })
 
     test('events: folder_share.created once per link made or reactivated, viewed and downloaded per count', async () => {
@@ -581,6 +584,17 @@ describeEachEngine(
       })
       await c.app.inject({ method: 'GET', url: new URL(fileShare.body.data.publicUrl).pathname })
       assert.equal((await events()).length, 5)
+      // A download the limit refuses, and the page of a used-up link, record nothing.
+      await patch(c.app, a.token, share.id, { maxDownloads: 3 })
+      assert.equal((await c.app.inject({ method: 'GET', url: `${page}/zip` })).statusCode, 200)
+      for (const url of [`${page}/zip`, `${page}/files/${file.id}/download`, page]) {
+        assert.equal((await c.app.inject({ method: 'GET', url })).statusCode, 410, url)
+      }
+      seen = await events()
+      assert.deepEqual(
+        seen.slice(5).map((event) => [event.type, event.data.downloadCount]),
+        [['folder_share.downloaded', 3]],
+      )
     })
   },
   { env: { WEBHOOKS_ALLOW_PRIVATE: 'true' } },
