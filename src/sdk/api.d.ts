@@ -343,7 +343,7 @@ export interface paths {
         };
         /**
          * List folder links
-         * @description **Coffer extension, beyond the contract.** The folder links of the account with their folders, newest first.
+         * @description **Coffer extension, beyond the contract.** The folder links of the account with their folders, newest first; with `folderId`, the link of that folder (none or one).
          */
         get: operations["listFolderShares"];
         put?: never;
@@ -3982,6 +3982,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Page size (default 25). */
                 limit?: number;
+                /** @description Only the link of this owned folder. */
+                folderId?: string;
             };
             header?: never;
             path?: never;

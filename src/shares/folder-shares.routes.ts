@@ -32,14 +32,32 @@ async function folderShareListRoutes(app: RouteApp, { services, urls }: RouteDep
         tags,
         operationId: 'listFolderShares',
         summary: 'List folder links',
-        ...extensionOperation('The folder links of the account with their folders, newest first.'),
+        ...extensionOperation(
+          'The folder links of the account with their folders, newest first; with `folderId`, the link of that folder (none or one).',
+        ),
         security: READ,
-        querystring: Type.Object(PageQuery(25), { additionalProperties: false }),
+        querystring: Type.Object(
+          {
+            ...PageQuery(25),
+            folderId: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 128,
+                description: 'Only the link of this owned folder.',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: List(Type.Ref('FolderShare')), ...ERROR_RESPONSES },
       },
     },
     async (request) => {
-      const { cursor, limit = 25 } = request.query
+      const { cursor, limit = 25, folderId } = request.query
+      if (folderId !== undefined) {
+        const share = await folderShares.byFolder(accountOf(request), folderId)
+        return { data: share ? [serializeFolderShare(share, urls)] : [], pagination: { nextCursor: null } }
+      }
       const page = await folderShares.list(accountOf(request), { cursor, limit })
       return {
         data: page.items.map((share) => serializeFolderShare(share, urls)),
