@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { test } from 'node:test'
+import { crc32 } from 'node:zlib'
 import type { App } from '../src/app.ts'
 import { previewKeyOf } from '../src/blob/blob-keys.ts'
 import { PAGE_CSP } from '../src/web/web.ts'
@@ -111,7 +112,9 @@ function readZip(zip: Buffer): [string, Buffer][] {
     assert.equal(method, 0, `${name} is stored`)
     assert.equal(zip.readUInt32LE(offset), 0x04034b50, `${name}: a local header`)
     const start = offset + 30 + zip.readUInt16LE(offset + 26) + zip.readUInt16LE(offset + 28)
-    entries.push([name, zip.subarray(start, start + size)])
+    const bytes = zip.subarray(start, start + size)
+    assert.equal(zip.readUInt32LE(at + 16), crc32(bytes), `${name}: its CRC-32`)
+    entries.push([name, bytes])
     at += 46 + nameLength + extraLength + commentLength
   }
   return entries
