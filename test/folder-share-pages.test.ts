@@ -562,6 +562,26 @@ describeEachEngine('folder share pages', (ctx) => {
     assert.equal(unprotected.statusCode, 303)
   })
 
+  test("a folder link's password guesses are limited as a file link's: ten, then 429 from any address", async () => {
+    const c = ctx()
+    const a = await createAccount(c.app)
+    const link = await sharedFolder(c, a, 'Guarded', [{ name: 'guarded.txt' }], { password: 'correct horse' })
+    for (let i = 0; i < 10; i++) {
+      const guess = await inject(c.app, 'POST', link.page, {
+        form: { password: `guess ${i}` },
+        ip: '10.44.0.1',
+      })
+      assert.equal(guess.statusCode, 403, `guess ${i}`)
+    }
+    for (const ip of ['10.44.0.1', '10.44.0.2']) {
+      const limited = await inject(c.app, 'POST', link.page, { form: { password: 'correct horse' }, ip })
+      assert.equal(limited.statusCode, 429, ip)
+      assert.ok(Number(limited.headers['retry-after']) >= 1)
+      assert.equal(limited.headers['set-cookie'], undefined)
+      assertShowsNothing(limited, 'a throttled guess', ['Guarded', 'guarded.txt'])
+    }
+  })
+
   test('expiry: after expiresAt every address under the link is a 410 showing nothing', async () => {
     const c = ctx()
     const a = await createAccount(c.app)
