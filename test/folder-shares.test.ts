@@ -323,6 +323,12 @@ describeEachEngine(
         [fileShare.body.data.id],
       )
       assert.deepEqual((await list(c.app, a.token)).body.data, [share])
+      // ?folderId= answers the folder's link alone, and nothing of another account's folder.
+      const unshared = await createFolder(c.app, a, 'Not shared')
+      const only = (await list(c.app, a.token, `?folderId=${folder.id}`)).body
+      assert.deepEqual(only, { data: [share], pagination: { nextCursor: null } })
+      assert.deepEqual((await list(c.app, a.token, `?folderId=${unshared.id}`)).body.data, [])
+      assert.deepEqual((await list(c.app, b.token, `?folderId=${folder.id}`)).body.data, [])
     })
 
     test("a folder link's id is a 404 on /shares/{id}, and a file link's on /folder-shares/{id}", async () => {

@@ -228,12 +228,9 @@ export class Coffer {
       this.#data(this.#client.GET('/folder-shares/{shareId}', { params: { path: { shareId } } })),
     update: (shareId: string, body: BodyOf<'updateFolderShare'>) =>
       this.#data(this.#client.PATCH('/folder-shares/{shareId}', { params: { path: { shareId } }, body })),
-    /** The folder's link, whatever its state, or undefined when it has none (read from the list of links). */
-    ofFolder: async (folderId: string): Promise<FolderShare | undefined> => {
-      for await (const share of this.folderShares.list({ limit: 100 }))
-        if (share.folderId === folderId) return share
-      return undefined
-    },
+    /** The folder's link, whatever its state, or undefined when it has none. */
+    ofFolder: async (folderId: string): Promise<FolderShare | undefined> =>
+      (await this.folderShares.page({ folderId })).data[0],
     /**
      * Shares a folder with these settings and resolves with its link as it now is, as `shares.share` does for a
      * file: makes the link, turns an inactive one on again, or changes the settings of the one that is on (which
@@ -241,9 +238,11 @@ export class Coffer {
      * link may still not open: its `state` says why.
      */
     share: async (folderId: string, settings: ShareSettings = {}): Promise<FolderShare> => {
-      const share = await this.folderShares.create({ folderId, ...settings })
-      // The answer shows whether the settings are the link's now, but for a new password: that one is sent again.
-      return appliedTo(share, settings) ? share : this.folderShares.update(share.id, settings)
+      const share = await this.folderShares.ofFolder(folderId)
+      if (share?.isActive && Object.keys(settings).length > 0) {
+        return this.folderShares.update(share.id, settings)
+      }
+      return this.folderShares.create({ folderId, ...settings })
     },
   }
 
@@ -391,21 +390,6 @@ export class Coffer {
 async function ok<Data>(result: { data?: Data; error?: unknown; response: Response }): Promise<Data> {
   if (!result.response.ok) throw await CofferError.fromResponse(result.response, result.error)
   return result.data as Data
-}
-
-/**
- * Whether a link as the API answered it has `settings` already: each one given is the link's, and no new password
- * is among them (the answer says only whether there is one).
- */
-function appliedTo(share: FolderShare, settings: ShareSettings): boolean {
-  const { expiresAt, password, maxDownloads } = settings
-  if (typeof password === 'string') return false
-  if (password === null && share.hasPassword) return false
-  if (maxDownloads !== undefined && share.maxDownloads !== maxDownloads) return false
-  if (expiresAt === undefined) return true
-  return expiresAt === null
-    ? share.expiresAt === null
-    : share.expiresAt !== null && Date.parse(share.expiresAt) === Date.parse(expiresAt)
 }
 
 /** Every item of a list, page after page, as long as the caller asks for more. */
