@@ -20,5 +20,18 @@ export {
 } from './coffer.ts'
 export { type ClientErrorCode, CofferError } from './errors.ts'
 export type { Credentials, OAuthCredentials, OAuthTokens } from './http.ts'
-export { sendBytes, type TransferOptions, type UploadGrant } from './transfer.ts'
+export {
+  fileResumeStore,
+  memoryResumeStore,
+  type ResumeRecord,
+  type ResumeStore,
+  resumeKeyOf,
+} from './resume.ts'
+export {
+  type MultipartState,
+  type StoredPart,
+  sendBytes,
+  type TransferOptions,
+  type UploadGrant,
+} from './transfer.ts'
 export type { UploadOptions, UploadSource } from './upload.ts'

@@ -26,6 +26,18 @@ export interface TransferOptions {
   signal?: AbortSignal
   /** Called as the bytes go: `loaded` of `total` sent. */
   onProgress?: (loaded: number, total: number) => void
+  /**
+   * A multipart upload of this grant to go on with (the upload status's `multipart`, or what `onStored` last
+   * reported): only the parts it does not hold with the size expected are sent, then it is completed with all
+   * of them. If the server no longer holds it, a new one starts on the same grant. Only a Blob body sent in
+   * parts resumes; any other is sent whole.
+   */
+  resumeFrom?: MultipartState
+  /**
+   * Called once a multipart upload of a Blob is created (no parts yet), and after each part is stored, with the
+   * parts the server holds: what a client keeps to resume after it was stopped.
+   */
+  onStored?: (state: MultipartState) => void
 }
 
 /** The size of a part sent from a Blob, and how many go at once: @vercel/blob's own in a browser. */
@@ -88,15 +100,65 @@ export async function sendBytes(grant: UploadGrant, body: unknown, options: Tran
   }
 }
 
+/** A part of a multipart upload the server holds: its number, its size, and the etag to complete with. */
+export interface StoredPart {
+  partNumber: number
+  size: number
+  etag: string
+}
+
+/** A multipart upload under way: its id, and the parts the server holds of it. */
+export interface MultipartState {
+  uploadId: string
+  parts: StoredPart[]
+}
+
 /**
  * A multipart upload of a Blob through @vercel/blob's own steps (create, each part, complete), each part a
  * slice of it: a browser sends each from the disk, the page's thread never touching the bytes. `upload()` reads
  * a Blob as a stream and copies it into new parts, which cost Chromium 39 s of CPU a GiB and held a page to 0.6
  * of the rate of the same client in Node; from slices, 9 s and 1.1 (bench/app-uploads.ts). The client token is
  * asked for as `upload()` asks (docs/blob-protocol.md); a failed part is retried by the library, and a part
- * that fails for good stops the others.
+ * that fails for good stops the others. With `resumeFrom`, the upload goes on: only the parts the server does not
+ * hold with the size expected are sent; should the server no longer hold that upload, a new one starts.
  */
 async function sendInParts(grant: UploadGrant, file: Blob, options: TransferOptions): Promise<void> {
+  const token = await clientToken(grant, options.signal)
+  // Aborted when the caller cancels, or when a part fails for good: the other parts then stop too.
+  const stop = new AbortController()
+  if (options.signal?.aborted) stop.abort()
+  options.signal?.addEventListener('abort', () => stop.abort(), { once: true })
+  const common = {
+    access: 'private' as const,
+    token,
+    contentType: grant.contentType,
+    abortSignal: stop.signal,
+  }
+  let from = options.resumeFrom
+  for (;;) {
+    const state = from
+      ? { uploadId: from.uploadId, parts: partsToKeep(from.parts, file.size) }
+      : await createUpload(grant, common, options)
+    try {
+      await sendMissingParts(grant, file, { ...common, stop, state, options })
+      options.signal?.throwIfAborted()
+      const parts = [...state.parts].sort((a, b) => a.partNumber - b.partNumber)
+      await completeMultipartUpload(grant.pathname, parts, {
+        ...common,
+        key: grant.pathname,
+        uploadId: state.uploadId,
+      })
+      return
+    } catch (error) {
+      // The upload resumed is gone from the server (removed after lying idle): a new one, on the same grant.
+      if (!from || stop.signal.aborted || !/no longer open/i.test((error as Error).message)) throw error
+      from = undefined
+    }
+  }
+}
+
+/** A client token for `grant`'s multipart upload, asked for as `upload()` asks (a new one for each transfer). */
+async function clientToken(grant: UploadGrant, signal: AbortSignal | undefined): Promise<string> {
   const handshake = await fetch(grant.handleUploadUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -108,53 +170,93 @@ async function sendInParts(grant: UploadGrant, file: Blob, options: TransferOpti
         multipart: true,
       },
     }),
-    signal: options.signal ?? null,
+    signal: signal ?? null,
   })
   if (!handshake.ok) throw await CofferError.fromResponse(handshake)
-  const { clientToken } = (await handshake.json()) as { clientToken: string }
-  // Aborted when the caller cancels, or when a part fails for good: the other parts then stop too.
-  const stop = new AbortController()
-  const { signal } = stop
-  if (options.signal?.aborted) stop.abort()
-  options.signal?.addEventListener('abort', () => stop.abort(), { once: true })
-  const common = {
-    access: 'private' as const,
-    token: clientToken,
-    contentType: grant.contentType,
-    abortSignal: signal,
-  }
-  const { key, uploadId } = await createMultipartUpload(grant.pathname, common)
+  return ((await handshake.json()) as { clientToken: string }).clientToken
+}
+
+type PartOptions = Parameters<typeof createMultipartUpload>[1]
+
+/** A new multipart upload, reported to `onStored` before any part goes. */
+async function createUpload(
+  grant: UploadGrant,
+  common: PartOptions,
+  options: TransferOptions,
+): Promise<MultipartState> {
+  const { uploadId } = await createMultipartUpload(grant.pathname, common)
+  const state = { uploadId, parts: [] }
+  options.onStored?.({ uploadId, parts: [] })
+  return state
+}
+
+/** The size of part `partNumber` of a file of `size` bytes, as sent from a Blob. */
+function partSize(partNumber: number, size: number): number {
+  return Math.max(0, Math.min(PART_BYTES, size - (partNumber - 1) * PART_BYTES))
+}
+
+/** The stored parts that hold what this client would send under their numbers (the others are sent again). */
+function partsToKeep(parts: readonly StoredPart[], size: number): StoredPart[] {
+  const count = Math.ceil(size / PART_BYTES)
+  const seen = new Set<number>()
+  return parts.filter((part) => {
+    const keep =
+      Number.isInteger(part.partNumber) &&
+      part.partNumber >= 1 &&
+      part.partNumber <= count &&
+      part.size === partSize(part.partNumber, size) &&
+      !seen.has(part.partNumber)
+    seen.add(part.partNumber)
+    return keep
+  })
+}
+
+/**
+ * Sends the parts of `file` that `state` does not hold, `PARTS_AT_ONCE` at a time, adding each to `state` as
+ * the server stores it (and reporting it to `onStored`). A part that fails for good stops the others.
+ */
+async function sendMissingParts(
+  grant: UploadGrant,
+  file: Blob,
+  run: PartOptions & { stop: AbortController; state: MultipartState; options: TransferOptions },
+): Promise<void> {
+  const { stop, state, options, ...common } = run
   const count = Math.ceil(file.size / PART_BYTES)
-  const sent = new Array<number>(count).fill(0)
-  const parts: { partNumber: number; etag: string }[] = []
+  const held = new Set(state.parts.map((part) => part.partNumber))
+  const missing = Array.from({ length: count }, (_, i) => i + 1).filter((n) => !held.has(n))
+  const sent = new Map<number, number>(state.parts.map((part) => [part.partNumber, part.size]))
+  const report = () =>
+    options.onProgress?.(
+      [...sent.values()].reduce((sum, bytes) => sum + bytes, 0),
+      file.size,
+    )
+  if (state.parts.length > 0) report()
   let next = 0
   const sendParts = async () => {
-    while (next < count && !signal.aborted) {
-      const index = next++
-      const body = file.slice(index * PART_BYTES, Math.min(file.size, (index + 1) * PART_BYTES))
-      parts[index] = await uploadPart(grant.pathname, body, {
+    while (next < missing.length && !stop.signal.aborted) {
+      const partNumber = missing[next++] as number
+      const size = partSize(partNumber, file.size)
+      const body = file.slice((partNumber - 1) * PART_BYTES, (partNumber - 1) * PART_BYTES + size)
+      const { etag } = await uploadPart(grant.pathname, body, {
         ...common,
-        key,
-        uploadId,
-        partNumber: index + 1,
+        key: grant.pathname,
+        uploadId: state.uploadId,
+        partNumber,
         onUploadProgress: ({ loaded }) => {
-          sent[index] = loaded
-          options.onProgress?.(
-            sent.reduce((sum, bytes) => sum + bytes, 0),
-            file.size,
-          )
+          sent.set(partNumber, loaded)
+          report()
         },
       })
+      state.parts.push({ partNumber, size, etag })
+      options.onStored?.({ uploadId: state.uploadId, parts: [...state.parts] })
     }
   }
   try {
-    await Promise.all(Array.from({ length: Math.min(PARTS_AT_ONCE, count) }, sendParts))
+    await Promise.all(Array.from({ length: Math.min(PARTS_AT_ONCE, missing.length) }, sendParts))
   } catch (error) {
     stop.abort()
     throw error
   }
-  options.signal?.throwIfAborted()
-  await completeMultipartUpload(grant.pathname, parts, { ...common, key, uploadId })
 }
 
 /** Rejects once `signal` aborts. */

@@ -24,6 +24,8 @@ type DataOf<
 
 /** What uploading through the API asks of the client (Coffer): the steps of the upload procedure. */
 export interface UploadSteps {
+  /** The server's address: an upload resumes only on the server (and into the folder) it began on. */
+  url?: string
   capabilities(): Promise<{ uploads: { blobApiUrl: string; multipartThresholdBytes: number } }>
   files: {
     prepareUploads(body: BodyOf<'prepareUploads'>): Promise<DataOf<'prepareUploads', 201>['uploads']>

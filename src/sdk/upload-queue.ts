@@ -4,8 +4,11 @@
 // (transfer.ts) a few at a time, and the uploads are followed through the status call until the server has
 // made each file. An upload can be cancelled, and sent again after it failed or was cancelled. The queue holds
 // each upload's state; whoever shows it (a page's rows, a promise) renders from the changes it reports.
+// An upload can resume: a file queued with the grant of an upload that stopped (`saved`, kept by the caller
+// through the hooks onPrepared, onStored and onFinished; see resume.ts) is not prepared again: its status says
+// which parts the server holds, and only the others are sent. A retry after a failed transfer resumes the same.
 import { CofferError } from './errors.ts'
-import { sendBytes, type UploadGrant } from './transfer.ts'
+import { type MultipartState, sendBytes, type UploadGrant } from './transfer.ts'
 
 /**
  * Where an upload stands: being prepared, prepared and waiting its turn, its bytes being sent, stored and being
@@ -30,6 +33,18 @@ export interface QueuedFile {
   size: number
   /** The body `sendBytes` sends (a Blob, bytes, a stream), opened only once the upload is prepared. */
   open(): unknown
+  /**
+   * The upload of this file that stopped before, to go on with rather than prepare anew: its grant, and the
+   * multipart upload its parts went to (the status's list of parts prevails). Only a Blob body resumes.
+   */
+  saved?: SavedUpload
+}
+
+/** What a caller keeps of an upload to resume it: its grant, and its multipart upload if one was created. */
+export interface SavedUpload {
+  grant: UploadGrant
+  uploadId?: string
+  parts?: MultipartState['parts']
 }
 
 /** A Blob or File as a file to upload: its own name, and its type (`application/octet-stream` when unknown). */
@@ -54,6 +69,10 @@ export type UploadFailure =
 /** An upload's status as the server reports it. */
 export interface UploadStatus {
   status: 'pending' | 'complete' | 'error'
+  /** While pending: uploading until the bytes are stored, then processing. */
+  phase?: 'uploading' | 'processing'
+  /** While uploading: the multipart upload that holds the most bytes, with the parts the server keeps of it. */
+  multipart?: MultipartState
   error?: string
   /** The new file, once complete (the public API of a request does not say). */
   result?: { id: string }
@@ -86,6 +105,10 @@ export class UploadItem<File extends QueuedFile = QueuedFile> {
   fileId: string | undefined
   /** When its bytes began to go (performance.now()), for a speed. */
   startedAt = 0
+  /** The multipart upload its bytes go to, and the parts stored, as far as the queue knows. */
+  multipart: MultipartState | undefined
+  /** The bytes the server already held when its transfer began (a resumed upload), else 0. */
+  resumedBytes = 0
   controller: AbortController | undefined
   readonly file: File
   constructor(file: File) {
@@ -119,6 +142,17 @@ export interface UploadQueueOptions<File extends QueuedFile> {
   onComplete?(items: UploadItem<File>[]): Promise<void>
   /** Called when a turn of the queue ends with no upload under way. */
   onIdle?(): void
+  /** Called once uploads have a new grant: what a caller keeps to resume them. */
+  onPrepared?(items: UploadItem<File>[]): void
+  /** Called as an upload's multipart upload is created and as each part is stored (`item.multipart`). */
+  onStored?(item: UploadItem<File>): void
+  /** Called as an upload goes on from the parts the server holds (`item.multipart`, `item.resumedBytes`). */
+  onResume?(item: UploadItem<File>): void
+  /**
+   * Called once an upload can no longer be resumed: done, cancelled, or failed where resuming cannot help
+   * (refused, or the server could not make the file). What a caller kept of it can go.
+   */
+  onFinished?(item: UploadItem<File>): void
 }
 
 const CONCURRENT_UPLOADS = 3
@@ -147,6 +181,8 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
   #statusTimer: ReturnType<typeof setTimeout> | undefined
   #asking = false
   #wait = 0
+  /** Uploads stopped to be resumed later (`cancel` with `resumable`): what was kept of them stays. */
+  readonly #paused = new WeakSet<UploadItem<File>>()
 
   constructor(options: UploadQueueOptions<File>) {
     this.#options = options
@@ -179,14 +215,16 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
     const items = files.map((file) => new UploadItem(file))
     this.#items.push(...items)
     this.#changed(items)
+    const anew = await this.#resumeSaved(items.filter((item) => item.file.saved))
+    const unprepared = items.filter((item) => !item.file.saved || anew.includes(item))
     const per = this.#options.perPreparation || PER_PREPARATION
-    for (let start = 0; start < items.length; start += per) {
-      const batch = items.slice(start, start + per)
+    for (let start = 0; start < unprepared.length; start += per) {
+      const batch = unprepared.slice(start, start + per)
       const answer = await this.#requestGrants(batch)
       if ('grants' in answer) this.#granted(batch, answer.grants)
       else if (!options.stopAtRefusal) this.#refused(batch, answer.refusal)
       else {
-        for (const item of items.slice(start)) this.#forget(item)
+        for (const item of unprepared.slice(start)) this.#forget(item)
         this.#pump()
         return { refusal: answer.refusal, batch: batch.map((item) => item.file) }
       }
@@ -195,22 +233,40 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
     return undefined
   }
 
-  /** Cancels an upload under way: its bytes stop, and the server ends it. */
-  async cancel(item: UploadItem<File>): Promise<void> {
+  /**
+   * Cancels an upload under way: its bytes stop, and the server ends it. With `resumable`, the server keeps it
+   * instead, and `onFinished` is not called: what the caller kept resumes it later (a program interrupted).
+   */
+  async cancel(item: UploadItem<File>, options: { resumable?: boolean } = {}): Promise<void> {
     if (!UNDER_WAY.includes(item.state)) return
+    if (options.resumable) this.#paused.add(item)
     this.#set([item], 'cancelled')
     item.controller?.abort()
-    if (item.grant) await this.#cancelOnServer([item])
+    if (item.grant && !options.resumable) await this.#cancelOnServer([item])
     this.#pump()
   }
 
-  /** Sends a failed or cancelled upload again: a fresh preparation for it alone, after ending its old one. */
+  /**
+   * Sends a failed or cancelled upload again. One whose transfer failed (or whose status could not be asked)
+   * keeps its grant and resumes: only the parts the server does not hold go. Any other gets a fresh preparation
+   * for it alone, after its old one is ended.
+   */
   async retry(item: UploadItem<File>): Promise<void> {
     if (item.state !== 'failed' && item.state !== 'cancelled') return
-    if (item.grant) await this.#cancelOnServer([item])
-    item.grant = undefined
+    const step = item.failure?.step
+    const resumable =
+      item.grant !== undefined && item.state === 'failed' && (step === 'transfer' || step === 'status')
+    this.#paused.delete(item)
     item.failure = undefined
-    this.#set([item], 'preparing')
+    if (resumable) {
+      this.#set([item], 'preparing')
+      const anew = await this.#resumeFromStatus([item])
+      this.#pump()
+      if (anew.length === 0) return
+    } else if (item.grant) await this.#cancelOnServer([item])
+    item.grant = undefined
+    item.multipart = undefined
+    if (!resumable) this.#set([item], 'preparing')
     const answer = await this.#requestGrants([item])
     if ('refusal' in answer) {
       this.#refused([item], answer.refusal)
@@ -249,9 +305,85 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
     if (items.length > 0) this.#options.onChange?.(items)
     for (const item of items) {
       if (UNDER_WAY.includes(item.state)) continue
+      if (this.#finished(item)) this.#options.onFinished?.(item)
       for (const resolve of this.#ends.get(item) ?? []) resolve()
       this.#ends.delete(item)
     }
+  }
+
+  /** Whether an upload that just ended can no longer be resumed (see `onFinished`). */
+  #finished(item: UploadItem<File>): boolean {
+    if (this.#paused.has(item)) return false
+    if (item.state === 'done' || item.state === 'cancelled') return true
+    return item.state === 'failed' && (item.failure?.step === 'prepare' || item.failure?.step === 'process')
+  }
+
+  /**
+   * Takes up the uploads of `items` where they stopped (their files' `saved`): their grants, and what their
+   * status says. Resolves with those to prepare anew (the grant expired, or about to).
+   */
+  async #resumeSaved(items: UploadItem<File>[]): Promise<UploadItem<File>[]> {
+    const live: UploadItem<File>[] = []
+    const expired: UploadItem<File>[] = []
+    for (const item of items) {
+      const saved = item.file.saved as SavedUpload
+      if (Date.parse(saved.grant.expiresAt) - Date.now() <= GRANT_MARGIN_MS) expired.push(item)
+      else {
+        item.grant = saved.grant
+        item.multipart = saved.uploadId ? { uploadId: saved.uploadId, parts: saved.parts ?? [] } : undefined
+        live.push(item)
+      }
+    }
+    return [...expired, ...(await this.#resumeFromStatus(live))]
+  }
+
+  /**
+   * Asks the status of uploads that have a grant and stopped: one still uploading waits its turn to send the
+   * parts the server lacks; one being processed is followed; one complete is done. Resolves with those to
+   * prepare anew (ended in error, or unknown to the server), their grants dropped. A status that cannot be
+   * asked (the server away) fails the upload at that step; a retry asks again.
+   */
+  async #resumeFromStatus(items: UploadItem<File>[]): Promise<UploadItem<File>[]> {
+    const anew: UploadItem<File>[] = []
+    await Promise.all(
+      items.map(async (item) => {
+        let status: UploadStatus | undefined
+        try {
+          status = (await this.#options.endpoint.status([item.grant as UploadGrant]))[0]
+        } catch (error) {
+          const refused = error instanceof CofferError && error.status >= 400 && error.status < 500
+          if (!refused) {
+            if (item.state === 'preparing') this.#set([item], 'failed', { step: 'status', error })
+            return
+          }
+        }
+        if (item.state !== 'preparing') return
+        if (await this.#resumedAs(item, status)) return
+        item.grant = undefined
+        item.multipart = undefined
+        anew.push(item)
+      }),
+    )
+    if (this.#items.some((item) => item.state === 'processing')) this.#follow()
+    return anew
+  }
+
+  /** Puts a stopped upload where `status` says it is; false when it must be prepared anew. */
+  async #resumedAs(item: UploadItem<File>, status: UploadStatus | undefined): Promise<boolean> {
+    if (status?.status === 'pending' && status.phase === 'processing') {
+      this.#set([item], 'processing')
+      return true
+    }
+    if (status?.status === 'pending') {
+      item.multipart = status.multipart ?? (item.multipart && { ...item.multipart, parts: [] })
+      this.#set([item], 'waiting')
+      return true
+    }
+    if (status?.status !== 'complete') return false
+    item.fileId = status.result?.id
+    await this.#options.onComplete?.([item])
+    if (item.state === 'preparing') this.#set([item], 'done')
+    return true
   }
 
   /** The grants of `batch`'s uploads, or the server's refusal (or the failure to reach it). */
@@ -276,6 +408,8 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
     }
     const gone = batch.filter((item) => item.grant && !ready.includes(item) && item.state !== 'failed')
     if (gone.length > 0) void this.#cancelOnServer(gone)
+    for (const item of ready) item.multipart = undefined
+    if (ready.length > 0) this.#options.onPrepared?.(ready)
     this.#set(ready, 'waiting')
   }
 
@@ -316,10 +450,19 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
     try {
       if (this.#options.renewGrants && !(await this.#freshGrant(item))) return
       item.startedAt = performance.now()
-      const settings = this.#settings as TransferSettings
+      this.#settings ??= await this.#options.endpoint.transferSettings()
+      const settings = this.#settings
+      const resumeFrom = item.multipart
+      item.resumedBytes = (resumeFrom?.parts ?? []).reduce((sum, part) => sum + part.size, 0)
+      if (resumeFrom && item.resumedBytes > 0) this.#options.onResume?.(item)
       await sendBytes(item.grant as UploadGrant, await item.file.open(), {
         ...settings,
         signal: controller.signal,
+        ...(resumeFrom ? { resumeFrom } : {}),
+        onStored: (state) => {
+          item.multipart = state
+          this.#options.onStored?.(item)
+        },
         onProgress: (loaded, total) => {
           if (item.state === 'uploading') this.#options.onProgress?.(item, loaded, total)
         },
@@ -348,7 +491,11 @@ export class UploadQueue<File extends QueuedFile = QueuedFile> {
       return false
     }
     item.grant = answer.grants[0]
-    if (item.state === 'uploading') return true
+    item.multipart = undefined
+    if (item.state === 'uploading') {
+      this.#options.onPrepared?.([item])
+      return true
+    }
     await this.#cancelOnServer([item])
     return false
   }
