@@ -5,6 +5,7 @@ import {
   dateTimeOf,
   ERROR_RESPONSES,
   extensionOperation,
+  FolderIdValue,
   IdParam,
   List,
   PageQuery,
@@ -39,13 +40,7 @@ async function folderShareListRoutes(app: RouteApp, { services, urls }: RouteDep
         querystring: Type.Object(
           {
             ...PageQuery(25),
-            folderId: Type.Optional(
-              Type.String({
-                minLength: 1,
-                maxLength: 128,
-                description: 'Only the link of this owned folder.',
-              }),
-            ),
+            folderId: Type.Optional(FolderIdValue('Only the link of this owned folder.')),
           },
           { additionalProperties: false },
         ),

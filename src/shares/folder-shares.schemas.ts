@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { toIso, toIsoOrNull } from '../http/schemas.ts'
+import { FolderIdValue, toIso, toIsoOrNull } from '../http/schemas.ts'
 import type { PublicUrls } from '../public-urls.ts'
 import type { FolderShare } from './folder-shares.repository.ts'
 import { ExpiresAtInput, linkFields, MaxDownloadsInput, PasswordInput } from './shares.schemas.ts'
@@ -59,7 +59,7 @@ export const serializeFolderShare = (share: FolderShare, urls: PublicUrls) => ({
 
 export const CreateFolderShareBody = Type.Object(
   {
-    folderId: Type.String({ minLength: 1, maxLength: 128, description: 'An owned folder.' }),
+    folderId: FolderIdValue('An owned folder.'),
     expiresAt: Type.Optional(ExpiresAtInput),
     password: Type.Optional(PasswordInput),
     maxDownloads: Type.Optional(MaxDownloadsInput),
