@@ -680,7 +680,8 @@ for (const engine of ENGINES) {
 
       const big = path.join(dir, 'cancelled.bin')
       await writeFile(big, randomBytes(48 * 1024 * 1024))
-      const child = spawn(process.execPath, [MAIN, 'upload', big, '--folder', 'Cancelled'], {
+      // Without --no-resume, a Ctrl-C leaves the upload (and its folder) to resume: cli-resume.test.ts.
+      const child = spawn(process.execPath, [MAIN, 'upload', big, '--folder', 'Cancelled', '--no-resume'], {
         env: { PATH: process.env.PATH ?? '', ...scriptEnv },
         stdio: ['ignore', 'pipe', 'pipe'],
       })

@@ -1,5 +1,6 @@
 // The coffer command's commands, options and help (commander). Each action connects with the saved
 // credentials (profiles.ts) and calls the SDK; what they print and how they end is output.ts's.
+import path from 'node:path'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import packageJson from '../../package.json' with { type: 'json' }
 import { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from '../files/file-orders.shared.ts'
@@ -8,7 +9,7 @@ import { CofferError } from '../sdk/errors.ts'
 import type { Coffer, File, Folder, FolderShare, Share, ShareSettings, TrashedFile } from '../sdk/index.ts'
 import { ON_CONFLICT, type OnConflict } from './name-claims.ts'
 import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
-import { connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
+import { configDirectory, connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
 
 /** What every action gets: its output, the profiles, a way to connect, and the signal Ctrl-C aborts. */
 export interface Run {
@@ -297,9 +298,13 @@ function transferCommands(program: Command, run: Run): void {
         .default('keep-both'),
     )
     .addOption(new Option('-p, --parallel <n>', 'files sent at once').default(4).argParser(positiveInteger))
+    .option('--no-resume', 'start each file over, and keep nothing to resume (Ctrl-C cancels)')
     .addHelpText(
       'after',
       `
+An upload stopped (Ctrl-C, a kill, a lost connection) resumes when the same command is run again: each
+unfinished file (the same path, size and modification time) sends only what the server does not hold yet.
+
 Examples:
   coffer upload report.pdf
   coffer upload ~/Scans --folder Taxes --share
@@ -309,7 +314,13 @@ Examples:
     .action(
       async (
         paths: string[],
-        options: { folder?: string; share?: boolean; onConflict: OnConflict; parallel: number },
+        options: {
+          folder?: string
+          share?: boolean
+          onConflict: OnConflict
+          parallel: number
+          resume: boolean
+        },
       ) => {
         const coffer = await run.connect()
         const folder = options.folder ? await folderOf(coffer, options.folder, { create: true }) : undefined
@@ -324,10 +335,15 @@ Examples:
             share: options.share ?? false,
             parallel: options.parallel,
             signal: run.signal,
+            resume: { dir: path.join(configDirectory(), 'uploads'), fresh: !options.resume },
           })
         } finally {
-          // A folder this run made and put nothing in (cancelled, every file failed) is not left behind empty.
-          if (folder?.created && (result?.uploaded.length ?? 0) === 0) await removeIfEmpty(coffer, folder.id)
+          // A folder this run made and put nothing in (cancelled, every file failed) is not left behind empty;
+          // unless the run was interrupted, and its uploads, which go into it, are to resume.
+          const resuming = options.resume && run.signal.aborted
+          if (folder?.created && (result?.uploaded.length ?? 0) === 0 && !resuming) {
+            await removeIfEmpty(coffer, folder.id)
+          }
         }
         out.result(result)
         if (result.failed.length > 0) run.exitCode = EXIT.failed

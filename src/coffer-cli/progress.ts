@@ -10,6 +10,8 @@ export interface Bar {
   done(): void
   /** The file failed or was cancelled: its bar goes, and the total keeps what it had sent. */
   drop(): void
+  /** `from` bytes are there already (a resumed upload): the bar starts there, and its speed counts the rest. */
+  resume(from: number): void
 }
 
 export interface Progress {
@@ -75,7 +77,7 @@ export function progress(
 ): Progress {
   if (!enabled || !stream.isTTY) {
     return {
-      start: () => ({ update() {}, done() {}, drop() {} }),
+      start: () => ({ update() {}, done() {}, drop() {}, resume() {} }),
       log: (line) => void stream.write(`${line}\n`),
       note: (line) => void notes.write(`${line}\n`),
       skip() {},
@@ -136,6 +138,11 @@ export function progress(
         },
         drop() {
           bars.remove(bar)
+        },
+        resume(from) {
+          loadedBy.set(bar, from)
+          bar.update(from, { name, from })
+          refreshTotal()
         },
       }
     },

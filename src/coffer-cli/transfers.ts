@@ -1,15 +1,18 @@
-// `coffer upload` and `coffer download`: the bytes, with progress at a terminal (progress.ts).
+// `coffer upload` and `coffer download`: the bytes, with progress at a terminal (progress.ts). An upload keeps
+// what resumes it (its grant, the parts stored) in the user's directory (`<config>/uploads/`, the SDK's
+// fileResumeStore), so that the same command run again after a kill, a Ctrl-C or a lost connection sends each
+// unfinished file's missing parts only.
 import { readdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { formatSize } from '../format-size.shared.ts'
-import type { Coffer, File } from '../sdk/index.ts'
-import { CofferError } from '../sdk/index.ts'
+import type { Coffer, File, ResumeStore } from '../sdk/index.ts'
+import { CofferError, fileResumeStore, resumeKeyOf } from '../sdk/index.ts'
 import { NameClaims, type OnConflict } from './name-claims.ts'
 import type { Output } from './output.ts'
 import { UsageError } from './output.ts'
-import { progress } from './progress.ts'
+import { type Bar, type Progress, progress } from './progress.ts'
 
 /**
  * The files under `paths`: each file, and every file under each directory (recursively, in name order).
@@ -18,14 +21,15 @@ import { progress } from './progress.ts'
  */
 export async function filesUnder(
   paths: string[],
-): Promise<{ path: string; size: number; nested: boolean }[]> {
-  const found: { path: string; size: number; nested: boolean }[] = []
+): Promise<{ path: string; size: number; mtimeMs: number; nested: boolean }[]> {
+  const found: { path: string; size: number; mtimeMs: number; nested: boolean }[] = []
   const visit = async (entry: string, depth: number) => {
     const stats = await stat(entry).catch(() => {
       throw new UsageError(`${entry}: no such file or directory.`)
     })
-    if (stats.isFile()) found.push({ path: entry, size: stats.size, nested: depth > 1 })
-    else if (stats.isDirectory()) {
+    if (stats.isFile()) {
+      found.push({ path: entry, size: stats.size, mtimeMs: stats.mtimeMs, nested: depth > 1 })
+    } else if (stats.isDirectory()) {
       const names = (await readdir(entry)).sort()
       for (const name of names) await visit(path.join(entry, name), depth + 1)
     }
@@ -93,6 +97,11 @@ export async function upload(
     share: boolean
     parallel: number
     signal: AbortSignal
+    /**
+     * Where unfinished uploads are kept, to resume (a directory); `fresh`: every file starts over, what was
+     * kept of it is dropped, and nothing is kept (a Ctrl-C cancels).
+     */
+    resume?: { dir: string; fresh: boolean }
   },
 ): Promise<{
   uploaded: Uploaded[]
@@ -115,6 +124,8 @@ export async function upload(
   const skipped: { path: string; reason: string }[] = []
   const failed: { path: string; error: string }[] = []
   const queue = [...files]
+  const store = options.resume && (await resumeStore(options.resume.dir))
+  const resume = store && (options.resume?.fresh ? { store, fresh: true } : { store, fresh: false })
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const { path: filePath, size } = next
@@ -123,13 +134,7 @@ export async function upload(
         const name = await nameFor(next, { claims, onConflict: options.onConflict, where, bars, skipped })
         if (name === undefined) continue
         bar = bars.start(name, size)
-        const started = bar
-        const file = await coffer.files.upload(filePath, {
-          name,
-          folderId: options.folderId,
-          onProgress: ({ loaded }) => started.update(loaded),
-          signal: options.signal,
-        })
+        const file = await sendFile(coffer, next, { ...options, name, bar, bars, resume })
         bar.done()
         const done: Uploaded = { path: filePath, file }
         if (options.share) done.shareUrl = (await coffer.shares.create({ fileId: file.id })).publicUrl
@@ -157,11 +162,14 @@ export async function upload(
     await Promise.all(Array.from({ length: Math.min(options.parallel, files.length) }, worker))
   } catch (error) {
     if (options.signal.aborted) {
-      // Each file is made whole or not at all: those printed are uploaded, the others are not.
+      // Each file is made whole or not at all: those printed are uploaded, the others are not, and resume.
+      const done = `${uploaded.length} of ${files.length} files uploaded`
       throw new CofferError(
         0,
         'aborted',
-        `Cancelled: ${uploaded.length} of ${files.length} files uploaded.`,
+        resume && !resume.fresh
+          ? `Interrupted (${done}): run the same command again to resume.`
+          : `Cancelled: ${done}.`,
         '',
       )
     }
@@ -170,6 +178,52 @@ export async function upload(
     bars.stop()
   }
   return { uploaded, skipped, failed }
+}
+
+/** The store of unfinished uploads in `dir`, its records of grants expired removed. */
+async function resumeStore(dir: string): Promise<ResumeStore> {
+  const store = fileResumeStore(dir)
+  // Reading every record removes those that can no longer be used (fileResumeStore).
+  await store.list().catch(() => [])
+  return store
+}
+
+/**
+ * Sends one file as `name`, its progress on `bar`. With `resume`, an upload of it that stopped goes on (said
+ * above the bars) and this one is kept as it goes; `fresh`: what was kept of it goes, and nothing is kept.
+ */
+async function sendFile(
+  coffer: Coffer,
+  file: { path: string; size: number; mtimeMs: number },
+  options: {
+    name: string
+    folderId: string | null
+    signal: AbortSignal
+    bar: Bar
+    bars: Progress
+    resume: { store: ResumeStore; fresh: boolean } | undefined
+  },
+): Promise<File> {
+  const { bar, bars, resume } = options
+  if (resume?.fresh) {
+    const identity = { name: path.resolve(file.path), size: file.size, lastModified: file.mtimeMs }
+    await resume.store.delete(resumeKeyOf(identity)).catch(() => undefined)
+  }
+  return coffer.files.upload(file.path, {
+    name: options.name,
+    folderId: options.folderId,
+    onProgress: ({ loaded }) => bar.update(loaded),
+    signal: options.signal,
+    ...(resume && !resume.fresh
+      ? {
+          resume: resume.store,
+          onResume: ({ stored, total }) => {
+            bar.resume(stored)
+            bars.note(`${file.path}: resuming: ${formatSize(stored)} of ${formatSize(total)} already stored.`)
+          },
+        }
+      : {}),
+  })
 }
 
 /**

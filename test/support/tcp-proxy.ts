@@ -17,6 +17,8 @@ export interface TcpProxy {
   cutAfter(bytes: number): Promise<void>
   /** Lets connections through again. */
   heal(): void
+  /** Passes at most `bytesPerSecond` from the clients (all connections together); undefined: no limit. */
+  throttle(bytesPerSecond: number | undefined): void
   close(): Promise<void>
 }
 
@@ -25,6 +27,13 @@ export async function startTcpProxy(targetPort: number, port = 0): Promise<TcpPr
   let sent = 0
   let down = false
   let cut: { at: number; resolve: () => void } | undefined
+  let limit: { rate: number; since: number; sent: number } | undefined
+  /** How long to hold a client back, after `bytes` more went, for the limit. */
+  const holdFor = (bytes: number) => {
+    if (!limit) return 0
+    limit.sent += bytes
+    return Math.max(0, (limit.sent / limit.rate) * 1000 - (Date.now() - limit.since))
+  }
   const cutNow = () => {
     down = true
     for (const socket of sockets) socket.destroy()
@@ -56,6 +65,11 @@ export async function startTcpProxy(targetPort: number, port = 0): Promise<TcpPr
         upstream.once('drain', () => client.resume())
       }
       if (forward !== chunk) cutNow()
+      const hold = holdFor(forward.length)
+      if (hold > 0) {
+        client.pause()
+        setTimeout(() => client.resume(), hold)
+      }
     })
     upstream.on('data', (chunk: Buffer) => {
       if (!client.write(chunk)) {
@@ -86,6 +100,9 @@ export async function startTcpProxy(targetPort: number, port = 0): Promise<TcpPr
     },
     heal() {
       down = false
+    },
+    throttle(bytesPerSecond) {
+      limit = bytesPerSecond ? { rate: bytesPerSecond, since: Date.now(), sent: 0 } : undefined
     },
     async close() {
       for (const socket of sockets) socket.destroy()
