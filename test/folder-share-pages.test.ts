@@ -219,8 +219,13 @@ describeEachEngine('folder share pages', (ctx) => {
     assert.equal(emptyPage.statusCode, 200)
     assert.match(emptyPage.body, /This folder is empty for now/)
     assert.ok(!emptyPage.body.includes(`href="${empty.zip}"`))
-    const bad = await inject(c.app, 'GET', `${many.page}?cursor=nonsense`)
-    assert.ok(bad.statusCode === 400 || bad.statusCode === 404, `a bad cursor: ${bad.statusCode}`)
+    const views = async () => (await counts(c, a, many.id)).views
+    const before = await views()
+    for (const query of ['?cursor=nonsense', '?cursor=a&cursor=b']) {
+      const bad = await inject(c.app, 'GET', `${many.page}${query}`)
+      assert.equal(bad.statusCode, 400, `${query}: ${bad.statusCode}`)
+    }
+    assert.equal(await views(), before, 'a page that is none counts no view')
   })
 
   test("each file's page, its bytes (as the API's: whole, ranges, HEAD) and its preview", async () => {

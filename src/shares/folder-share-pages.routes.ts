@@ -56,7 +56,9 @@ function folderPageRoute(app: RouteApp, kit: LinkPagesKit): void {
       if (state.kind === 'locked') return web.send(reply, 200, passwordPage({}, 'folder', publicId))
       if (state.kind !== 'open') return sendGone(reply, state)
       const { link } = state
-      const cursor = typeof request.query.cursor === 'string' ? request.query.cursor : undefined
+      const { cursor } = request.query
+      // A page address with its cursor given twice is no page of the list, as a cursor that is not one is not.
+      if (cursor !== undefined && typeof cursor !== 'string') return web.sendError(reply, 400)
       // A view is the page a visitor opens (a GET: the HEAD Fastify answers with this handler is none, nor a
       // browser's prefetch), not each further page of the list.
       const counting =
