@@ -16,6 +16,7 @@ import {
   fileResumeStore,
   memoryResumeStore,
   type ResumeStore,
+  sendBytes,
 } from '../src/sdk/index.ts'
 import { apiUploads } from '../src/sdk/upload-endpoints.ts'
 import { type QueuedFile, UploadQueue } from '../src/sdk/upload-queue.ts'
@@ -171,6 +172,73 @@ for (const engine of ENGINES) {
       assert.ok(resent >= SIZE - stored.bytes, `${resent} bytes sent`)
       assert.ok(resent <= SIZE - stored.bytes + OVERHEAD, `${resent} bytes sent again`)
       assert.equal(await downloadDigest(coffer, item.fileId as string), sha256(data))
+    })
+
+    test('sendBytes with resumeFrom: a part stored at another size goes again; an upload the server does not hold starts anew', async (t) => {
+      const { uploads } = await coffer.capabilities()
+      const settings = { blobApiUrl: uploads.blobApiUrl, multipartThreshold: uploads.multipartThresholdBytes }
+      const blob = await openAsBlob(onDisk)
+      const prepare = async (name: string) => {
+        const [grant] = await coffer.files.prepareUploads({
+          files: [{ name, type: 'application/octet-stream', size: SIZE }],
+        })
+        assert.ok(grant)
+        return grant
+      }
+      const made = async (intentId: string) => {
+        for (;;) {
+          const status = await coffer.files.uploadStatus(intentId)
+          if (status.status === 'complete') return status.result.id
+          assert.equal(status.status, 'pending', JSON.stringify(status))
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+      }
+
+      const grant = await prepare('sized.bin')
+      const stop = new AbortController()
+      const reported: number[] = []
+      await assert.rejects(
+        sendBytes(grant, blob, {
+          ...settings,
+          signal: stop.signal,
+          onStored: ({ parts }) => {
+            reported.push(parts.length)
+            if (parts.length >= 2) stop.abort()
+          },
+        }),
+        (error: unknown) => error instanceof CofferError && error.code === 'aborted',
+      )
+      assert.equal(reported[0], 0, 'reported once created, before any part')
+      const status = await coffer.files.uploadStatus(grant.intentId)
+      assert.ok(status.status === 'pending' && 'multipart' in status && status.multipart)
+      const { uploadId, parts } = status.multipart
+      const stored = parts.reduce((sum, part) => sum + part.size, 0)
+      // The client's own account of part 1 differs from what it would send: part 1 goes again.
+      const [first, ...rest] = parts
+      assert.ok(first?.partNumber === 1)
+      proxy.reset()
+      await sendBytes(grant, blob, {
+        ...settings,
+        resumeFrom: { uploadId, parts: [{ ...first, size: 1 }, ...rest] },
+      })
+      const resent = proxy.sent
+      t.diagnostic(
+        `a part listed at another size: ${resent} bytes sent, ${SIZE - stored} missing and part 1's ${PART}`,
+      )
+      assert.ok(
+        resent >= SIZE - stored + PART && resent <= SIZE - stored + PART + OVERHEAD,
+        `${resent} bytes`,
+      )
+      assert.equal(await downloadDigest(coffer, await made(grant.intentId)), sha256(data))
+
+      const other = await prepare('anew.bin')
+      proxy.reset()
+      await sendBytes(other, blob, {
+        ...settings,
+        resumeFrom: { uploadId: `mpu_${'0'.repeat(24)}`, parts: [{ partNumber: 1, size: PART, etag: 'x' }] },
+      })
+      assert.ok(proxy.sent >= SIZE, `${proxy.sent} bytes: an upload of its own, whole`)
+      assert.equal(await downloadDigest(coffer, await made(other.intentId)), sha256(data))
     })
 
     test('a kept upload the server finished meanwhile is not sent again; one it does not know is sent anew', async () => {

@@ -100,6 +100,9 @@ export async function sendBytes(grant: UploadGrant, body: unknown, options: Tran
   }
 }
 
+/** The blob API's refusals (bad_request) of a multipart upload it does not hold (docs/uploads.md). */
+const UPLOAD_GONE = /no longer open|not an upload id this server gave out/i
+
 /** A part of a multipart upload the server holds: its number, its size, and the etag to complete with. */
 export interface StoredPart {
   partNumber: number
@@ -124,36 +127,49 @@ export interface MultipartState {
  */
 async function sendInParts(grant: UploadGrant, file: Blob, options: TransferOptions): Promise<void> {
   const token = await clientToken(grant, options.signal)
+  try {
+    await sendUpload(grant, file, { token, options, from: options.resumeFrom })
+  } catch (error) {
+    // The upload resumed is gone from the server (removed after lying idle, or never its own): a new one, on
+    // the same grant.
+    const gone = UPLOAD_GONE.test((error as Error).message)
+    if (!options.resumeFrom || options.signal?.aborted || !gone) throw error
+    await sendUpload(grant, file, { token, options, from: undefined })
+  }
+}
+
+/** One multipart upload of `file`: the one `from` names, or a new one; its missing parts, then its completion. */
+async function sendUpload(
+  grant: UploadGrant,
+  file: Blob,
+  run: { token: string; options: TransferOptions; from: MultipartState | undefined },
+): Promise<void> {
+  const { options, from } = run
   // Aborted when the caller cancels, or when a part fails for good: the other parts then stop too.
   const stop = new AbortController()
+  const onAbort = () => stop.abort()
   if (options.signal?.aborted) stop.abort()
-  options.signal?.addEventListener('abort', () => stop.abort(), { once: true })
+  options.signal?.addEventListener('abort', onAbort, { once: true })
   const common = {
     access: 'private' as const,
-    token,
+    token: run.token,
     contentType: grant.contentType,
     abortSignal: stop.signal,
   }
-  let from = options.resumeFrom
-  for (;;) {
+  try {
     const state = from
       ? { uploadId: from.uploadId, parts: partsToKeep(from.parts, file.size) }
       : await createUpload(grant, common, options)
-    try {
-      await sendMissingParts(grant, file, { ...common, stop, state, options })
-      options.signal?.throwIfAborted()
-      const parts = [...state.parts].sort((a, b) => a.partNumber - b.partNumber)
-      await completeMultipartUpload(grant.pathname, parts, {
-        ...common,
-        key: grant.pathname,
-        uploadId: state.uploadId,
-      })
-      return
-    } catch (error) {
-      // The upload resumed is gone from the server (removed after lying idle): a new one, on the same grant.
-      if (!from || stop.signal.aborted || !/no longer open/i.test((error as Error).message)) throw error
-      from = undefined
-    }
+    await sendMissingParts(grant, file, { ...common, stop, state, options })
+    options.signal?.throwIfAborted()
+    const parts = [...state.parts].sort((a, b) => a.partNumber - b.partNumber)
+    await completeMultipartUpload(grant.pathname, parts, {
+      ...common,
+      key: grant.pathname,
+      uploadId: state.uploadId,
+    })
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort)
   }
 }
 
