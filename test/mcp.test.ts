@@ -36,6 +36,7 @@ const TOOLS = [
   'share_folder',
   'update_share',
   'list_shares',
+  'list_folder_shares',
   'create_file_request',
   'list_file_requests',
   'list_submissions',
@@ -378,6 +379,8 @@ for (const engine of ENGINES) {
         assert.equal(unnamed.isError, true)
         assert.match(textOf(unnamed), /^invalid_argument: /)
 
+        const listed = await call('list_folder_shares', {})
+        assert.equal(textOf(listed), `Reports: ${share.publicUrl} (active, 1 view, 0 downloads; ${share.id})`)
         // update_share takes a folder's link as well as a file's; share_folder turns it on again.
         const off = await call('update_share', { shareId: share.id, isActive: false })
         assert.ok(!off.isError, textOf(off))

@@ -549,7 +549,7 @@ function shareTools(tool: Tool, coffer: Coffer): void {
       const page = await coffer.shares.page(args)
       const lines = page.data.map(
         (s) =>
-          `${s.file.name}: ${s.publicUrl} (${s.state}, ${s.viewCount} views, ${s.downloadCount} downloads; ${s.id})`,
+          `${s.file.name}: ${s.publicUrl} (${s.state}, ${count(s.viewCount, 'view')}, ${count(s.downloadCount, 'download')}; ${s.id})`,
       )
       return answer(
         `${lines.length === 0 ? 'No share links.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
@@ -581,7 +581,7 @@ async function folderNamed(coffer: Coffer, named: { folderId?: string; name?: st
   )
 }
 
-/** A folder's link. */
+/** A folder's link, and the folder links. */
 function folderShareTool(tool: Tool, coffer: Coffer): void {
   tool(
     'share_folder',
@@ -610,6 +610,26 @@ function folderShareTool(tool: Tool, coffer: Coffer): void {
           : `${said(share)} Link ${share.id}.`
       const page = `Its page lists the files in ${folder.name} as they are when it is opened (${count(folder.fileCount, 'file')} now; files added later appear too), each downloadable, with Download all as one zip`
       return answer(`${state} ${page}${share.hasPassword ? ', after asking for the password' : ''}.`, share)
+    },
+  )
+  tool(
+    'list_folder_shares',
+    {
+      title: 'List folder links',
+      description: 'The links of folders (share_folder), with their folders and counts.',
+      input: { cursor, limit },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.folderShares.page(args)
+      const lines = page.data.map(
+        (s) =>
+          `${s.folder.name}: ${s.publicUrl} (${s.state}, ${count(s.viewCount, 'view')}, ${count(s.downloadCount, 'download')}; ${s.id})`,
+      )
+      return answer(
+        `${lines.length === 0 ? 'No folder links.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
     },
   )
 }
