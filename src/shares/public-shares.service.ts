@@ -88,13 +88,13 @@ export type AttemptCounters = (policy: { limit: number; windowMs: number }) => {
 }
 
 /** The state of a link from its row. A link whose file or folder was deleted is gone with it: unknown. */
-function stateOf<L extends LinkAccess>(
-  row: { share: { state: ShareState } } | undefined,
-  link: () => L,
+function stateOf<R extends { share: { state: ShareState } }, L extends LinkAccess>(
+  row: R | undefined,
+  link: (row: R) => L,
 ): LinkState<L> {
   if (!row) return { kind: 'unknown' }
   const { state } = row.share
-  return state === 'active' ? { kind: 'open', link: link() } : { kind: 'gone', reason: state }
+  return state === 'active' ? { kind: 'open', link: link(row) } : { kind: 'gone', reason: state }
 }
 
 /** What every link row gives its working link. */
@@ -229,13 +229,13 @@ export class PublicSharesService {
   /** The state of the file link behind a public id. */
   async open(publicId: string): Promise<LinkState> {
     const row = await this.#shares.byPublicId(publicId)
-    return stateOf(row, () => linkOf(row as PublicLinkRow))
+    return stateOf(row, linkOf)
   }
 
   /** The state of the folder link behind a public id. */
   async openFolder(publicId: string): Promise<LinkState<PublicFolderLink>> {
     const row = await this.#folderShares.byPublicId(publicId)
-    return stateOf(row, () => folderLinkOf(row as PublicFolderLinkRow))
+    return stateOf(row, folderLinkOf)
   }
 
   /**
@@ -264,15 +264,15 @@ export class PublicSharesService {
     passes: { password: string | undefined; download: string | undefined },
   ): Promise<UnlockedState> {
     const row = await this.#shares.byPublicId(publicId)
-    const state = stateOf(row, () => linkOf(row as PublicLinkRow))
+    const state = stateOf(row, linkOf)
     if (!row) return state
     return this.#openToPassHolder(state, linkOf(row), passes)
   }
 
   /**
-   * One file of a folder link, for its page (`forDownload` false) or its bytes: the folder's file as it is now,
-   * or unknown when the file is not in the folder (any more). As `openForDownload`, a link whose downloads have
-   * all been taken is still open for the bytes to the holder of a pass of that file's download.
+   * One file of a folder link, for its page or (with the browser's download pass) its bytes: the folder's file as
+   * it is now, or unknown when the file is not in the folder (any more). As `openForDownload`, a link whose
+   * downloads have all been taken is still open for the bytes to the holder of a pass of that file's download.
    */
   async openFolderFile(
     publicId: string,
