@@ -65,8 +65,11 @@ function folderPageRoute(app: RouteApp, kit: LinkPagesKit): void {
         request.method === 'GET' && cursor === undefined && !isPrefetch(request)
           ? publicShares.countView(link)
           : undefined
-      const files = await publicShares.folderFiles(link, { cursor, limit: FILES_PER_PAGE })
-      await counting
+      // Together, so that neither failure goes unheard; the view is committed before the page goes out.
+      const [files] = await Promise.all([
+        publicShares.folderFiles(link, { cursor, limit: FILES_PER_PAGE }),
+        counting,
+      ])
       return web.send(reply, 200, folderLinkPage(link, files, { urls, paged: cursor !== undefined }))
     },
   )

@@ -11,6 +11,7 @@
 // passes it gives in cookies and answer with pages (link-pages.ts: what both kinds of link share).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { sendFileContent } from '../files/download.ts'
+import type { FaultLog } from '../files/file-content.ts'
 import { TEXT_PREVIEW_BYTES, viewerKindOf } from '../files/file-viewers.views.ts'
 import type { RouteApp, Routes } from '../routes.ts'
 import { acceptForms } from '../web/forms.ts'
@@ -24,7 +25,7 @@ import {
   passwordRoute,
   sendLinkDownload,
 } from './link-pages.ts'
-import type { UnlockedState } from './public-shares.service.ts'
+import type { PublicLink, UnlockedState } from './public-shares.service.ts'
 import { passwordPage, sharePage } from './share-pages.views.ts'
 
 export const sharePagesRoutes: Routes = async (app, deps) => {
@@ -70,6 +71,17 @@ async function openUnlockedLink(
 /** A link's page: the file, with a preview; counts a view. */
 function sharePageRoutes(app: RouteApp, kit: LinkPagesKit): void {
   const { publicShares, urls, web, pages, pageConfig, sendGone } = kit
+
+  /** The page of a link's file, rendered once for everything it shows: a file's bytes never change, its name may. */
+  async function renderedPage(link: PublicLink, log: FaultLog): Promise<string> {
+    const key = `${link.shareId}\n${link.file.name}\n${link.preview ? 'preview' : ''}`
+    const cached = pages.get(key)
+    if (cached) return cached
+    const kind = viewerKindOf({ ...link.file, preview: link.preview })
+    const text = kind === 'text' ? await publicShares.textHead(link, TEXT_PREVIEW_BYTES, log) : undefined
+    return pages.set(key, web.layout.render(sharePage(link, { urls, text, kind })))
+  }
+
   app.get<{ Params: LinkParams }>(
     '/s/:publicId',
     { config: pageConfig, schema: { hide: true } },
@@ -80,17 +92,9 @@ function sharePageRoutes(app: RouteApp, kit: LinkPagesKit): void {
       const { link } = state
       const counting =
         request.method === 'GET' && !isPrefetch(request) ? publicShares.countView(link) : undefined
-      // Everything the page shows: a file's bytes never change, but its name may.
-      const key = `${link.shareId}\n${link.file.name}\n${link.preview ? 'preview' : ''}`
-      let html = pages.get(key)
-      if (!html) {
-        const kind = viewerKindOf({ ...link.file, preview: link.preview })
-        const text =
-          kind === 'text' ? await publicShares.textHead(link, TEXT_PREVIEW_BYTES, request.log) : undefined
-        html = pages.set(key, web.layout.render(sharePage(link, { urls, text, kind })))
-      }
-      // Committed before the page goes out: a view the reader saw is never lost.
-      await counting
+      // Committed before the page goes out (a view the reader saw is never lost), and awaited together with
+      // the page, so that a failure of either is heard.
+      const [html] = await Promise.all([renderedPage(link, request.log), counting])
       return web.sendRendered(reply, 200, html)
     },
   )
