@@ -73,7 +73,7 @@ function sharePageRoutes(app: RouteApp, kit: LinkPagesKit): void {
   const { publicShares, urls, web, pages, pageConfig, sendGone } = kit
 
   /** The page of a link's file, rendered once for everything it shows: a file's bytes never change, its name may. */
-  async function renderedPage(link: PublicLink, log: FaultLog): Promise<string> {
+  async function renderedPage(link: PublicLink, log: FaultLog): Promise<Buffer> {
     const key = `${link.shareId}\n${link.file.name}\n${link.preview ? 'preview' : ''}`
     const cached = pages.get(key)
     if (cached) return cached
