@@ -148,6 +148,65 @@ for (const engine of ENGINES) {
       return ids
     }
 
+    test('the purge of files whose time in the trash is over, killed after its commit: the blobs go at the next start', {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
+      server = await startServer(env())
+      const ids = await uploadFiles(server, 20)
+      const trashed = await fetch(`${server.base}/api/v1/files`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ fileIds: ids }),
+      })
+      assert.equal(trashed.status, 200)
+      await server.stop()
+      server = undefined
+      const fileBlobs = async () => (await keysIn(store, 'files/')).length
+      assert.equal(await fileBlobs(), 20)
+      // Their time in the trash is over, as if the retention had passed while the server was down.
+      const clock = db()
+      try {
+        await clock.kysely
+          .updateTable('files')
+          .set({ purge_at: Date.now() - 1000 })
+          .where('id', 'in', ids)
+          .execute()
+      } finally {
+        await clock.close()
+      }
+
+      // The purge runs as the server starts, and the server dies once it has committed.
+      const started = await startServer(env('files-deleted')).catch((error: Error) => error)
+      if (started instanceof Error) assert.match(started.message, /killed by SIGKILL/)
+      else {
+        await started.exited()
+        assert.equal(started.child.signalCode, 'SIGKILL')
+      }
+      const reader = db()
+      try {
+        const rows = await reader.kysely.selectFrom('files').select('id').where('id', 'in', ids).execute()
+        assert.deepEqual(rows, [], 'the purge committed')
+        const recorded = await reader.kysely.selectFrom('blob_deletions').select('key').execute()
+        assert.equal(recorded.length, 20)
+      } finally {
+        await reader.close()
+      }
+      assert.equal(await fileBlobs(), 20, 'killed before it removed a blob')
+
+      server = await startServer(env())
+      const after = db()
+      try {
+        const forgotten = async () =>
+          (await after.kysely.selectFrom('blob_deletions').select('key').execute()).length === 0
+        await eventually(forgotten, 5000, 'the start-up sweep')
+        assert.equal(await fileBlobs(), 0)
+      } finally {
+        await after.close()
+      }
+      await server.stop()
+      server = undefined
+    })
+
     test('an emptying of the trash of 100 files killed after its commit: the blobs are removed at the next start', {
       timeout: STEP_TIMEOUT_MS,
     }, async () => {

@@ -113,6 +113,8 @@ export async function startServer(
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`)
+    if (child.signalCode !== null)
+      throw new Error(`the server was killed by ${child.signalCode} as it started`)
     try {
       if ((await fetch(`${base}/healthz`)).ok) return server
     } catch {}
