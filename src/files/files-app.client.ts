@@ -9,12 +9,19 @@
 //   seconds later, and Clear finished empties it of all that is not under way. Once stored, the uploads are followed
 //   through POST /uploads/status; a file that is complete is added to the list as the server renders its row
 //   (GET /files/rows), so names stay text and rows look alike, without a reload.
+// - Resuming: each upload's record is kept in IndexedDB (one database per server and account) as it goes, so
+//   the uploads a reload, a closed tab or a lost connection left unfinished are listed when the page opens;
+//   a file chosen or dropped again that matches one (name, size, last modified) sends only the parts the
+//   server lacks, into the folder it was going to. Retry after a failed transfer does the same; Forget ends one.
 import { formatSize } from '../format-size.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
+import type { ResumeStore } from '../sdk/resume.ts'
+import { indexedDbResumeStore } from '../sdk/resume-indexeddb.ts'
 import { sessionUploads } from '../sdk/upload-endpoints.ts'
 import {
   blobFile,
   type QueuedFile,
+  type UploadEndpoint,
   type UploadFailure,
   type UploadItem,
   UploadQueue,
@@ -23,11 +30,16 @@ import {
 import { showLocalTimes } from '../web/local-times.client.ts'
 import {
   failureText,
+  keepForResuming,
+  markResumed,
+  type PageRecord,
   showProgress,
   showState,
+  UnfinishedList,
   UPLOAD_BUTTONS,
   UPLOAD_TEXTS,
   type UploadRow,
+  unfinishedUploads,
   uploadRow,
 } from '../web/upload-items.client.ts'
 
@@ -86,6 +98,10 @@ interface Entry extends QueuedFile, UploadRow {
   file: File
   /** Why it was refused before anything was sent; none when it went to the queue. */
   problem: string | undefined
+  /** The folder it goes to ('' for the root): the page's, or the one an upload resumed was going to. */
+  folderId: string
+  /** That folder's name, as its page said it. */
+  place: string
 }
 
 /** What a file's row shows: its upload's state, or `refused` when the file itself was refused. */
@@ -113,6 +129,10 @@ class Uploader {
   readonly maxFileSize: number
   readonly entries: Entry[] = []
   readonly queue: UploadQueue<Entry>
+  /** The uploads left unfinished, once asked for (unfinishedUploads). */
+  readonly unfinished: UnfinishedList
+  /** Whether the unfinished uploads are known (listed): files chosen before wait for them. */
+  unfinishedKnown = false
   /** How deep in the page's elements files are dragged: the overlay shows while they are over it. */
   depth = 0
 
@@ -132,16 +152,50 @@ class Uploader {
       folderId: data.folderId || null,
       transfer: { blobApiUrl: data.blobApi ?? '', multipartThreshold: Number(data.multipartThreshold) },
     })
+    // Two accounts on one browser keep their uploads apart; the records hold grants, secrets of the account.
+    const store = indexedDbResumeStore(`coffer-uploads ${location.origin} ${data.account ?? ''}`)
     this.queue = new UploadQueue<Entry>({
       endpoint,
       perPreparation: Number(data.perPreparation),
       // The newest files first: their rows are at the top of the list.
       newestFirst: true,
       onChange: (items) => this.changed(items),
-      onProgress: (item, loaded, total) => showProgress(item.file, loaded, total, item.startedAt),
+      onProgress: (item, loaded, total) =>
+        showProgress(item.file, loaded, total, item.startedAt, item.resumedBytes),
       onComplete: (items) => this.showNewRows(items),
+      onResume: (item) => markResumed(item.file, item.resumedBytes, item.file.size),
+      ...keepForResuming<Entry>(store, (entry) => ({ folderId: entry.folderId, place: entry.place })),
     })
+    this.unfinished = this.listUnfinished(store, endpoint)
     section.hidden = false
+  }
+
+  /** The uploads left unfinished (by a reload, a closed tab, a lost connection), listed once known. */
+  listUnfinished(store: ResumeStore, endpoint: UploadEndpoint): UnfinishedList {
+    const here = this.section.dataset.folderId ?? ''
+    const list = new UnfinishedList({
+      before: this.list,
+      choose: () => this.input.click(),
+      forget: async ({ record }) => {
+        await endpoint.cancel?.([record.grant]).catch(() => undefined)
+        await store.delete(record.key)
+      },
+      place: (record: PageRecord) =>
+        (record.folderId ?? '') === here ? '' : record.place || 'another folder',
+      announce: (text) => {
+        this.announce.textContent = text
+      },
+    })
+    void unfinishedUploads(store, endpoint, (status) => status === 404)
+      .then((found) => list.show(found))
+      .finally(() => {
+        this.unfinishedKnown = true
+      })
+    // A server slow to answer does not hold files chosen meanwhile for long: they go as new uploads.
+    window.setTimeout(() => {
+      this.unfinishedKnown = true
+    }, 3000)
+    return list
   }
 
   listen(): void {
@@ -191,6 +245,10 @@ class Uploader {
 
   async add(files: File[]): Promise<void> {
     if (files.length === 0) return
+    if (!this.unfinishedKnown) {
+      window.setTimeout(() => void this.add(files), 50)
+      return
+    }
     const fresh: Entry[] = []
     for (const file of files) {
       const problem =
@@ -199,11 +257,27 @@ class Uploader {
           : file.size > this.maxFileSize
             ? `Not sent: larger than ${formatSize(this.maxFileSize)}, the most this server accepts.`
             : undefined
-      const entry: Entry = { ...blobFile(file), file, problem, ...uploadRow(file, () => this.act(entry)) }
+      const entry: Entry = {
+        ...blobFile(file),
+        file,
+        problem,
+        folderId: this.section.dataset.folderId ?? '',
+        place: this.section.dataset.folderName ?? '',
+        ...uploadRow(file, () => this.act(entry)),
+      }
       this.entries.push(entry)
       this.list.prepend(entry.element)
       if (problem) this.render(entry)
       else fresh.push(entry)
+      // The same file as an unfinished upload: it goes on where it stopped, into the folder it was going to.
+      const unfinished = problem ? undefined : this.unfinished.take(file)
+      if (unfinished) {
+        const { record, stored } = unfinished
+        entry.saved = { grant: record.grant, ...(record.uploadId ? { uploadId: record.uploadId } : {}) }
+        entry.folderId = record.folderId ?? entry.folderId
+        entry.place = record.place ?? entry.place
+        markResumed(entry, stored, file.size)
+      }
     }
     this.announce.textContent = `${fresh.length} file${fresh.length === 1 ? '' : 's'} added to the uploads.`
     await this.queue.add(fresh)
@@ -281,7 +355,11 @@ class Uploader {
 
   /** Adds the rows of files the server has made to the table, as it renders them (GET /files/rows). */
   async showNewRows(complete: UploadItem<Entry>[]): Promise<void> {
-    const ids = complete.map((item) => item.fileId).join(',')
+    // A folder's page shows only its own files; every file shows on the page of all files.
+    const here = this.section.dataset.folderId ?? ''
+    const shown = complete.filter((item) => here === '' || item.file.folderId === here)
+    if (shown.length === 0) return
+    const ids = shown.map((item) => item.fileId).join(',')
     try {
       // Signed out, the rows are a redirect to sign in, not rows: not followed, and nothing is shown.
       const response = await fetch(`/files/rows?ids=${ids}`, {

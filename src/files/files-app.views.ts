@@ -254,6 +254,8 @@ function uploader(data: FilesPageData): string {
  data-multipart-threshold="${settings.multipartThreshold}"
  data-per-preparation="${settings.filesPerPreparation}"
  data-folder-id="${folder?.id ?? ''}"
+ data-folder-name="${where}"
+ data-account="${data.nav.email}"
  data-csrf="${data.csrfToken}">
 <div class="upload-bar">
 <label class="button primary" for="upload-input">!${ICONS.upload}Upload files</label>

@@ -6,9 +6,14 @@
 // the blob API (in parts above 5 MiB, a failed part retried by the library), three at a time, each with its
 // progress, speed and a Cancel button, then followed through the status call, authorized by their grants in
 // the body; a file that fails says why and can be sent again alone. A summary ends it.
+// Uploads resume: each upload's record is kept in IndexedDB (one database per request), the uploads a reload, a
+// closed tab or a lost connection left unfinished are listed when the page opens, and a file chosen again that
+// matches one (name, size, last modified) goes at once, sending only the parts the server lacks: its grant
+// carries what the submitter typed when it was first sent, so nothing needs to be typed again for it.
 import { formatSize } from '../format-size.shared.ts'
 import { Coffer } from '../sdk/coffer.ts'
 import { CofferError } from '../sdk/errors.ts'
+import { indexedDbResumeStore } from '../sdk/resume-indexeddb.ts'
 import { publicRequestUploads } from '../sdk/upload-endpoints.ts'
 import {
   blobFile,
@@ -20,11 +25,15 @@ import {
 } from '../sdk/upload-queue.ts'
 import {
   failureText,
+  keepForResuming,
+  markResumed,
   showProgress,
   showState,
+  UnfinishedList,
   UPLOAD_BUTTONS,
   UPLOAD_TEXTS,
   type UploadRow,
+  unfinishedUploads,
   uploadRow,
 } from '../web/upload-items.client.ts'
 import {
@@ -35,6 +44,8 @@ import {
 } from './submission-rules.shared.ts'
 
 const UNREACHABLE = 'The server could not be reached. Check your connection and send again.'
+/** What the row of a file that resumes adds: its grant carries what the submitter typed the first time. */
+const RESUMED_NOTE = 'It goes with the details you gave the first time: no need to type them again.'
 
 /**
  * A file on the page: chosen, or refused by the request's limits (or by the server), until it is sent; from
@@ -45,6 +56,8 @@ interface Entry extends QueuedFile, UploadRow {
   local: 'chosen' | 'refused'
   /** Why it is refused. */
   problem: string
+  /** Sent at once to go on with an unfinished upload, with the details typed the first time. */
+  resumed?: boolean
 }
 
 /** What a file's row shows: its own state before it is sent, its upload's after. */
@@ -75,6 +88,9 @@ class RequestForm {
   readonly emailSettings: { collectEmail: boolean; emailRequired: boolean }
   readonly entries: Entry[] = []
   readonly queue: UploadQueue<Entry>
+  readonly unfinished: UnfinishedList
+  /** Whether the unfinished uploads are known (listed): files chosen before wait for them. */
+  unfinishedKnown = false
   /** What the submitter typed, as checked when the files were sent: retries send it again. */
   fields: SubmitterFields | undefined
 
@@ -103,19 +119,45 @@ class RequestForm {
       submitter: () => this.fields ?? {},
       transfer: { blobApiUrl: data.blobApi ?? '', multipartThreshold: Number(data.multipartThreshold) },
     })
+    const store = indexedDbResumeStore(`coffer-request-uploads ${data.publicId ?? ''}`)
     this.queue = new UploadQueue<Entry>({
       endpoint,
       perPreparation: Number(data.perPreparation),
       renewGrants: true,
       onChange: (items) => this.changed(items),
-      onProgress: (item, loaded, total) => showProgress(item.file, loaded, total, item.startedAt),
+      onProgress: (item, loaded, total) =>
+        showProgress(item.file, loaded, total, item.startedAt, item.resumedBytes),
       onIdle: () => this.finishIfDone(),
+      onResume: (item) =>
+        markResumed(item.file, item.resumedBytes, item.file.size, item.file.resumed ? RESUMED_NOTE : ''),
+      ...keepForResuming<Entry>(store),
     })
+    this.unfinished = new UnfinishedList({
+      before: this.list,
+      choose: () => this.fileInput.click(),
+      forget: async ({ record }) => {
+        await endpoint.cancel?.([record.grant]).catch(() => undefined)
+        await store.delete(record.key)
+      },
+      announce: (text) => {
+        this.announce.textContent = text
+      },
+    })
+    // An upload the server no longer knows, or of a request closed since, is refused (401, 404).
+    void unfinishedUploads(store, endpoint, (status) => [401, 404, 410].includes(status))
+      .then((found) => this.unfinished.show(found))
+      .finally(() => {
+        this.unfinishedKnown = true
+      })
+    // A server slow to answer does not hold files chosen meanwhile for long: they go as new uploads.
+    window.setTimeout(() => {
+      this.unfinishedKnown = true
+    }, 3000)
   }
 
   listen(): void {
     this.fileInput.addEventListener('change', () => {
-      this.addFiles(this.fileInput.files)
+      this.addFiles([...(this.fileInput.files ?? [])])
       this.fileInput.value = ''
     })
     for (const type of ['dragenter', 'dragover']) {
@@ -129,7 +171,7 @@ class RequestForm {
     }
     this.dropzone.addEventListener('drop', (event) => {
       event.preventDefault()
-      this.addFiles(event.dataTransfer?.files ?? null)
+      this.addFiles([...(event.dataTransfer?.files ?? [])])
     })
     this.form.addEventListener('submit', (event) => {
       event.preventDefault()
@@ -144,10 +186,15 @@ class RequestForm {
 
   // --- Choosing files ------------------------------------------------------------------------------------
 
-  addFiles(files: FileList | null): void {
-    if (!files || files.length === 0) return
+  addFiles(files: File[]): void {
+    if (files.length === 0) return
+    if (!this.unfinishedKnown) {
+      window.setTimeout(() => this.addFiles(files), 50)
+      return
+    }
     this.summary.hidden = true
     this.showFieldError('files', '')
+    const resumed: Entry[] = []
     for (const file of files) {
       const problem = this.fileProblem(file)
       const entry: Entry = {
@@ -157,10 +204,20 @@ class RequestForm {
         problem: problem ?? '',
         ...uploadRow(file, () => this.act(entry)),
       }
+      // The same file as an unfinished upload: it goes at once, with its grant and what was typed then.
+      const unfinished = problem ? undefined : this.unfinished.take(file)
+      if (unfinished) {
+        const { record, stored } = unfinished
+        entry.saved = { grant: record.grant, ...(record.uploadId ? { uploadId: record.uploadId } : {}) }
+        entry.resumed = true
+        markResumed(entry, stored, file.size, RESUMED_NOTE)
+        resumed.push(entry)
+      }
       this.render(entry)
       this.entries.push(entry)
       this.list.append(entry.element)
     }
+    if (resumed.length > 0) void this.queue.add(resumed)
     const chosen = this.entries.filter((entry) => this.stateOf(entry) === 'chosen').length
     this.announce.textContent = `${chosen} file${chosen === 1 ? '' : 's'} ready to send.`
     this.updateSendButton()
@@ -223,7 +280,8 @@ class RequestForm {
   changed(items: UploadItem<Entry>[]): void {
     for (const item of items) this.render(item.file)
     if (items.some((item) => item.state === 'preparing')) this.summary.hidden = true
-    if (items.some((item) => item.state === 'waiting')) this.setFieldsLocked(true)
+    // The fields lock once files go with them; a file resumed goes with those typed the first time.
+    if (items.some((item) => item.state === 'waiting' && !item.file.resumed)) this.setFieldsLocked(true)
     this.updateSendButton()
   }
 
@@ -269,7 +327,9 @@ class RequestForm {
 
   finishIfDone(): void {
     const sent = this.entries.flatMap((entry) => this.queue.itemOf(entry) ?? [])
-    if (sent.length === 0 || this.queue.busy) return
+    // Files chosen and not sent yet (beside one resumed at once) wait for Send: no summary before.
+    const waiting = this.entries.some((entry) => this.stateOf(entry) === 'chosen')
+    if (sent.length === 0 || this.queue.busy || waiting) return
     const done = sent.filter((item) => item.state === 'done')
     const failed = sent.filter((item) => item.state === 'failed')
     const title = this.summary.querySelector('[data-summary-title]') as HTMLElement

@@ -27,6 +27,7 @@ export {
   type ResumeStore,
   resumeKeyOf,
 } from './resume.ts'
+export { indexedDbResumeStore } from './resume-indexeddb.ts'
 export {
   type MultipartState,
   type StoredPart,
