@@ -2,8 +2,11 @@
 // Uploads that resume in the browser (issue 44, 3), in Chromium on both engines (PostgreSQL's leg keeps its blobs
 // in S3): on the owner's files page and on a file request's page, a 41 MiB upload (six parts) is reloaded away
 // once two parts are stored (the others held back by the test), the page lists it as unfinished, and the same
-// file chosen again sends only the missing parts; on the files page a transfer cut by the network (a TCP proxy
-// that destroys its connections) goes on at Retry, sending only the missing parts. The bytes are measured at
+// file chosen again sends only the missing parts; on both pages a transfer cut by the network (a TCP proxy that
+// destroys its connections) goes on at Retry, sending only the missing parts. Forget ends an unfinished upload;
+// records expired or unknown to the server are dropped; another account on the browser sees none of them (a
+// database per account). The library's own retries of a broken part are turned off in the page for the cuts
+// (VERCEL_BLOB_RETRIES, which it reads from `process.env`), as the SDK's test does in Node. The bytes are measured at
 // the proxy every request of the browser goes through; each file made is byte for byte the one on disk. The
 // list of unfinished uploads is screenshotted (phone and desktop, light and dark) and checked with axe-core.
 import assert from 'node:assert/strict'
@@ -38,7 +41,7 @@ const OVERHEAD = 128 * 1024
 interface KeptRecord {
   key: string
   name: string
-  grant: { intentId: string }
+  grant: { intentId: string; clientPayload: { grant: string } }
   parts?: { partNumber: number; size: number }[]
 }
 
@@ -278,6 +281,92 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('files page: records whose grant expired or whose upload the server does not know are dropped; another account sees none', async () => {
+      const o = await signedIn()
+      try {
+        const { page } = o
+        const grant = (intentId: string, expiresAt: string) => ({
+          intentId,
+          contentType: 'application/octet-stream',
+          size: SIZE,
+          pathname: 'x',
+          handleUploadUrl: `${base}/blob/handle-upload`,
+          clientPayload: { intentId, name: 'x', grant: 'coffer_grant_x' },
+          expiresAt,
+        })
+        const hour = new Date(Date.now() + 3_600_000).toISOString()
+        const records = [
+          {
+            name: 'expired.bin',
+            grant: grant('upl_100000000000000000000000', new Date(Date.now() - 1000).toISOString()),
+          },
+          { name: 'unknown.bin', grant: grant('upl_200000000000000000000000', hour) },
+        ].map((each, i) => ({
+          ...each,
+          key: JSON.stringify([each.name, SIZE, i]),
+          size: SIZE,
+          lastModified: i,
+          updatedAt: Date.now(),
+        }))
+        await page.evaluate(
+          ({ name, records }) =>
+            new Promise<void>((resolve, reject) => {
+              const open = indexedDB.open(name, 1)
+              open.onupgradeneeded = () => open.result.createObjectStore('records')
+              open.onerror = () => reject(open.error)
+              open.onsuccess = () => {
+                const transaction = open.result.transaction('records', 'readwrite')
+                for (const record of records) transaction.objectStore('records').put(record, record.key)
+                transaction.oncomplete = () => {
+                  open.result.close()
+                  resolve()
+                }
+                transaction.onerror = () => reject(transaction.error)
+              }
+            }),
+          { name: o.db, records },
+        )
+        assert.equal((await recordsIn(page, o.db)).length, 2)
+        await page.reload()
+        await page.locator('[data-uploader]').waitFor()
+        await page.waitForFunction(
+          async (name) => {
+            const open = indexedDB.open(name)
+            const db = await new Promise<IDBDatabase>((resolve) => {
+              open.onsuccess = () => resolve(open.result)
+            })
+            const count = await new Promise<number>((resolve) => {
+              const request = db.transaction('records', 'readonly').objectStore('records').count()
+              request.onsuccess = () => resolve(request.result)
+            })
+            db.close()
+            return count === 0
+          },
+          o.db,
+          { timeout: 10_000 },
+        )
+        assert.equal(await page.locator('.unfinished-item').count(), 0)
+        assert.equal(await page.locator('.unfinished').isVisible(), false)
+
+        // Another account on the same browser: its own database, none of the first one's uploads.
+        const hold = await holdParts(page, 2)
+        await page.setInputFiles('#upload-input', onDisk)
+        await recordWithParts(page, o.db, 1)
+        await page.goto(`${base}/`)
+        await hold.drop()
+        const other = await newOwner(c.app)
+        await page.context().clearCookies()
+        await signInBrowser(page, base, other.email)
+        await page.locator('[data-uploader]').waitFor()
+        await page.waitForTimeout(500)
+        assert.equal(await page.locator('.unfinished-item').count(), 0, 'another account sees none')
+        assert.equal((await recordsIn(page, o.db)).length, 1, "the first account's record stays")
+        assert.deepEqual(await recordsIn(page, `coffer-uploads ${base} ${other.email}`), [])
+      } finally {
+        await o.context.close()
+      }
+    })
+
     test('files page: a transfer cut by the network goes on at Retry, sending only the missing parts', async (t) => {
       const o = await signedIn()
       try {
@@ -409,6 +498,68 @@ for (const engine of ENGINES) {
         assert.equal(await downloadHash(token, listed[0]?.file.id as string), sha256(data))
         assert.deepEqual(await recordsIn(page, db), [])
       } finally {
+        await context.close()
+      }
+    })
+
+    test('request page: a transfer cut by the network goes on at Retry, sending only the missing parts', async (t) => {
+      const owner = await newOwner(c.app)
+      const { secret: token } = await c.app.services.apiKeys.create({
+        accountId: owner.id,
+        name: 't',
+        scopes: ALL,
+      })
+      const r = await newRequest(c.app, token, { title: 'Cut', collectEmail: false })
+      const context = await newContext(browser, 'desktop', 'light')
+      try {
+        const page = await context.newPage()
+        await page.addInitScript(() => {
+          ;(globalThis as { process?: unknown }).process = { env: { VERCEL_BLOB_RETRIES: '0' } }
+        })
+        await page.goto(r.publicUrl as string)
+        const publicId = new URL(r.publicUrl as string).pathname.split('/').pop() as string
+        await page.getByLabel('Your name').fill('Ada Lovelace')
+        await page.setInputFiles('input[type="file"]', onDisk)
+        const hold = await holdParts(page, 3)
+        await page.getByRole('button', { name: 'Send files' }).click()
+        const record = await recordWithParts(page, `coffer-request-uploads ${publicId}`, 2)
+        proxy.reset()
+        const cut = proxy.cutAfter(4 * MiB)
+        await hold.release()
+        await cut
+        const upload = page.locator('.file-item', { hasText: 'holiday-video.bin' })
+        await page.waitForFunction(
+          () => document.querySelector('.file-item')?.getAttribute('data-state') === 'failed',
+          undefined,
+          { timeout: 60_000 },
+        )
+        proxy.heal()
+        const status = await call(c.app, 'POST', `/api/v1/public/requests/${publicId}/uploads/status`, {
+          body: { uploads: [{ intentId: record.grant.intentId, grant: record.grant.clientPayload.grant }] },
+        })
+        const parts = (status.body.data[0]?.multipart?.parts ?? []) as { size: number }[]
+        const stored = parts.reduce((sum, part) => sum + part.size, 0)
+        assert.ok(stored >= 2 * PART, `${stored} bytes stored before the cut: ${JSON.stringify(status.body)}`)
+
+        const sent = partsSent(page)
+        proxy.reset()
+        await upload.getByRole('button', { name: 'Retry the upload of holiday-video.bin' }).click()
+        await page.locator('[data-summary]').waitFor({ timeout: 60_000 })
+        const resent = proxy.sent
+        t.diagnostic(
+          `[${engine}] request page, Retry after a cut: ${stored} of ${SIZE} bytes stored; Retry sent ${resent} bytes (${((100 * resent) / SIZE).toFixed(1)} % of the file; the missing parts hold ${SIZE - stored}); parts sent: ${[...sent].sort((a, b) => a - b).join(', ')}`,
+        )
+        assert.equal(await upload.getAttribute('data-state'), 'done')
+        assert.ok(resent >= SIZE - stored, `${resent} bytes sent`)
+        assert.ok(resent <= SIZE - stored + OVERHEAD, `${resent} bytes sent again`)
+        assert.ok(!sent.includes(1) && !sent.includes(2), `parts ${sent} sent`)
+        const subs = await call(c.app, 'GET', `${REQUESTS}/${r.id}/submissions`, { token })
+        const listed = subs.body.data as { submitterName: string; file: { id: string } }[]
+        assert.equal(listed.length, 1)
+        assert.equal(listed[0]?.submitterName, 'Ada Lovelace')
+        assert.equal(await downloadHash(token, listed[0]?.file.id as string), sha256(data))
+      } finally {
+        proxy.heal()
         await context.close()
       }
     })
