@@ -367,6 +367,37 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('files page: where IndexedDB is refused (a private window), uploads go as before, kept in memory', async () => {
+      const o = await signedIn()
+      try {
+        const { page } = o
+        const errors: string[] = []
+        page.on('pageerror', (error) => errors.push(error.message))
+        await page.addInitScript(() => {
+          IDBFactory.prototype.open = () => {
+            throw new DOMException('The operation is insecure.', 'SecurityError')
+          }
+        })
+        await page.reload()
+        await page.locator('[data-uploader]').waitFor()
+        const small = randomBytes(6 * MiB + 7)
+        await page.setInputFiles('#upload-input', {
+          name: 'private.bin',
+          mimeType: 'application/octet-stream',
+          buffer: small,
+        })
+        await page.locator('tbody tr', { hasText: 'private.bin' }).waitFor({ timeout: 60_000 })
+        assert.equal(await page.locator('.unfinished').isVisible(), false)
+        assert.deepEqual(errors, [])
+        const files = (await call(c.app, 'GET', '/api/v1/files', { token: o.token })).body.data as {
+          id: string
+        }[]
+        assert.equal(await downloadHash(o.token, (files[0] as { id: string }).id), sha256(small))
+      } finally {
+        await o.context.close()
+      }
+    })
+
     test('files page: a transfer cut by the network goes on at Retry, sending only the missing parts', async (t) => {
       const o = await signedIn()
       try {

@@ -51,8 +51,15 @@ const OPEN_TIMEOUT_MS = 3000
 
 /** Opens (creating) the database, or resolves undefined where IndexedDB cannot be used. */
 function openDatabase(name: string): Promise<IdbDatabase | undefined> {
-  const factory = (globalThis as { indexedDB?: IdbFactory }).indexedDB
-  if (!factory) return Promise.resolve(undefined)
+  let factory: IdbFactory | undefined
+  try {
+    // A frame without storage throws on reading it.
+    factory = (globalThis as { indexedDB?: IdbFactory }).indexedDB
+  } catch {
+    factory = undefined
+  }
+  const idb = factory
+  if (!idb) return Promise.resolve(undefined)
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(undefined), OPEN_TIMEOUT_MS)
     const done = (db: IdbDatabase | undefined) => {
@@ -60,7 +67,7 @@ function openDatabase(name: string): Promise<IdbDatabase | undefined> {
       resolve(db)
     }
     try {
-      const request = factory.open(name, 1)
+      const request = idb.open(name, 1)
       request.onupgradeneeded = () => {
         if (!request.result.objectStoreNames.contains(STORE)) request.result.createObjectStore(STORE)
       }
