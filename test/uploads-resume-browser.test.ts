@@ -253,6 +253,40 @@ for (const engine of ENGINES) {
       }
     })
 
+    test('files page: an upload begun in a folder, chosen again on another page, goes on into its folder', async () => {
+      const o = await signedIn()
+      try {
+        const { page } = o
+        const folder = await newFolder(c.app, o.token, 'Holidays')
+        await page.goto(`${base}/folders/${folder.id}`)
+        const hold = await holdParts(page, 2)
+        await page.setInputFiles('#upload-input', onDisk)
+        await recordWithParts(page, o.db, 1)
+        await page.goto(`${base}/`)
+        await hold.drop()
+        const row = page.locator('.unfinished-item', { hasText: 'holiday-video.bin' })
+        await row.waitFor({ timeout: 30_000 })
+        assert.match(
+          (await row.locator('.unfinished-text').innerText()).replaceAll('\u00a0', ' '),
+          /stored\. Choose the file again to finish it\. It goes to Holidays\.$/,
+        )
+        await page.setInputFiles('#upload-input', onDisk)
+        const upload = page.locator('.file-item', { hasText: 'holiday-video.bin' })
+        await upload.locator('.file-note').waitFor()
+        assert.match(await upload.locator('.file-note').innerText(), /It goes to Holidays\.$/)
+        // The page of all files shows it once made; it is in the folder it was going to.
+        await page.locator('tbody tr', { hasText: 'holiday-video.bin' }).waitFor({ timeout: 60_000 })
+        const inFolder = await call(c.app, 'GET', `/api/v1/files?folderId=${folder.id}`, { token: o.token })
+        assert.deepEqual(
+          inFolder.body.data.map((f: { name: string }) => f.name),
+          ['holiday-video.bin'],
+        )
+        assert.equal(await downloadHash(o.token, inFolder.body.data[0].id), sha256(data))
+      } finally {
+        await o.context.close()
+      }
+    })
+
     test('files page: Forget ends an unfinished upload on the server and drops it from the list', async () => {
       const o = await signedIn()
       try {

@@ -102,6 +102,8 @@ interface Entry extends QueuedFile, UploadRow {
   folderId: string
   /** That folder's name, as its page said it. */
   place: string
+  /** What the row of an upload resumed into another folder than the page's says of it. */
+  elsewhere?: string
 }
 
 /** What a file's row shows: its upload's state, or `refused` when the file itself was refused. */
@@ -163,7 +165,7 @@ class Uploader {
       onProgress: (item, loaded, total) =>
         showProgress(item.file, loaded, total, item.startedAt, item.resumedBytes),
       onComplete: (items) => this.showNewRows(items),
-      onResume: (item) => markResumed(item.file, item.resumedBytes, item.file.size),
+      onResume: (item) => markResumed(item.file, item.resumedBytes, item.file.size, item.file.elsewhere),
       ...keepForResuming<Entry>(store, (entry) => ({ folderId: entry.folderId, place: entry.place })),
     })
     this.unfinished = this.listUnfinished(store, endpoint)
@@ -276,7 +278,10 @@ class Uploader {
         entry.saved = { grant: record.grant, ...(record.uploadId ? { uploadId: record.uploadId } : {}) }
         entry.folderId = record.folderId ?? entry.folderId
         entry.place = record.place ?? entry.place
-        markResumed(entry, stored, file.size)
+        if (entry.folderId !== (this.section.dataset.folderId ?? '')) {
+          entry.elsewhere = `It goes to ${entry.place || 'its folder'}.`
+        }
+        markResumed(entry, stored, file.size, entry.elsewhere)
       }
     }
     this.announce.textContent = `${fresh.length} file${fresh.length === 1 ? '' : 's'} added to the uploads.`
