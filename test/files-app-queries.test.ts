@@ -187,11 +187,11 @@ for (const engine of ENGINES) {
         (typeof counted)[0],
       ]
       // The session, the page's ids (from the order index), the folders beside it, then the files, in one
-      // statement whether they are 10 or 50; and the folder itself. A search: where the account's name index
+      // statement whether they are 10 or 50; and the folder itself, and its link (for its Share panel). A search: where the account's name index
       // ends (and its grams' counts), the newest files (those after the index), then the files.
       for (const [name, page, statements] of [
         ['home page', home, 4],
-        ['a folder', folder, 5],
+        ['a folder', folder, 6],
         ['search, every name', everyName, 5],
       ] as const) {
         assert.deepEqual(page.large.first, page.small.first, name)

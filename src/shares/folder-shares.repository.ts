@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import type { Db, Executor } from '../db/database.ts'
 import { type Page, toPage } from '../db/pagination.ts'
 import { idLookup } from '../db/read-path/id-lookup.ts'
-import { preparePages } from '../db/read-path/prepared.ts'
+import { prepare, preparePages } from '../db/read-path/prepared.ts'
 import type { Database } from '../db/schema.ts'
 import {
   activeEndpoints,
@@ -40,15 +40,37 @@ function toFolderShare(row: FolderShareRow, now: number): FolderShare {
   }
 }
 
+/** shares ⋈ folders: a folder link with its folder is one read. */
+function selectWithFolder(executor: Executor) {
+  return (
+    executor
+      .selectFrom('shares')
+      .innerJoin('folders', 'folders.id', 'shares.folder_id')
+      .select([...LINK_COLUMNS, 'folders.id as folder_id', 'folders.name as folder_name'])
+      // Said outright, so that both engines' planners take the partial index of folder links (migration 0033).
+      .where('shares.folder_id', 'is not', null)
+  )
+}
+
+/** The link of the account's folder, among those `query` reads. */
+function ofFolder(query: ReturnType<typeof selectWithFolder>, accountId: string, folderId: string) {
+  return query.where('shares.folder_id', '=', folderId).where('shares.account_id', '=', accountId)
+}
+
 export class FolderSharesRepository {
   readonly #db: Kysely<Database>
   readonly #listPage
   readonly #publicLink
+  readonly #byFolder
 
   constructor(db: Db) {
     this.#db = db.kysely
     this.#listPage = preparePages(db, 'folder_shares_list', 'shares', 1, (accountId: string) =>
-      this.#selectWithFolder().where('shares.account_id', '=', accountId),
+      selectWithFolder(this.#db).where('shares.account_id', '=', accountId),
+    )
+    // Read with every view of a folder's page in the app: compiled once.
+    this.#byFolder = prepare(db, 'folder_link_by_folder', 2, (accountId: string, folderId: string) =>
+      ofFolder(selectWithFolder(this.#db), accountId, folderId),
     )
     // Read on every visit of a public page: compiled once, and on PostgreSQL read together with the others of
     // the same turn (read-path/id-lookup.ts).
@@ -56,22 +78,10 @@ export class FolderSharesRepository {
       db,
       'folder_links_by_public_ids',
       (publicIds) =>
-        this.#selectWithFolder()
+        selectWithFolder(this.#db)
           .select(['shares.account_id', (eb) => eb.exists(activeEndpoints(eb)).as('owner_has_webhooks')])
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
-    )
-  }
-
-  /** shares ⋈ folders: a folder link with its folder is one read. */
-  #selectWithFolder(executor: Executor = this.#db) {
-    return (
-      executor
-        .selectFrom('shares')
-        .innerJoin('folders', 'folders.id', 'shares.folder_id')
-        .select([...LINK_COLUMNS, 'folders.id as folder_id', 'folders.name as folder_name'])
-        // Said outright, so that both engines' planners take the partial index of folder links (migration 0033).
-        .where('shares.folder_id', 'is not', null)
     )
   }
 
@@ -82,18 +92,18 @@ export class FolderSharesRepository {
   }
 
   async get(accountId: string, shareId: string, executor?: Executor): Promise<FolderShare | undefined> {
-    const row = await this.#selectWithFolder(executor)
+    const row = await selectWithFolder(executor ?? this.#db)
       .where('shares.id', '=', shareId)
       .where('shares.account_id', '=', accountId)
       .executeTakeFirst()
     return row && toFolderShare(row, Date.now())
   }
 
+  /** The link of the account's folder, if it has one; read in `executor`'s transaction when given. */
   async byFolder(accountId: string, folderId: string, executor?: Executor): Promise<FolderShare | undefined> {
-    const row = await this.#selectWithFolder(executor)
-      .where('shares.folder_id', '=', folderId)
-      .where('shares.account_id', '=', accountId)
-      .executeTakeFirst()
+    const row = executor
+      ? await ofFolder(selectWithFolder(executor), accountId, folderId).executeTakeFirst()
+      : (await this.#byFolder(accountId, folderId))[0]
     return row && toFolderShare(row, Date.now())
   }
 
