@@ -180,8 +180,6 @@ const VISIT_EVENTS = {
   folder: { view: 'folder_share.viewed', download: 'folder_share.downloaded' },
 } as const satisfies Record<LinkTarget, Record<Visit['kind'], keyof VisitEvents>>
 
-const ALL_VISIT_EVENTS = Object.values(VISIT_EVENTS).flatMap((events) => Object.values(events))
-
 export class PublicSharesService {
   readonly #transaction: Transactor
   readonly #shares: SharesRepository
@@ -457,7 +455,9 @@ export class PublicSharesService {
     const withWebhooks = visits.filter((visit) => visit.ownerHasWebhooks)
     if (withWebhooks.length === 0) return this.#shares.countVisits(visits)
     const accountIds = [...new Set(withWebhooks.map((visit) => visit.accountId))]
-    const audiences = await this.#events.audiences(accountIds, ALL_VISIT_EVENTS)
+    // Only the types of the visits in the batch: a page's views alone ask for one.
+    const types = [...new Set(withWebhooks.map((visit) => VISIT_EVENTS[visit.target][visit.kind]))]
+    const audiences = await this.#events.audiences(accountIds, types)
     if (audiences.size === 0) return this.#shares.countVisits(visits)
     return this.#transaction(async (trx) => {
       const counted = await this.#shares.countVisits(visits, trx)
