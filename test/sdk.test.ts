@@ -424,7 +424,11 @@ for (const engine of ENGINES) {
       assert.deepEqual([exhausted.isActive, exhausted.state], [true, 'exhausted'])
 
       await assertCofferError(coffer.folderShares.share('fld_0000000000000000'), 404, 'not_found')
-      await assertCofferError(coffer.folderShares.get(share.id.replace(/.$/, '0')), 404, 'not_found')
+      await assertCofferError(
+        coffer.folderShares.get(share.id.replace(/.$/, (c) => (c === '0' ? '1' : '0'))),
+        404,
+        'not_found',
+      )
     })
 
     test('trash: a deleted file listed page after page, restored with its link, deleted for good, emptied', async () => {
