@@ -4,16 +4,11 @@
 const { readdirSync } = require('node:fs')
 const path = require('node:path')
 
-/**
- * Every folder of src/ that is not the platform every resource builds on (db, blob, http, web, auth, jobs) or a client
- * of the API (the SDK, the coffer command) or the admin command is a resource: a new folder falls under the
- * resources' rules the moment it exists, with nothing to add here.
- */
-const NOT_RESOURCES = new Set(['admin-cli', 'auth', 'blob', 'coffer-cli', 'db', 'http', 'jobs', 'sdk', 'web'])
-const RESOURCE_FOLDERS = readdirSync(path.join(__dirname, 'src'), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && !NOT_RESOURCES.has(entry.name))
+/** Every folder of src/resources/ is a resource: it falls under the resources' rules the moment it exists. */
+const RESOURCE_FOLDERS = readdirSync(path.join(__dirname, 'src/resources'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
-const RESOURCES = `(${RESOURCE_FOLDERS.join('|')})`
+const RESOURCES = `resources/(${RESOURCE_FOLDERS.join('|')})`
 
 /**
  * The resources from the bottom up: each may import those of the layers below its own, never those beside or
@@ -21,14 +16,14 @@ const RESOURCES = `(${RESOURCE_FOLDERS.join('|')})`
  * be placed here: the check stops until it is.
  */
 const RESOURCE_LAYERS = [
-  ['mail', 'storage'],
+  ['maintenance'],
   ['accounts'],
   ['oauth', 'webhooks', 'folders'],
   ['files'],
   ['shares', 'uploads'],
   ['requests'],
   ['analytics'],
-  ['meta', 'mcp'],
+  ['service-info'],
 ]
 const unplaced = RESOURCE_FOLDERS.filter((folder) => !RESOURCE_LAYERS.flat().includes(folder))
 if (unplaced.length > 0) {
@@ -40,8 +35,11 @@ const ONE_WAY_RULES = RESOURCE_LAYERS.map((layer, index) => ({
   severity: 'error',
   comment:
     'A resource builds on the resources of the layers below its own (RESOURCE_LAYERS), never beside or above: no two resources import each other, types included.',
-  from: { path: `^src/(${layer.join('|')})/` },
-  to: { path: `^src/(${RESOURCE_LAYERS.slice(index).flat().join('|')})/`, pathNot: '^src/$1/' },
+  from: { path: `^src/resources/(${layer.join('|')})/` },
+  to: {
+    path: `^src/resources/(${RESOURCE_LAYERS.slice(index).flat().join('|')})/`,
+    pathNot: '^src/resources/$1/',
+  },
 }))
 /** The modules of a resource that run its domain rules: services and the background jobs. */
 const SERVICES = `^src/${RESOURCES}/.+[.](service|job)[.]ts$`
@@ -62,25 +60,29 @@ module.exports = {
       name: 'storage-knows-no-resource',
       severity: 'error',
       comment:
-        'db/, blob/ and jobs/ (the schedules of background jobs) serve every resource and know none of them, nor anything built on them.',
-      from: { path: '^src/(db|blob|jobs)/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/(http|admin-cli|auth|web)/', TOP] },
+        'db/, blob/, jobs/ (the schedules of background jobs) and mail/ (the outbox) serve every resource and know none of them, nor anything built on them.',
+      from: { path: '^src/platform/(db|blob|jobs|mail)/' },
+      to: { path: ['^src/(resources|clients|admin-cli)/', '^src/platform/(http|auth|web)/', TOP] },
     },
     {
       name: 'http-knows-no-resource',
       severity: 'error',
       comment:
         'http/ holds what every route shares (errors, validation, auth, rate limits) and knows no resource.',
-      from: { path: '^src/http/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/(admin-cli|web)/', TOP] },
+      from: { path: '^src/platform/http/' },
+      to: { path: ['^src/(resources|clients|admin-cli)/', '^src/platform/web/', TOP] },
     },
     {
       name: 'web-knows-no-resource',
       severity: 'error',
       comment:
         'web/ is what every page shares (layout, assets, page headers, error pages) and knows no resource; resources bring their own pages.',
-      from: { path: '^src/web/' },
-      to: { path: [`^src/${RESOURCES}/`, '^src/admin-cli/', TOP] },
+      from: { path: '^src/platform/web/' },
+      to: {
+        path: ['^src/(resources|admin-cli)/', TOP],
+        // The build bundles the browser's code, and the SDK is part of it.
+        pathNot: '^src/clients/sdk/(?!generate-types)',
+      },
     },
     {
       name: 'browser-code-stands-alone',
@@ -88,7 +90,7 @@ module.exports = {
       comment:
         'Browser modules (*.client.ts, bundled by web/build.ts) run in the browser: they import only each other, rules shared with the server (*.shared.ts), the SDK (which talks HTTP) and browser packages, never server code.',
       from: { path: '[.]client[.]ts$' },
-      to: { path: '^src/', pathNot: ['[.](client|shared)[.]ts$', '^src/sdk/(?!generate-types)'] },
+      to: { path: '^src/', pathNot: ['[.](client|shared)[.]ts$', '^src/clients/sdk/(?!generate-types)'] },
     },
     {
       name: 'shared-rules-import-only-shared-rules',
@@ -103,24 +105,24 @@ module.exports = {
       severity: 'error',
       comment:
         'The SDK (coffer/client) runs in other programs and in browsers, and talks to the server over HTTP: it imports only itself and packages. Its type generator (generate-types.ts) builds the app for its OpenAPI document, and is no part of it.',
-      from: { path: '^src/sdk/', pathNot: '^src/sdk/generate-types[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/sdk/' },
+      from: { path: '^src/clients/sdk/', pathNot: '^src/clients/sdk/generate-types[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/clients/sdk/' },
     },
     {
       name: 'clients-talk-http',
       severity: 'error',
       comment:
         "The coffer command and the MCP tools are clients of the API: they use the SDK, each other (coffer mcp serves the tools), shared formatting, the password prompt and the error codes, never the server's own modules (the route that serves the tools over HTTP, mcp.routes.ts, is a route like any other).",
-      from: { path: '^src/(coffer-cli/|mcp/(tools|limits)[.]ts$)' },
+      from: { path: '^src/clients/(coffer-cli/|mcp/(tools|limits)[.]ts$)' },
       to: {
         path: '^src/',
         pathNot: [
-          '^src/coffer-cli/',
-          '^src/mcp/(tools|limits)[.]ts$',
-          '^src/sdk/(?!generate-types)',
+          '^src/clients/coffer-cli/',
+          '^src/clients/mcp/(tools|limits)[.]ts$',
+          '^src/clients/sdk/(?!generate-types)',
           '[.]shared[.]ts$',
           '^src/admin-cli/password[.]ts$',
-          '^src/errors[.]ts$',
+          '^src/platform/errors[.]ts$',
         ],
       },
     },
@@ -138,7 +140,7 @@ module.exports = {
         'A repository holds SQL and row mapping; it calls no service and knows no route, schema or request.',
       from: { path: '[.]repository[.]ts$' },
       to: {
-        path: ['[.](service|routes|schemas|views)[.]ts$', '[.]job[.]ts$', '^src/(http|web)/', TOP],
+        path: ['[.](service|routes|schemas|views)[.]ts$', '[.]job[.]ts$', '^src/platform/(http|web)/', TOP],
       },
     },
     {
@@ -147,7 +149,7 @@ module.exports = {
       comment:
         'A service holds the domain rules and never sees a request: no route, schema, view, http/, web/ or Fastify.',
       from: { path: SERVICES },
-      to: { path: ['[.](routes|schemas|views)[.]ts$', '^src/(http|web)/', 'node_modules/fastify/'] },
+      to: { path: ['[.](routes|schemas|views)[.]ts$', '^src/platform/(http|web)/', 'node_modules/fastify/'] },
     },
     {
       name: 'services-reach-db-for-transactions-only',
@@ -155,7 +157,10 @@ module.exports = {
       comment:
         'A service reads and writes through repositories. Of db/ it may use the transaction, page and constraint-error types, and group commit (write-batch) to commit what requests write together.',
       from: { path: SERVICES },
-      to: { path: '^src/db/', pathNot: '^src/db/(database|errors|pagination|write-batch)[.]ts$' },
+      to: {
+        path: '^src/platform/db/',
+        pathNot: '^src/platform/db/(database|errors|pagination|write-batch)[.]ts$',
+      },
     },
     {
       name: 'sql-lives-in-repositories',
@@ -163,7 +168,11 @@ module.exports = {
       comment: 'Only db/ and the repositories (and the files search they delegate to) build SQL with Kysely.',
       from: {
         path: '^src/',
-        pathNot: ['^src/db/', '[.]repository[.]ts$', '^src/files/search/name-search[.]ts$'],
+        pathNot: [
+          '^src/platform/db/',
+          '[.]repository[.]ts$',
+          '^src/resources/files/search/name-search[.]ts$',
+        ],
       },
       to: { path: 'node_modules/kysely/' },
     },
@@ -173,14 +182,14 @@ module.exports = {
       comment:
         'Routes, schemas and views validate, authorize, call a service and serialize or render. They may name the types a repository returns, never run it, nor reach db/.',
       from: { path: '[.](routes|schemas|views)[.]ts$' },
-      to: { path: ['[.]repository[.]ts$', '^src/db/'], dependencyTypesNot: ['type-only'] },
+      to: { path: ['[.]repository[.]ts$', '^src/platform/db/'], dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'routes-know-no-composition-root',
       severity: 'error',
       comment:
         "Resources, http/ and web/ get what they need handed to them (routes.ts names its types); only the top files assemble the application (and the tools that build it: the admin CLI, the SDK's type generator), so nothing below imports them, not even for a type.",
-      from: { path: '^src/', pathNot: [TOP, '^src/admin-cli/', '^src/sdk/generate-types[.]ts$'] },
+      from: { path: '^src/', pathNot: [TOP, '^src/admin-cli/', '^src/clients/sdk/generate-types[.]ts$'] },
       to: { path: TOP },
     },
     {
@@ -191,7 +200,7 @@ module.exports = {
       from: { path: `^src/${RESOURCES}/` },
       to: {
         path: `^src/${RESOURCES}/.+[.]service[.]ts$`,
-        pathNot: '^src/$1/',
+        pathNot: '^src/resources/$1/',
         dependencyTypesNot: ['type-only'],
       },
     },
@@ -200,7 +209,7 @@ module.exports = {
       severity: 'error',
       comment:
         'Routes are leaves: only app.ts registers them; what routes share lives in schemas, http/ or download.ts.',
-      from: { path: '^src/([^/]+)/', pathNot: TOP },
+      from: { path: '^src/((?:platform|resources|clients)/[^/]+|admin-cli)/', pathNot: TOP },
       to: { path: '[.]routes[.]ts$', pathNot: '^src/$1/' },
     },
     {

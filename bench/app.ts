@@ -13,8 +13,8 @@ import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { hashPassword } from '../src/auth/secrets.ts'
-import type { Engine } from '../src/db/engine.ts'
+import { hashPassword } from '../src/platform/auth/secrets.ts'
+import type { Engine } from '../src/platform/db/engine.ts'
 import {
   freePort,
   requireWrk,

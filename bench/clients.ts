@@ -2,7 +2,7 @@
 // the SDK and the coffer command, against the raw @vercel/blob client (uploads: the procedure by hand, as
 // examples/upload.mjs) and curl (downloads), in the same run, on the same server; and the command's start time.
 // The practical limit of the downloads: nginx (Debian's package) sending the same blob file with sendfile, to
-// curl and to the SDK's reader (src/sdk/save.ts), so that each client's speed from Coffer is seen against its
+// curl and to the SDK's reader (src/clients/sdk/save.ts), so that each client's speed from Coffer is seen against its
 // speed from the fastest server here.
 // The file is read from the page cache and downloads go to a file on the same disk, as a person's would.
 //   npm run bench:clients -- [--size-mib 1024] [--runs 3]
@@ -14,10 +14,10 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import { upload } from '@vercel/blob/client'
-import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
-import { openDatabase } from '../src/db/open.ts'
-import { Coffer } from '../src/sdk/index.ts'
-import { fetchToFile } from '../src/sdk/save.ts'
+import { Coffer } from '../src/clients/sdk/index.ts'
+import { fetchToFile } from '../src/clients/sdk/save.ts'
+import { LocalBlobStore } from '../src/platform/blob/local-blob-store.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import { type Nginx, nginxMissing, startNginx } from '../test/support/nginx.ts'
 import { freePort, startChild, stopChild, waitForServer } from './processes.ts'
@@ -29,7 +29,7 @@ const SIZE = Number(values['size-mib']) * 1024 * 1024
 const RUNS = Number(values.runs)
 const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '..')
-const CLI = path.join(ROOT, 'src', 'coffer-cli', 'main.ts')
+const CLI = path.join(ROOT, 'src', 'clients', 'coffer-cli', 'main.ts')
 
 const dir = await mkdtemp(path.join(tmpdir(), 'coffer-clients-'))
 const dataDir = path.join(dir, 'data')

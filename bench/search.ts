@@ -17,9 +17,9 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
-import type { Db } from '../src/db/database.ts'
-import type { Engine } from '../src/db/engine.ts'
-import { encodeCursor } from '../src/db/pagination.ts'
+import type { Db } from '../src/platform/db/database.ts'
+import type { Engine } from '../src/platform/db/engine.ts'
+import { encodeCursor } from '../src/platform/db/pagination.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import {
   freePort,

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline'
 import { Readable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { upload } from '@vercel/blob/client'
-import { openDatabase } from '../src/db/open.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
 import {
   type Grant,
   MULTIPART_THRESHOLD,

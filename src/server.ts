@@ -1,10 +1,10 @@
 // Entry point of `npm start`: loads the configuration, opens storage, migrates, and serves.
 
 import { buildApp } from './app.ts'
-import { openBlobStore } from './blob/open-blob-store.ts'
-import { ConfigError, loadConfig } from './config.ts'
-import { migrate } from './db/migrate.ts'
-import { openDatabase } from './db/open.ts'
+import { openBlobStore } from './platform/blob/open-blob-store.ts'
+import { ConfigError, loadConfig } from './platform/config.ts'
+import { migrate } from './platform/db/migrate.ts'
+import { openDatabase } from './platform/db/open.ts'
 
 async function main(): Promise<void> {
   const config = loadConfig()

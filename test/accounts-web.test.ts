@@ -3,9 +3,9 @@
 // disabled account's session, and that no password, session secret or setup link reaches the log.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/accounts/sessions.service.ts'
 import type { App } from '../src/app.ts'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
+import { SESSION_IDLE_MS, SESSION_MAX_AGE_MS } from '../src/resources/accounts/sessions.service.ts'
 import { captureLogs, describeEachEngine, type TestContext } from './support/harness.ts'
 import { newOwner, OWNER_PASSWORD, WebClient } from './support/web-client.ts'
 
@@ -86,7 +86,7 @@ describeEachEngine('account pages over HTTP', (ctx) => {
     const busy = await signIn(app, email)
     const age = async (browser: WebClient, column: 'last_seen_at' | 'expires_at', by: number) => {
       const rows = await db.kysely.selectFrom('sessions').select(['id', column]).execute()
-      const { hashSecret } = await import('../src/auth/secrets.ts')
+      const { hashSecret } = await import('../src/platform/auth/secrets.ts')
       const hash = hashSecret(browser.cookies.get('coffer_session') as string)
       await db.kysely
         .updateTable('sessions')

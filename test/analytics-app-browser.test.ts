@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { DAY_MS } from '../src/shares/shares.repository.ts'
+import { DAY_MS } from '../src/resources/shares/shares.repository.ts'
 import { browserMissing, checkEveryLook, launchBrowser, newContext } from './support/browser.ts'
 import { call, createFile, ENGINES, visitShare } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'

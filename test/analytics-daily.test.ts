@@ -2,7 +2,7 @@
 // totals, every day of the period listed, and its bounds.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { DAY_MS } from '../src/shares/shares.repository.ts'
+import { DAY_MS } from '../src/resources/shares/shares.repository.ts'
 import {
   assertError,
   call,

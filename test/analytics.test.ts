@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
-import { newId, newPublicId } from '../src/ids.ts'
+import { newId, newPublicId } from '../src/platform/ids.ts'
 import {
   assertError,
   call,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { App } from '../src/app.ts'
-import type { Db } from '../src/db/database.ts'
-import { openDatabase } from '../src/db/open.ts'
+import type { Db } from '../src/platform/db/database.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
 import { wireAccounts } from '../src/wiring.ts'
 import {
   assertError,
@@ -273,7 +273,7 @@ test('credentials never reach the logs', async () => {
 })
 
 test('a prepared query refuses a builder that does not bind its placeholders', async () => {
-  const { prepare } = await import('../src/db/read-path/prepared.ts')
+  const { prepare } = await import('../src/platform/db/read-path/prepared.ts')
   const context = await startApp('sqlite')
   try {
     const broken = prepare(context.db, 'broken', 1, (_id: string) =>

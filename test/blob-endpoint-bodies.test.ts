@@ -9,7 +9,7 @@ import {
   bodyOf,
   DRAINED_BODY_LIMIT_BYTES,
   drainRefusedBody,
-} from '../src/uploads/blob-endpoint/request-bodies.ts'
+} from '../src/resources/uploads/blob-endpoint/request-bodies.ts'
 
 describe('the body of a refused blob request', () => {
   let server: http.Server

@@ -1,4 +1,4 @@
-// The multipart part of the BlobStore contract (src/blob/blob-store.ts), which blobStoreSuite in
+// The multipart part of the BlobStore contract (src/platform/blob/blob-store.ts), which blobStoreSuite in
 // blob-store.suite.ts runs for every driver: parts of any size, order and source, written again or
 // concurrently, refused when they break a rule, and uploads completed or aborted exactly once.
 import assert from 'node:assert/strict'
@@ -14,7 +14,7 @@ import {
   MultipartUploadNotFoundError,
   PartLengthError,
   type PartRef,
-} from '../src/blob/blob-store.ts'
+} from '../src/platform/blob/blob-store.ts'
 import type { StoreRules } from './blob-store.suite.ts'
 import { chunksOf, failingAfter, MiB, readAll, scope } from './support/blob-store-helpers.ts'
 

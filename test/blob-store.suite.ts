@@ -1,4 +1,4 @@
-// The contract of src/blob/blob-store.ts as tests. Every BlobStore driver runs this suite unchanged from its
+// The contract of src/platform/blob/blob-store.ts as tests. Every BlobStore driver runs this suite unchanged from its
 // own test file: `blobStoreSuite('S3BlobStore', async () => ({ store, cleanup }))`. Each test works under
 // keys of its own, so tests share one store and do not depend on each other or on their order.
 // Multipart uploads are in blob-store-multipart.suite.ts, which this suite runs in its place.
@@ -14,7 +14,7 @@ import {
   type ByteRange,
   InvalidBlobKeyError,
   MAX_KEY_LENGTH,
-} from '../src/blob/blob-store.ts'
+} from '../src/platform/blob/blob-store.ts'
 import { multipartUploadsSuite } from './blob-store-multipart.suite.ts'
 import { chunksOf, failingAfter, MiB, readAll, scope } from './support/blob-store-helpers.ts'
 

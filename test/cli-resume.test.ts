@@ -11,15 +11,15 @@ import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { formatSize } from '../src/format-size.shared.ts'
-import { Coffer, type ResumeRecord } from '../src/sdk/index.ts'
+import { Coffer, type ResumeRecord } from '../src/clients/sdk/index.ts'
+import { formatSize } from '../src/platform/format-size.shared.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { freePort } from './support/ports.ts'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts'
 import { type ListeningContext, seededStream, sha256Of, startListening } from './support/uploads.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
-const MAIN = path.join(ROOT, 'src', 'coffer-cli', 'main.ts')
+const MAIN = path.join(ROOT, 'src', 'clients', 'coffer-cli', 'main.ts')
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 /** What a run sends beyond the parts' bytes: the requests' heads, the API's calls. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
-import { OLDEST_NODE, tooOld } from '../src/coffer-cli/node-version.ts'
+import { OLDEST_NODE, tooOld } from '../src/clients/coffer-cli/node-version.ts'
 import { createAccount } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 

@@ -1,4 +1,4 @@
-// Slow and idle clients are cut off (src/http/connections.ts), here with limits of a few seconds: headers
+// Slow and idle clients are cut off (src/platform/http/connections.ts), here with limits of a few seconds: headers
 // that never end, a body that stops arriving (408 in the envelope), an idle keep-alive connection, a small body
 // that trickles past its limit, an upload below the minimum rate, connections past the cap of an address; and
 // a body that keeps moving within its limit, or an upload at the minimum rate however long, is received whole
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import { after, before, describe, test } from 'node:test'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, loadConfig } from '../src/platform/config.ts'
 import { createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import {
   handshakeToken,

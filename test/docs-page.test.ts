@@ -5,8 +5,8 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { docsPage, operationId, tagId } from '../src/meta/docs-page.ts'
-import { PAGE_CSP } from '../src/web/web.ts'
+import { PAGE_CSP } from '../src/platform/web/web.ts'
+import { docsPage, operationId, tagId } from '../src/resources/service-info/docs-page.ts'
 import {
   assertAccessible,
   browserMissing,

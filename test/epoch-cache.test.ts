@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { EpochCache } from '../src/db/read-path/epoch-cache.ts'
+import { EpochCache } from '../src/platform/db/read-path/epoch-cache.ts'
 
 const cache = (maxEntries = 3) => new EpochCache<string>({ maxEntries, maxAgeMs: 1000 })
 

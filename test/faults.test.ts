@@ -1,6 +1,6 @@
 // The server killed (SIGKILL, as a power cut would) at chosen points, then started again, on each engine:
 // what the crash interrupted is finished at start, and nothing acknowledged is lost. Each kill point is a
-// fault point of the server (src/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
+// fault point of the server (src/platform/fault-points.ts), armed through COFFER_FAULT_POINT; each test proves the
 // point was hit (the process died by SIGKILL, and the state at that moment is the one the point leaves). The
 // events of a change killed after its commit, and a webhook delivery whose sender died holding it, reach their
 // receiver after the restart, once.
@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
-import type { BlobStore } from '../src/blob/blob-store.ts'
-import { openDatabase } from '../src/db/open.ts'
+import type { BlobStore } from '../src/platform/blob/blob-store.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
 import { filesUnder } from './support/blob-store-helpers.ts'
 import { cli, newAccount, newKey, type Storage } from './support/cli-helpers.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'

@@ -5,9 +5,9 @@ import { test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import type { App } from '../src/app.ts'
-import { loadConfig } from '../src/config.ts'
-import type { Db } from '../src/db/database.ts'
-import { openDatabase } from '../src/db/open.ts'
+import { loadConfig } from '../src/platform/config.ts'
+import type { Db } from '../src/platform/db/database.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
 import {
   assertError,
   call,

@@ -9,8 +9,8 @@ import { readFile, utimes } from 'node:fs/promises'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { type App, buildApp } from '../src/app.ts'
-import type { BlobStore } from '../src/blob/blob-store.ts'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import type { BlobStore } from '../src/platform/blob/blob-store.ts'
+import { ConfigError, loadConfig } from '../src/platform/config.ts'
 import {
   captureLogs,
   createAccount,

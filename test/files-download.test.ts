@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { test } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { blobKeyOf } from '../src/blob/blob-keys.ts'
-import { newId } from '../src/ids.ts'
+import { blobKeyOf } from '../src/platform/blob/blob-keys.ts'
+import { newId } from '../src/platform/ids.ts'
 import {
   assertError,
   call,

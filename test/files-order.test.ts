@@ -4,7 +4,7 @@
 // the page before; a cursor of another order, and a search in another order, are 400s.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FILE_ORDERS, type FileOrder } from '../src/files/file-order.ts'
+import { FILE_ORDERS, type FileOrder } from '../src/resources/files/file-order.ts'
 import { assertError, call, createAccount, createFile, describeEachEngine } from './support/harness.ts'
 
 interface Listed {

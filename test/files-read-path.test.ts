@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CompiledQuery, sql } from 'kysely'
-import { openDatabase } from '../src/db/open.ts'
-import { encodeCursor } from '../src/db/pagination.ts'
-import { selectFiles } from '../src/files/files.repository.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
+import { encodeCursor } from '../src/platform/db/pagination.ts'
+import { selectFiles } from '../src/resources/files/files.repository.ts'
 import { wire } from '../src/wiring.ts'
 import { createFolder, insertFiles } from './support/files-helpers.ts'
 import {

@@ -1,12 +1,12 @@
 // Searching file names (GET /files?query=): what a query matches on both engines, the statements that keep a
 // search fast, and what a search answers in a large account, across the name index's blocks
-// (src/files/search/name-index.repository.ts): full pages but the last, newest first, whatever changed since the blocks were
+// (src/resources/files/search/name-index.repository.ts): full pages but the last, newest first, whatever changed since the blocks were
 // written. Both engines must give the same answers, so every test runs on each.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { CompiledQuery } from 'kysely'
-import { openDatabase } from '../src/db/open.ts'
-import type { StoredFile } from '../src/files/files.repository.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
+import type { StoredFile } from '../src/resources/files/files.repository.ts'
 import {
   addSlot,
   BLOCK_SIZE,
@@ -21,8 +21,8 @@ import {
   slotsAscending,
   slotsDescending,
   slotsInAll,
-} from '../src/files/search/name-grams.ts'
-import { NameIndex } from '../src/files/search/name-index.repository.ts'
+} from '../src/resources/files/search/name-grams.ts'
+import { NameIndex } from '../src/resources/files/search/name-index.repository.ts'
 import { createFolder, insertFiles, newestFirst, walk } from './support/files-helpers.ts'
 import { call, createAccount, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
 

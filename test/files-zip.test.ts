@@ -1,5 +1,5 @@
 // "Download as one zip": a selection of the owner's files (POST /files/zip) or a whole folder
-// (GET /folders/{id}/zip), streamed as it is built (src/files/zip/zip-stream.ts, zip.service.ts). Each archive
+// (GET /folders/{id}/zip), streamed as it is built (src/resources/files/zip/zip-stream.ts, zip.service.ts). Each archive
 // is unpacked by two independent readers, Info-ZIP's unzip and Python's zipfile, and must give back the same
 // bytes under safe, unique names, whether the file's CRC-32 was stored by upload processing or is computed as
 // its bytes pass. Also: the CRC that processing stores; a folder larger than one page of rows (no
@@ -18,11 +18,11 @@ import { pipeline } from 'node:stream/promises'
 import { after, before, describe, test } from 'node:test'
 import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
-import { FilesRepository } from '../src/files/files.repository.ts'
-import { FilesZipService } from '../src/files/zip/zip.service.ts'
-import { EntryNames, safeEntryName } from '../src/files/zip/zip-names.ts'
-import { type ZipEntry, ZipStream, zipLength } from '../src/files/zip/zip-stream.ts'
-import { FoldersRepository } from '../src/folders/folders.repository.ts'
+import { FilesRepository } from '../src/resources/files/files.repository.ts'
+import { FilesZipService } from '../src/resources/files/zip/zip.service.ts'
+import { EntryNames, safeEntryName } from '../src/resources/files/zip/zip-names.ts'
+import { type ZipEntry, ZipStream, zipLength } from '../src/resources/files/zip/zip-stream.ts'
+import { FoldersRepository } from '../src/resources/folders/folders.repository.ts'
 import { createFolder, insertFiles } from './support/files-helpers.ts'
 import { captureLogs, createAccount, createFile, ENGINES, type TestAccount } from './support/harness.ts'
 import {

@@ -4,8 +4,8 @@
 // test files of their own (files-search, files-changes and files-read-path).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Scope } from '../src/auth/scopes.ts'
-import type { StoredFile } from '../src/files/files.repository.ts'
+import type { Scope } from '../src/platform/auth/scopes.ts'
+import type { StoredFile } from '../src/resources/files/files.repository.ts'
 import {
   createFolder,
   fileJson,

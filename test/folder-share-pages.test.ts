@@ -8,8 +8,8 @@ import { Readable } from 'node:stream'
 import { test } from 'node:test'
 import { crc32 } from 'node:zlib'
 import type { App } from '../src/app.ts'
-import { previewKeyOf } from '../src/blob/blob-keys.ts'
-import { PAGE_CSP } from '../src/web/web.ts'
+import { previewKeyOf } from '../src/platform/blob/blob-keys.ts'
+import { PAGE_CSP } from '../src/platform/web/web.ts'
 import { createFolder, newestFirst } from './support/files-helpers.ts'
 import {
   call,

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
 import { call, createFile, describeEachEngine } from './support/harness.ts'
 import { newOwner, WebClient } from './support/web-client.ts'
 

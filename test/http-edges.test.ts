@@ -5,8 +5,8 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { test } from 'node:test'
-import { loadConfig } from '../src/config.ts'
-import { clientAddress } from '../src/http/client-address.ts'
+import { loadConfig } from '../src/platform/config.ts'
+import { clientAddress } from '../src/platform/http/client-address.ts'
 import {
   assertError,
   call,

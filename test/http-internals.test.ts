@@ -2,10 +2,10 @@
 // every conditional request goes through.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { batchedLookup } from '../src/db/read-path/batched-lookup.ts'
-import { httpDate, parseHttpDate } from '../src/http/http-date.ts'
-import { toIso } from '../src/http/schemas.ts'
-import { withNullable } from '../src/http/serialization.ts'
+import { batchedLookup } from '../src/platform/db/read-path/batched-lookup.ts'
+import { httpDate, parseHttpDate } from '../src/platform/http/http-date.ts'
+import { toIso } from '../src/platform/http/schemas.ts'
+import { withNullable } from '../src/platform/http/serialization.ts'
 
 test('withNullable turns "X or null" into a nullable X, and leaves other unions alone', () => {
   const schema = {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { newId, newPublicId } from '../src/ids.ts'
+import { newId, newPublicId } from '../src/platform/ids.ts'
 
 test('IDs of one millisecond sort in the order they were made; later milliseconds sort later', () => {
   const now = Date.now()

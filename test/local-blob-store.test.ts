@@ -24,9 +24,9 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import { after, before, describe, type TestContext, test } from 'node:test'
 import { crc32 } from 'node:zlib'
-import { BlobNotFoundError, type PartRef } from '../src/blob/blob-store.ts'
-import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
-import { SLOT_BYTES } from '../src/blob/local-multipart.ts'
+import { BlobNotFoundError, type PartRef } from '../src/platform/blob/blob-store.ts'
+import { LocalBlobStore } from '../src/platform/blob/local-blob-store.ts'
+import { SLOT_BYTES } from '../src/platform/blob/local-multipart.ts'
 import { blobStoreSuite } from './blob-store.suite.ts'
 
 async function tempDir(): Promise<string> {

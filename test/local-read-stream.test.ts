@@ -1,4 +1,4 @@
-// The stream of a local blob (src/blob/local-read-stream.ts): piped into a socket or an HTTP response it reads
+// The stream of a local blob (src/platform/blob/local-read-stream.ts): piped into a socket or an HTTP response it reads
 // into two buffers of its own, each again only once the socket has taken its bytes; read any other way, it is
 // an ordinary stream with a buffer per chunk. Either way: the exact bytes, the file handle closed at the end,
 // on an error, and when the client goes away.
@@ -12,7 +12,7 @@ import path from 'node:path'
 import { PassThrough, type Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { LocalReadStream } from '../src/blob/local-read-stream.ts'
+import { LocalReadStream } from '../src/platform/blob/local-read-stream.ts'
 
 const MiB = 1024 * 1024
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')

@@ -3,7 +3,7 @@
 // (issue 23, item 13).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { redactedUrl } from '../src/http/request-logger.ts'
+import { redactedUrl } from '../src/platform/http/request-logger.ts'
 import { call, captureLogs, createAccount, createFile, describeEachEngine } from './support/harness.ts'
 import { newRequest, publicIdOf } from './support/requests-helpers.ts'
 

@@ -1,8 +1,8 @@
 // The descriptions' Markdown is rendered by marked, which does not sanitise: these are the guarantees
-// src/meta/markdown.ts adds to it, checked on the HTML it returns.
+// src/resources/service-info/markdown.ts adds to it, checked on the HTML it returns.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { renderInline, renderMarkdown } from '../src/meta/markdown.ts'
+import { renderInline, renderMarkdown } from '../src/resources/service-info/markdown.ts'
 
 const render = (markdown: string) => renderMarkdown(markdown, { idPrefix: '' }).html
 

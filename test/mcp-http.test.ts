@@ -16,7 +16,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Browser, Page } from 'playwright-core'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import {

@@ -12,12 +12,12 @@ import {
   type CallToolResult,
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { Coffer } from '../src/sdk/index.ts'
+import { Coffer } from '../src/clients/sdk/index.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { submit } from './support/submissions.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 
-const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'coffer-cli', 'main.ts')
+const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'clients', 'coffer-cli', 'main.ts')
 
 const TOOLS = [
   'search_files',

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, test } from 'node:test'
-import type { Config } from '../src/config.ts'
-import { EVENTS } from '../src/webhooks/event-types.ts'
+import type { Config } from '../src/platform/config.ts'
+import { EVENTS } from '../src/resources/webhooks/event-types.ts'
 import { assertError, call, captureLogs, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
 
 // Settings away from their defaults, so that the index is seen to follow the configuration.

@@ -1,4 +1,4 @@
-// The name index's bookkeeping (src/files/search/name-index.repository.ts): files numbered in their account in the
+// The name index's bookkeeping (src/resources/files/search/name-index.repository.ts): files numbered in their account in the
 // order they are made, at increasing times, also when many are made at once; chunks written once, by one
 // writer, a block's rows extended by each, with the changes made to their files after; and migration 0019's
 // numbering of existing files.
@@ -7,12 +7,12 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
-import { loadConfig } from '../src/config.ts'
-import { migrate } from '../src/db/migrate.ts'
-import { openDatabase } from '../src/db/open.ts'
-import { FilesRepository } from '../src/files/files.repository.ts'
-import { CHUNK_SIZE, slotsAscending } from '../src/files/search/name-grams.ts'
-import { COUNTS_BLOCK, NameIndex } from '../src/files/search/name-index.repository.ts'
+import { loadConfig } from '../src/platform/config.ts'
+import { migrate } from '../src/platform/db/migrate.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
+import { FilesRepository } from '../src/resources/files/files.repository.ts'
+import { CHUNK_SIZE, slotsAscending } from '../src/resources/files/search/name-grams.ts'
+import { COUNTS_BLOCK, NameIndex } from '../src/resources/files/search/name-index.repository.ts'
 import { createFolder, insertFiles, walk } from './support/files-helpers.ts'
 import {
   call,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { PAGE_CSP } from '../src/web/web.ts'
+import { PAGE_CSP } from '../src/platform/web/web.ts'
 import { captureLogs, ENGINES, startApp } from './support/harness.ts'
 
 type Started = Awaited<ReturnType<typeof startApp>>

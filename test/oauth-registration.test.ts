@@ -3,8 +3,8 @@
 // rules and a length; names are shown without the characters that reorder or hide text.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { displayedClientText } from '../src/oauth/client-metadata.ts'
-import { confirmCodePage } from '../src/oauth/oauth-pages.views.ts'
+import { displayedClientText } from '../src/resources/oauth/client-metadata.ts'
+import { confirmCodePage } from '../src/resources/oauth/oauth-pages.views.ts'
 import { ENGINES, startApp } from './support/harness.ts'
 
 type Started = Awaited<ReturnType<typeof startApp>>

@@ -8,9 +8,9 @@ import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import * as oauth from 'oauth4webapi'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
-import { openDatabase } from '../src/db/open.ts'
-import { OauthRecordsRepository } from '../src/oauth/oauth-records.repository.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
+import { OauthRecordsRepository } from '../src/resources/oauth/oauth-records.repository.ts'
 import {
   assertAccessible,
   browserMissing,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
-import { LIMITS } from '../src/meta/capabilities.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
+import { LIMITS } from '../src/resources/service-info/capabilities.ts'
 import { call, describeEachEngine } from './support/harness.ts'
 
 type Schema = Record<string, any>

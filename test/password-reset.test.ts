@@ -4,8 +4,11 @@
 // such page nor link. On both engines.
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { RESET_EMAIL_INTERVAL_MS, RESET_LINK_LIFETIME_MS } from '../src/accounts/password-reset.service.ts'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { ConfigError, loadConfig } from '../src/platform/config.ts'
+import {
+  RESET_EMAIL_INTERVAL_MS,
+  RESET_LINK_LIFETIME_MS,
+} from '../src/resources/accounts/password-reset.service.ts'
 import { captureLogs, describeEachEngine } from './support/harness.ts'
 import { SmtpReceiver } from './support/smtp.ts'
 import { newOwner, OWNER_PASSWORD, WebClient } from './support/web-client.ts'

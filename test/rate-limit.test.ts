@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { type App, buildApp } from '../src/app.ts'
-import { ERROR_CODES } from '../src/errors.ts'
-import { addressBucket, credentialBucket, rateLimitPolicy } from '../src/http/rate-limit.ts'
-import { REDIS_KEY_PREFIX } from '../src/http/rate-limit-redis.ts'
-import { MemoryRateLimitStore } from '../src/http/rate-limit-store.ts'
+import { ERROR_CODES } from '../src/platform/errors.ts'
+import { addressBucket, credentialBucket, rateLimitPolicy } from '../src/platform/http/rate-limit.ts'
+import { REDIS_KEY_PREFIX } from '../src/platform/http/rate-limit-redis.ts'
+import { MemoryRateLimitStore } from '../src/platform/http/rate-limit-store.ts'
 import {
   assertErrorEnvelope,
   captureLogs,

@@ -3,7 +3,7 @@
 // and what the owner then sees. Limits (the owner's extension) are in requests-limits.test.ts.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { blobKeyOf } from '../src/blob/blob-keys.ts'
+import { blobKeyOf } from '../src/platform/blob/blob-keys.ts'
 import { assertError, call, chars, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import { newFolder, newRequest, publicIdOf, REQUESTS } from './support/requests-helpers.ts'
 import {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
-import type { Scope } from '../src/auth/scopes.ts'
+import type { Scope } from '../src/platform/auth/scopes.ts'
 import {
   ALL,
   assertError,

@@ -11,9 +11,9 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3'
-import { BlobStoreUnavailableError } from '../src/blob/blob-store.ts'
-import { clientSettings, S3_MIN_PART_BYTES, S3BlobStore } from '../src/blob/s3-blob-store.ts'
-import { BlobLengthError } from '../src/blob/sources.ts'
+import { BlobStoreUnavailableError } from '../src/platform/blob/blob-store.ts'
+import { clientSettings, S3_MIN_PART_BYTES, S3BlobStore } from '../src/platform/blob/s3-blob-store.ts'
+import { BlobLengthError } from '../src/platform/blob/sources.ts'
 import { blobStoreSuite } from './blob-store.suite.ts'
 import { chunksOf, failingAfter, MiB, readAll } from './support/blob-store-helpers.ts'
 import { type Ceph, cephMissing, startCeph } from './support/ceph.ts'

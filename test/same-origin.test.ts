@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
 import { call, describeEachEngine } from './support/harness.ts'
 import { newOwner, WebClient } from './support/web-client.ts'
 

@@ -17,9 +17,9 @@ import {
   memoryResumeStore,
   type ResumeStore,
   sendBytes,
-} from '../src/sdk/index.ts'
-import { apiUploads } from '../src/sdk/upload-endpoints.ts'
-import { type QueuedFile, UploadQueue } from '../src/sdk/upload-queue.ts'
+} from '../src/clients/sdk/index.ts'
+import { apiUploads } from '../src/clients/sdk/upload-endpoints.ts'
+import { type QueuedFile, UploadQueue } from '../src/clients/sdk/upload-queue.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { freePort } from './support/ports.ts'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts'

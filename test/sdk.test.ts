@@ -17,7 +17,7 @@ import { Readable } from 'node:stream'
 import { after, before, describe, test } from 'node:test'
 import { setDefaultCACertificates } from 'node:tls'
 import { promisify } from 'node:util'
-import { Coffer, CofferError, type OAuthTokens } from '../src/sdk/index.ts'
+import { Coffer, CofferError, type OAuthTokens } from '../src/clients/sdk/index.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import type { App } from '../src/app.ts'
-import { PAGE_CSP } from '../src/web/web.ts'
+import { PAGE_CSP } from '../src/platform/web/web.ts'
 import {
   assertError,
   call,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
-import { PAGE_CSP } from '../src/web/web.ts'
+import { PAGE_CSP } from '../src/platform/web/web.ts'
 import {
   call,
   chars,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
-import { encodeCursor } from '../src/db/pagination.ts'
+import { encodeCursor } from '../src/platform/db/pagination.ts'
 import {
   assertError,
   call,

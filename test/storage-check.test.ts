@@ -1,4 +1,4 @@
-// The storage reconciler (src/storage/reconciler.job.ts) on a store with one of everything that can go wrong:
+// The storage reconciler (src/resources/maintenance/reconciler.job.ts) on a store with one of everything that can go wrong:
 // a file's blob and a preview without rows (old enough to be orphans, and one too recent to tell), a row whose
 // blob is gone, a stale leftover and one in use, and blobs that are not orphans though no file owns them yet
 // (a processing upload's, a recorded deletion's). Checked through the job and through the CLI, on each engine.
@@ -6,10 +6,10 @@ import assert from 'node:assert/strict'
 import { utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { test } from 'node:test'
-import { hashSecret } from '../src/auth/secrets.ts'
-import { blobKeyOf, previewKeyOf, probeKey } from '../src/blob/blob-keys.ts'
-import { newId } from '../src/ids.ts'
-import { BackupsRepository } from '../src/storage/backups.repository.ts'
+import { hashSecret } from '../src/platform/auth/secrets.ts'
+import { blobKeyOf, previewKeyOf, probeKey } from '../src/platform/blob/blob-keys.ts'
+import { newId } from '../src/platform/ids.ts'
+import { BackupsRepository } from '../src/resources/maintenance/backups.repository.ts'
 import { cli, storageOf } from './support/cli-helpers.ts'
 import { call, createAccount, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
 

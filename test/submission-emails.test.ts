@@ -4,7 +4,7 @@
 // them. The job that writes them is stopped here and run by the test, on a clock it gives. On both engines.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { TELL_AT_MOST_EVERY_MS } from '../src/requests/submission-notices.job.ts'
+import { TELL_AT_MOST_EVERY_MS } from '../src/resources/requests/submission-notices.job.ts'
 import type { StartOptions } from './support/harness.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import { newRequest, publicIdOf } from './support/requests-helpers.ts'

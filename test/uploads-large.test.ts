@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { after, before, describe, test } from 'node:test'
-import { blobKeyOf } from '../src/blob/blob-keys.ts'
-import { LocalBlobStore } from '../src/blob/local-blob-store.ts'
+import { blobKeyOf } from '../src/platform/blob/blob-keys.ts'
+import { LocalBlobStore } from '../src/platform/blob/local-blob-store.ts'
 import {
   type Grant,
   prepareUploads,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { GRANT_PREFIX } from '../src/uploads/uploads.service.ts'
+import { GRANT_PREFIX } from '../src/resources/uploads/uploads.service.ts'
 import { captureLogs, createAccount, ENGINES } from './support/harness.ts'
 import {
   type Grant,

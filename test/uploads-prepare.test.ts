@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
-import { hashSecret } from '../src/auth/secrets.ts'
+import { hashSecret } from '../src/platform/auth/secrets.ts'
 import {
   assertError,
   call,

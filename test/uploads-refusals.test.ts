@@ -14,10 +14,10 @@ import {
   BlobPathnameMismatchError,
 } from '@vercel/blob'
 import { createMultipartUploader, put } from '@vercel/blob/client'
-import { ServerSecrets } from '../src/db/server-secrets.ts'
-import { newId } from '../src/ids.ts'
-import { signClientToken } from '../src/uploads/blob-endpoint/client-token.ts'
-import { SigningKeyring } from '../src/uploads/blob-endpoint/signing-keys.ts'
+import { ServerSecrets } from '../src/platform/db/server-secrets.ts'
+import { newId } from '../src/platform/ids.ts'
+import { signClientToken } from '../src/resources/uploads/blob-endpoint/client-token.ts'
+import { SigningKeyring } from '../src/resources/uploads/blob-endpoint/signing-keys.ts'
 import {
   type ApiResponse,
   assertError,

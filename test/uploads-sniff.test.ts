@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { crc32, deflateRawSync, gzipSync } from 'node:zlib'
 import sharp from 'sharp'
-import { chooseContentType, detectType, PREVIEWABLE, SNIFF_BYTES } from '../src/uploads/sniff.ts'
+import { chooseContentType, detectType, PREVIEWABLE, SNIFF_BYTES } from '../src/resources/uploads/sniff.ts'
 
 /** A ZIP's local entries as a packer writes them (deflated, with their CRC), without the central directory. */
 function zipOf(entries: [name: string, content: string, stored?: 'stored'][]): Buffer {

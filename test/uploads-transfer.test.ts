@@ -10,9 +10,9 @@ import { after, before, describe, test } from 'node:test'
 import { crc32 } from 'node:zlib'
 import { BlobError, BlobFileTooLargeError } from '@vercel/blob'
 import { completeMultipartUpload, createMultipartUploader, uploadPart } from '@vercel/blob/client'
-import { blobKeyOf } from '../src/blob/blob-keys.ts'
-import { MIN_PART_BYTES } from '../src/uploads/blob-endpoint/blob-endpoint.service.ts'
-import { STALLED_COMPLETION_MS } from '../src/uploads/processing.job.ts'
+import { blobKeyOf } from '../src/platform/blob/blob-keys.ts'
+import { MIN_PART_BYTES } from '../src/resources/uploads/blob-endpoint/blob-endpoint.service.ts'
+import { STALLED_COMPLETION_MS } from '../src/resources/uploads/processing.job.ts'
 import { call, createAccount, ENGINES, type TestAccount } from './support/harness.ts'
 import {
   blobCalls,

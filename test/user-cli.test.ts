@@ -11,9 +11,9 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
-import { ALL_SCOPES } from '../src/auth/scopes.ts'
-import { barLine } from '../src/coffer-cli/progress.ts'
-import { formatSize } from '../src/format-size.shared.ts'
+import { barLine } from '../src/clients/coffer-cli/progress.ts'
+import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
+import { formatSize } from '../src/platform/format-size.shared.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
 import { createAccount, createFile, ENGINES } from './support/harness.ts'
 import { consent, signInIfAsked } from './support/oauth.ts'
@@ -21,7 +21,7 @@ import { type ListeningContext, startListening } from './support/uploads.ts'
 
 const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '..')
-const MAIN = path.join(ROOT, 'src', 'coffer-cli', 'main.ts')
+const MAIN = path.join(ROOT, 'src', 'clients', 'coffer-cli', 'main.ts')
 const PASSWORD = 'correct horse battery staple'
 const tmuxMissing = (await run('tmux', ['-V']).then(
   () => false,

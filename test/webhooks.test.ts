@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import type { App } from '../src/app.ts'
-import { EVENT_RETENTION_MS, EventsRepository } from '../src/webhooks/events.repository.ts'
+import { EVENT_RETENTION_MS, EventsRepository } from '../src/resources/webhooks/events.repository.ts'
 import {
   assertError,
   call,

@@ -1,13 +1,14 @@
 // The commands of `npm run cli`: each declares its flags (for parsing and help) and acts through the
 // services, like a route does. Each returns one JSON object and the same result as text for people.
-import type { Account } from '../accounts/accounts.repository.ts'
-import type { AccountsService } from '../accounts/accounts.service.ts'
-import type { ApiKey } from '../accounts/api-keys.repository.ts'
-import type { ApiKeysService } from '../accounts/api-keys.service.ts'
-import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../auth/scopes.ts'
-import { toIso, toIsoOrNull } from '../http/schemas.ts'
-import type { BackupManifest, BackupsService } from '../storage/backups.service.ts'
-import type { StorageReconciler, StorageReport } from '../storage/reconciler.job.ts'
+
+import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../platform/auth/scopes.ts'
+import { toIso, toIsoOrNull } from '../platform/http/schemas.ts'
+import type { Account } from '../resources/accounts/accounts.repository.ts'
+import type { AccountsService } from '../resources/accounts/accounts.service.ts'
+import type { ApiKey } from '../resources/accounts/api-keys.repository.ts'
+import type { ApiKeysService } from '../resources/accounts/api-keys.service.ts'
+import type { BackupManifest, BackupsService } from '../resources/maintenance/backups.service.ts'
+import type { StorageReconciler, StorageReport } from '../resources/maintenance/reconciler.job.ts'
 
 export const PROGRAM = 'npm run cli --'
 

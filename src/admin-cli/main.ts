@@ -3,9 +3,9 @@
 // result or the error envelope; people read stderr for errors. Exit codes: 0 done, 1 failed, 2 usage.
 
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from '../config.ts'
-import type { Db } from '../db/database.ts'
-import { AppError, ERROR_CODES, type ErrorCode } from '../errors.ts'
+import { ConfigError, loadConfig } from '../platform/config.ts'
+import type { Db } from '../platform/db/database.ts'
+import { AppError, ERROR_CODES, type ErrorCode } from '../platform/errors.ts'
 import {
   type CliServices,
   COMMANDS,
@@ -159,9 +159,9 @@ interface Storage {
 async function openStorage(): Promise<Storage> {
   const [{ openDatabase }, { migrate }, { openBlobStore }, { wireAccounts, wireStorage }] = await Promise.all(
     [
-      import('../db/open.ts'),
-      import('../db/migrate.ts'),
-      import('../blob/open-blob-store.ts'),
+      import('../platform/db/open.ts'),
+      import('../platform/db/migrate.ts'),
+      import('../platform/blob/open-blob-store.ts'),
       import('../wiring.ts'),
     ],
   )
@@ -231,9 +231,9 @@ async function main(argv: string[]): Promise<number> {
       readPassword: () => readPassword(process.stdin, process.stderr),
       restoreDatabase: async (from) => {
         const [{ openDatabase }, { BackupsRepository }, { restoreDatabase }] = await Promise.all([
-          import('../db/open.ts'),
-          import('../storage/backups.repository.ts'),
-          import('../storage/backups.service.ts'),
+          import('../platform/db/open.ts'),
+          import('../resources/maintenance/backups.repository.ts'),
+          import('../resources/maintenance/backups.service.ts'),
         ])
         const config = loadConfig()
         const probe = config.databaseUrl ? openDatabase({ ...config, poolSize: 1 }) : undefined

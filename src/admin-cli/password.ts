@@ -1,6 +1,6 @@
 // Reads a password from stdin for `--password-stdin`: the first line of a pipe, or typed at a terminal
 // with echo off. The password is returned to the caller only; nothing here prints or logs it.
-import { invalid } from '../errors.ts'
+import { invalid } from '../platform/errors.ts'
 
 // Far above any real password; stops an accidental `< big-file` from being read whole.
 const MAX_LENGTH = 1024

@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { AxeBuilder } from '@axe-core/playwright'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
-import type { Engine } from '../../src/db/engine.ts'
+import type { Engine } from '../../src/platform/db/engine.ts'
 
 export const CHROMIUM = '/usr/bin/chromium'
 

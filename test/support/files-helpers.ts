@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import type { App } from '../../src/app.ts'
-import type { StoredFile } from '../../src/files/files.repository.ts'
-import { NameIndex } from '../../src/files/search/name-index.repository.ts'
-import { newId, newPublicId } from '../../src/ids.ts'
+import { newId, newPublicId } from '../../src/platform/ids.ts'
+import type { StoredFile } from '../../src/resources/files/files.repository.ts'
+import { NameIndex } from '../../src/resources/files/search/name-index.repository.ts'
 import { type ApiResponse, call, type TestAccount, type TestContext } from './harness.ts'
 
 export const iso = (ms: number) => new Date(ms).toISOString()

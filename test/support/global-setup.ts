@@ -7,9 +7,9 @@
 // A test file run on its own without this setup makes both for itself.
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { loadConfig } from '../../src/config.ts'
-import { migrate } from '../../src/db/migrate.ts'
-import { openDatabase } from '../../src/db/open.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { migrate } from '../../src/platform/db/migrate.ts'
+import { openDatabase } from '../../src/platform/db/open.ts'
 import { type Ceph, cephMissing, startCeph } from './ceph.ts'
 
 let ceph: Ceph | undefined

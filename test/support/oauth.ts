@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import * as oauth from 'oauth4webapi'
 import type { Page } from 'playwright-core'
-import type { Scope } from '../../src/auth/scopes.ts'
+import type { Scope } from '../../src/platform/auth/scopes.ts'
 
 /** Plain http on 127.0.0.1 in tests; the library asks for https otherwise. */
 export const INSECURE = { [oauth.allowInsecureRequests]: true } as const

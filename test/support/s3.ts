@@ -13,10 +13,10 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import type { BlobStore, Leftover } from '../../src/blob/blob-store.ts'
-import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
-import { S3BlobStore } from '../../src/blob/s3-blob-store.ts'
-import { loadConfig } from '../../src/config.ts'
+import type { BlobStore, Leftover } from '../../src/platform/blob/blob-store.ts'
+import { LocalBlobStore } from '../../src/platform/blob/local-blob-store.ts'
+import { S3BlobStore } from '../../src/platform/blob/s3-blob-store.ts'
+import { loadConfig } from '../../src/platform/config.ts'
 import { type Ceph, cephMissing, type S3Endpoint, s3ClientOf, s3EnvOf, startCeph } from './ceph.ts'
 
 /** Why there is no S3 here, or false when there is. */

@@ -1,7 +1,7 @@
 // Files to share, made as a user would make them: uploaded with the real @vercel/blob client through the
 // upload procedure (so images get their preview from processing), then shared through the API.
 import assert from 'node:assert/strict'
-import type { Engine } from '../../src/db/engine.ts'
+import type { Engine } from '../../src/platform/db/engine.ts'
 import type { StartOptions, TestAccount } from './harness.ts'
 import {
   type ListeningContext,

@@ -3,7 +3,7 @@
 // test can see which blob API calls the client made; POST /files and a whole upload as the test's account;
 // and the rows and refusals those tests look at.
 import assert from 'node:assert/strict'
-import type { Engine } from '../../src/db/engine.ts'
+import type { Engine } from '../../src/platform/db/engine.ts'
 import type { TestAccount } from './harness.ts'
 import {
   type ListeningContext,

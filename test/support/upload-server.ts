@@ -8,11 +8,11 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { buildApp } from '../../src/app.ts'
-import { ALL_SCOPES } from '../../src/auth/scopes.ts'
-import { LocalBlobStore } from '../../src/blob/local-blob-store.ts'
-import { loadConfig } from '../../src/config.ts'
-import { migrate } from '../../src/db/migrate.ts'
-import { openDatabase } from '../../src/db/open.ts'
+import { ALL_SCOPES } from '../../src/platform/auth/scopes.ts'
+import { LocalBlobStore } from '../../src/platform/blob/local-blob-store.ts'
+import { loadConfig } from '../../src/platform/config.ts'
+import { migrate } from '../../src/platform/db/migrate.ts'
+import { openDatabase } from '../../src/platform/db/open.ts'
 
 const port: number = await new Promise((resolve) => {
   const probe = createServer().listen(0, '127.0.0.1', () => {

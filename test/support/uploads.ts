@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { createCipheriv, createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { upload } from '@vercel/blob/client'
-import type { Engine } from '../../src/db/engine.ts'
+import type { Engine } from '../../src/platform/db/engine.ts'
 import { type StartOptions, startApp, type TestContext } from './harness.ts'
 
 export const MULTIPART_THRESHOLD = 5 * 1024 * 1024

@@ -1,0 +1,133 @@
+// Accounts' SQL. Emails are stored normalised (accounts.service.ts), so they compare exactly.
+import type { Kysely } from 'kysely'
+import type { Db, Executor } from '../../platform/db/database.ts'
+import type { Database } from '../../platform/db/schema.ts'
+
+export interface Account {
+  id: string
+  email: string
+  createdAt: number
+}
+
+const toAccount = (row: { id: string; email: string; created_at: number }): Account => ({
+  id: row.id,
+  email: row.email,
+  createdAt: Number(row.created_at),
+})
+
+/** A failed sign-in, as the password page shows it. */
+export interface FailedSignIn {
+  at: number
+  /** The client address as the rate limits name it. */
+  client: string
+}
+
+export class AccountsRepository {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Db) {
+    this.#db = db.kysely
+  }
+
+  /** False when the email is taken. */
+  async insert(
+    account: Account & { passwordHash: string | null },
+    executor: Executor = this.#db,
+  ): Promise<boolean> {
+    const inserted = await executor
+      .insertInto('accounts')
+      .values({
+        id: account.id,
+        email: account.email,
+        password_hash: account.passwordHash,
+        created_at: account.createdAt,
+      })
+      .onConflict((oc) => oc.column('email').doNothing())
+      .returning('id')
+      .executeTakeFirst()
+    return inserted !== undefined
+  }
+
+  /** Every account, newest first: ids sort by creation time, so the primary key gives the order. */
+  async list(): Promise<Account[]> {
+    const rows = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at'])
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map(toAccount)
+  }
+
+  /** The account with this (normalised) email, with its password hash, if any. */
+  async byEmail(
+    email: string,
+  ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
+    const row = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at', 'password_hash', 'disabled_at'])
+      .where('email', '=', email)
+      .executeTakeFirst()
+    return row && { ...toAccount(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null }
+  }
+
+  async byId(
+    id: string,
+  ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
+    const row = await this.#db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'created_at', 'password_hash', 'disabled_at'])
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return row && { ...toAccount(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null }
+  }
+
+  /** Whether any account exists: none means the first-run setup is pending. */
+  async any(executor: Executor = this.#db): Promise<boolean> {
+    const row = await executor.selectFrom('accounts').select('id').limit(1).executeTakeFirst()
+    return row !== undefined
+  }
+
+  /** Sets or clears the account's disabled time; false when there is no such account. */
+  async setDisabled(accountId: string, at: number | null): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('accounts')
+      .set({ disabled_at: at })
+      .where('id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /** False when there is no such account. */
+  async recordFailedSignIn(accountId: string, failure: FailedSignIn): Promise<void> {
+    await this.#db
+      .insertInto('sign_in_failures')
+      .values({ account_id: accountId, at: failure.at, client: failure.client })
+      .execute()
+  }
+
+  /** The account's latest failed sign-ins since `since`, newest first. */
+  async failedSignIns(accountId: string, since: number, limit: number): Promise<FailedSignIn[]> {
+    const rows = await this.#db
+      .selectFrom('sign_in_failures')
+      .select(['at', 'client'])
+      .where('account_id', '=', accountId)
+      .where('at', '>=', since)
+      .orderBy('at', 'desc')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({ at: Number(row.at), client: row.client }))
+  }
+
+  async deleteFailedSignInsBefore(before: number): Promise<void> {
+    await this.#db.deleteFrom('sign_in_failures').where('at', '<', before).execute()
+  }
+
+  async setPasswordHash(accountId: string, passwordHash: string): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('accounts')
+      .set({ password_hash: passwordHash })
+      .where('id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+}

@@ -1,0 +1,328 @@
+// Accounts: who owns files. Created by the CLI, the first-run setup link and, when SIGNUP=open, the sign-up
+// page; signed in to with a password (scrypt), with failed sign-ins and new accounts limited in number.
+import { hashPassword, verifyPassword } from '../../platform/auth/secrets.ts'
+import type { Transactor } from '../../platform/db/database.ts'
+import { conflict, invalid, notFound } from '../../platform/errors.ts'
+import { newId } from '../../platform/ids.ts'
+import type { Account, AccountsRepository, FailedSignIn } from './accounts.repository.ts'
+import type { ApiKeysRepository } from './api-keys.repository.ts'
+import type { DeviceToken, KnownDevices } from './known-devices.ts'
+import type { SessionsRepository } from './sessions.repository.ts'
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+export const MIN_PASSWORD_LENGTH = 8
+export const MAX_PASSWORD_LENGTH = 1024
+
+/** A hash no password matches, checked when there is no account, so that both answers take as long. */
+let decoyHash: Promise<string> | undefined
+const decoy = () => {
+  decoyHash ??= hashPassword(`decoy ${Math.random()}`)
+  return decoyHash
+}
+
+export function checkNewPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+    throw invalid(
+      `The password must be at least ${MIN_PASSWORD_LENGTH} characters long (and at most ${MAX_PASSWORD_LENGTH}).`,
+      undefined,
+      'password',
+    )
+  }
+}
+
+export function normaliseEmail(email: string): string {
+  const trimmed = email.trim().toLowerCase()
+  if (trimmed.length > 254 || !EMAIL.test(trimmed)) {
+    throw invalid(`"${email}" is not a valid email address.`, undefined, 'email')
+  }
+  return trimmed
+}
+
+/** What a count of attempts answers: whether one more may go ahead, and if not, how long until one may. */
+export interface AttemptDecision {
+  allowed: boolean
+  /** Microseconds until one more attempt is allowed (0 when this one was). */
+  retryAfterUs: number
+}
+
+/** Attempts counted per bucket under one policy: a burst of `limit`, refilled smoothly over `windowMs`. */
+export interface AttemptCounter {
+  /** Counts one attempt and says whether it may go ahead. */
+  hit(bucket: string): Promise<AttemptDecision>
+  /** Gives back what a hit counted. */
+  refund(bucket: string): Promise<void>
+}
+
+/**
+ * Gives the counter of a policy. wiring.ts hands over the app's rate-limit stores (http/rate-limit-store.ts),
+ * so that the counts are shared by every process when the app's limits are (REDIS_URL).
+ */
+export type AttemptCounters = (policy: { limit: number; windowMs: number }) => AttemptCounter
+
+/**
+ * Failed sign-ins: a burst of 10, then one every 90 s, per account and client address together; 30, then one
+ * every 30 s, per address; and 100, then one every 36 s, per account (known or not) from every address. Only
+ * failures count: each attempt takes its place in every bucket before its password is checked, so that attempts
+ * at the same moment cannot overrun a limit, and gives it back if it succeeds or is refused. While a bucket is
+ * empty every attempt in it is refused, before any password is checked. The
+ * strict limit is the pair's, so that someone guessing from one address locks out that address, not the
+ * owner; the account's own is loose, a bound on guesses spread over many addresses.
+ */
+const FAILED_SIGN_INS_PER_PAIR = { limit: 10, windowMs: 15 * 60_000 }
+const FAILED_SIGN_INS_PER_ADDRESS = { limit: 30, windowMs: 15 * 60_000 }
+const FAILED_SIGN_INS_PER_ACCOUNT = { limit: 100, windowMs: 60 * 60_000 }
+/** How far back the password page shows failed sign-ins, and how many. */
+const FAILED_SIGN_INS_SHOWN = { days: 30, count: 10 }
+/** New accounts from one address (SIGNUP=open): a burst of 5, then one every 12 minutes. */
+const SIGN_UPS = { limit: 5, windowMs: 60 * 60_000 }
+
+/** A refusal for too many attempts, with the wait in whole seconds (at least 1). */
+export interface Throttled {
+  kind: 'throttled'
+  retryAfterSeconds: number
+}
+
+/** A sign-in that worked gives the browser a token that makes it a known device of the account. */
+export type SignIn = { kind: 'ok'; account: Account; device: DeviceToken } | { kind: 'wrong' } | Throttled
+
+export type SignUp = { kind: 'created'; account: Account } | Throttled
+
+/** The longest wait of the decisions that refuse, or undefined when every one allows. */
+export function throttled(decisions: AttemptDecision[]): Throttled | undefined {
+  if (decisions.every((decision) => decision.allowed)) return undefined
+  const waitUs = Math.max(...decisions.map((decision) => decision.retryAfterUs))
+  return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil(waitUs / 1_000_000)) }
+}
+
+/**
+ * The OAuth grants an account gave applications (oauth/, which builds on accounts): what disabling an account
+ * removes, with every token of them.
+ */
+export interface OauthGrants {
+  deleteGrantsOf(accountId: string): Promise<void>
+}
+
+export class AccountsService {
+  readonly #transaction: Transactor
+  readonly #accounts: AccountsRepository
+  readonly #keys: ApiKeysRepository
+  readonly #sessions: SessionsRepository
+  readonly #oauth: OauthGrants
+  readonly #failuresByPair: AttemptCounter
+  readonly #failuresByAccount: AttemptCounter
+  readonly #failuresByAddress: AttemptCounter
+  readonly #signUps: AttemptCounter
+  readonly #devices: KnownDevices
+
+  constructor(deps: {
+    transaction: Transactor
+    accounts: AccountsRepository
+    keys: ApiKeysRepository
+    sessions: SessionsRepository
+    oauth: OauthGrants
+    attempts: AttemptCounters
+    devices: KnownDevices
+  }) {
+    this.#transaction = deps.transaction
+    this.#accounts = deps.accounts
+    this.#keys = deps.keys
+    this.#sessions = deps.sessions
+    this.#oauth = deps.oauth
+    this.#failuresByPair = deps.attempts(FAILED_SIGN_INS_PER_PAIR)
+    this.#failuresByAccount = deps.attempts(FAILED_SIGN_INS_PER_ACCOUNT)
+    this.#failuresByAddress = deps.attempts(FAILED_SIGN_INS_PER_ADDRESS)
+    this.#signUps = deps.attempts(SIGN_UPS)
+    this.#devices = deps.devices
+  }
+
+  /**
+   * Creates an account. `onlyIfFirst` runs in the same transaction before the insert and may refuse: the
+   * first-run setup uses it to take its link and to make sure no account exists yet.
+   */
+  async create(
+    input: { email: string; password?: string },
+    onlyIfFirst?: (trx: Parameters<Parameters<Transactor>[0]>[0]) => Promise<void>,
+  ): Promise<Account> {
+    const email = normaliseEmail(input.email)
+    if (input.password !== undefined) checkNewPassword(input.password)
+    const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
+    const now = Date.now()
+    const account = { id: newId('acc', now), email, createdAt: now }
+    const inserted = await this.#transaction(async (trx) => {
+      await onlyIfFirst?.(trx)
+      return this.#accounts.insert({ ...account, passwordHash }, trx)
+    })
+    if (!inserted) throw conflict(`An account with the email ${email} already exists.`, undefined, 'email')
+    return account
+  }
+
+  /**
+   * A new account made by the public (SIGNUP=open), limited per client address. `client` names the address
+   * as the app's rate limits do (an IPv6 client's /64 counts as one address).
+   */
+  async signUp(input: { email: string; password: string; client: string }): Promise<SignUp> {
+    const refusal = throttled([await this.#signUps.hit(`sign-up-${input.client}`)])
+    if (refusal) return refusal
+    return { kind: 'created', account: await this.create(input) }
+  }
+
+  /** Whether any account exists yet (none: the first-run setup is pending). */
+  any(): Promise<boolean> {
+    return this.#accounts.any()
+  }
+
+  /** Every account, newest first. */
+  list(): Promise<Account[]> {
+    return this.#accounts.list()
+  }
+
+  async findByEmail(email: string): Promise<Account | undefined> {
+    const found = await this.#accounts.byEmail(normaliseEmail(email))
+    return found && { id: found.id, email: found.email, createdAt: found.createdAt }
+  }
+
+  async getByEmail(email: string): Promise<Account> {
+    const account = await this.findByEmail(email)
+    if (!account) throw notFound(`Account ${email}`)
+    return account
+  }
+
+  /**
+   * The account, if the password matches and the account is not disabled; undefined otherwise. Every
+   * refusal costs one scrypt, an unknown email included, so neither the answer nor its time tells whether
+   * the account exists.
+   */
+  async verifyPassword(email: string, password: string): Promise<Account | undefined> {
+    return (await this.#checkPassword(email, password)).account
+  }
+
+  /** The account whose password it is, if it is; and the enabled account the email names, either way. */
+  async #checkPassword(email: string, password: string): Promise<{ account?: Account; named?: string }> {
+    let normalised: string | undefined
+    try {
+      normalised = normaliseEmail(email)
+    } catch {}
+    const found = normalised === undefined ? undefined : await this.#accounts.byEmail(normalised)
+    const named = found && !found.disabled ? found.id : undefined
+    if (password.length > MAX_PASSWORD_LENGTH) return { named }
+    const matches = await verifyPassword(password, found?.passwordHash ?? (await decoy()))
+    if (!found?.passwordHash || !matches || found.disabled) return { named }
+    return { account: { id: found.id, email: found.email, createdAt: found.createdAt }, named }
+  }
+
+  /**
+   * A sign-in with a password, from the client address `client` (as the app's rate limits name it), by a browser
+   * that may hold a known device's token (`device`). Failures are counted per account and address together, per
+   * address, and per account; while a count is exhausted every attempt in it is refused before any password is
+   * checked, and an unknown email is counted and answered as a wrong password is, so that the answers tell
+   * nothing of who has an account. The account's own count, which guesses from many addresses use up, does not
+   * apply to a browser the account signed in from before: strangers cannot lock the owner out.
+   */
+  async signIn(input: { email: string; password: string; client: string; device?: string }): Promise<SignIn> {
+    const email = input.email.trim().toLowerCase()
+    const buckets: [AttemptCounter, string][] = [
+      [this.#failuresByPair, `sign-in:${email}|${input.client}`],
+      [this.#failuresByAddress, `sign-in-${input.client}`],
+    ]
+    if (!(await this.#isKnownDevice(input.device, email))) {
+      buckets.push([this.#failuresByAccount, `sign-in:${email}`])
+    }
+    const taken = await Promise.all(
+      buckets.map(async ([counter, bucket]) => ({ counter, bucket, decision: await counter.hit(bucket) })),
+    )
+    const giveBack = (places: typeof taken) =>
+      Promise.all(places.map(({ counter, bucket }) => counter.refund(bucket)))
+    const refusal = throttled(taken.map(({ decision }) => decision))
+    if (refusal) {
+      await giveBack(taken.filter(({ decision }) => decision.allowed))
+      return refusal
+    }
+    const { account, named } = await this.#checkPassword(input.email, input.password)
+    if (account) {
+      await giveBack(taken)
+      return { kind: 'ok', account, device: await this.#devices.issue(account.id) }
+    }
+    if (named) await this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client })
+    return { kind: 'wrong' }
+  }
+
+  /** Whether the browser's token is a known device of the account of `email`. */
+  async #isKnownDevice(token: string | undefined, email: string): Promise<boolean> {
+    if (token === undefined) return false
+    const accountId = await this.#devices.accountOf(token)
+    if (accountId === undefined) return false
+    let normalised: string
+    try {
+      normalised = normaliseEmail(email)
+    } catch {
+      return false
+    }
+    return (await this.#accounts.byEmail(normalised))?.id === accountId
+  }
+
+  /** A known device's token for a browser that has just signed in to the account another way (a new account). */
+  rememberDevice(accountId: string): Promise<DeviceToken> {
+    return this.#devices.issue(accountId)
+  }
+
+  /** The account's failed sign-ins of the last 30 days, the latest 10, newest first: for its owner to see. */
+  failedSignIns(accountId: string): Promise<FailedSignIn[]> {
+    const since = Date.now() - FAILED_SIGN_INS_SHOWN.days * 86_400_000
+    return this.#accounts.failedSignIns(accountId, since, FAILED_SIGN_INS_SHOWN.count)
+  }
+
+  /** Forgets failed sign-ins older than the password page shows. */
+  purgeFailedSignIns(): Promise<void> {
+    return this.#accounts.deleteFailedSignInsBefore(Date.now() - FAILED_SIGN_INS_SHOWN.days * 86_400_000)
+  }
+
+  async setPassword(accountId: string, password: string): Promise<void> {
+    checkNewPassword(password)
+    if (!(await this.#accounts.setPasswordHash(accountId, await hashPassword(password)))) {
+      throw notFound('Account')
+    }
+  }
+
+  /**
+   * Changes the password of a signed-in account, which must give its current one, and ends its other
+   * sessions: whoever else knew the old password is signed out.
+   */
+  async changePassword(input: {
+    accountId: string
+    sessionId: string
+    current: string
+    next: string
+  }): Promise<void> {
+    const found = await this.#accounts.byId(input.accountId)
+    if (!found) throw notFound('Account')
+    if (
+      !found.passwordHash ||
+      input.current.length > MAX_PASSWORD_LENGTH ||
+      !(await verifyPassword(input.current, found.passwordHash))
+    ) {
+      throw invalid('The current password is not right.', undefined, 'current')
+    }
+    await this.setPassword(input.accountId, input.next)
+    await this.#sessions.deleteOfAccount(input.accountId, input.sessionId)
+  }
+
+  /**
+   * Disables an account: it signs in no more, its sessions end, its API keys are revoked and its OAuth
+   * grants (with their tokens) removed, so every credential it had is refused on its next request.
+   */
+  async disable(email: string): Promise<Account> {
+    const account = await this.getByEmail(email)
+    await this.#accounts.setDisabled(account.id, Date.now())
+    await this.#sessions.deleteOfAccount(account.id)
+    await this.#keys.revokeAllOf(account.id)
+    await this.#oauth.deleteGrantsOf(account.id)
+    return account
+  }
+
+  /** Lets a disabled account sign in again; its revoked credentials stay revoked. */
+  async enable(email: string): Promise<Account> {
+    const account = await this.getByEmail(email)
+    await this.#accounts.setDisabled(account.id, null)
+    return account
+  }
+}
