@@ -1,77 +1,18 @@
 // Brings the schema up to date. Every migration is written once for both engines (Kysely's schema builder),
 // with a branch on the engine only where they differ (indexes, triggers). Concurrent starts are safe: the
 // migrator takes a lock.
+import { readdir } from 'node:fs/promises'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
 import type { Db } from './database.ts'
 import type { Engine } from './engine.ts'
-import * as initial from './migrations/0001_initial.ts'
-import * as uploads from './migrations/0002_uploads.ts'
-import * as multipartUploads from './migrations/0003_multipart_uploads.ts'
-import * as credentialNotifications from './migrations/0004_credential_notifications.ts'
-import * as searchIndex from './migrations/0005_search_index_without_pending_list.ts'
-import * as coveringOrderIndexes from './migrations/0006_covering_order_indexes.ts'
-import * as metadataNotifications from './migrations/0007_metadata_notifications.ts'
-import * as shareLinks from './migrations/0008_share_links.ts'
-import * as requestUploads from './migrations/0009_request_uploads.ts'
-import * as blobDeletions from './migrations/0010_blob_deletions.ts'
-import * as backupHolds from './migrations/0011_backup_holds.ts'
-import * as accountsOnTheWeb from './migrations/0012_accounts_on_the_web.ts'
-import * as fileCrc32 from './migrations/0013_file_crc32.ts'
-import * as accountDailyCounts from './migrations/0014_account_daily_counts.ts'
-import * as downloadPasses from './migrations/0015_download_passes.ts'
-import * as signInFailures from './migrations/0016_sign_in_failures.ts'
-import * as uploadIntentsClient from './migrations/0017_upload_intents_client.ts'
-import * as fileDigestsPending from './migrations/0018_file_digests_pending.ts'
-import * as nameIndex from './migrations/0019_name_index.ts'
-import * as orderIndexesWithoutNames from './migrations/0020_order_indexes_without_names.ts'
-import * as nameIndexBlocksOf65536 from './migrations/0021_name_index_blocks_of_65536.ts'
-import * as webhooks from './migrations/0022_webhooks.ts'
-import * as requestDeadlineEvents from './migrations/0023_request_deadline_events.ts'
-import * as mail from './migrations/0024_mail.ts'
-import * as tokenNotifications from './migrations/0025_token_notifications.ts'
-import * as nameIndexRunsOfFour from './migrations/0026_name_index_runs_of_four.ts'
-import * as uploadCompletionRecovery from './migrations/0027_upload_completion_recovery.ts'
-import * as uploadCrc32 from './migrations/0028_upload_crc32.ts'
-import * as pastShareCounts from './migrations/0029_past_share_counts.ts'
-import * as submissionSendings from './migrations/0030_submission_sendings.ts'
-import * as fileOrderIndexes from './migrations/0031_file_order_indexes.ts'
-import * as trash from './migrations/0032_trash.ts'
-import * as folderShares from './migrations/0033_folder_shares.ts'
 
-const MIGRATIONS: Record<string, { up(db: Kysely<unknown>, engine: Engine): Promise<void> }> = {
-  '0001_initial': initial,
-  '0002_uploads': uploads,
-  '0003_multipart_uploads': multipartUploads,
-  '0004_credential_notifications': credentialNotifications,
-  '0005_search_index_without_pending_list': searchIndex,
-  '0006_covering_order_indexes': coveringOrderIndexes,
-  '0007_metadata_notifications': metadataNotifications,
-  '0008_share_links': shareLinks,
-  '0009_request_uploads': requestUploads,
-  '0010_blob_deletions': blobDeletions,
-  '0011_backup_holds': backupHolds,
-  '0012_accounts_on_the_web': accountsOnTheWeb,
-  '0013_file_crc32': fileCrc32,
-  '0014_account_daily_counts': accountDailyCounts,
-  '0015_download_passes': downloadPasses,
-  '0016_sign_in_failures': signInFailures,
-  '0017_upload_intents_client': uploadIntentsClient,
-  '0018_file_digests_pending': fileDigestsPending,
-  '0019_name_index': nameIndex,
-  '0020_order_indexes_without_names': orderIndexesWithoutNames,
-  '0021_name_index_blocks_of_65536': nameIndexBlocksOf65536,
-  '0022_webhooks': webhooks,
-  '0023_request_deadline_events': requestDeadlineEvents,
-  '0024_mail': mail,
-  '0025_token_notifications': tokenNotifications,
-  '0026_name_index_runs_of_four': nameIndexRunsOfFour,
-  '0027_upload_completion_recovery': uploadCompletionRecovery,
-  '0028_upload_crc32': uploadCrc32,
-  '0029_past_share_counts': pastShareCounts,
-  '0030_submission_sendings': submissionSendings,
-  '0031_file_order_indexes': fileOrderIndexes,
-  '0032_trash': trash,
-  '0033_folder_shares': folderShares,
+/** The migrations: every file of migrations/, applied in the order of their names (a number first). */
+const MIGRATIONS_DIR = path.join(import.meta.dirname, 'migrations')
+
+interface MigrationModule {
+  up(db: Kysely<unknown>, engine: Engine): Promise<void>
 }
 
 class Migrations implements MigrationProvider {
@@ -80,12 +21,16 @@ class Migrations implements MigrationProvider {
     this.#engine = engine
   }
   async getMigrations(): Promise<Record<string, Migration>> {
-    return Object.fromEntries(
-      Object.entries(MIGRATIONS).map(([name, m]) => [
-        name,
-        { up: (db: Kysely<unknown>) => m.up(db, this.#engine) },
-      ]),
+    const files = (await readdir(MIGRATIONS_DIR)).filter((file) => /^\d{4}_\w+\.ts$/.test(file)).sort()
+    const migrations = await Promise.all(
+      files.map(async (file): Promise<[string, Migration]> => {
+        const migration = (await import(
+          pathToFileURL(path.join(MIGRATIONS_DIR, file)).href
+        )) as MigrationModule
+        return [file.slice(0, -'.ts'.length), { up: (db) => migration.up(db, this.#engine) }]
+      }),
     )
+    return Object.fromEntries(migrations)
   }
 }
 
