@@ -11,8 +11,9 @@ import {
 import type { Db, Transaction } from '../../platform/db/database.ts'
 import { type Page, toPage } from '../../platform/db/pagination.ts'
 import { preparePages } from '../../platform/db/read-path/prepared.ts'
-import type { Database, FileRequestsTable } from '../../platform/db/schema.ts'
+import type { Database } from '../../platform/db/schema.ts'
 import { type Folder, JOINED_FOLDER_COLUMNS, joinedFolder } from '../folders/folders.repository.ts'
+import type { FileRequestsTable } from './requests.tables.ts'
 
 /** What the owner limits a request's public page to accept (a Coffer extension); null for no limit. */
 export interface RequestLimits {

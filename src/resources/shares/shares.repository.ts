@@ -13,10 +13,11 @@ import type { Db, Executor, Transaction } from '../../platform/db/database.ts'
 import { type Page, toPage } from '../../platform/db/pagination.ts'
 import { idLookup } from '../../platform/db/read-path/id-lookup.ts'
 import { compileOnce, preparePages } from '../../platform/db/read-path/prepared.ts'
-import type { Database, SharesTable } from '../../platform/db/schema.ts'
+import type { Database } from '../../platform/db/schema.ts'
 import type { ServedFile } from '../files/file-content.ts'
 import { type FilePreview, JOINED_PREVIEW_COLUMNS, joinedPreview } from '../files/file-previews.repository.ts'
 import { isActiveState, type ShareState, shareStateOfRow } from '../files/share-state.ts'
+import type { SharesTable } from './shares.tables.ts'
 
 /** What every share link is, of a file or of a folder (folder-shares.repository.ts). */
 export interface Link {

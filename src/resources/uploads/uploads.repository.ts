@@ -2,7 +2,8 @@
 // (`where state = ...`), so concurrent requests and several processes agree on who moved an intent.
 import type { Kysely, Selectable } from 'kysely'
 import type { Db, Transaction } from '../../platform/db/database.ts'
-import type { Database, UploadIntentsTable, UploadState } from '../../platform/db/schema.ts'
+import type { Database } from '../../platform/db/schema.ts'
+import type { UploadIntentsTable, UploadState } from './uploads.tables.ts'
 
 export type IntentRow = Selectable<UploadIntentsTable>
 

@@ -3,8 +3,9 @@ import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Db, Executor, Transaction } from '../../platform/db/database.ts'
 import type { Engine } from '../../platform/db/engine.ts'
 import { decodeCursor, fetchSizeFor, keysetAfter, type Page, toPage } from '../../platform/db/pagination.ts'
-import type { Database, WebhookEndpointsTable } from '../../platform/db/schema.ts'
+import type { Database } from '../../platform/db/schema.ts'
 import { type EventType, isEventType } from './event-types.ts'
+import type { WebhookEndpointsTable } from './webhooks.tables.ts'
 
 export interface WebhookEndpoint {
   id: string
