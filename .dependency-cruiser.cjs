@@ -1,7 +1,7 @@
 // The import rules of src/, checked by `npm run check` (docs/architecture.md, "Layers"): routes → services →
 // repositories → db, each resource in its own folder. Type imports count as imports, except where a rule says
 // otherwise: a type leaves nothing behind at run time, so a layer may name the types of the one below it.
-const { readdirSync } = require('node:fs')
+const { readdirSync, readFileSync } = require('node:fs')
 const path = require('node:path')
 
 /** Every folder of src/resources/ is a resource: it falls under the resources' rules the moment it exists. */
@@ -11,35 +11,33 @@ const RESOURCE_FOLDERS = readdirSync(path.join(__dirname, 'src/resources'), { wi
 const RESOURCES = `resources/(${RESOURCE_FOLDERS.join('|')})`
 
 /**
- * The resources from the bottom up: each may import those of the layers below its own, never those beside or
- * above it, so no two resources import each other (docs/architecture.md, "Layers"). A new resource folder must
- * be placed here: the check stops until it is.
+ * The resources from the bottom up, in the order of the modules' list (src/modules.ts), which wiring.ts builds
+ * them in: each may import those before it, never those after it, so no two resources import each other
+ * (docs/architecture.md, "Layers"). A resource folder without a module in that list stops the check.
  */
-const RESOURCE_LAYERS = [
-  ['maintenance'],
-  ['accounts'],
-  ['oauth', 'webhooks', 'folders'],
-  ['files'],
-  ['shares', 'uploads'],
-  ['requests'],
-  ['analytics'],
-  ['service-info'],
-]
-const unplaced = RESOURCE_FOLDERS.filter((folder) => !RESOURCE_LAYERS.flat().includes(folder))
-if (unplaced.length > 0) {
-  throw new Error(`Place ${unplaced.join(', ')} in RESOURCE_LAYERS of .dependency-cruiser.cjs.`)
+const MODULES_LIST = readFileSync(path.join(__dirname, 'src/modules.ts'), 'utf8')
+const folderOfModule = new Map(
+  [...MODULES_LIST.matchAll(/import \{ (\w+) \} from '\.\/(?:resources|clients)\/([\w-]+)\//g)].map(
+    ([, name, folder]) => [name, folder],
+  ),
+)
+const RESOURCE_ORDER = MODULES_LIST.slice(MODULES_LIST.indexOf('export const modules'))
+  .match(/= \[([^\]]*)\]/)[1]
+  .split(',')
+  .map((name) => folderOfModule.get(name.trim()))
+  .filter((folder) => RESOURCE_FOLDERS.includes(folder))
+const unlisted = RESOURCE_FOLDERS.filter((folder) => !RESOURCE_ORDER.includes(folder))
+if (unlisted.length > 0) {
+  throw new Error(`List the module of ${unlisted.join(', ')} in src/modules.ts.`)
 }
-/** One rule per layer: its resources import nothing of their own layer's other resources, nor of those above. */
-const ONE_WAY_RULES = RESOURCE_LAYERS.map((layer, index) => ({
-  name: `resources-point-down-from-${layer.join('-')}`,
+/** One rule per resource: it imports nothing of the resources after it in the list, types included. */
+const ONE_WAY_RULES = RESOURCE_ORDER.slice(0, -1).map((resource, index) => ({
+  name: `resources-point-down-from-${resource}`,
   severity: 'error',
   comment:
-    'A resource builds on the resources of the layers below its own (RESOURCE_LAYERS), never beside or above: no two resources import each other, types included.',
-  from: { path: `^src/resources/(${layer.join('|')})/` },
-  to: {
-    path: `^src/resources/(${RESOURCE_LAYERS.slice(index).flat().join('|')})/`,
-    pathNot: '^src/resources/$1/',
-  },
+    "A resource builds on the resources before it in the modules' list (src/modules.ts), never on those after it: no two resources import each other, types included.",
+  from: { path: `^src/resources/${resource}/` },
+  to: { path: `^src/resources/(${RESOURCE_ORDER.slice(index + 1).join('|')})/` },
 }))
 /** The modules of a resource that run its domain rules: services and the background jobs. */
 const SERVICES = `^src/${RESOURCES}/.+[.](service|job)[.]ts$`
@@ -165,12 +163,14 @@ module.exports = {
     {
       name: 'sql-lives-in-repositories',
       severity: 'error',
-      comment: 'Only db/ and the repositories (and the files search they delegate to) build SQL with Kysely.',
+      comment:
+        "Only db/ and the repositories (and the files search they delegate to) build SQL with Kysely; a resource's tables (*.tables.ts) name its column types.",
       from: {
         path: '^src/',
         pathNot: [
           '^src/platform/db/',
           '[.]repository[.]ts$',
+          '[.]tables[.]ts$',
           '^src/resources/files/search/name-search[.]ts$',
         ],
       },

@@ -5,6 +5,7 @@ import csrfProtection from '@fastify/csrf-protection'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { Jobs, RouteDeps, Services } from './module.ts'
 import { modules } from './modules.ts'
 import { API_KEY_PREFIX } from './platform/auth/secrets.ts'
 import type { BlobStore } from './platform/blob/blob-store.ts'
@@ -38,8 +39,7 @@ import { registerWeb } from './platform/web/web.ts'
 import { csrfUserInfo, WebSessions } from './resources/accounts/web-sessions.ts'
 import { downloadHandoff } from './resources/files/download.ts'
 import { openApiOptions } from './resources/service-info/openapi.ts'
-import type { RouteDeps, Services } from './routes.ts'
-import { type Jobs, wire } from './wiring.ts'
+import { wire } from './wiring.ts'
 
 export interface AppDeps {
   config: Config
@@ -92,7 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Opened before the services are built: those that count attempts (sign-in, share passwords) get the same
   // stores as the request limit of the guard, shared by every process through Redis when it is configured.
   const attempts = await registerRateLimitStores(app, deps.config)
-  const { services, jobs, urls, authorizationServer, startJobs, stopJobs } = wire({
+  const { services, jobs, urls, startJobs, stopJobs } = wire({
     ...deps,
     attempts,
     metrics,
@@ -114,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   metrics?.serve(app, metricsConfig)
 
   const webSessions = new WebSessions(app, services.sessions, deps.config.publicUrl)
-  const routeDeps = { services, config: deps.config, urls, web, authorizationServer, webSessions, inProcess }
+  const routeDeps = { services, config: deps.config, urls, web, webSessions, inProcess }
   await registerModules(app, routeDeps)
 
   return app as unknown as App

@@ -157,14 +157,14 @@ interface Storage {
  * the server's modules, which help, usage errors and a restore do not need.
  */
 async function openStorage(): Promise<Storage> {
-  const [{ openDatabase }, { migrate }, { openBlobStore }, { wireAccounts, wireStorage }] = await Promise.all(
-    [
+  const [{ openDatabase }, { migrate }, { openBlobStore }, { wireAccounts }, { wireStorage }] =
+    await Promise.all([
       import('../platform/db/open.ts'),
       import('../platform/db/migrate.ts'),
       import('../platform/blob/open-blob-store.ts'),
       import('../wiring.ts'),
-    ],
-  )
+      import('../resources/maintenance/maintenance.module.ts'),
+    ])
   const config = loadConfig()
   // Credentials in DATABASE_URL stay out of messages.
   const url = config.databaseUrl === undefined ? undefined : new URL(config.databaseUrl)

@@ -10,10 +10,10 @@
 // validation, its errors and its scopes, checked by its own route schemas.
 import type { FastifyInstance } from 'fastify'
 import packageJson from '../../../package.json' with { type: 'json' }
+import type { Routes } from '../../module.ts'
 import type { Principal } from '../../platform/auth/principal.ts'
 import { requireScopes } from '../../platform/http/auth.ts'
 import { MCP_PATH } from '../../platform/public-urls.ts'
-import type { Routes } from '../../routes.ts'
 import { UPLOAD_LIMIT } from './limits.ts'
 
 /** A message may carry a file of UPLOAD_LIMIT in base64 (a third more), and JSON around it. */

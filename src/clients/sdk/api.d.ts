@@ -21,6 +21,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description **Coffer extension, beyond the contract.** The account’s webhook endpoints, newest first.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description **Coffer extension, beyond the contract.** Events of the types listed are POSTed to `url` as `{ type, timestamp, data }`, `data` in
+         *     the API's own shapes, with the Standard Webhooks headers `webhook-id` (the event's id, the same on every retry),
+         *     `webhook-timestamp` and `webhook-signature`. Verify them with a Standard Webhooks library and the `secret` of this
+         *     answer, the only time it is shown. A 2xx answer within 10 s is success; redirects are not followed. A failure is tried
+         *     again after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily for up to 3 days; an endpoint whose deliveries have all
+         *     failed for 3 days is disabled. The URL must be https:// and resolve to public addresses (400 otherwise). An account has
+         *     at most 20 endpoints, each with a URL of its own (409 otherwise).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description **Coffer extension, beyond the contract.** The endpoint, without its secret.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description **Coffer extension, beyond the contract.** Deletes the endpoint with its deliveries; nothing more is sent to it.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description **Coffer extension, beyond the contract.** Changes its URL (checked as on creation), events, description, or whether it is active; at least one.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint’s secret
+         * @description **Coffer extension, beyond the contract.** A new secret, shown only in this answer. For 24 hours deliveries carry two signatures in
+         *     `webhook-signature`, by the new secret and the old, so a receiver can change its secret meanwhile.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description **Coffer extension, beyond the contract.** Sends a `webhook.ping` event to this endpoint alone, whatever it subscribes to, as any
+         *     event is sent (signed, retried). A disabled endpoint is a 409.
+         */
+        post: operations["pingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint’s deliveries
+         * @description **Coffer extension, beyond the contract.** Its deliveries, newest first, each with its attempts and the next one due.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description **Coffer extension, beyond the contract.** Makes the delivery due now, whatever came of it; the attempt keeps its `webhook-id`.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/folders": {
         parameters: {
             query?: never;
@@ -388,6 +528,26 @@ export interface paths {
         patch: operations["updateFolderShare"];
         trace?: never;
     };
+    "/files/uploads/{intentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the status of an upload
+         * @description pending (phase uploading, then processing), then complete with the new file ID, or error with a message. An upload whose grant expires before its file is stored ends in error. Only the account that prepared the upload sees it; for any other it is a 404.
+         */
+        get: operations["getUploadStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/requests": {
         parameters: {
             query?: never;
@@ -581,26 +741,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/files/uploads/{intentId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get the status of an upload
-         * @description pending (phase uploading, then processing), then complete with the new file ID, or error with a message. An upload whose grant expires before its file is stored ends in error. Only the account that prepared the upload sees it; for any other it is a 404.
-         */
-        get: operations["getUploadStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/analytics": {
         parameters: {
             query?: never;
@@ -663,146 +803,6 @@ export interface paths {
         get: operations["getTopShares"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List webhook endpoints
-         * @description **Coffer extension, beyond the contract.** The account’s webhook endpoints, newest first.
-         */
-        get: operations["listWebhooks"];
-        put?: never;
-        /**
-         * Create a webhook endpoint
-         * @description **Coffer extension, beyond the contract.** Events of the types listed are POSTed to `url` as `{ type, timestamp, data }`, `data` in
-         *     the API's own shapes, with the Standard Webhooks headers `webhook-id` (the event's id, the same on every retry),
-         *     `webhook-timestamp` and `webhook-signature`. Verify them with a Standard Webhooks library and the `secret` of this
-         *     answer, the only time it is shown. A 2xx answer within 10 s is success; redirects are not followed. A failure is tried
-         *     again after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then daily for up to 3 days; an endpoint whose deliveries have all
-         *     failed for 3 days is disabled. The URL must be https:// and resolve to public addresses (400 otherwise). An account has
-         *     at most 20 endpoints, each with a URL of its own (409 otherwise).
-         */
-        post: operations["createWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks/{webhookId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a webhook endpoint
-         * @description **Coffer extension, beyond the contract.** The endpoint, without its secret.
-         */
-        get: operations["getWebhook"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook endpoint
-         * @description **Coffer extension, beyond the contract.** Deletes the endpoint with its deliveries; nothing more is sent to it.
-         */
-        delete: operations["deleteWebhook"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a webhook endpoint
-         * @description **Coffer extension, beyond the contract.** Changes its URL (checked as on creation), events, description, or whether it is active; at least one.
-         */
-        patch: operations["updateWebhook"];
-        trace?: never;
-    };
-    "/webhooks/{webhookId}/rotate-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rotate a webhook endpoint’s secret
-         * @description **Coffer extension, beyond the contract.** A new secret, shown only in this answer. For 24 hours deliveries carry two signatures in
-         *     `webhook-signature`, by the new secret and the old, so a receiver can change its secret meanwhile.
-         */
-        post: operations["rotateWebhookSecret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks/{webhookId}/ping": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test event
-         * @description **Coffer extension, beyond the contract.** Sends a `webhook.ping` event to this endpoint alone, whatever it subscribes to, as any
-         *     event is sent (signed, retried). A disabled endpoint is a 409.
-         */
-        post: operations["pingWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks/{webhookId}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a webhook endpoint’s deliveries
-         * @description **Coffer extension, beyond the contract.** Its deliveries, newest first, each with its attempts and the next one due.
-         */
-        get: operations["listWebhookDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a delivery again
-         * @description **Coffer extension, beyond the contract.** Makes the delivery due now, whatever came of it; the attempt keeps its `webhook-id`.
-         */
-        post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1086,6 +1086,60 @@ export interface components {
                 /** @description Coffer extension, beyond the contract. The request field the error is about, as a path into the body (`submitterEmail`, `files[2].size`), where there is one. */
                 field?: string;
             };
+        };
+        /** @description An endpoint that receives events, signed by the Standard Webhooks scheme. */
+        Webhook: {
+            id: string;
+            /** Format: uri */
+            url: string;
+            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
+            description: string | null;
+            /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
+            isActive: boolean;
+            disabledReason: string | null;
+            failingSince: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookWithSecret: {
+            id: string;
+            /** Format: uri */
+            url: string;
+            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
+            description: string | null;
+            /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
+            isActive: boolean;
+            disabledReason: string | null;
+            failingSince: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The signing secret (`whsec_` + base64), for a Standard Webhooks library to verify `webhook-signature` with. Shown only in this answer. */
+            secret: string;
+        };
+        WebhookDelivery: {
+            id: string;
+            /** @description The `webhook-id` of every attempt. */
+            eventId: string;
+            eventType: string;
+            state: "pending" | "succeeded" | "failed";
+            attempts: {
+                attempt: number;
+                /** Format: date-time */
+                at: string;
+                status: number | null;
+                latencyMs: number;
+                error: string | null;
+                response: string | null;
+            }[];
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         /** @description A flat folder of files and file requests. */
         Folder: {
@@ -1440,60 +1494,6 @@ export interface components {
                 downloads: number;
             }[];
         };
-        /** @description An endpoint that receives events, signed by the Standard Webhooks scheme. */
-        Webhook: {
-            id: string;
-            /** Format: uri */
-            url: string;
-            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
-            description: string | null;
-            /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
-            isActive: boolean;
-            disabledReason: string | null;
-            failingSince: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        WebhookWithSecret: {
-            id: string;
-            /** Format: uri */
-            url: string;
-            events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
-            description: string | null;
-            /** @description Whether events are delivered to it. Coffer sets it to false after three days of failed deliveries. */
-            isActive: boolean;
-            disabledReason: string | null;
-            failingSince: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** @description The signing secret (`whsec_` + base64), for a Standard Webhooks library to verify `webhook-signature` with. Shown only in this answer. */
-            secret: string;
-        };
-        WebhookDelivery: {
-            id: string;
-            /** @description The `webhook-id` of every attempt. */
-            eventId: string;
-            eventType: string;
-            state: "pending" | "succeeded" | "failed";
-            attempts: {
-                attempt: number;
-                /** Format: date-time */
-                at: string;
-                status: number | null;
-                latencyMs: number;
-                error: string | null;
-                response: string | null;
-            }[];
-            nextAttemptAt: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
     };
     responses: never;
     parameters: never;
@@ -1712,6 +1712,884 @@ export interface operations {
                 };
             };
             /** @description Any other failure: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.); `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 25). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"][];
+                        pagination: {
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
+                    url: string;
+                    /** @description The event types the endpoint receives. */
+                    events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
+                    url?: string;
+                    /** @description The event types the endpoint receives. */
+                    events?: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
+                    description?: string | null;
+                    /** @description false stops deliveries; true starts them again and forgets past failures. */
+                    isActive?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookWithSecret"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pingWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            eventId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 25). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                        pagination: {
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4377,6 +5255,129 @@ export interface operations {
             };
         };
     };
+    getUploadStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description One of three shapes, by status. */
+                        data: {
+                            /** @enum {string} */
+                            status: "pending";
+                            /** @description uploading until the blob is stored, then processing until the file exists. */
+                            phase: "uploading" | "processing";
+                            /** @description Coffer extension, beyond the contract. While uploading: the upload's multipart upload that holds the most bytes, with the parts the server keeps of it (for the grant's life), so that a client that was stopped (killed, a closed tab, a lost connection) sends only the parts missing, with a client token from a new handshake, and completes it with `completeMultipartUpload`. */
+                            multipart?: {
+                                /** @description The multipart upload, as `createMultipartUpload` named it. */
+                                uploadId: string;
+                                /** @description The parts stored, one per number, in order. */
+                                parts: {
+                                    partNumber: number;
+                                    size: number;
+                                    /** @description As `uploadPart` answered it: pass it to `completeMultipartUpload`. */
+                                    etag: string;
+                                }[];
+                            };
+                        } | {
+                            /** @enum {string} */
+                            status: "complete";
+                            result: {
+                                /** @description The new file ID. */
+                                id: string;
+                            };
+                        } | {
+                            /** @enum {string} */
+                            status: "error";
+                            /** @description What went wrong. */
+                            error: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listRequests: {
         parameters: {
             query?: {
@@ -5459,129 +6460,6 @@ export interface operations {
             };
         };
     };
-    getUploadStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                intentId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description One of three shapes, by status. */
-                        data: {
-                            /** @enum {string} */
-                            status: "pending";
-                            /** @description uploading until the blob is stored, then processing until the file exists. */
-                            phase: "uploading" | "processing";
-                            /** @description Coffer extension, beyond the contract. While uploading: the upload's multipart upload that holds the most bytes, with the parts the server keeps of it (for the grant's life), so that a client that was stopped (killed, a closed tab, a lost connection) sends only the parts missing, with a client token from a new handshake, and completes it with `completeMultipartUpload`. */
-                            multipart?: {
-                                /** @description The multipart upload, as `createMultipartUpload` named it. */
-                                uploadId: string;
-                                /** @description The parts stored, one per number, in order. */
-                                parts: {
-                                    partNumber: number;
-                                    size: number;
-                                    /** @description As `uploadPart` answered it: pass it to `completeMultipartUpload`. */
-                                    etag: string;
-                                }[];
-                            };
-                        } | {
-                            /** @enum {string} */
-                            status: "complete";
-                            result: {
-                                /** @description The new file ID. */
-                                id: string;
-                            };
-                        } | {
-                            /** @enum {string} */
-                            status: "error";
-                            /** @description What went wrong. */
-                            error: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     getAnalytics: {
         parameters: {
             query?: {
@@ -5798,884 +6676,6 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TopShares"];
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listWebhooks: {
-        parameters: {
-            query?: {
-                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
-                cursor?: string;
-                /** @description Page size (default 25). */
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"][];
-                        pagination: {
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    createWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
-                    url: string;
-                    /** @description The event types the endpoint receives. */
-                    events: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
-                    description?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookWithSecret"];
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    getWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"];
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    deleteWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    updateWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Where deliveries are POSTed: an https:// URL whose host resolves to public addresses (with WEBHOOKS_ALLOW_PRIVATE=true on the server, also http:// to loopback and private addresses). */
-                    url?: string;
-                    /** @description The event types the endpoint receives. */
-                    events?: ("file.created" | "file.trashed" | "file.restored" | "file.deleted" | "share.created" | "share.viewed" | "share.downloaded" | "folder_share.created" | "folder_share.viewed" | "folder_share.downloaded" | "submission.received" | "request.closed")[];
-                    description?: string | null;
-                    /** @description false stops deliveries; true starts them again and forgets past failures. */
-                    isActive?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Webhook"];
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    rotateWebhookSecret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookWithSecret"];
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    pingWebhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            eventId: string;
-                        };
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    listWebhookDeliveries: {
-        parameters: {
-            query?: {
-                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
-                cursor?: string;
-                /** @description Page size (default 25). */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                webhookId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["WebhookDelivery"][];
-                        pagination: {
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
-            401: {
-                headers: {
-                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
-            403: {
-                headers: {
-                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    retryWebhookDelivery: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                webhookId: string;
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                        };
                     };
                 };
             };

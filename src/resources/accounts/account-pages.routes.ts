@@ -11,6 +11,7 @@
 // another page of this server.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { ALL_SCOPES } from '../../platform/auth/scopes.ts'
 import { AppError } from '../../platform/errors.ts'
 import { clientAddress } from '../../platform/http/client-address.ts'
@@ -25,7 +26,6 @@ import {
 import { type FormReading, formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, refusalOf } from '../../platform/web/forms.ts'
 import type { Page } from '../../platform/web/layout.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import {
   ACCOUNT_PATHS,
   forgotPasswordPage,

@@ -6,8 +6,8 @@
 //   is a 404 page that names nothing of it.
 // The session is required; the page changes nothing, so it has no form to protect.
 import { Type } from 'typebox'
+import type { Routes } from '../../module.ts'
 import { AppError } from '../../platform/errors.ts'
-import type { Routes } from '../../routes.ts'
 import { appNav, sessionAccountId } from '../accounts/web-sessions.ts'
 import type { PageRange } from './analytics.service.ts'
 import { ALL_SHARES, ANALYTICS_PATH, analyticsPage, shareNotFoundPage } from './analytics-app.views.ts'

@@ -1,5 +1,6 @@
 // What share analytics bring to the application: their API and the owner's analytics page.
-import type { Module } from '../../routes.ts'
+import type { Module } from '../../module.ts'
+import { AnalyticsRepository } from './analytics.repository.ts'
 import { analyticsRoutes } from './analytics.routes.ts'
 import {
   AccountDailyAnalyticsSchema,
@@ -8,7 +9,14 @@ import {
   ShareDailyAnalyticsSchema,
   TopSharesSchema,
 } from './analytics.schemas.ts'
+import { AnalyticsService } from './analytics.service.ts'
 import { analyticsAppRoutes } from './analytics-app.routes.ts'
+
+declare module '../../module.ts' {
+  interface Services {
+    analytics: AnalyticsService
+  }
+}
 
 export const analyticsModule: Module = {
   schemas: [
@@ -20,4 +28,7 @@ export const analyticsModule: Module = {
   ],
   apiRoutes: [analyticsRoutes],
   pageRoutes: [analyticsAppRoutes],
+  wire: ({ db }) => ({
+    services: { analytics: new AnalyticsService({ analytics: new AnalyticsRepository(db) }) },
+  }),
 }

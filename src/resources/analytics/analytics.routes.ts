@@ -1,8 +1,8 @@
 import { Type } from 'typebox'
+import type { Routes } from '../../module.ts'
 import { invalid } from '../../platform/errors.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../../platform/http/schemas.ts'
-import type { Routes } from '../../routes.ts'
 import {
   AnalyticsQuery,
   DailyAnalyticsQuery,

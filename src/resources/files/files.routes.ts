@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, List } from '../../platform/http/schemas.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { DOWNLOAD_SAFETY_HEADERS, INLINE_SAFE_TYPES, sendFileContent } from './download.ts'
 import {
   DeleteFilesBody,

@@ -8,11 +8,11 @@
 // Everything needs the session; every change is a POST with its CSRF token. A file the trash does not hold
 // (another account's, restored meanwhile, gone for good) is skipped by a restore and a 404 page for a delete.
 import { Type } from 'typebox'
+import type { Routes } from '../../module.ts'
 import { invalid } from '../../platform/errors.ts'
 import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms } from '../../platform/web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../../platform/web/notices.ts'
-import type { Routes } from '../../routes.ts'
 import { appNav, csrfToken, safeReturnTo, sessionAccountId } from '../accounts/web-sessions.ts'
 import { FILE_PATHS } from './files-app.views.ts'
 import { confirmDeleteForeverPage, confirmEmptyPage, trashPage } from './trash-app.views.ts'

@@ -1,8 +1,8 @@
 // The trash's API (trash.service.ts): what was deleted, restored or deleted for good.
 import { Type } from 'typebox'
+import type { Routes } from '../../module.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import { Data, ERROR_RESPONSES, extensionOperation, List, PageQuery } from '../../platform/http/schemas.ts'
-import type { Routes } from '../../routes.ts'
 import { FileParams, serializeFile, serializeTrashedFile } from './files.schemas.ts'
 
 const READ = requireScopes(['files:read'])

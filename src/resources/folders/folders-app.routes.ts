@@ -6,10 +6,10 @@
 // account's folder is a 404 page.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../../platform/web/forms.ts'
 import { withNotice } from '../../platform/web/notices.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import type { Folder } from './folders.repository.ts'
 import {

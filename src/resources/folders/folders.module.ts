@@ -1,11 +1,34 @@
 // What folders bring to the application: their API and their pages in the owner's app.
-import type { Module } from '../../routes.ts'
+import type { Module } from '../../module.ts'
+import { FoldersRepository } from './folders.repository.ts'
 import { foldersRoutes } from './folders.routes.ts'
 import { FolderSchema } from './folders.schemas.ts'
+import { FoldersService } from './folders.service.ts'
 import { foldersAppRoutes } from './folders-app.routes.ts'
+
+declare module '../../module.ts' {
+  interface Repositories {
+    folders: FoldersRepository
+  }
+  interface Services {
+    folders: FoldersService
+  }
+}
 
 export const foldersModule: Module = {
   schemas: [FolderSchema],
   apiRoutes: [foldersRoutes],
   pageRoutes: [foldersAppRoutes],
+  repositories: (db) => ({ folders: new FoldersRepository(db) }),
+  wire: ({ db }, { repositories: r }) => ({
+    services: {
+      // What a folder holds (files, requests) and its link are other modules' records, reached through ports.
+      folders: new FoldersService({
+        transaction: db.transaction,
+        folders: r.folders,
+        contents: [r.files, r.requests],
+        linkHistory: r.shares,
+      }),
+    },
+  }),
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import { Data, ERROR_RESPONSES, IdParam, List, PageQuery } from '../../platform/http/schemas.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { FolderBody, serializeFolder } from './folders.schemas.ts'
 
 // Folder operations accept the folders:* scopes of the contract and also the files:* scopes, which the

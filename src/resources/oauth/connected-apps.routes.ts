@@ -2,8 +2,8 @@
 // revoking one, which removes its grant with every code and token of it. A settings page of the account, served
 // here because oauth/ builds on accounts, never the reverse.
 
+import type { Routes } from '../../module.ts'
 import { acceptForms } from '../../platform/web/forms.ts'
-import type { Routes } from '../../routes.ts'
 import { ACCOUNT_PATHS } from '../accounts/account-pages.views.ts'
 import { appNav, sessionAccountId } from '../accounts/web-sessions.ts'
 import { appsPage } from './connected-apps.views.ts'

@@ -11,6 +11,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { ALL_SCOPES, type Scope } from '../../platform/auth/scopes.ts'
 import { hashSecret } from '../../platform/auth/secrets.ts'
 import { clientAddress } from '../../platform/http/client-address.ts'
@@ -25,7 +26,6 @@ import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, type FormState } from '../../platform/web/forms.ts'
 import type { Page } from '../../platform/web/layout.ts'
 import type { Web } from '../../platform/web/web.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { csrfToken, SIGN_IN_PATH } from '../accounts/web-sessions.ts'
 import {
   type AuthorizationServer,
@@ -80,7 +80,7 @@ const PROVIDER_PATHS = [
 
 export const oauthRoutes: Routes = async (app, deps) => {
   const { web, urls } = deps
-  const provider = await deps.authorizationServer(providerPages(web))
+  const provider = await deps.services.authorizationServer(providerPages(web))
   const handle = providerCallback(app, provider, web)
   await app.register(async (raw: FastifyInstance) => providerEndpointRoutes(raw, { provider, handle, web }))
   resourceMetadataRoutes(app, urls)

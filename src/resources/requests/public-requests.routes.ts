@@ -3,12 +3,12 @@
 // request's public id is the capability, and each upload's grant (sent in the body, never in a URL, since
 // URLs end up in logs) authorizes its status and its cancelling. A Coffer extension, beyond the contract.
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { AppError, RetryLater } from '../../platform/errors.ts'
 import { clientAddress } from '../../platform/http/client-address.ts'
 import { addressBucket, retryAfterSeconds } from '../../platform/http/rate-limit.ts'
 import { Data, ERROR_RESPONSES, extensionOperation } from '../../platform/http/schemas.ts'
 import { publicRequestApiPath } from '../../platform/public-urls.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import {
   CancelUploadsBody,
   PreparePublicUploadsBody,

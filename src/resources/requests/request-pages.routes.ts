@@ -3,8 +3,8 @@
 // (public-requests.routes.ts). An unknown link is a 404 page; a request that no longer takes files (disabled,
 // past its deadline, or full: request-state.ts) a 410 page that says why and shows nothing else of it.
 
+import type { Routes } from '../../module.ts'
 import { readerTimeZone } from '../../platform/web/chosen-days.ts'
-import type { Routes } from '../../routes.ts'
 import { closedText, requestPage } from './request-pages.views.ts'
 
 /** Public ids are 32 characters; anything much longer is not one, and is not looked up. */

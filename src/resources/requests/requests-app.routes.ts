@@ -9,6 +9,7 @@
 // rules are RequestsService's, the same the API's routes call.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { AppError } from '../../platform/errors.ts'
 import {
   dayEndingAt,
@@ -21,7 +22,6 @@ import {
 import { formReader } from '../../platform/web/form-reader.ts'
 import { formatCount, formatSize } from '../../platform/web/format.ts'
 import { acceptForms, type FormState, type Refusal, refusalOf } from '../../platform/web/forms.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import { Description, MAX_FILES_BOUND, Title } from './requests.schemas.ts'
 import type { LimitsInput } from './requests.service.ts'

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import {
   Data,
@@ -8,7 +9,6 @@ import {
   IdParam,
   List,
 } from '../../platform/http/schemas.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import {
   CreateRequestBody,
   EMAIL_RULE,

@@ -1,9 +1,9 @@
 // The meta surface: the capability index and the OpenAPI document under /api/v1, the API reference page,
 // and the liveness and readiness probes. None of them needs a credential.
 import { Type } from 'typebox'
+import type { Routes } from '../../module.ts'
 import { AppError } from '../../platform/errors.ts'
 import { API_BASE_PATH, OAUTH_METADATA_PATH } from '../../platform/public-urls.ts'
-import type { Routes } from '../../routes.ts'
 import { type CapabilityIndex, CapabilityIndexSchema, capabilityIndex } from './capabilities.ts'
 import { docsPage, type OpenApiDocument } from './docs-page.ts'
 

@@ -10,7 +10,7 @@
 // a disabled, expired or exhausted link is a 410 everywhere under it, and a protected one shows nothing, not
 // even the folder's name, before its password has been given.
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { RouteApp } from '../../routes.ts'
+import type { RouteApp } from '../../module.ts'
 import { sendFileContent } from '../files/download.ts'
 import { TEXT_PREVIEW_BYTES, viewerKindOf } from '../files/file-viewers.views.ts'
 import { sendZip } from '../files/zip/zip-response.ts'

@@ -3,12 +3,12 @@
 // the password form and its route, and what is not a view (a browser's prefetch).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps } from '../../module.ts'
 import { clientAddress } from '../../platform/http/client-address.ts'
 import { addressBucket } from '../../platform/http/rate-limit.ts'
 import { formReader } from '../../platform/web/form-reader.ts'
 import { PageCache } from '../../platform/web/page-cache.ts'
 import type { Web } from '../../platform/web/web.ts'
-import type { RouteApp, RouteDeps } from '../../routes.ts'
 import { openDownload, planDownload } from '../files/download.ts'
 import type { PassKind } from './link-passes.ts'
 import type { LinkAccess, LinkState, Pass, PublicLink } from './public-shares.service.ts'

@@ -10,8 +10,8 @@
 // rules (the password's guesses limited, the download limit) are PublicSharesService's; the routes keep the
 // passes it gives in cookies and answer with pages (link-pages.ts: what both kinds of link share).
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { RouteApp, Routes } from '../../module.ts'
 import { acceptForms } from '../../platform/web/forms.ts'
-import type { RouteApp, Routes } from '../../routes.ts'
 import { sendFileContent } from '../files/download.ts'
 import type { FaultLog } from '../files/file-content.ts'
 import { TEXT_PREVIEW_BYTES, viewerKindOf } from '../files/file-viewers.views.ts'

@@ -12,6 +12,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { html } from 'ghtml'
 import { type Static, Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import {
   endOfDay,
   knownTimeZone,
@@ -22,7 +23,6 @@ import {
 import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, type FormState, refusalOf } from '../../platform/web/forms.ts'
 import { withNotice } from '../../platform/web/notices.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { appNav, csrfToken, sessionAccountId } from '../accounts/web-sessions.ts'
 import { FILE_PATHS } from '../files/files-app.views.ts'
 import { SHARE_PATHS, type ShareTargetKind, sharePanel } from '../files/share-panel.views.ts'

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import { Data, dateTimeOf, ERROR_RESPONSES, IdParam, List, PageQuery } from '../../platform/http/schemas.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { CreateShareBody, serializeShare, serializeShareWithFile, UpdateShareBody } from './shares.schemas.ts'
 
 const READ = requireScopes(['shares:read'])

@@ -4,7 +4,7 @@
 // authorized by its own grant. A script calls these, so refusals come in the API's JSON envelope, which the
 // page shows beside the file.
 import { Type } from 'typebox'
-import type { Routes } from '../../routes.ts'
+import type { Routes } from '../../module.ts'
 import { sessionAccountId } from '../accounts/web-sessions.ts'
 import { PrepareUploadBody, serializeGrant } from './uploads.schemas.ts'
 

@@ -1,8 +1,8 @@
 import { Type } from 'typebox'
+import type { Routes } from '../../module.ts'
 import { accountOf, requireScopes } from '../../platform/http/auth.ts'
 import { Data, ERROR_RESPONSES, IdParam } from '../../platform/http/schemas.ts'
 import { API_BASE_PATH, UPLOAD_HANDSHAKE_PATH } from '../../platform/public-urls.ts'
-import type { Routes } from '../../routes.ts'
 import {
   HandshakeBody,
   PrepareUploadBody,

@@ -5,10 +5,10 @@
 // as the API does, and another account's endpoint is a 404 page.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
 import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, refusalOf } from '../../platform/web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../../platform/web/notices.ts'
-import type { RouteApp, RouteDeps, Routes } from '../../routes.ts'
 import { appNav, sessionAccountId } from '../accounts/web-sessions.ts'
 import { ALL_EVENT_TYPES } from './event-types.ts'
 import { MAX_URL_LENGTH } from './webhook-targets.ts'

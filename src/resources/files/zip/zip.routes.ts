@@ -7,9 +7,9 @@
 // another account's folder, or a selection of nothing that is the account's, is a 404 page. The archive is
 // streamed as it is built, with Content-Length when its entries are known before it starts.
 import { Type } from 'typebox'
+import type { Routes } from '../../../module.ts'
 import { formReader } from '../../../platform/web/form-reader.ts'
 import { acceptForms } from '../../../platform/web/forms.ts'
-import type { Routes } from '../../../routes.ts'
 import { sessionAccountId } from '../../accounts/web-sessions.ts'
 import { MAX_ZIP_SELECTION } from './zip.service.ts'
 import { sendZip } from './zip-response.ts'

@@ -3,9 +3,9 @@
 // actions. Bodies are raw bytes streamed from the socket: no parser or body limit of the API applies here; the
 // client token's declared size is the limit. Every failure is `{ error: { code, message } }` (see errors.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { RouteDeps } from '../../../module.ts'
 import { OUTAGE_RETRY_AFTER_SECONDS } from '../../../platform/http/errors.ts'
 import { unavailableDependency } from '../../../platform/unavailable-dependencies.ts'
-import type { RouteDeps } from '../../../routes.ts'
 import type { BlobRequest } from './blob-endpoint.service.ts'
 import { BlobApiError } from './errors.ts'
 import { bodyOf, drainRefusedBody } from './request-bodies.ts'
