@@ -1,21 +1,22 @@
 // The container image that test/container/run.sh built from the Containerfile (COFFER_IMAGE), tried with what
-// runs on this machine: `buildah run --isolation chroot`, which shares the host's network and process table,
-// so the server in the image listens on 127.0.0.1 here and its process is seen in /proc. buildah gives the
-// container's /data volume a directory of its own (it ignores a `-v` onto an image's VOLUME), so the admin
-// command runs in the server's container, as `podman exec` would, and /data is read through the server's
-// /proc/<pid>/root. Its configuration
-// (unprivileged user, /data volume, port, health check), what it holds (production dependencies only, sharp's
-// binaries for linux-x64, the built assets), then the server it starts: its setup link, an account and a key made
-// with the admin command the image ships, uploads through the real @vercel/blob client (one in parts), downloads
-// compared byte for byte, an image preview made by sharp in the image, a share link downloaded by anyone, the
-// HEALTHCHECK's own command, a backup, the files under /data owned by the image's user, and a clean stop on
-// SIGTERM. Not in `npm test` (it needs the image, minutes to build): `test/container/run.sh` runs it.
+// runs on this machine: `buildah run --isolation chroot`, which shares the host's network and process table, so
+// the server in the image listens on 127.0.0.1 here and its process is seen in /proc. Checked: its configuration
+// (unprivileged user, /data volume, port 8080, health check), what it holds (production dependencies only,
+// sharp's binaries for linux-x64, the built assets), then the server it starts: its setup link, an account and a
+// key made with the admin command the image ships, uploads through the real @vercel/blob client (one in parts),
+// downloads compared byte for byte, an image preview made by sharp in the image, a share link downloaded by
+// anyone, the HEALTHCHECK's own command, the files under /data owned by the image's user, a clean stop on
+// SIGTERM, and the README's backup and restore: a new container restored from the backup serves the same files.
+// buildah gives each container's /data volume a directory of its own (it ignores a `-v` onto an image's VOLUME),
+// so the admin command runs in the server's container, as `podman exec` would, and /data is read through the
+// server's /proc/<pid>/root. Not in `npm test` (it needs the image, minutes to build): test/container/run.sh.
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { chown, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { upload } from '@vercel/blob/client'
@@ -85,6 +86,21 @@ interface ImageConfig {
   Healthcheck?: { Test: string[]; Interval: number; Timeout: number; Retries: number }
 }
 
+/** A server started in a container with `buildah run`, as `podman run` would start it. */
+interface RunningServer {
+  base: string
+  /** buildah run, whose child runs the server. */
+  child: ChildProcess
+  exited: Promise<number | null>
+  /** The server's own process (node): killing buildah would leave it running. */
+  pid: number
+  stderr(): string
+  stdout(): string
+}
+
+/** The server's stderr for a failure message, without the setup link's secret. */
+const redacted = (text: string) => text.replace(/coffer_setup_[\w-]+/g, 'coffer_setup_…').slice(-3000)
+
 describe('the container image', {
   skip: IMAGE ? false : 'COFFER_IMAGE is not set: test/container/run.sh builds the image and runs this',
 }, () => {
@@ -92,33 +108,114 @@ describe('the container image', {
   let config: ImageConfig
   /** The container the server runs in; the admin command runs in it too, as with `podman exec`. */
   const container = `${PREFIX}-server`
+  /** A container made later, into whose empty /data the backup is restored. */
+  const restoredContainer = `${PREFIX}-restored`
   let rootfs: string
-  let port: number
-  let base: string
-  let server: ChildProcess | undefined
-  let serverExit: Promise<number | null> | undefined
-  /** The server's own process (node), which buildah's runtime starts: killing buildah would leave it running. */
-  let serverPid: number | undefined
-  let serverErr = ''
-  let serverOut = ''
+  /** A host directory mounted at /backups (buildah honours `-v` everywhere but on the image's VOLUME). */
+  let backups: string
   let imageUid: number
   let key: string
   const auth = () => ({ authorization: `Bearer ${key}` })
+  const servers: RunningServer[] = []
 
-  /** Runs `command` in the container (as the image's user, on its /data), with `input` on stdin. */
-  const inImage = (command: string[], input?: string, env: Record<string, string> = {}) =>
+  /** Runs `command` in `where` (as the image's user, on its /data), with `input` on stdin. */
+  const inImage = (
+    command: string[],
+    options: { input?: string; env?: Record<string, string>; where?: string } = {},
+  ) =>
     buildah(
       [
         'run',
         '--isolation',
         'chroot',
-        ...Object.entries(env).flatMap(([name, value]) => ['--env', `${name}=${value}`]),
-        container,
+        '-v',
+        `${backups}:/backups`,
+        ...Object.entries(options.env ?? {}).flatMap(([name, value]) => ['--env', `${name}=${value}`]),
+        options.where ?? container,
         '--',
         ...command,
       ],
-      { input, timeoutMs: 120_000 },
+      { input: options.input, timeoutMs: 120_000 },
     )
+  const cli = (args: string[], options: { input?: string; where?: string } = {}) =>
+    inImage(['npm', 'run', '--silent', 'cli', '--', ...args], options)
+
+  /** Starts the image's entrypoint and command in `where`, on 127.0.0.1; resolves once /healthz answers. */
+  async function startServer(where: string): Promise<RunningServer> {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const started = Date.now()
+    const child = spawn(
+      'buildah',
+      [
+        'run',
+        '--isolation',
+        'chroot',
+        '-v',
+        `${backups}:/backups`,
+        // Only on loopback: chroot isolation listens in the host's network.
+        '--env',
+        'HOST=127.0.0.1',
+        '--env',
+        `PORT=${port}`,
+        '--env',
+        `PUBLIC_URL=${base}`,
+        '--env',
+        'SHUTDOWN_GRACE_SECONDS=0',
+        where,
+        '--',
+        // What `podman run` would start: the entrypoint with the command.
+        ...(config.Entrypoint ?? []),
+        ...config.Cmd,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    let stdout = ''
+    let stderr = ''
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const server = { base, child, exited, pid: 0, stderr: () => stderr, stdout: () => stdout }
+    servers.push(server)
+    for (;;) {
+      assert.equal(child.exitCode, null, `the server exited: ${redacted(stderr)}`)
+      assert.ok(Date.now() - started < 60_000, 'the server answers /healthz within a minute')
+      const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2000) }).catch(
+        () => undefined,
+      )
+      if (health?.ok) break
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    console.log(`# the server in ${where} answered /healthz ${Date.now() - started} ms after buildah run`)
+    for (const pid of await descendants(child.pid as number)) {
+      const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')
+      if (cmdline.includes('src/server.ts')) server.pid = pid
+    }
+    assert.ok(server.pid, 'the server process is under buildah run')
+    return server
+  }
+
+  /**
+   * SIGTERM, which `podman stop` sends to the container's first process (here the server: the entrypoint execs
+   * it): it drains and exits 0. Sent to the server itself: buildah run ends its child with SIGKILL when it is
+   * signalled, which no engine does.
+   */
+  async function stopServer(server: RunningServer): Promise<void> {
+    process.kill(server.pid, 'SIGTERM')
+    let timer: NodeJS.Timeout | undefined
+    const code = await Promise.race([
+      server.exited,
+      new Promise((resolve) => {
+        timer = setTimeout(() => resolve('no exit within 20 s'), 20_000)
+      }),
+    ])
+    clearTimeout(timer)
+    assert.equal(code, 0, `the server stopped cleanly: ${redacted(server.stderr())}`)
+  }
 
   before(async () => {
     const inspected = JSON.parse(await buildah(['inspect', '--type', 'image', image]))
@@ -131,17 +228,19 @@ describe('the container image', {
       .find((entry) => entry.split(':')[0] === config.User || entry.split(':')[2] === config.User)
     assert.ok(line, `the image's user ${config.User} is in its /etc/passwd`)
     imageUid = Number(line.split(':')[2])
-    port = await freePort()
-    base = `http://127.0.0.1:${port}`
+    backups = await mkdtemp(path.join(tmpdir(), 'coffer-image-backups-'))
+    await chown(backups, imageUid, imageUid)
   })
 
   after(async () => {
-    if (server && server.exitCode === null && server.signalCode === null) {
-      if (serverPid) process.kill(serverPid, 'SIGKILL')
-      else server.kill('SIGKILL')
-      await serverExit
+    for (const server of servers) {
+      if (server.child.exitCode !== null || server.child.signalCode !== null) continue
+      if (server.pid) process.kill(server.pid, 'SIGKILL')
+      else server.child.kill('SIGKILL')
+      await server.exited
     }
-    await buildah(['rm', container]).catch(() => {})
+    for (const name of [container, restoredContainer]) await buildah(['rm', name]).catch(() => {})
+    if (backups) await rm(backups, { recursive: true, force: true })
   })
 
   test('its configuration: an unprivileged user, the /data volume, port 8080, a health check on /healthz', () => {
@@ -192,65 +291,13 @@ describe('the container image', {
     assert.match((await inImage(['node', '--version'])).trim(), /^v24\./)
   })
 
-  test('the server: setup link, account, uploads, downloads, preview, share link, health check, backup, stop', async () => {
-    const started = Date.now()
-    server = spawn(
-      'buildah',
-      [
-        'run',
-        '--isolation',
-        'chroot',
-        // Only on loopback: chroot isolation listens in the host's network.
-        '--env',
-        'HOST=127.0.0.1',
-        '--env',
-        `PORT=${port}`,
-        '--env',
-        `PUBLIC_URL=${base}`,
-        '--env',
-        'SHUTDOWN_GRACE_SECONDS=0',
-        container,
-        '--',
-        // What `podman run` would start: the entrypoint with the command.
-        ...(config.Entrypoint ?? []),
-        ...config.Cmd,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    const child = server
-    serverExit = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      serverOut += chunk
-    })
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      serverErr += chunk
-    })
-
-    // /healthz answers, within a minute.
-    for (;;) {
-      assert.equal(
-        child.exitCode,
-        null,
-        `the server exited: ${serverErr.replace(/coffer_setup_\w+/g, 'coffer_setup_…')}`,
-      )
-      assert.ok(Date.now() - started < 60_000, 'the server answers /healthz within a minute')
-      const health = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2000) }).catch(
-        () => undefined,
-      )
-      if (health?.ok) break
-      await new Promise((resolve) => setTimeout(resolve, 250))
-    }
-    console.log(`# the server in the image answered /healthz ${Date.now() - started} ms after buildah run`)
+  test('the server: setup link, account, uploads, downloads, preview, share link, health check, backup, restore', async () => {
+    const server = await startServer(container)
+    const { base } = server
     assert.equal((await fetch(`${base}/readyz`)).status, 200)
 
-    // It runs as the image's user, and it is node running src/server.ts.
-    const pids = await descendants(child.pid as number)
-    for (const pid of pids) {
-      const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')
-      if (cmdline.includes('src/server.ts')) serverPid = pid
-    }
-    assert.ok(serverPid, 'the server process is under buildah run')
-    const status = await readFile(`/proc/${serverPid}/status`, 'utf8')
+    // It runs as the image's user.
+    const status = await readFile(`/proc/${server.pid}/status`, 'utf8')
     const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status)?.slice(1).map(Number)
     assert.deepEqual(
       uids,
@@ -258,56 +305,28 @@ describe('the container image', {
       'every uid of the server is the image user',
     )
     // /data is a volume: a mount of its own in the server's view.
-    const mounts = await readFile(`/proc/${serverPid}/mountinfo`, 'utf8')
+    const mounts = await readFile(`/proc/${server.pid}/mountinfo`, 'utf8')
     assert.ok(
       mounts.split('\n').some((entry) => entry.split(' ')[4] === '/data'),
       '/data is mounted',
     )
-    const dataDir = `/proc/${serverPid}/root/data`
+    const dataDir = `/proc/${server.pid}/root/data`
 
     // A new server prints the first account's setup link on stderr, and the link is a page.
-    const link = new RegExp(`${base}/account/setup/coffer_setup_[A-Za-z0-9_-]+`).exec(serverErr)?.[0]
+    const link = new RegExp(`${base}/account/setup/coffer_setup_[A-Za-z0-9_-]+`).exec(server.stderr())?.[0]
     assert.ok(link, 'the setup link is printed')
     assert.equal((await fetch(link)).status, 200)
 
     // An account and a key, with the admin command the image ships (through npm, as the README says).
     const email = `check-${randomBytes(4).toString('hex')}@example.com`
     const account = JSON.parse(
-      await inImage(
-        [
-          'npm',
-          'run',
-          '--silent',
-          'cli',
-          '--',
-          'accounts',
-          'create',
-          '--email',
-          email,
-          '--password-stdin',
-          '--json',
-        ],
-        'a long enough password\n',
-      ),
+      await cli(['accounts', 'create', '--email', email, '--password-stdin', '--json'], {
+        input: 'a long enough password\n',
+      }),
     )
     assert.equal(account.email, email)
     const made = JSON.parse(
-      await inImage([
-        'npm',
-        'run',
-        '--silent',
-        'cli',
-        '--',
-        'keys',
-        'create',
-        '--email',
-        email,
-        '--scopes',
-        'all',
-        '--name',
-        'image-check',
-        '--json',
-      ]),
+      await cli(['keys', 'create', '--email', email, '--scopes', 'all', '--name', 'image-check', '--json']),
     )
     key = made.key
     assert.ok(key)
@@ -353,14 +372,13 @@ describe('the container image', {
     const bigId = await uploadOne('big.bin', 'application/octet-stream', big)
 
     // Downloads, byte for byte.
-    for (const [id, bytes] of [
-      [pictureId, png],
-      [bigId, big],
-    ] as const) {
-      const download = await fetch(`${base}/api/v1/files/${id}/download`, { headers: auth() })
+    const downloaded = async (from: string, id: string) => {
+      const download = await fetch(`${from}/api/v1/files/${id}/download`, { headers: auth() })
       assert.equal(download.status, 200)
-      assert.equal(sha256(new Uint8Array(await download.arrayBuffer())), sha256(bytes))
+      return sha256(new Uint8Array(await download.arrayBuffer()))
     }
+    assert.equal(await downloaded(base, pictureId), sha256(png))
+    assert.equal(await downloaded(base, bigId), sha256(big))
 
     // sharp, in the image, made the picture's preview.
     const preview = await fetch(`${base}/api/v1/files/${pictureId}/preview`, { headers: auth() })
@@ -388,26 +406,11 @@ describe('the container image', {
 
     // The image's HEALTHCHECK command, as the engine runs it: in the container, with its environment.
     const healthcheck = config.Healthcheck?.Test.slice(1) ?? []
-    await inImage(healthcheck, undefined, { PORT: String(port) })
+    await inImage(healthcheck, { env: { PORT: new URL(base).port } })
     await assert.rejects(
-      inImage(healthcheck, undefined, { PORT: String(await freePort()) }),
+      inImage(healthcheck, { env: { PORT: String(await freePort()) } }),
       'and fails where nothing answers',
     )
-
-    // A backup while the server runs, into the volume (SQLite: no PostgreSQL client needed).
-    await inImage([
-      'npm',
-      'run',
-      '--silent',
-      'cli',
-      '--',
-      'backup',
-      'create',
-      '--to',
-      '/data/backups/check',
-      '--json',
-    ])
-    assert.ok(existsSync(path.join(dataDir, 'backups', 'check', 'manifest.json')), 'the backup is complete')
 
     // Everything landed under /data, owned by the image's user.
     assert.ok(existsSync(path.join(dataDir, 'coffer.sqlite')), 'the SQLite database is in /data')
@@ -430,23 +433,19 @@ describe('the container image', {
       )
     }
 
-    // SIGTERM, which `podman stop` sends to the container's first process (here the server: the entrypoint
-    // execs it): it drains and exits 0. (Sent to the server itself: buildah run ends its child with SIGKILL when
-    // it is signalled, which no engine does.)
-    process.kill(serverPid, 'SIGTERM')
-    let timer: NodeJS.Timeout | undefined
-    const code = await Promise.race([
-      serverExit,
-      new Promise((resolve) => {
-        timer = setTimeout(() => resolve('no exit within 20 s'), 20_000)
-      }),
-    ])
-    clearTimeout(timer)
-    assert.equal(
-      code,
-      0,
-      `the server stopped cleanly: ${serverErr.slice(-2000).replace(/coffer_setup_\w+/g, 'coffer_setup_…')}`,
-    )
-    assert.ok(!serverOut.includes(key), 'the key is not in the log')
+    // The README's backup: while the server runs, into a volume of its own (SQLite: no PostgreSQL client).
+    await cli(['backup', 'create', '--to', '/backups/check', '--json'])
+    assert.ok(existsSync(path.join(backups, 'check', 'manifest.json')), 'the backup is complete')
+
+    await stopServer(server)
+    assert.ok(!server.stdout().includes(key), 'the key is not in the log')
+
+    // Restored into a new container's empty /data, it serves the same files to the same key.
+    await buildah(['from', '--name', restoredContainer, image])
+    await cli(['backup', 'restore', '--from', '/backups/check', '--json'], { where: restoredContainer })
+    const restored = await startServer(restoredContainer)
+    assert.equal(await downloaded(restored.base, bigId), sha256(big))
+    assert.equal(await downloaded(restored.base, pictureId), sha256(png))
+    await stopServer(restored)
   })
 })

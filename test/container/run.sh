@@ -63,8 +63,6 @@ cleanup() {
     buildah rm "$ctr" >/dev/null 2>&1
   done
   buildah rmi -f "$IMAGE" >/dev/null 2>&1
-  # What a failed multi-stage build can leave: its stages' images, untagged.
-  buildah rmi --prune >/dev/null 2>&1
   exit "$status"
 }
 trap cleanup EXIT
