@@ -121,7 +121,11 @@ describe('compose.yaml', () => {
     for (const name of [...COFFERS, 'bucket']) {
       const service = compose.services[name] as Service
       assert.equal(service.image, 'localhost/coffer:latest')
-      assert.equal(service.build, '.', `${name} is built from the Containerfile`)
+      assert.deepEqual(
+        service.build,
+        { context: '.', dockerfile: 'Containerfile' },
+        `${name} is built from the Containerfile`,
+      )
     }
     const nginx = compose.services.nginx as Service
     assert.deepEqual(Object.keys(nginx.depends_on ?? {}).sort(), COFFERS)
