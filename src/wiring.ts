@@ -117,5 +117,7 @@ function eventRecorder(events: EventsRepository, urls: PublicUrls) {
  */
 export function wireAccounts(db: Db, attempts: AttemptCounters = attemptsInMemory) {
   const repositories = { ...accountsRepositories(db), oauthRecords: new OauthRecordsRepository(db) }
-  return accountServices({ db, serverSecrets: new ServerSecrets(db), attempts, repositories })
+  // It makes accounts itself: nobody signs up through it.
+  const signUpPolicy = { policy: 'closed', emailDomains: undefined } as const
+  return accountServices({ db, serverSecrets: new ServerSecrets(db), attempts, signUpPolicy, repositories })
 }

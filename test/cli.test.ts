@@ -40,7 +40,7 @@ describeEachEngine('cli', (ctx) => {
     const created = await cliJson(c, ['accounts', 'create', '--email', email.toUpperCase()])
     assert.match(created.id, /^acc_[0-9a-z]{26}$/)
     assert.match(created.createdAt, ISO_MS)
-    assert.deepEqual(created, { id: created.id, email, createdAt: created.createdAt })
+    assert.deepEqual(created, { id: created.id, email, role: 'member', createdAt: created.createdAt })
     const stored = await c.app.services.accounts.getByEmail(email)
     assert.equal(stored.id, created.id)
     assert.equal(new Date(created.createdAt).getTime(), stored.createdAt)
@@ -64,8 +64,39 @@ describeEachEngine('cli', (ctx) => {
     assert.equal(text.code, 0)
     assert.match(text.stdout, /^Created account acc_[0-9a-z]{26} for cli-[0-9a-f]{10}@example\.com\.\n$/)
     const table = await cli(c, ['accounts', 'list'])
-    assert.match(table.stdout, /^ID +EMAIL +CREATED\n/)
+    assert.match(table.stdout, /^ID +EMAIL +ROLE +CREATED\n/)
     assert.ok(table.stdout.includes(`${created.id}  ${email}`))
+  })
+
+  test('accounts create --admin and set-role; the last admin that can sign in stays one', async () => {
+    const c = ctx()
+    const adminEmail = newEmail()
+    const admin = await cliJson(c, ['accounts', 'create', '--email', adminEmail, '--admin'])
+    assert.equal(admin.role, 'admin')
+    const member = await cliJson(c, ['accounts', 'create', '--email', newEmail()])
+    assert.equal(
+      (await cliJson(c, ['accounts', 'set-role', '--email', member.email, '--role', 'admin'])).role,
+      'admin',
+    )
+    assert.equal(
+      (await cliJson(c, ['accounts', 'set-role', '--email', adminEmail, '--role', 'member'])).role,
+      'member',
+    )
+    // Every other admin of this database is demoted or disabled: the member made admin is then the last one.
+    const others = (await c.app.services.accounts.list()).filter(
+      (a) => a.role === 'admin' && a.id !== member.id,
+    )
+    for (const other of others) await c.app.services.accounts.disable(other.email)
+    await cliFails(c, ['accounts', 'set-role', '--email', member.email, '--role', 'member'], 1, 'conflict')
+    await cliFails(c, ['accounts', 'disable', '--email', member.email], 1, 'conflict')
+    const text = await cli(c, ['accounts', 'set-role', '--email', adminEmail, '--role', 'admin'])
+    assert.equal(text.stdout, `${adminEmail} is an admin.\n`)
+    await cliFails(
+      c,
+      ['accounts', 'set-role', '--email', adminEmail, '--role', 'owner'],
+      2,
+      'invalid_request',
+    )
   })
 
   test('keys create prints the key once, and it authenticates with exactly its scopes', async () => {

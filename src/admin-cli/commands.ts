@@ -78,6 +78,7 @@ function option(context: Context, name: string): string {
 const accountJson = (account: Account) => ({
   id: account.id,
   email: account.email,
+  role: account.role,
   createdAt: toIso(account.createdAt),
 })
 
@@ -138,16 +139,50 @@ export const COMMANDS: Command[] = [
     group: 'accounts',
     name: 'create',
     summary: 'Create an account',
-    description: 'Create an account. Without a password it can still use API keys made for it.',
-    flags: { email: EMAIL, 'password-stdin': PASSWORD_STDIN },
+    description:
+      'Create an account, a member unless --admin is given. Without a password it can still use API keys made for it.',
+    flags: {
+      email: EMAIL,
+      'password-stdin': PASSWORD_STDIN,
+      admin: { type: 'boolean', description: 'make it an admin, who manages the accounts of the server' },
+    },
     async run(context) {
       const email = option(context, 'email')
       const password = context.values['password-stdin'] ? await context.readPassword() : undefined
       const { accounts } = await context.services()
-      const account = await accounts.create({ email, password })
+      const role = context.values.admin ? 'admin' : 'member'
+      const account = await accounts.create({ email, password, role })
       return {
         json: accountJson(account),
-        text: `Created account ${account.id} for ${account.email}${password === undefined ? '' : ', with a password'}.`,
+        text: `Created ${role === 'admin' ? 'the admin' : 'account'} ${account.id} for ${account.email}${password === undefined ? '' : ', with a password'}.`,
+      }
+    },
+  },
+  {
+    group: 'accounts',
+    name: 'set-role',
+    summary: 'Make an account an admin or a member',
+    description:
+      'Make an account an admin (who manages the accounts of the server on its /admin pages) or a member. The last admin that is not disabled stays one.',
+    flags: {
+      email: EMAIL,
+      role: {
+        type: 'string',
+        placeholder: '<admin|member>',
+        required: true,
+        description: 'the role it gets',
+      },
+    },
+    async run(context) {
+      const role = option(context, 'role')
+      if (role !== 'admin' && role !== 'member') {
+        throw new UsageError(`--role must be admin or member, got "${role}".`, context.path)
+      }
+      const { accounts } = await context.services()
+      const account = await accounts.setRole(option(context, 'email'), role)
+      return {
+        json: accountJson(account),
+        text: `${account.email} is ${role === 'admin' ? 'an admin' : 'a member'}.`,
       }
     },
   },
@@ -166,8 +201,8 @@ export const COMMANDS: Command[] = [
           all.length === 0
             ? `No accounts yet. Create one with: ${PROGRAM} accounts create --email <email>`
             : table(
-                ['ID', 'EMAIL', 'CREATED'],
-                all.map((a) => [a.id, a.email, toIso(a.createdAt)]),
+                ['ID', 'EMAIL', 'ROLE', 'CREATED'],
+                all.map((a) => [a.id, a.email, a.role, toIso(a.createdAt)]),
               ),
       }
     },

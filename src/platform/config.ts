@@ -47,8 +47,20 @@ export interface Config {
    * presigned GET of its object, and the object store sends the bytes. Unset (the default): Coffer streams them.
    */
   downloadRedirect: 'presigned' | undefined
-  /** SIGNUP=open: anyone may create an account on the sign-up page. Closed by default. */
-  signUpOpen: boolean
+  /** Who may make an account themselves, and from which email domains (accounts/sign-up-policy.ts). */
+  signUp: SignUpConfig
+  /**
+   * DEFAULT_QUOTA_BYTES: how much an account may store (trash included) unless an admin set its own quota;
+   * undefined: no limit.
+   */
+  defaultQuotaBytes: number | undefined
+  /**
+   * Sign-in with an external OpenID Connect provider: OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET (all
+   * or none), OIDC_NAME for its button; SSO_ONLY=true hides the password form. Undefined: passwords only.
+   */
+  oidc: OidcConfig | undefined
+  /** AUDIT_RETENTION_DAYS: how long the audit log keeps an entry. */
+  auditRetentionDays: number
   /**
    * WEBHOOKS_ALLOW_PRIVATE=true: webhooks may go to loopback and private addresses, over http:// too (tests, a
    * LAN). Off by default: only https:// to public addresses (webhooks/webhook-targets.ts).
@@ -86,6 +98,29 @@ export interface Config {
 }
 
 export type TrustProxy = false | number | string[]
+
+export interface SignUpConfig {
+  /**
+   * SIGNUP: `invite` (the default: an admin's invitation makes an account), `closed` (only admins make
+   * accounts), `open` (anyone may, on the sign-up page or through single sign-on).
+   */
+  policy: 'invite' | 'closed' | 'open'
+  /**
+   * SIGNUP_EMAIL_DOMAINS, comma-separated (lowercase, without `@`): open sign-up and accounts made by single
+   * sign-on only for addresses at these domains. Undefined: any domain.
+   */
+  emailDomains: string[] | undefined
+}
+
+export interface OidcConfig {
+  issuer: string
+  clientId: string
+  clientSecret: string
+  /** The button's words: "Sign in with {name}". */
+  name: string
+  /** SSO_ONLY=true: the sign-in page offers the provider only (the admin command still sets passwords). */
+  only: boolean
+}
 
 export type BlobStoreConfig =
   | { kind: 'local' }
@@ -245,10 +280,48 @@ function timeouts(env: Env): Config['timeouts'] {
   }
 }
 
-function signUp(env: Env): boolean {
-  const raw = env.SIGNUP || 'closed'
-  if (raw !== 'open' && raw !== 'closed') throw new ConfigError(`SIGNUP must be open or closed, got "${raw}"`)
-  return raw === 'open'
+function signUp(env: Env): SignUpConfig {
+  const policy = env.SIGNUP || 'invite'
+  if (policy !== 'invite' && policy !== 'closed' && policy !== 'open') {
+    throw new ConfigError(`SIGNUP must be invite, closed or open, got "${policy}"`)
+  }
+  const raw = (env.SIGNUP_EMAIL_DOMAINS ?? '').trim()
+  if (raw === '') return { policy, emailDomains: undefined }
+  const emailDomains = raw.split(',').map((domain) => domain.trim().toLowerCase().replace(/^@/, ''))
+  for (const domain of emailDomains) {
+    if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)) {
+      throw new ConfigError(
+        `SIGNUP_EMAIL_DOMAINS must be domains separated by commas (example.com,example.org); "${domain}" is not one`,
+      )
+    }
+  }
+  return { policy, emailDomains }
+}
+
+function oidc(env: Env): OidcConfig | undefined {
+  const issuer = url(env, 'OIDC_ISSUER', ['https:', 'http:'])
+  const clientId = env.OIDC_CLIENT_ID || undefined
+  const clientSecret = env.OIDC_CLIENT_SECRET || undefined
+  const only = boolean(env, 'SSO_ONLY', false)
+  if (issuer === undefined && clientId === undefined && clientSecret === undefined) {
+    if (only)
+      throw new ConfigError(
+        'SSO_ONLY=true needs a provider: set OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET',
+      )
+    return undefined
+  }
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined) {
+    throw new ConfigError(
+      'OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together: set all three, or none',
+    )
+  }
+  const name = (env.OIDC_NAME ?? '').trim() || new URL(issuer).hostname
+  return { issuer: issuer.replace(/\/+$/, ''), clientId, clientSecret, name, only }
+}
+
+function optionalInteger(env: Env, name: string, min: number): number | undefined {
+  const raw = env[name]
+  return raw === undefined || raw === '' ? undefined : integer(env, name, 0, min)
 }
 
 // S3's bucket names: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit.
@@ -342,7 +415,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     timeouts: timeouts(env),
     metrics: metrics(env),
-    signUpOpen: signUp(env),
+    signUp: signUp(env),
+    defaultQuotaBytes: optionalInteger(env, 'DEFAULT_QUOTA_BYTES', 0),
+    oidc: oidc(env),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
     mail: mail(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,

@@ -36,6 +36,7 @@ export type IdPrefix =
   | 'evt'
   | 'dlv'
   | 'msg'
+  | 'inv'
 
 /** The last ID's time and random part: IDs made in the same millisecond by this process keep their order. */
 let lastTime = -1

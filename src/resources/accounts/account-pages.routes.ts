@@ -207,7 +207,7 @@ function signInRoutes(
         signInPage({
           csrfToken: csrfToken(request, reply),
           returnTo,
-          signUpOpen: config.signUpOpen,
+          signUpOpen: config.signUp.policy === 'open',
           canResetPassword,
           notice,
         }),
@@ -225,7 +225,7 @@ function signInRoutes(
         signInPage({
           csrfToken: csrfToken(request, reply),
           returnTo,
-          signUpOpen: config.signUpOpen,
+          signUpOpen: config.signUp.policy === 'open',
           canResetPassword,
           values: form.ok ? { email: form.value.email } : form.values,
           errors,
@@ -317,7 +317,7 @@ function newAccountRoutes(
     ),
   )
 
-  if (config.signUpOpen) {
+  if (config.signUp.policy === 'open') {
     app.get<{ Querystring: { return_to?: string } }>(ACCOUNT_PATHS.signUp, open, async (request, reply) => {
       const returnTo = safeReturnTo(request.query.return_to, HOME)
       if (request.webSession) return reply.redirect(returnTo, 303)

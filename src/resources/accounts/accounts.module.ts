@@ -2,6 +2,7 @@
 // resets, with the sign-in, setup, password and API-key pages.
 
 import type { Module, Repositories } from '../../module.ts'
+import type { SignUpConfig } from '../../platform/config.ts'
 import type { Db } from '../../platform/db/database.ts'
 import type { ServerSecrets } from '../../platform/db/server-secrets.ts'
 import { accountPagesRoutes } from './account-pages.routes.ts'
@@ -40,7 +41,13 @@ export const accountsModule: Module = {
   pageRoutes: [accountPagesRoutes],
   repositories: accountsRepositories,
   wire: ({ config, db, serverSecrets, attempts, mail, urls }, { repositories }) => {
-    const services = accountServices({ db, serverSecrets, attempts, repositories })
+    const services = accountServices({
+      db,
+      serverSecrets,
+      attempts,
+      signUpPolicy: config.signUp,
+      repositories,
+    })
     const passwordReset =
       config.mail &&
       new PasswordResetService({
@@ -83,11 +90,12 @@ export function accountServices(deps: {
   db: Db
   serverSecrets: ServerSecrets
   attempts: AttemptCounters
+  signUpPolicy: SignUpConfig
   repositories: Pick<Repositories, 'accounts' | 'apiKeys' | 'sessions' | 'setupLinks'> & {
     oauthRecords: OauthGrants
   }
 }) {
-  const { db, serverSecrets, attempts, repositories: r } = deps
+  const { db, serverSecrets, attempts, signUpPolicy, repositories: r } = deps
   const accounts = new AccountsService({
     transaction: db.transaction,
     accounts: r.accounts,
@@ -96,6 +104,7 @@ export function accountServices(deps: {
     oauth: r.oauthRecords,
     attempts,
     devices: new KnownDevices(serverSecrets),
+    signUpPolicy,
   })
   return {
     accounts,

@@ -2,17 +2,20 @@
 import type { Kysely } from 'kysely'
 import type { Db, Executor } from '../../platform/db/database.ts'
 import type { Database } from '../../platform/db/schema.ts'
+import type { AccountRole } from './accounts.tables.ts'
 
 export interface Account {
   id: string
   email: string
   createdAt: number
+  role: AccountRole
 }
 
-const toAccount = (row: { id: string; email: string; created_at: number }): Account => ({
+const toAccount = (row: { id: string; email: string; created_at: number; role: AccountRole }): Account => ({
   id: row.id,
   email: row.email,
   createdAt: Number(row.created_at),
+  role: row.role,
 })
 
 /** A failed sign-in, as the password page shows it. */
@@ -24,9 +27,11 @@ export interface FailedSignIn {
 
 export class AccountsRepository {
   readonly #db: Kysely<Database>
+  readonly #engine: Db['engine']
 
   constructor(db: Db) {
     this.#db = db.kysely
+    this.#engine = db.engine
   }
 
   /** False when the email is taken. */
@@ -41,6 +46,7 @@ export class AccountsRepository {
         email: account.email,
         password_hash: account.passwordHash,
         created_at: account.createdAt,
+        role: account.role,
       })
       .onConflict((oc) => oc.column('email').doNothing())
       .returning('id')
@@ -52,7 +58,7 @@ export class AccountsRepository {
   async list(): Promise<Account[]> {
     const rows = await this.#db
       .selectFrom('accounts')
-      .select(['id', 'email', 'created_at'])
+      .select(['id', 'email', 'created_at', 'role'])
       .orderBy('id', 'desc')
       .execute()
     return rows.map(toAccount)
@@ -64,7 +70,7 @@ export class AccountsRepository {
   ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
     const row = await this.#db
       .selectFrom('accounts')
-      .select(['id', 'email', 'created_at', 'password_hash', 'disabled_at'])
+      .select(['id', 'email', 'created_at', 'role', 'password_hash', 'disabled_at'])
       .where('email', '=', email)
       .executeTakeFirst()
     return row && { ...toAccount(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null }
@@ -75,7 +81,7 @@ export class AccountsRepository {
   ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
     const row = await this.#db
       .selectFrom('accounts')
-      .select(['id', 'email', 'created_at', 'password_hash', 'disabled_at'])
+      .select(['id', 'email', 'created_at', 'role', 'password_hash', 'disabled_at'])
       .where('id', '=', id)
       .executeTakeFirst()
     return row && { ...toAccount(row), passwordHash: row.password_hash, disabled: row.disabled_at !== null }
@@ -87,9 +93,33 @@ export class AccountsRepository {
     return row !== undefined
   }
 
+  /**
+   * The admins that are not disabled, read in `trx` and locked there on PostgreSQL (SQLite's writer holds the
+   * whole database), so that two admins demoting or disabling each other at once cannot leave none.
+   */
+  async activeAdminIds(trx: Executor): Promise<string[]> {
+    const query = trx
+      .selectFrom('accounts')
+      .select('id')
+      .where('role', '=', 'admin')
+      .where('disabled_at', 'is', null)
+    const rows = await (this.#engine === 'postgres' ? query.forUpdate() : query).execute()
+    return rows.map((row) => row.id)
+  }
+
+  /** False when there is no such account. */
+  async setRole(trx: Executor, accountId: string, role: AccountRole): Promise<boolean> {
+    const result = await trx
+      .updateTable('accounts')
+      .set({ role })
+      .where('id', '=', accountId)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
   /** Sets or clears the account's disabled time; false when there is no such account. */
-  async setDisabled(accountId: string, at: number | null): Promise<boolean> {
-    const result = await this.#db
+  async setDisabled(accountId: string, at: number | null, executor: Executor = this.#db): Promise<boolean> {
+    const result = await executor
       .updateTable('accounts')
       .set({ disabled_at: at })
       .where('id', '=', accountId)
@@ -97,7 +127,10 @@ export class AccountsRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** False when there is no such account. */
+  async recordSignIn(accountId: string, at: number): Promise<void> {
+    await this.#db.updateTable('accounts').set({ last_sign_in_at: at }).where('id', '=', accountId).execute()
+  }
+
   async recordFailedSignIn(accountId: string, failure: FailedSignIn): Promise<void> {
     await this.#db
       .insertInto('sign_in_failures')

@@ -1,13 +1,16 @@
 // Accounts: who owns files. Created by the CLI, the first-run setup link and, when SIGNUP=open, the sign-up
 // page; signed in to with a password (scrypt), with failed sign-ins and new accounts limited in number.
 import { hashPassword, verifyPassword } from '../../platform/auth/secrets.ts'
+import type { SignUpConfig } from '../../platform/config.ts'
 import type { Transactor } from '../../platform/db/database.ts'
 import { conflict, invalid, notFound } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { Account, AccountsRepository, FailedSignIn } from './accounts.repository.ts'
+import type { AccountRole } from './accounts.tables.ts'
 import type { ApiKeysRepository } from './api-keys.repository.ts'
 import type { DeviceToken, KnownDevices } from './known-devices.ts'
 import type { SessionsRepository } from './sessions.repository.ts'
+import { assertSignUpAllowed } from './sign-up-policy.ts'
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 export const MIN_PASSWORD_LENGTH = 8
@@ -113,6 +116,7 @@ export class AccountsService {
   readonly #failuresByAddress: AttemptCounter
   readonly #signUps: AttemptCounter
   readonly #devices: KnownDevices
+  readonly #signUpPolicy: SignUpConfig
 
   constructor(deps: {
     transaction: Transactor
@@ -122,6 +126,8 @@ export class AccountsService {
     oauth: OauthGrants
     attempts: AttemptCounters
     devices: KnownDevices
+    /** Who may make themselves an account on the sign-up page (SIGNUP, SIGNUP_EMAIL_DOMAINS). */
+    signUpPolicy: SignUpConfig
   }) {
     this.#transaction = deps.transaction
     this.#accounts = deps.accounts
@@ -133,6 +139,7 @@ export class AccountsService {
     this.#failuresByAddress = deps.attempts(FAILED_SIGN_INS_PER_ADDRESS)
     this.#signUps = deps.attempts(SIGN_UPS)
     this.#devices = deps.devices
+    this.#signUpPolicy = deps.signUpPolicy
   }
 
   /**
@@ -140,14 +147,14 @@ export class AccountsService {
    * first-run setup uses it to take its link and to make sure no account exists yet.
    */
   async create(
-    input: { email: string; password?: string },
+    input: { email: string; password?: string; role?: AccountRole },
     onlyIfFirst?: (trx: Parameters<Parameters<Transactor>[0]>[0]) => Promise<void>,
   ): Promise<Account> {
     const email = normaliseEmail(input.email)
     if (input.password !== undefined) checkNewPassword(input.password)
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
     const now = Date.now()
-    const account = { id: newId('acc', now), email, createdAt: now }
+    const account: Account = { id: newId('acc', now), email, createdAt: now, role: input.role ?? 'member' }
     const inserted = await this.#transaction(async (trx) => {
       await onlyIfFirst?.(trx)
       return this.#accounts.insert({ ...account, passwordHash }, trx)
@@ -163,6 +170,7 @@ export class AccountsService {
   async signUp(input: { email: string; password: string; client: string }): Promise<SignUp> {
     const refusal = throttled([await this.#signUps.hit(`sign-up-${input.client}`)])
     if (refusal) return refusal
+    assertSignUpAllowed(this.#signUpPolicy, normaliseEmail(input.email))
     return { kind: 'created', account: await this.create(input) }
   }
 
@@ -178,7 +186,7 @@ export class AccountsService {
 
   async findByEmail(email: string): Promise<Account | undefined> {
     const found = await this.#accounts.byEmail(normaliseEmail(email))
-    return found && { id: found.id, email: found.email, createdAt: found.createdAt }
+    return found && { id: found.id, email: found.email, createdAt: found.createdAt, role: found.role }
   }
 
   async getByEmail(email: string): Promise<Account> {
@@ -207,7 +215,10 @@ export class AccountsService {
     if (password.length > MAX_PASSWORD_LENGTH) return { named }
     const matches = await verifyPassword(password, found?.passwordHash ?? (await decoy()))
     if (!found?.passwordHash || !matches || found.disabled) return { named }
-    return { account: { id: found.id, email: found.email, createdAt: found.createdAt }, named }
+    return {
+      account: { id: found.id, email: found.email, createdAt: found.createdAt, role: found.role },
+      named,
+    }
   }
 
   /**
@@ -240,6 +251,7 @@ export class AccountsService {
     const { account, named } = await this.#checkPassword(input.email, input.password)
     if (account) {
       await giveBack(taken)
+      await this.noteSignIn(account.id)
       return { kind: 'ok', account, device: await this.#devices.issue(account.id) }
     }
     if (named) await this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client })
@@ -312,11 +324,41 @@ export class AccountsService {
    */
   async disable(email: string): Promise<Account> {
     const account = await this.getByEmail(email)
-    await this.#accounts.setDisabled(account.id, Date.now())
+    await this.#transaction(async (trx) => {
+      await this.#keepAnAdmin(trx, account)
+      await this.#accounts.setDisabled(account.id, Date.now(), trx)
+    })
     await this.#sessions.deleteOfAccount(account.id)
     await this.#keys.revokeAllOf(account.id)
     await this.#oauth.deleteGrantsOf(account.id)
     return account
+  }
+
+  /** Records a sign-in on the web (by password, or by single sign-on), which the admin's list shows. */
+  noteSignIn(accountId: string): Promise<void> {
+    return this.#accounts.recordSignIn(accountId, Date.now())
+  }
+
+  /** Makes the account an admin or a member; the last admin that is not disabled stays one. */
+  async setRole(email: string, role: AccountRole): Promise<Account> {
+    const account = await this.getByEmail(email)
+    if (account.role === role) return account
+    await this.#transaction(async (trx) => {
+      if (role !== 'admin') await this.#keepAnAdmin(trx, account)
+      await this.#accounts.setRole(trx, account.id, role)
+    })
+    return { ...account, role }
+  }
+
+  /** Refuses a change that would leave the instance without an admin who can sign in: `account` is the last. */
+  async #keepAnAdmin(trx: Parameters<Parameters<Transactor>[0]>[0], account: Account): Promise<void> {
+    const admins = await this.#accounts.activeAdminIds(trx)
+    if (admins.length === 1 && admins[0] === account.id) {
+      throw conflict(
+        `${account.email} is the last admin: an instance keeps one that can sign in.`,
+        'Make another account an admin first.',
+      )
+    }
   }
 
   /** Lets a disabled account sign in again; its revoked credentials stay revoked. */

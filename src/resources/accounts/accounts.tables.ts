@@ -9,6 +9,7 @@ declare module '../../platform/db/schema.ts' {
     sessions: SessionsTable
     setup_links: SetupLinksTable
     password_resets: PasswordResetsTable
+    invitations: InvitationsTable
   }
 }
 
@@ -19,6 +20,10 @@ export interface AccountsTable {
   created_at: number
   /** Set by an administrator: the account signs in no more and its credentials stop working. */
   disabled_at: number | null
+  /** `admin` or `member` (migration 0034); the first account is an admin. */
+  role: Generated<AccountRole>
+  /** When it last signed in on the web (migration 0034). */
+  last_sign_in_at: number | null
   /** The number the account's next file gets (`FilesTable.seq`); see migration 0019. */
   file_seq: Generated<number>
   /** When its newest file was made: the next one is made later, even by a clock behind this one. */
@@ -80,4 +85,20 @@ export interface PasswordResetsTable {
   account_id: string
   expires_at: number
   created_at: number
+}
+
+export type AccountRole = 'admin' | 'member'
+
+/** A single-use link that makes an account (migration 0034): only the hash of its secret is kept. */
+export interface InvitationsTable {
+  id: string
+  secret_hash: string
+  /** The address it was emailed to; null when the admin copied the link. */
+  email: string | null
+  role: AccountRole
+  invited_by: string | null
+  created_at: number
+  expires_at: number
+  used_at: number | null
+  used_by: string | null
 }

@@ -36,6 +36,7 @@ export class SessionsRepository {
           'accounts.id as account_id',
           'accounts.email',
           'accounts.created_at as account_created_at',
+          'accounts.role',
           'accounts.disabled_at',
           // Shown in the header of every page (web/layout.ts), so that an owner learns of it wherever they are.
           // Counted by the index on the account's endpoints, which an account has few of.
@@ -77,7 +78,12 @@ export class SessionsRepository {
     return (
       row && {
         id: row.id,
-        account: { id: row.account_id, email: row.email, createdAt: Number(row.account_created_at) },
+        account: {
+          id: row.account_id,
+          email: row.email,
+          createdAt: Number(row.account_created_at),
+          role: row.role,
+        },
         createdAt: Number(row.created_at),
         lastSeenAt: Number(row.last_seen_at),
         expiresAt: Number(row.expires_at),

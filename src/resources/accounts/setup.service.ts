@@ -58,10 +58,10 @@ export class SetupService {
     return (await this.pending()) && this.#links.isValid(hashSecret(secret), Date.now())
   }
 
-  /** Creates the first account; a link that was used, expired or came after an account is a 410. */
+  /** Creates the first account, an admin; a link that was used, expired or came after an account is a 410. */
   async redeem(secret: string, input: { email: string; password: string }): Promise<Account> {
     if (!(await this.isValid(secret))) throw used()
-    return this.#accounts.create(input, async (trx) => {
+    return this.#accounts.create({ ...input, role: 'admin' }, async (trx) => {
       const taken = await this.#links.takeAll(trx, hashSecret(secret), Date.now())
       if (!taken || (await this.#accountsRepository.any(trx))) throw used()
     })
