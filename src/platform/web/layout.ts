@@ -24,7 +24,9 @@ export interface AppNav {
   email: string
   /** The token of the sign-out form in the account menu. */
   csrfToken: string
-  current?: 'files' | 'requests' | 'analytics' | 'account'
+  current?: 'files' | 'requests' | 'analytics' | 'admin' | 'account'
+  /** An admin's navigation has the Admin section. */
+  admin?: boolean
   /** Webhook endpoints Coffer disabled after their deliveries failed for days: marked on the menu until dealt with. */
   failedWebhooks?: number
 }
@@ -35,6 +37,9 @@ const SECTIONS = [
   { key: 'requests', href: '/requests', label: 'File requests' },
   { key: 'analytics', href: '/analytics', label: 'Analytics' },
 ] as const
+
+/** The section an admin's navigation ends with: the server's accounts. */
+const ADMIN_SECTION = { key: 'admin', href: '/admin/accounts', label: 'Admin' } as const
 
 /** The account's pages, in its menu. */
 const ACCOUNT_LINKS = [
@@ -58,7 +63,7 @@ function appHeader(nav: AppNav): string {
       : ''
   return html`<header class="site-header app-header">
 <a class="brand" href="/">!${LOGO}<span>Coffer</span></a>
-<nav class="app-nav" aria-label="Main"><ul>!${SECTIONS.map(
+<nav class="app-nav" aria-label="Main"><ul>!${[...SECTIONS, ...(nav.admin ? [ADMIN_SECTION] : [])].map(
     (section) => html`<li><a href="${section.href}"!${current(section.key)}>${section.label}</a></li>`,
   )}</ul></nav>
 <details class="account-menu" data-menu>

@@ -43,6 +43,7 @@ export function appNav(request: FastifyRequest, reply: FastifyReply, current?: A
     email: session.account.email,
     csrfToken: csrfToken(request, reply),
     current,
+    admin: session.account.role === 'admin',
     failedWebhooks: session.failedWebhooks,
   }
 }
