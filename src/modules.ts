@@ -14,6 +14,7 @@ import { oauthModule } from './resources/oauth/oauth.module.ts'
 import { requestsModule } from './resources/requests/requests.module.ts'
 import { serviceInfoModule } from './resources/service-info/service-info.module.ts'
 import { sharesModule } from './resources/shares/shares.module.ts'
+import { ssoModule } from './resources/sso/sso.module.ts'
 import { uploadsModule } from './resources/uploads/uploads.module.ts'
 import { webhooksModule } from './resources/webhooks/webhooks.module.ts'
 
@@ -21,6 +22,7 @@ export const modules: readonly Module[] = [
   maintenanceModule,
   accountsModule,
   oauthModule,
+  ssoModule,
   webhooksModule,
   foldersModule,
   filesModule,

@@ -8,7 +8,10 @@
 // field marked. Every answer is a page. After a successful POST the browser is redirected (303), so a reload
 // never sends a form twice; a new API key's secret follows the redirect sealed in a cookie, and is shown once
 // (new-key-notes.ts). Signing in and the first-run setup lead to the app's home page unless `return_to` names
-// another page of this server.
+// another page of this server. With a provider of single sign-on (config.oidc), the sign-in and sign-up pages
+// carry its button (sso/ serves what it posts to); SSO_ONLY=true leaves only the button, and a password form for
+// admins behind a link (`?with=password`), the break-glass for when the provider cannot be used: a password
+// signs in admins only then, set with the admin command (`accounts set-password`).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
@@ -30,6 +33,7 @@ import {
   ACCOUNT_PATHS,
   forgotPasswordPage,
   keysPage,
+  PASSWORD_VIEW,
   passwordPage,
   resetPasswordPage,
   type SignedOutForm,
@@ -54,7 +58,12 @@ const ReturnTo = Type.Optional(Type.String())
 
 const readSignIn = formReader(
   Type.Object(
-    { email: Email, password: GivenPassword, return_to: ReturnTo },
+    {
+      email: Email,
+      password: GivenPassword,
+      return_to: ReturnTo,
+      [PASSWORD_VIEW.name]: Type.Optional(Type.Literal(PASSWORD_VIEW.value)),
+    },
     { additionalProperties: false },
   ),
 )
@@ -132,6 +141,16 @@ function accountPagesKit(app: RouteApp, { services, config, web, webSessions }: 
 
   /** Without email (SMTP_URL), no link can be sent: the pages neither offer nor serve it. */
   const canResetPassword = passwordReset !== undefined
+  /** Single sign-on as the pages offer it (sso/ serves its routes), when a provider is set. */
+  const sso = config.oidc && { name: config.oidc.name, only: config.oidc.only }
+  /**
+   * Where the provider's button leads: its start answers with a redirect to the provider, which CSP's
+   * `form-action` must allow (the provider's authorization endpoint is on its issuer's origin).
+   */
+  const formTarget = config.oidc && new URL(config.oidc.issuer).origin
+  /** A page of a signed-out visitor, whose forms may include the provider's button. */
+  const sendSignedOut = (reply: FastifyReply, status: number, shown: Page) =>
+    web.send(reply, status, shown, { formTarget })
 
   /** The session of a request that passed requireSession. */
   const sessionOf = (request: FastifyRequest) => {
@@ -160,6 +179,8 @@ function accountPagesKit(app: RouteApp, { services, config, web, webSessions }: 
     signedIn,
     signedInPost,
     canResetPassword,
+    sso,
+    sendSignedOut,
     sessionOf,
     tooMany,
   }
@@ -175,13 +196,14 @@ function signInRoutes(
     setup,
     services,
     config,
-    web,
     webSessions,
     open,
     posted,
     signedIn,
     signedInPost,
     canResetPassword,
+    sso,
+    sendSignedOut,
     sessionOf,
     tooMany,
   }: Kit,
@@ -190,7 +212,7 @@ function signInRoutes(
 
   // Sign-in and sign-out.
 
-  app.get<{ Querystring: { return_to?: string; reset?: string } }>(
+  app.get<{ Querystring: { return_to?: string; reset?: string; with?: string } }>(
     ACCOUNT_PATHS.signIn,
     open,
     async (request, reply) => {
@@ -201,7 +223,7 @@ function signInRoutes(
         : request.query.reset === 'done'
           ? 'Your password was changed, and every session of the account ended. Sign in with the new one.'
           : undefined
-      return web.send(
+      return sendSignedOut(
         reply,
         200,
         signInPage({
@@ -210,6 +232,8 @@ function signInRoutes(
           signUpOpen: config.signUp.policy === 'open',
           canResetPassword,
           notice,
+          sso,
+          adminPassword: request.query[PASSWORD_VIEW.name] === PASSWORD_VIEW.value,
         }),
       )
     },
@@ -219,7 +243,7 @@ function signInRoutes(
     const form = readSignIn(request.body)
     const returnTo = safeReturnTo(form.ok ? form.value.return_to : form.values.return_to, HOME)
     const again = (status: number, errors: Record<string, string>) =>
-      web.send(
+      sendSignedOut(
         reply,
         status,
         signInPage({
@@ -229,10 +253,18 @@ function signInRoutes(
           canResetPassword,
           values: form.ok ? { email: form.value.email } : form.values,
           errors,
+          sso,
+          adminPassword: sso?.only,
         }),
       )
     if (!form.ok) return again(400, form.errors)
     const { email, password } = form.value
+    if (sso?.only && !(await isAdmin(email))) {
+      // SSO_ONLY: a password signs in admins only (the break-glass). Anyone else's is checked all the same (one
+      // scrypt, as a wrong one costs) and answered as a wrong one is, so the answer tells no one who is an admin.
+      await accounts.verifyPassword(email, password)
+      return again(401, { form: `The email or the password is not right. Members sign in with ${sso.name}.` })
+    }
     const result = await accounts.signIn({
       email,
       password,
@@ -252,6 +284,15 @@ function signInRoutes(
     }
   })
 
+  /** Whether `email` names an admin (SSO_ONLY's password form is theirs alone). */
+  async function isAdmin(email: string): Promise<boolean> {
+    try {
+      return (await accounts.findByEmail(email))?.role === 'admin'
+    } catch {
+      return false
+    }
+  }
+
   app.post(ACCOUNT_PATHS.signOut, posted, async (request, reply) => {
     await webSessions.signOut(request, reply)
     return reply.redirect(ACCOUNT_PATHS.signIn, 303)
@@ -267,7 +308,7 @@ function signInRoutes(
 /** New accounts: the first-run setup link, and the sign-up page when it is open. */
 function newAccountRoutes(
   app: RouteApp,
-  { accounts, setup, config, web, webSessions, open, posted, tooMany }: Kit,
+  { accounts, setup, config, web, webSessions, open, posted, sso, sendSignedOut, tooMany }: Kit,
 ): void {
   // New accounts: the first-run setup link, and the sign-up page when it is open.
 
@@ -284,7 +325,7 @@ function newAccountRoutes(
     returnTo: string,
   ) {
     const again = (status: number, values: Record<string, string>, errors: Record<string, string>) =>
-      web.send(reply, status, render({ csrfToken: csrfToken(request, reply), values, errors }))
+      sendSignedOut(reply, status, render({ csrfToken: csrfToken(request, reply), values, errors }))
     if (!form.ok) return again(400, form.values, form.errors)
     const { email, password, confirm } = form.value
     if (password !== confirm) return again(400, { email }, PASSWORDS_DIFFER)
@@ -321,8 +362,11 @@ function newAccountRoutes(
     app.get<{ Querystring: { return_to?: string } }>(ACCOUNT_PATHS.signUp, open, async (request, reply) => {
       const returnTo = safeReturnTo(request.query.return_to, HOME)
       if (request.webSession) return reply.redirect(returnTo, 303)
-      return web.send(reply, 200, signUpPage({ csrfToken: csrfToken(request, reply), returnTo }))
+      return sendSignedOut(reply, 200, signUpPage({ csrfToken: csrfToken(request, reply), returnTo, sso }))
     })
+  }
+  // SSO_ONLY: new accounts come from the provider alone (sso/), so the page has no password form to post.
+  if (config.signUp.policy === 'open' && !sso?.only) {
     app.post(ACCOUNT_PATHS.signUp, posted, async (request, reply) => {
       const form = readSignUp(request.body)
       const returnTo = safeReturnTo(form.ok ? form.value.return_to : form.values.return_to, HOME)
@@ -331,7 +375,7 @@ function newAccountRoutes(
         reply,
         form,
         (input) => accounts.signUp({ ...input, client: addressBucket(clientAddress(request)) }),
-        (state) => signUpPage({ ...state, returnTo }),
+        (state) => signUpPage({ ...state, returnTo, sso }),
         returnTo,
       )
     })

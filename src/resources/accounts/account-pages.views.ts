@@ -29,7 +29,32 @@ export const ACCOUNT_PATHS = {
   password: '/account/password',
   forgotPassword: '/account/forgot-password',
   resetPassword: '/account/reset-password',
+  /** Single sign-on (sso/): the button's form starts a sign-in at the provider, which comes back to the callback. */
+  ssoStart: '/account/sso/start',
+  ssoCallback: '/account/sso/callback',
 } as const
+
+/** The sign-in page's query that opens the admins' password form when SSO_ONLY hides it (the break-glass). */
+export const PASSWORD_VIEW = { name: 'with', value: 'password' } as const
+
+/** Single sign-on as the sign-in and sign-up pages offer it: the provider's name, and whether it is the only way. */
+export interface SsoOffer {
+  name: string
+  /** SSO_ONLY: no password form, but the admins' one behind a link. */
+  only: boolean
+}
+
+/** The button that starts a sign-in at the provider: a form with its CSRF token, so no other site can start one. */
+function ssoButton(csrfToken: string, returnTo: string, sso: SsoOffer): string {
+  return html`<form method="post" action="${ACCOUNT_PATHS.ssoStart}" class="sso-form">
+!${csrfInput(csrfToken)}
+<input type="hidden" name="return_to" value="${returnTo}">
+<button class="button primary sso-button" type="submit">Sign in with ${sso.name}</button>
+</form>`
+}
+
+/** Between the provider's button and the password form. */
+const ssoOr = (words: string) => html`<p class="sso-or"><span>${words}</span></p>`
 
 /** A form of a signed-out visitor: its CSRF token, and what was typed and refused when shown again. */
 export interface SignedOutForm extends FormState {
@@ -53,19 +78,60 @@ export function signInPage(
     signUpOpen: boolean
     canResetPassword: boolean
     notice?: string
+    /** Single sign-on, when a provider is set. */
+    sso?: SsoOffer
+    /** SSO_ONLY's password form for admins (the break-glass), opened by PASSWORD_VIEW. */
+    adminPassword?: boolean
   },
 ): Page {
-  const body = html`!${notice(state.notice)}
-<form method="post" action="${ACCOUNT_PATHS.signIn}" novalidate>
+  const { sso } = state
+  const query = (extra: string) =>
+    `?${extra}${extra ? '&' : ''}return_to=${encodeURIComponent(state.returnTo)}`
+  const passwordForm = html`<form method="post" action="${ACCOUNT_PATHS.signIn}" novalidate>
 !${csrfInput(state.csrfToken)}
 <input type="hidden" name="return_to" value="${state.returnTo}">
+!${state.adminPassword ? html`<input type="hidden" name="${PASSWORD_VIEW.name}" value="${PASSWORD_VIEW.value}">` : ''}
 !${formError(state)}
 !${field(state, { name: 'email', label: 'Email', type: 'email', autocomplete: 'username', maxLength: 254 })}
 !${field(state, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
 <div class="actions"><button class="button primary" type="submit">Sign in</button></div>
-</form>
-!${state.canResetPassword ? html`<p class="muted"><a href="${ACCOUNT_PATHS.forgotPassword}">Forgot your password?</a></p>` : ''}
-!${state.signUpOpen ? html`<p class="muted">No account yet? <a href="${ACCOUNT_PATHS.signUp}?return_to=${encodeURIComponent(state.returnTo)}">Create one</a>.</p>` : ''}`
+</form>`
+  const forgot = state.canResetPassword
+    ? html`<p class="muted"><a href="${ACCOUNT_PATHS.forgotPassword}">Forgot your password?</a></p>`
+    : ''
+  const signUp = state.signUpOpen
+    ? html`<p class="muted">No account yet? <a href="${ACCOUNT_PATHS.signUp}${query('')}">Create one</a>.</p>`
+    : ''
+  if (sso?.only && state.adminPassword) {
+    const body = html`!${notice(state.notice)}
+!${passwordForm}
+!${forgot}
+<p class="muted"><a href="${ACCOUNT_PATHS.signIn}${query('')}">Back to sign in with ${sso.name}</a></p>`
+    return {
+      title: 'Admin sign-in · Coffer',
+      main: formCard(
+        'Admin sign-in',
+        `This server signs in with ${sso.name}. Its admins keep a password, set with the admin command, for when ${sso.name} cannot be used.`,
+        body,
+      ),
+    }
+  }
+  if (sso?.only) {
+    const body = html`!${notice(state.notice)}
+!${formError(state)}
+!${ssoButton(state.csrfToken, state.returnTo, sso)}
+!${signUp}
+<p class="muted sso-admin"><a href="${ACCOUNT_PATHS.signIn}${query(`${PASSWORD_VIEW.name}=${PASSWORD_VIEW.value}`)}">Admin sign-in with a password</a></p>`
+    return {
+      title: 'Sign in · Coffer',
+      main: formCard('Sign in', `Sign in to your Coffer account with ${sso.name}.`, body),
+    }
+  }
+  const body = html`!${notice(state.notice)}
+!${sso ? html`!${ssoButton(state.csrfToken, state.returnTo, sso)}!${ssoOr('or with your password')}` : ''}
+!${passwordForm}
+!${forgot}
+!${signUp}`
   return { title: 'Sign in · Coffer', main: formCard('Sign in', 'Sign in to your Coffer account.', body) }
 }
 
@@ -137,14 +203,18 @@ export function setupPage(state: SignedOutForm & { action: string }): Page {
   }
 }
 
-export function signUpPage(state: SignedOutForm & { returnTo: string }): Page {
+export function signUpPage(state: SignedOutForm & { returnTo: string; sso?: SsoOffer }): Page {
+  const { sso } = state
+  const intro = sso
+    ? `Your files stay on this server. Sign in with ${sso.name}, and an account is made for your address there${sso.only ? '' : ', or choose a password here'}.`
+    : 'Your files stay on this server.'
+  const body = sso?.only
+    ? ssoButton(state.csrfToken, state.returnTo, sso)
+    : html`!${sso ? html`!${ssoButton(state.csrfToken, state.returnTo, sso)}!${ssoOr('or choose a password')}` : ''}
+!${newAccountForm(state, ACCOUNT_PATHS.signUp, 'Create account', state.returnTo)}`
   return {
     title: 'Create an account · Coffer',
-    main: formCard(
-      'Create an account',
-      'Your files stay on this server.',
-      newAccountForm(state, ACCOUNT_PATHS.signUp, 'Create account', state.returnTo),
-    ),
+    main: formCard('Create an account', intro, body),
   }
 }
 
