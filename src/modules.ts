@@ -11,6 +11,7 @@ import { filesModule } from './resources/files/files.module.ts'
 import { foldersModule } from './resources/folders/folders.module.ts'
 import { maintenanceModule } from './resources/maintenance/maintenance.module.ts'
 import { oauthModule } from './resources/oauth/oauth.module.ts'
+import { quotasModule } from './resources/quotas/quotas.module.ts'
 import { requestsModule } from './resources/requests/requests.module.ts'
 import { serviceInfoModule } from './resources/service-info/service-info.module.ts'
 import { sharesModule } from './resources/shares/shares.module.ts'
@@ -26,6 +27,7 @@ export const modules: readonly Module[] = [
   webhooksModule,
   foldersModule,
   filesModule,
+  quotasModule,
   sharesModule,
   uploadsModule,
   requestsModule,

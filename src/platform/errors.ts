@@ -25,6 +25,10 @@ export const ERROR_CODES = {
     hint: 'The link no longer accepts this; ask the person who sent it for a new one.',
   },
   payload_too_large: { status: 413, hint: 'Send a smaller request body.' },
+  quota_exceeded: {
+    status: 413,
+    hint: 'Delete files and empty the trash, or ask an admin for a larger quota.',
+  },
   range_not_satisfiable: {
     status: 416,
     hint: 'Ask for a range that starts inside the file; Content-Range gives its size as "bytes */<size>".',

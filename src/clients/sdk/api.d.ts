@@ -224,7 +224,10 @@ export interface paths {
          *
          *     The grant in `clientPayload` authorises that one upload until `expiresAt`, like a presigned URL; the API
          *     credential never goes to the blob endpoint. The upload is bound to the declared size (more bytes are refused, fewer
-         *     end in `error`), to the declared type and to the pathname. A `size` above the server maximum is a 400. After the
+         *     end in `error`), to the declared type and to the pathname. A `size` above the server maximum is a 400. Files
+         *     that would pass the account's storage quota (`GET /usage`: its files, the trash included, and the sizes its
+         *     uploads under way declared) are a 413 `quota_exceeded`, as is a file larger than the account's largest file;
+         *     nothing is prepared then. After the
          *     transfer the server checks the size, computes a SHA-256, detects the type from the bytes (a detected type that
          *     contradicts the declared one is stored instead) and renders previews of images. The handshake address
          *     (`handleUploadUrl`) is part of the upload protocol, not an operation to call directly.
@@ -410,6 +413,26 @@ export interface paths {
          * @description **Coffer extension, beyond the contract.** Deletes the file for good, with its share link, bytes and previews; what its link counted stays in the account’s analytics. A file the trash does not hold is a 404.
          */
         delete: operations["deleteFromTrash"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the account’s storage usage and quota
+         * @description **Coffer extension, beyond the contract.** What the account stores (files and bytes, the trash included, since deleted files count until they are purged), its quota (its own, set by an admin, or the server’s default `DEFAULT_QUOTA_BYTES`; null: unlimited), the largest file it may upload, and what is left. Read from one row kept with every change of the account’s files, so it is cheap whatever their number.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -681,7 +704,8 @@ export interface paths {
          *     transaction. Everything is checked before anything is written: the fields (name at most 100 characters, email at
          *     most 254 and valid, message at most 1,000, no control characters; the email required when the request says so,
          *     dropped when it does not collect it), each file against the request's limits (size, types), and the number of
-         *     files against what the request still accepts (409). `error.field` names the field at fault.
+         *     files against what the request still accepts (409). The files count toward the storage quota of the request's
+         *     owner: files it has no room for are a 413 `quota_exceeded`. `error.field` names the field at fault.
          *
          *     Limits (429 with Retry-After): at most 1,000 files prepared per
          *     10 minutes per client address; at most 500 uploads
@@ -1208,6 +1232,20 @@ export interface components {
              */
             purgeAt: string;
         };
+        /** @description What an account stores against its quota. A preparation of uploads whose sizes, with what is stored and the uploads under way, would pass the quota is refused with 413 `quota_exceeded`. */
+        Usage: {
+            /** @description The account’s files, those in the trash included. */
+            files: number;
+            /** @description Their bytes, the trash included: what the quota counts. */
+            bytes: number;
+            /** @description Of `files`, those in the trash (they count until they are purged). */
+            trashFiles: number;
+            /** @description Of `bytes`, those in the trash. */
+            trashBytes: number;
+            quotaBytes: number | null;
+            maxFileBytes: number | null;
+            available: number | null;
+        };
         /**
          * @description What a share link is now, read-only: `active` (it opens), `disabled` (its owner turned it off), `expired` (its `expiresAt` has passed) or `exhausted` (its downloads reached `maxDownloads`); the first that holds in this order.
          * @enum {unknown}
@@ -1711,7 +1749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.); `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.); `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1810,7 +1848,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1911,7 +1949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2004,7 +2042,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2099,7 +2137,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2204,7 +2242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2297,7 +2335,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2392,7 +2430,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2493,7 +2531,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2589,7 +2627,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2688,7 +2726,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2786,7 +2824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2879,7 +2917,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2975,7 +3013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3075,7 +3113,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3180,7 +3218,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3308,6 +3346,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content too large: `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
             429: {
                 headers: {
@@ -3319,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3419,7 +3466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3512,7 +3559,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3607,7 +3654,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3708,7 +3755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3827,7 +3874,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3946,7 +3993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4062,7 +4109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4161,7 +4208,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4254,7 +4301,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4347,7 +4394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4442,7 +4489,98 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Usage"];
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4541,7 +4679,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4644,7 +4782,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4737,7 +4875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4842,7 +4980,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4943,7 +5081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5046,7 +5184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5139,7 +5277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5244,7 +5382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5367,7 +5505,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5468,7 +5606,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5576,7 +5714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5669,7 +5807,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5775,7 +5913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,7 +6014,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5969,7 +6107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6072,7 +6210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6143,7 +6281,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6257,6 +6395,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Content too large: `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
             429: {
                 headers: {
@@ -6268,7 +6415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6370,7 +6517,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6449,7 +6596,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6543,7 +6690,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6641,7 +6788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -6739,7 +6886,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;

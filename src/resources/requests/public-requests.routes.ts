@@ -93,7 +93,8 @@ request's folder (root when it has none), owned by the request's owner, together
 transaction. Everything is checked before anything is written: the fields (name at most 100 characters, email at
 most 254 and valid, message at most 1,000, no control characters; the email required when the request says so,
 dropped when it does not collect it), each file against the request's limits (size, types), and the number of
-files against what the request still accepts (409). \`error.field\` names the field at fault.
+files against what the request still accepts (409). The files count toward the storage quota of the request's
+owner: files it has no room for are a 413 \`quota_exceeded\`. \`error.field\` names the field at fault.
 
 Limits (429 with Retry-After): at most ${PREPARED_FILES.limit.toLocaleString('en')} files prepared per
 ${PREPARED_FILES.windowMs / 60_000} minutes per client address; at most ${MAX_PENDING_PER_CLIENT} uploads
@@ -110,6 +111,10 @@ lifetime from the preparation. Prepare an expired file again when its turn comes
           ),
           409: ERROR_RESPONSES[409],
           410: GONE,
+          413: Type.Ref('Error', {
+            description:
+              '`quota_exceeded`: the request cannot take these files, its owner having no room left for them (the message says so, and nothing of the owner’s account), or one file is larger than it can take (`error.field` names it). Nothing is prepared.',
+          }),
           ...RESPONSES,
         },
       },

@@ -6,6 +6,7 @@
 import type { Transaction } from '../../platform/db/database.ts'
 import { AppError, conflict, invalid, notFound, RetryLater } from '../../platform/errors.ts'
 import { formatSize } from '../../platform/format-size.shared.ts'
+import { QuotaExceeded } from '../quotas/quota-exceeded.ts'
 import type { UploadsRepository } from '../uploads/uploads.repository.ts'
 import type {
   FileDeclaration,
@@ -46,6 +47,16 @@ export const CLOSED_MESSAGES: Record<Exclude<RequestState, 'open'>, string> = {
   past_deadline: 'This file request no longer accepts files: its deadline has passed.',
   full: 'This file request no longer accepts files: it has received every file it asked for.',
 }
+
+/**
+ * What a submitter is told when the request's owner has no room left for the files (their quota, or their
+ * largest file): that the request cannot take them, in plain words, and nothing of the owner's account.
+ */
+export const NO_ROOM_MESSAGES = {
+  quota: 'This file request cannot take these files: there is not enough room left for them.',
+  largest_file: 'This file is larger than this file request can take.',
+} as const
+const NO_ROOM_HINT = 'Send fewer or smaller files, or ask the person who sent the link to make room.'
 
 const closed = (state: Exclude<RequestState, 'open'>) =>
   new AppError(
@@ -105,20 +116,26 @@ export class PublicRequestsService {
     const checked = checkSubmitter(input, request)
     if ('problem' in checked) throw invalid(checked.problem.message, undefined, checked.problem.field)
     this.#checkFiles(request, input.files)
-    return this.#uploads.prepare(
-      request.accountId,
-      // The folder is the request's when the file arrives (SubmissionsService), not now.
-      { files: input.files, folderId: null },
-      {
-        submission: { requestId: request.id, ...checked.fields },
-        check: async (trx) => {
-          await this.#checkStillAccepts(trx, request.id, input.files.length)
-          await this.#checkClientHolds(trx, request.id, client, input.files.length)
+    return this.#uploads
+      .prepare(
+        request.accountId,
+        // The folder is the request's when the file arrives (SubmissionsService), not now.
+        { files: input.files, folderId: null },
+        {
+          submission: { requestId: request.id, ...checked.fields },
+          check: async (trx) => {
+            await this.#checkStillAccepts(trx, request.id, input.files.length)
+            await this.#checkClientHolds(trx, request.id, client, input.files.length)
+          },
+          client,
+          unusedGrantSeconds: UNUSED_GRANT_SECONDS,
         },
-        client,
-        unusedGrantSeconds: UNUSED_GRANT_SECONDS,
-      },
-    )
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof QuotaExceeded)) throw error
+        // The submission counts toward the owner's quota; the owner's figures are not the submitter's to read.
+        throw new QuotaExceeded(error.reason, NO_ROOM_MESSAGES[error.reason], NO_ROOM_HINT, error.field)
+      })
   }
 
   /** The status of uploads this page prepared, each authorized by its grant. */

@@ -30,6 +30,8 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
   gone: 'A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.',
   request_timeout: 'The request did not arrive in full within the time limit; the connection is closed.',
   payload_too_large: 'The request body is larger than the JSON body limit (1 MiB).',
+  quota_exceeded:
+    'Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.',
   unsupported_media_type:
     'A request body that is not `application/json`, or that is compressed (`Content-Encoding`).',
   range_not_satisfiable: 'A download `Range` lies outside the file. Carries `Content-Range: bytes */<size>`.',
@@ -46,6 +48,7 @@ const ERROR_STATUS_TITLES: Record<number, string> = {
   404: 'Not found',
   409: 'Conflict',
   410: 'Gone',
+  413: 'Content too large',
   429: 'Too many requests',
 }
 
@@ -295,6 +298,10 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
           name: 'trash',
           description:
             'Coffer extension. Deleted files, until they go for good: list, restore, delete for good',
+        },
+        {
+          name: 'usage',
+          description: 'Coffer extension. The account’s storage usage against its quota',
         },
         { name: 'folders', description: 'Flat folders of files and file requests' },
         { name: 'shares', description: 'Public share links with view and download counts' },

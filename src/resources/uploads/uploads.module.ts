@@ -51,6 +51,7 @@ export const uploadsModule: Module = {
       transaction: db.transaction,
       uploads: r.uploads,
       folders: r.folders,
+      quotas: services.quotas,
       keyring,
       processor: uploadProcessor,
       staged,

@@ -1,6 +1,6 @@
 // Upload intents' SQL, and that of the blobs staged for them. Every state change is one conditional UPDATE
 // (`where state = ...`), so concurrent requests and several processes agree on who moved an intent.
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Db, Transaction } from '../../platform/db/database.ts'
 import type { Database } from '../../platform/db/schema.ts'
 import type { UploadIntentsTable, UploadState } from './uploads.tables.ts'
@@ -78,6 +78,29 @@ export class UploadsRepository {
   /** A folder that does not exist (any more) is a foreign-key violation. */
   async insertIntents(trx: Transaction, rows: IntentRow[]): Promise<void> {
     await trx.insertInto('upload_intents').values(rows).execute()
+  }
+
+  /**
+   * The bytes the account's uploads under way declared, which its quota holds for them (quotas/): those that
+   * may still take bytes (uploading, even past their grant's expiry until it is swept: a transfer under way may
+   * still finish) and those being processed whose file is not made yet. Read by the partial index of migration
+   * 0035 (its condition written out, so that SQLite's planner sees it), in the caller's transaction.
+   */
+  async reservedBytes(trx: Transaction, accountId: string): Promise<number> {
+    const row = await trx
+      .selectFrom('upload_intents')
+      .select((eb) => eb.fn.sum<number | string | null>('size').as('bytes'))
+      .where('account_id', '=', accountId)
+      .where(sql<boolean>`state in ('uploading', 'processing')`)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb.selectFrom('files').select('files.id').whereRef('files.id', '=', 'upload_intents.file_id'),
+          ),
+        ),
+      )
+      .executeTakeFirstOrThrow()
+    return Number(row.bytes ?? 0)
   }
 
   /**

@@ -22,7 +22,10 @@ JSON.stringify(clientPayload), multipart: size > 5 MiB })\` of \`@vercel/blob/cl
 
 The grant in \`clientPayload\` authorises that one upload until \`expiresAt\`, like a presigned URL; the API
 credential never goes to the blob endpoint. The upload is bound to the declared size (more bytes are refused, fewer
-end in \`error\`), to the declared type and to the pathname. A \`size\` above the server maximum is a 400. After the
+end in \`error\`), to the declared type and to the pathname. A \`size\` above the server maximum is a 400. Files
+that would pass the account's storage quota (\`GET /usage\`: its files, the trash included, and the sizes its
+uploads under way declared) are a 413 \`quota_exceeded\`, as is a file larger than the account's largest file;
+nothing is prepared then. After the
 transfer the server checks the size, computes a SHA-256, detects the type from the bytes (a detected type that
 contradicts the declared one is stored instead) and renders previews of images. The handshake address
 (\`handleUploadUrl\`) is part of the upload protocol, not an operation to call directly.`
@@ -42,6 +45,10 @@ export const uploadsRoutes: Routes = async (app, { services }) => {
         body: PrepareUploadBody,
         response: {
           201: Data(Type.Object({ uploads: Type.Array(UploadGrantSchema) }, { additionalProperties: false })),
+          413: Type.Ref('Error', {
+            description:
+              "`quota_exceeded`: the files would pass the account's storage quota (counting its files, the trash and its uploads under way), or one is larger than the largest file the account may upload (`error.field` names it). The message gives the bytes used and the quota; nothing is prepared.",
+          }),
           ...ERROR_RESPONSES,
         },
       },

@@ -12,6 +12,7 @@ import { newId } from '../../platform/ids.ts'
 import { nonBlankName } from '../../platform/names.ts'
 import type { PublicUrls } from '../../platform/public-urls.ts'
 import type { FoldersRepository } from '../folders/folders.repository.ts'
+import type { QuotasService } from '../quotas/quotas.service.ts'
 import { type ClientTokenPayload, signClientToken } from './blob-endpoint/client-token.ts'
 import type { SigningKeyring } from './blob-endpoint/signing-keys.ts'
 import type { UploadProcessor } from './processing.job.ts'
@@ -107,6 +108,7 @@ export class UploadsService {
   readonly #transaction: Transactor
   readonly #uploads: UploadsRepository
   readonly #folders: FoldersRepository
+  readonly #quotas: Pick<QuotasService, 'admit'>
   readonly #keyring: SigningKeyring
   readonly #processor: UploadProcessor
   readonly #staged: StagedBlobs
@@ -117,6 +119,8 @@ export class UploadsService {
     transaction: Transactor
     uploads: UploadsRepository
     folders: FoldersRepository
+    /** Refuses uploads that would pass the account's quota, in the transaction that records them. */
+    quotas: Pick<QuotasService, 'admit'>
     keyring: SigningKeyring
     processor: UploadProcessor
     /** What an unfinished upload stored so far, which its status tells. */
@@ -127,6 +131,7 @@ export class UploadsService {
     this.#transaction = deps.transaction
     this.#uploads = deps.uploads
     this.#folders = deps.folders
+    this.#quotas = deps.quotas
     this.#keyring = deps.keyring
     this.#processor = deps.processor
     this.#staged = deps.staged
@@ -191,6 +196,13 @@ export class UploadsService {
     try {
       await this.#transaction(async (trx) => {
         await options.check?.(trx)
+        // Under the account's lock: what it stores and its uploads under way, which these then join.
+        await this.#quotas.admit(
+          trx,
+          accountId,
+          input.files.map((file) => file.size),
+          (locked) => this.#uploads.reservedBytes(locked, accountId),
+        )
         if (folderId !== null) await this.#folders.assertOwned(accountId, folderId, trx)
         await this.#uploads.insertIntents(trx, rows)
       })

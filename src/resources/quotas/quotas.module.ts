@@ -1,0 +1,33 @@
+// What quotas bring to the application: each account's usage (kept by triggers, migration 0035) and limits, the
+// check that uploads' preparations make (`QuotasService.admit`), the API's GET /usage, and the service the
+// admin's pages and command set quotas with.
+import type { Module } from '../../module.ts'
+import { QuotasRepository } from './quotas.repository.ts'
+import { quotasRoutes } from './quotas.routes.ts'
+import { UsageSchema } from './quotas.schemas.ts'
+import { QuotasService } from './quotas.service.ts'
+
+declare module '../../module.ts' {
+  interface Repositories {
+    quotas: QuotasRepository
+  }
+  interface Services {
+    /** Accounts' usage and limits: read in batches, set by admins, checked by uploads' preparations. */
+    quotas: QuotasService
+  }
+}
+
+export const quotasModule: Module = {
+  schemas: [UsageSchema],
+  apiRoutes: [quotasRoutes],
+  repositories: (db) => ({ quotas: new QuotasRepository(db) }),
+  wire: ({ config, db }, { repositories: r }) => ({
+    services: {
+      quotas: new QuotasService({
+        quotas: r.quotas,
+        transaction: db.transaction,
+        defaultQuotaBytes: config.defaultQuotaBytes,
+      }),
+    },
+  }),
+}
