@@ -130,6 +130,37 @@ for (const engine of ENGINES) {
       assert.equal(await ctx.app.services.accounts.findByEmail(unknown), undefined, 'no account is made')
     })
 
+    test('the provider’s subject keeps finding its account after the email changes there', async () => {
+      const first = address()
+      const sub = ctx.provider.addUser({ email: first, email_verified: true })
+      ctx.provider.signInAs(sub)
+      assert.equal((await signInWithProvider(new Jar(), ctx.base)).status, 303)
+      const account = await ctx.app.services.accounts.findByEmail(first)
+      assert.ok(account)
+      const renamed = address()
+      ctx.provider.addUser({ email: renamed, email_verified: true }, sub)
+      const jar = new Jar()
+      assert.equal((await signInWithProvider(jar, ctx.base)).status, 303)
+      assert.ok(
+        (await (await jar.get(`${ctx.base}/account/keys`)).text()).includes(first),
+        'the same account',
+      )
+      assert.equal(await ctx.app.services.accounts.findByEmail(renamed), undefined, 'no second account')
+    })
+
+    test('an address the provider gave to someone else does not open its account', async () => {
+      const email = address()
+      ctx.provider.signInAs(ctx.provider.addUser({ email, email_verified: true }))
+      assert.equal((await signInWithProvider(new Jar(), ctx.base)).status, 303)
+      // Another person at the provider (another subject) now has the address.
+      ctx.provider.signInAs(ctx.provider.addUser({ email, email_verified: true }))
+      const jar = new Jar()
+      const answer = await signInWithProvider(jar, ctx.base)
+      assert.equal(answer.status, 403)
+      assert.match(text(await answer.text()), /This account is someone else’s/)
+      assert.ok(!jar.cookies.has('coffer_session'))
+    })
+
     test('a disabled account is refused', async () => {
       const email = address()
       await ctx.app.services.accounts.create({ email, password: OWNER_PASSWORD })

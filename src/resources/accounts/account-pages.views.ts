@@ -44,12 +44,15 @@ export interface SsoOffer {
   only: boolean
 }
 
-/** The button that starts a sign-in at the provider: a form with its CSRF token, so no other site can start one. */
+/**
+ * The button that starts a sign-in at the provider: a form with its CSRF token, so no other site can start one.
+ * The page's main button when it is the only way in; beside a password form, that form's button is.
+ */
 function ssoButton(csrfToken: string, returnTo: string, sso: SsoOffer): string {
   return html`<form method="post" action="${ACCOUNT_PATHS.ssoStart}" class="sso-form">
 !${csrfInput(csrfToken)}
 <input type="hidden" name="return_to" value="${returnTo}">
-<button class="button primary sso-button" type="submit">Sign in with ${sso.name}</button>
+<button class="button${sso.only ? ' primary' : ''} sso-button" type="submit">Sign in with ${sso.name}</button>
 </form>`
 }
 

@@ -4,6 +4,9 @@
 // issuer, audience, expiry and nonce). A login names an account by the provider's verified email
 // (`email_verified` true): an existing account that is not disabled signs in; an unknown address gets a new
 // account, a member, only as the sign-up policy allows (signUpRefusal, the rule the sign-up page follows too).
+// The provider's subject (`sub`, its lasting name for the person) is kept with the account at the first sign-in
+// (sso_identities): from then on the subject finds the account, so a person whose email changed at the provider
+// keeps theirs, and an address the provider gave to someone else (another subject) does not open it.
 // Every other outcome is a refusal with its reason, which the pages put in plain words. No secret (the client
 // secret, a code, a token, the state) leaves this file but to the provider.
 import * as oidc from 'openid-client'
@@ -13,6 +16,7 @@ import type { Account, AccountsRepository } from '../accounts/accounts.repositor
 import type { AccountsService } from '../accounts/accounts.service.ts'
 import { signUpRefusal } from '../accounts/sign-up-policy.ts'
 import type { SsoFlow, SsoFlows } from './sso-flow.ts'
+import type { SsoIdentitiesRepository } from './sso-identities.repository.ts'
 
 /** How long a request to the provider may take before it counts as unreachable. */
 const PROVIDER_TIMEOUT_SECONDS = 10
@@ -35,6 +39,8 @@ export type SsoRefusal =
   | { kind: 'sign-up'; email: string; reason: string }
   /** The account of this address is disabled. */
   | { kind: 'disabled' }
+  /** The account of this address signed in with another identity at the provider (the address passed on). */
+  | { kind: 'other-identity'; email: string }
 
 export type SsoResult =
   | { kind: 'signed-in'; account: Account; created: boolean; returnTo: string }
@@ -54,6 +60,7 @@ export class SsoService {
   readonly #flows: SsoFlows
   readonly #accounts: AccountsService
   readonly #accountsRepository: AccountsRepository
+  readonly #identities: SsoIdentitiesRepository
   /** The provider's configuration from the last discovery that worked (its keys are cached on it). */
   #configuration: oidc.Configuration | undefined
 
@@ -66,6 +73,7 @@ export class SsoService {
     accounts: AccountsService
     /** To tell a disabled account (AccountsService's lookups leave that out). */
     accountsRepository: AccountsRepository
+    identities: SsoIdentitiesRepository
   }) {
     this.#oidc = deps.oidc
     this.#signUpPolicy = deps.signUpPolicy
@@ -73,6 +81,7 @@ export class SsoService {
     this.#flows = deps.flows
     this.#accounts = deps.accounts
     this.#accountsRepository = deps.accountsRepository
+    this.#identities = deps.identities
   }
 
   /** The provider's name, for the button and the pages. */
@@ -127,6 +136,7 @@ export class SsoService {
     current.search = params.toString()
 
     let claims: Record<string, unknown>
+    let subject: string
     try {
       const configuration = this.#configuration ?? (await this.#discover())
       const tokens = await oidc.authorizationCodeGrant(configuration, current, {
@@ -138,6 +148,7 @@ export class SsoService {
       const idToken = tokens.claims()
       if (!idToken) return refused({ kind: 'invalid' })
       claims = { ...idToken }
+      subject = idToken.sub
       // Many providers put the email in the ID token; others (oidc-provider by default) only at userinfo.
       if (typeof idToken.email !== 'string' || idToken.email_verified === undefined) {
         claims = await oidc.fetchUserInfo(configuration, tokens.access_token, idToken.sub)
@@ -151,30 +162,47 @@ export class SsoService {
     }
     // As accounts are stored (AccountsService's normaliseEmail); one that is no address matches no account, and
     // `create` refuses it.
-    return this.#signIn(claims.email.trim().toLowerCase(), flow.returnTo)
+    return this.#signIn(claims.email.trim().toLowerCase(), subject, flow.returnTo)
   }
 
-  /** The account of the verified `email` signed in, or made as the sign-up policy allows. */
-  async #signIn(email: string, returnTo: string): Promise<SsoResult> {
+  /**
+   * The account of the provider's `subject` if it signed in before, else of the verified `email` (made as the
+   * sign-up policy allows), signed in and linked to the subject.
+   */
+  async #signIn(email: string, subject: string, returnTo: string): Promise<SsoResult> {
+    const issuer = this.#oidc.issuer
+    const refused = (refusal: SsoRefusal): SsoResult => ({ kind: 'refused', refusal })
     let created = false
-    let found = await this.#accountsRepository.byEmail(email)
+    const linked = await this.#identities.accountOf(issuer, subject)
+    let found = linked === undefined ? undefined : await this.#accountsRepository.byId(linked)
     if (!found) {
-      const reason = signUpRefusal(this.#signUpPolicy, email)
-      if (reason) return { kind: 'refused', refusal: { kind: 'sign-up', email, reason } }
-      try {
-        await this.#accounts.create({ email, role: 'member' })
-        created = true
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error
-        // Not an email address at all: nothing to match or make an account with.
-        if (error.code === 'invalid_request') return { kind: 'refused', refusal: { kind: 'unverified' } }
-        // Made at the same moment by another sign-in of the same person: theirs is the account.
-        if (error.code !== 'conflict') throw error
-      }
       found = await this.#accountsRepository.byEmail(email)
-      if (!found) throw new Error('an account made by single sign-on cannot be read back')
+      if (!found) {
+        const reason = signUpRefusal(this.#signUpPolicy, email)
+        if (reason) return refused({ kind: 'sign-up', email, reason })
+        try {
+          await this.#accounts.create({ email, role: 'member' })
+          created = true
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error
+          // Not an email address at all: nothing to match or make an account with.
+          if (error.code === 'invalid_request') return refused({ kind: 'unverified' })
+          // Made at the same moment by another sign-in of the same person: theirs is the account.
+          if (error.code !== 'conflict') throw error
+        }
+        found = await this.#accountsRepository.byEmail(email)
+        if (!found) throw new Error('an account made by single sign-on cannot be read back')
+      }
+      if (found.disabled) return refused({ kind: 'disabled' })
+      const known = await this.#identities.subjectOf(found.id, issuer)
+      if (known !== undefined && known !== subject) return refused({ kind: 'other-identity', email })
+      await this.#identities.link(issuer, subject, found.id, Date.now())
+      // Two first sign-ins at once, of two subjects with one address: the link kept decides.
+      if ((await this.#identities.accountOf(issuer, subject)) !== found.id) {
+        return refused({ kind: 'other-identity', email })
+      }
     }
-    if (found.disabled) return { kind: 'refused', refusal: { kind: 'disabled' } }
+    if (found.disabled) return refused({ kind: 'disabled' })
     await this.#accounts.noteSignIn(found.id)
     const account: Account = {
       id: found.id,

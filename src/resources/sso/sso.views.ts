@@ -64,6 +64,12 @@ export function refusalText(refusal: SsoRefusal, provider: string): RefusalText 
         title: 'This account is disabled',
         message: `Your Coffer account was disabled by an admin of this server. Ask them to enable it again.`,
       }
+    case 'other-identity':
+      return {
+        status: 403,
+        title: 'This account is someone else’s',
+        message: `The Coffer account for ${refusal.email} signs in with another ${provider} user, who had this address before. An address that passed to someone else at ${provider} does not open its account here: ask an admin of this server.`,
+      }
   }
 }
 
