@@ -6,6 +6,7 @@
 import { mcpModule } from './clients/mcp/mcp.module.ts'
 import type { Module } from './module.ts'
 import { accountsModule } from './resources/accounts/accounts.module.ts'
+import { adminModule } from './resources/admin/admin.module.ts'
 import { analyticsModule } from './resources/analytics/analytics.module.ts'
 import { filesModule } from './resources/files/files.module.ts'
 import { foldersModule } from './resources/folders/folders.module.ts'
@@ -32,6 +33,7 @@ export const modules: readonly Module[] = [
   uploadsModule,
   requestsModule,
   analyticsModule,
+  adminModule,
   serviceInfoModule,
   mcpModule,
 ]

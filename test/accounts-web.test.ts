@@ -678,6 +678,51 @@ describeEachEngine(
 )
 
 describeEachEngine(
+  'sign-up when SIGNUP=open for SIGNUP_EMAIL_DOMAINS',
+  (ctx) => {
+    test('an address at a listed domain makes its account; another is told which domains are taken', async () => {
+      const { app } = ctx()
+      const made = await new WebClient(app).post('/account/sign-up', {
+        email: 'someone@Example.org',
+        password: PASSWORD,
+        confirm: PASSWORD,
+      })
+      assert.equal(made.statusCode, 303)
+      assert.equal((await app.services.accounts.getByEmail('someone@example.org')).role, 'member')
+      assertRefused(
+        await new WebClient(app).post('/account/sign-up', {
+          email: 'someone@elsewhere.com',
+          password: PASSWORD,
+          confirm: PASSWORD,
+        }),
+        'email',
+        /Accounts on this server are for addresses at example\.org, team\.example\.com\./,
+      )
+      // A subdomain is not its parent: the list names each domain taken.
+      assertRefused(
+        await new WebClient(app).post('/account/sign-up', {
+          email: 'someone@sub.example.org',
+          password: PASSWORD,
+          confirm: PASSWORD,
+        }),
+        'email',
+        /for addresses at/,
+      )
+      assert.equal(await app.services.accounts.findByEmail('someone@elsewhere.com'), undefined)
+    })
+  },
+  { env: { SIGNUP: 'open', SIGNUP_EMAIL_DOMAINS: 'example.org, @Team.Example.com' } },
+)
+
+describeEachEngine('sign-up when SIGNUP=invite, the default', (ctx) => {
+  test('there is no sign-up page, and the sign-in page offers none', async () => {
+    const { app } = ctx()
+    assert.equal((await new WebClient(app).get('/account/sign-up')).statusCode, 404)
+    assert.doesNotMatch((await new WebClient(app).get('/account/sign-in')).body, /Create one/)
+  })
+})
+
+describeEachEngine(
   'secure cookies behind https',
   (ctx) => {
     test('with an https PUBLIC_URL the session cookie is __Host- and Secure', async () => {

@@ -60,6 +60,11 @@ export class PublicUrls {
     return `${this.origin}/sf/${publicId}`
   }
 
+  /** The page an invitation links to, where its account is made. */
+  invitationPage(secret: string): string {
+    return `${this.origin}/account/invite/${secret}`
+  }
+
   /** The page a "Forgot your password?" email links to. */
   passwordResetPage(secret: string): string {
     return `${this.origin}/account/reset-password/${secret}`

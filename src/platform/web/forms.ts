@@ -92,6 +92,8 @@ export interface InputOptions extends FieldOptions {
   step?: number | string
   placeholder?: string
   inputMode?: 'numeric' | 'text'
+  /** Shown and sent, not changed: a value the page settled (the address an invitation was sent to). */
+  readOnly?: boolean
 }
 
 /** The parts every field shares: its id, its error, and the attributes that tie them together. */
@@ -121,7 +123,7 @@ export function field(state: FormState | undefined, options: InputOptions): stri
   return html`<div class="field">
 !${p.label}
 !${p.hint}
-<input id="${p.id}" name="${options.name}" type="${type}" value="${value}"!${optional('autocomplete', options.autocomplete ?? 'off')}!${optional('maxlength', options.maxLength)}!${optional('min', options.min)}!${optional('max', options.max)}!${optional('step', options.step)}!${optional('placeholder', options.placeholder)}!${optional('inputmode', options.inputMode)}!${p.attributes}>
+<input id="${p.id}" name="${options.name}" type="${type}" value="${value}"!${optional('autocomplete', options.autocomplete ?? 'off')}!${optional('maxlength', options.maxLength)}!${optional('min', options.min)}!${optional('max', options.max)}!${optional('step', options.step)}!${optional('placeholder', options.placeholder)}!${optional('inputmode', options.inputMode)}!${options.readOnly ? ' readonly' : ''}!${p.attributes}>
 !${p.error}
 </div>`
 }

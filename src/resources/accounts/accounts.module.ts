@@ -10,6 +10,9 @@ import { AccountsRepository } from './accounts.repository.ts'
 import { AccountsService, type AttemptCounters, type OauthGrants } from './accounts.service.ts'
 import { ApiKeysRepository } from './api-keys.repository.ts'
 import { ApiKeysService } from './api-keys.service.ts'
+import { invitationPagesRoutes } from './invitation-pages.routes.ts'
+import { InvitationsRepository } from './invitations.repository.ts'
+import { InvitationsService } from './invitations.service.ts'
 import { KnownDevices } from './known-devices.ts'
 import { NewKeyNotes } from './new-key-notes.ts'
 import { PasswordResetService } from './password-reset.service.ts'
@@ -26,6 +29,7 @@ declare module '../../module.ts' {
     sessions: SessionsRepository
     setupLinks: SetupLinksRepository
     passwordResets: PasswordResetsRepository
+    invitations: InvitationsRepository
   }
   interface Services {
     accounts: AccountsService
@@ -34,11 +38,13 @@ declare module '../../module.ts' {
     setup: SetupService
     /** "Forgot your password?"; undefined without email (SMTP_URL), which it needs. */
     passwordReset: PasswordResetService | undefined
+    /** Single-use links, made by admins, that make an account. */
+    invitations: InvitationsService
   }
 }
 
 export const accountsModule: Module = {
-  pageRoutes: [accountPagesRoutes],
+  pageRoutes: [accountPagesRoutes, invitationPagesRoutes],
   repositories: accountsRepositories,
   wire: ({ config, db, serverSecrets, attempts, mail, urls }, { repositories }) => {
     const services = accountServices({
@@ -60,13 +66,21 @@ export const accountsModule: Module = {
         resetPage: (secret) => urls.passwordResetPage(secret),
         attempts,
       })
-    return { services: { ...services, passwordReset } }
+    const invitations = new InvitationsService({
+      transaction: db.transaction,
+      invitations: repositories.invitations,
+      accounts: services.accounts,
+      queueMail: config.mail && ((trx, message) => mail.enqueue(trx, message)),
+      invitationPage: (secret) => urls.invitationPage(secret),
+    })
+    return { services: { ...services, passwordReset, invitations } }
   },
   purges: (_platform, { services, repositories }) => ({
     sessions: () => services.sessions.purgeExpired(),
     'setup links': () => services.setup.purgeExpired(),
     'failed sign-ins': () => services.accounts.purgeFailedSignIns(),
     'password reset links': () => repositories.passwordResets.deleteExpired(Date.now()),
+    'ended invitations': () => services.invitations.purgeEnded(),
   }),
 }
 
@@ -78,6 +92,7 @@ export function accountsRepositories(db: Db) {
     sessions: new SessionsRepository(db),
     setupLinks: new SetupLinksRepository(db),
     passwordResets: new PasswordResetsRepository(db),
+    invitations: new InvitationsRepository(db),
   }
 }
 

@@ -143,23 +143,25 @@ export class AccountsService {
   }
 
   /**
-   * Creates an account. `onlyIfFirst` runs in the same transaction before the insert and may refuse: the
-   * first-run setup uses it to take its link and to make sure no account exists yet.
+   * Creates an account. `admit` runs in the same transaction before the insert and may refuse: the first-run
+   * setup uses it to take its link and to make sure no account exists yet, an invitation to use itself up.
    */
   async create(
     input: { email: string; password?: string; role?: AccountRole },
-    onlyIfFirst?: (trx: Parameters<Parameters<Transactor>[0]>[0]) => Promise<void>,
+    admit?: (trx: Parameters<Parameters<Transactor>[0]>[0], account: Account) => Promise<void>,
   ): Promise<Account> {
     const email = normaliseEmail(input.email)
     if (input.password !== undefined) checkNewPassword(input.password)
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
     const now = Date.now()
     const account: Account = { id: newId('acc', now), email, createdAt: now, role: input.role ?? 'member' }
-    const inserted = await this.#transaction(async (trx) => {
-      await onlyIfFirst?.(trx)
-      return this.#accounts.insert({ ...account, passwordHash }, trx)
+    await this.#transaction(async (trx) => {
+      await admit?.(trx, account)
+      // Thrown inside, so that what `admit` took (a setup link, an invitation) is given back.
+      if (!(await this.#accounts.insert({ ...account, passwordHash }, trx))) {
+        throw conflict(`An account with the email ${email} already exists.`, undefined, 'email')
+      }
     })
-    if (!inserted) throw conflict(`An account with the email ${email} already exists.`, undefined, 'email')
     return account
   }
 

@@ -457,12 +457,23 @@ export class RequestsRepository {
     return rows.map((row) => ({ accountId: row.account_id, request: toFileRequest(row) }))
   }
 
-  /** The request behind a public link; undefined for an unknown link. */
+  /** The request behind a public link; undefined for an unknown link, or one of a disabled account. */
   async byPublicId(publicId: string): Promise<PublicFileRequest | undefined> {
     const row = await this.#db
       .selectFrom('file_requests')
       .select(PUBLIC_COLUMNS)
       .where('public_id', '=', publicId)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('accounts')
+              .select('accounts.id')
+              .whereRef('accounts.id', '=', 'file_requests.account_id')
+              .where('accounts.disabled_at', 'is not', null),
+          ),
+        ),
+      )
       .executeTakeFirst()
     return row && toPublicRequest(row)
   }

@@ -9,6 +9,7 @@ import { prepare, preparePages } from '../../platform/db/read-path/prepared.ts'
 import type { Database } from '../../platform/db/schema.ts'
 import {
   activeEndpoints,
+  ownerEnabled,
   LINK_COLUMNS,
   type Link,
   type LinkRow,
@@ -80,6 +81,8 @@ export class FolderSharesRepository {
       (publicIds) =>
         selectWithFolder(this.#db)
           .select(['shares.account_id', (eb) => eb.exists(activeEndpoints(eb)).as('owner_has_webhooks')])
+          // A disabled account's link answers as a link that never was.
+          .where(ownerEnabled)
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
     )

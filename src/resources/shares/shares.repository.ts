@@ -274,6 +274,18 @@ export const activeEndpoints = (eb: ExpressionBuilder<Database, 'shares'>) =>
     .whereRef('webhook_endpoints.account_id', '=', 'shares.account_id')
     .where('webhook_endpoints.is_active', '=', true)
 
+/** A link's owner is not disabled: a disabled account's links answer as links that never were, until enabled. */
+export const ownerEnabled = (eb: ExpressionBuilder<Database, 'shares'>) =>
+  eb.not(
+    eb.exists(
+      eb
+        .selectFrom('accounts')
+        .select('accounts.id')
+        .whereRef('accounts.id', '=', 'shares.account_id')
+        .where('accounts.disabled_at', 'is not', null),
+    ),
+  )
+
 export class SharesRepository {
   readonly #database: Db
   readonly #db: Kysely<Database>
@@ -310,8 +322,9 @@ export class SharesRepository {
             ...JOINED_PREVIEW_COLUMNS,
             (eb) => eb.exists(activeEndpoints(eb)).as('owner_has_webhooks'),
           ])
-          // The page of a file in the trash answers as a link that never was.
+          // The page of a file in the trash, or of a disabled account, answers as a link that never was.
           .where('files.trashed_at', 'is', null)
+          .where(ownerEnabled)
           .where('shares.public_id', 'in', publicIds),
       (row) => row.public_id,
     )

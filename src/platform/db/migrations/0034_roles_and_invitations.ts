@@ -19,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('expires_at', 'bigint', (column) => column.notNull())
     .addColumn('used_at', 'bigint')
-    .addColumn('used_by', 'text', (column) => column.references('accounts.id').onDelete('set null'))
+    .addColumn('used_by', 'text')
     .execute()
   await sql`create index invitations_open on invitations (created_at desc, id desc) where used_at is null`.execute(
     db,
