@@ -6,6 +6,8 @@
 // sign in, an admin's does (the break-glass), and invitations-only refuses a new address.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { ServerSecrets } from '../src/platform/db/server-secrets.ts'
+import { FLOW_SECONDS, SsoFlows } from '../src/resources/sso/sso-flow.ts'
 import { ENGINES } from './support/harness.ts'
 import type { TestProvider } from './support/oidc-test-provider.ts'
 import {
@@ -209,6 +211,28 @@ for (const engine of ENGINES) {
       await tampered((_jar, callback) => {
         callback.search = new URL(theirs.callback).search
       })
+    })
+
+    test('a sign-in left more than 10 minutes is refused as expired', async () => {
+      const flows = new SsoFlows(new ServerSecrets(ctx.db))
+      const flow = {
+        state: 'state-of-an-old-sign-in',
+        nonce: 'n',
+        codeVerifier: 'v'.repeat(43),
+        returnTo: '/',
+      }
+      const jar = new Jar()
+      jar.cookies.set('coffer_sso', await flows.seal(flow, Date.now() - (FLOW_SECONDS + 1) * 1000))
+      const answer = await jar.get(`${ctx.base}/account/sso/callback?code=any&state=${flow.state}`)
+      assert.equal(answer.status, 400)
+      assert.match(text(await answer.text()), /This sign-in has expired/)
+      // The same flow sealed now would have been taken (and its made-up code refused by the provider).
+      jar.cookies.set('coffer_sso', await flows.seal(flow))
+      const iss = encodeURIComponent(ctx.provider.issuer)
+      const current = await jar.get(
+        `${ctx.base}/account/sso/callback?code=any&state=${flow.state}&iss=${iss}`,
+      )
+      assert.match(text(await current.text()), /This sign-in was already used/)
     })
 
     test('a replayed code is refused by the provider, and signs no one in', async () => {
