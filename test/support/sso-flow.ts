@@ -9,11 +9,15 @@ import { freePort } from './ports.ts'
 export type Listening = TestContext & { base: string; provider: TestProvider; stop(): Promise<void> }
 
 /** A provider, and a Coffer server listening on 127.0.0.1 that signs in with it (its button says "Test ID"). */
-export async function startWithProvider(engine: Engine, env: Record<string, string>): Promise<Listening> {
+export async function startWithProvider(
+  engine: Engine,
+  env: Record<string, string>,
+  options: { logger?: object } = {},
+): Promise<Listening> {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const provider = await startTestProvider(`${base}/account/sso/callback`)
-  const ctx = await startApp(engine, { env: { PUBLIC_URL: base, ...provider.env(), ...env } })
+  const ctx = await startApp(engine, { env: { PUBLIC_URL: base, ...provider.env(), ...env }, ...options })
   await ctx.app.listen({ port, host: '127.0.0.1' })
   return {
     ...ctx,
