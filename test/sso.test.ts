@@ -6,6 +6,8 @@
 // sign in, an admin's does (the break-glass), and invitations-only refuses a new address.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { buildApp } from '../src/app.ts'
+import { openDatabase } from '../src/platform/db/open.ts'
 import { ServerSecrets } from '../src/platform/db/server-secrets.ts'
 import { FLOW_SECONDS, SsoFlows } from '../src/resources/sso/sso-flow.ts'
 import { captureLogs, ENGINES } from './support/harness.ts'
@@ -211,6 +213,32 @@ for (const engine of ENGINES) {
       await tampered((_jar, callback) => {
         callback.search = new URL(theirs.callback).search
       })
+    })
+
+    test('a sign-in started at one process of a fleet finishes at another', async () => {
+      // A second process on the same database (and blob store), as behind a load balancer.
+      const db = openDatabase({ ...ctx.config, poolSize: 2 })
+      const other = await buildApp({ config: ctx.config, db, blobs: ctx.blobs, logger: false })
+      try {
+        await other.ready()
+        const email = address()
+        ctx.provider.signInAs(ctx.provider.addUser({ email, email_verified: true }))
+        const jar = new Jar()
+        const reached = await startAndReachCallback(jar, ctx.base, '/account/keys')
+        assert.ok('callback' in reached)
+        const callback = new URL(reached.callback)
+        const answer = await other.inject({
+          method: 'GET',
+          url: `${callback.pathname}${callback.search}`,
+          headers: { cookie: jar.header(), accept: 'text/html' },
+        })
+        assert.equal(answer.statusCode, 303, answer.body)
+        assert.equal(answer.headers.location, '/account/keys')
+        assert.ok(await ctx.app.services.accounts.findByEmail(email), 'the account is made')
+      } finally {
+        await other.close()
+        await db.close()
+      }
     })
 
     test('a sign-in left more than 10 minutes is refused as expired', async () => {
