@@ -390,6 +390,12 @@ for (const engine of ENGINES) {
       assert.equal(refused.status, 401)
       assert.match(text(await refused.text()), /Members sign in with Test ID/)
       assert.ok(!jar.cookies.has('coffer_session'))
+      const memberRow = await ctx.db.kysely
+        .selectFrom('accounts')
+        .select('last_sign_in_at')
+        .where('email', '=', member)
+        .executeTakeFirstOrThrow()
+      assert.equal(memberRow.last_sign_in_at, null, 'no sign-in is recorded for the member')
       const wrong = await signIn(admin, 'not the password at all')
       assert.equal(wrong.status, 401)
       const right = await signIn(admin, OWNER_PASSWORD)

@@ -259,15 +259,14 @@ function signInRoutes(
       )
     if (!form.ok) return again(400, form.errors)
     const { email, password } = form.value
-    if (sso?.only && !(await isAdmin(email))) {
-      // SSO_ONLY: a password signs in admins only (the break-glass). Anyone else's is checked all the same (one
-      // scrypt, as a wrong one costs) and answered as a wrong one is, so the answer tells no one who is an admin.
-      await accounts.verifyPassword(email, password)
-      return again(401, { form: `The email or the password is not right. Members sign in with ${sso.name}.` })
-    }
+    // SSO_ONLY: a password signs in admins only (the break-glass). Anyone else's attempt goes through the same
+    // sign-in with a password that matches no account (none is that short), so it is counted, throttled and timed
+    // as a wrong password is (one scrypt), and answered alike: the answer tells no one who is an admin, and a
+    // member's right password signs nothing in.
+    const passwordAllowed = !sso?.only || (await isAdmin(email))
     const result = await accounts.signIn({
       email,
-      password,
+      password: passwordAllowed ? password : '',
       client: addressBucket(clientAddress(request)),
       device: webSessions.deviceOf(request),
     })
@@ -276,7 +275,11 @@ function signInRoutes(
         return again(429, { form: tooMany(reply, result) })
       case 'wrong':
         // The same for unknown emails as for known ones, so the answer tells nothing of who has an account.
-        return again(401, { form: 'The email or the password is not right.' })
+        return again(401, {
+          form: sso?.only
+            ? `The email or the password is not right. Members sign in with ${sso.name}.`
+            : 'The email or the password is not right.',
+        })
       case 'ok':
         await webSessions.signIn(request, reply, result.account)
         webSessions.rememberDevice(reply, result.device)
