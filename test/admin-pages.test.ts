@@ -256,6 +256,52 @@ describeEachEngine('the admin pages', (ctx) => {
     assert.match(textOf((await boss.web.get('/admin/invitations')).body), /Expired/)
   })
 
+  test('delete: confirmed by the email typed; disabled at once, its files purged with their bytes, then the account', async () => {
+    const c = ctx()
+    const { app } = c
+    const boss = await admin(app)
+    const owner = await member(app)
+    const files = [await createFile(c, owner.id), await createFile(c, owner.id)]
+    const trashed = await call(app, 'DELETE', `/api/v1/files/${files[1]?.id}`, { token: owner.token })
+    assert.equal(trashed.status, 200)
+    const share = await call(app, 'POST', '/api/v1/shares', {
+      token: owner.token,
+      body: { fileId: files[0]?.id },
+    })
+    const linkPath = new URL(share.body.data.publicUrl).pathname
+    const confirmPath = `/admin/accounts/${owner.id}/delete`
+    assert.match(textOf((await boss.web.get(confirmPath)).body), /Delete this account\?/)
+
+    const wrong = await boss.web.post(confirmPath, { email: 'someone@example.com' })
+    assert.equal(wrong.statusCode, 400)
+    assert.match(textOf(wrong.body), new RegExp(`Type ${owner.email} to delete this account`))
+    assert.equal((await app.services.admin.account(owner.id)).deletingAt, null)
+    const self = await boss.web.post(
+      `/admin/accounts/${boss.id}/delete`,
+      { email: boss.email },
+      `/admin/accounts/${boss.id}/delete`,
+    )
+    assert.equal(self.statusCode, 409)
+
+    const deleted = await boss.web.post(confirmPath, { email: owner.email.toUpperCase() })
+    assert.equal(deleted.statusCode, 303)
+    assert.equal(deleted.headers.location, '/admin/accounts?done=deleted')
+    assert.match(textOf((await boss.web.get(`/admin/accounts/${owner.id}`)).body), /Being deleted/)
+    assert.equal((await owner.web.get('/')).statusCode, 303, 'signed out at once')
+    assert.equal((await call(app, 'GET', '/api/v1/files', { token: owner.token })).status, 401)
+    assert.equal((await app.inject({ method: 'GET', url: linkPath })).statusCode, 404)
+    const enable = await boss.web.post(`/admin/accounts/${owner.id}/enable`, {}, `/admin/accounts/${boss.id}`)
+    assert.equal(enable.statusCode, 409, 'an account being deleted is not enabled again')
+
+    // The account stays until the purge removed its files (the trash's included) with their bytes.
+    assert.equal(await app.services.accounts.purgeDeleted(), 0)
+    assert.equal(await app.services.trash.purge({ error: () => {} }), 2)
+    for (const file of files) assert.equal(await c.blobs.stat(file.blobKey), undefined)
+    assert.equal(await app.services.accounts.purgeDeleted(), 1)
+    assert.equal(await app.services.accounts.findByEmail(owner.email), undefined)
+    assert.equal((await boss.web.get(`/admin/accounts/${owner.id}`)).statusCode, 404)
+  })
+
   test('the forms refuse a missing CSRF token', async () => {
     const { app } = ctx()
     const boss = await admin(app)

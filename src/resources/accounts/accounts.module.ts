@@ -81,6 +81,8 @@ export const accountsModule: Module = {
     'failed sign-ins': () => services.accounts.purgeFailedSignIns(),
     'password reset links': () => repositories.passwordResets.deleteExpired(Date.now()),
     'ended invitations': () => services.invitations.purgeEnded(),
+    // After the trash's purge (a module further up the list) removed their files, on an earlier pass.
+    'deleted accounts': () => services.accounts.purgeDeleted(),
   }),
 }
 

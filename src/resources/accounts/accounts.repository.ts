@@ -117,12 +117,44 @@ export class AccountsRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** Sets or clears the account's disabled time; false when there is no such account. */
+  /** Marks the account deleted by an admin at `now`, and disabled if it was not: its files go next. */
+  async markDeleting(trx: Executor, accountId: string, now: number): Promise<boolean> {
+    const result = await trx
+      .updateTable('accounts')
+      .set((eb) => ({ deleting_at: now, disabled_at: eb.fn.coalesce('disabled_at', eb.val(now)) }))
+      .where('id', '=', accountId)
+      .where('deleting_at', 'is', null)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /**
+   * Deletes the rows of the accounts an admin deleted whose files the purge removed, and with them (by their
+   * foreign keys) everything else of theirs. Answers how many went.
+   */
+  async deleteEmptied(): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('accounts')
+      .where('deleting_at', 'is not', null)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb.selectFrom('files').select('files.id').whereRef('files.account_id', '=', 'accounts.id'),
+          ),
+        ),
+      )
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+
+  /** Sets or clears the account's disabled time; false when there is no such account, or it is being deleted. */
   async setDisabled(accountId: string, at: number | null, executor: Executor = this.#db): Promise<boolean> {
     const result = await executor
       .updateTable('accounts')
       .set({ disabled_at: at })
       .where('id', '=', accountId)
+      // An account being deleted stays disabled.
+      .where('deleting_at', 'is', null)
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   }

@@ -330,10 +330,40 @@ export class AccountsService {
       await this.#keepAnAdmin(trx, account)
       await this.#accounts.setDisabled(account.id, Date.now(), trx)
     })
-    await this.#sessions.deleteOfAccount(account.id)
-    await this.#keys.revokeAllOf(account.id)
-    await this.#oauth.deleteGrantsOf(account.id)
+    await this.#endCredentials(account.id)
     return account
+  }
+
+  /**
+   * Deletes an account, as an admin does: at once it is disabled, every credential it had ends, and it is marked;
+   * then its files go through the trash's purge with their bytes, and its row, with everything else of it, once
+   * they are gone (the expired-records job). The last admin that can sign in is not deleted.
+   */
+  async delete(email: string): Promise<Account> {
+    const account = await this.getByEmail(email)
+    await this.#transaction(async (trx) => {
+      await this.#keepAnAdmin(trx, account)
+      if (!(await this.#accounts.markDeleting(trx, account.id, Date.now()))) {
+        throw conflict(`${account.email} is being deleted already.`)
+      }
+    })
+    await this.#endCredentials(account.id)
+    return account
+  }
+
+  /**
+   * Removes the accounts an admin deleted whose files the trash's purge removed, with everything else of theirs;
+   * answers how many went.
+   */
+  purgeDeleted(): Promise<number> {
+    return this.#accounts.deleteEmptied()
+  }
+
+  /** Every credential of the account ends: its sessions, API keys and OAuth grants with their tokens. */
+  async #endCredentials(accountId: string): Promise<void> {
+    await this.#sessions.deleteOfAccount(accountId)
+    await this.#keys.revokeAllOf(accountId)
+    await this.#oauth.deleteGrantsOf(accountId)
   }
 
   /** Records a sign-in on the web (by password, or by single sign-on), which the admin's list shows. */
@@ -366,7 +396,9 @@ export class AccountsService {
   /** Lets a disabled account sign in again; its revoked credentials stay revoked. */
   async enable(email: string): Promise<Account> {
     const account = await this.getByEmail(email)
-    await this.#accounts.setDisabled(account.id, null)
+    if (!(await this.#accounts.setDisabled(account.id, null))) {
+      throw conflict(`${account.email} is being deleted: it cannot be enabled.`)
+    }
     return account
   }
 }

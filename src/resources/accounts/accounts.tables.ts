@@ -24,6 +24,11 @@ export interface AccountsTable {
   role: Generated<AccountRole>
   /** When it last signed in on the web (migration 0034). */
   last_sign_in_at: number | null
+  /**
+   * When an admin deleted it (migration 0034): it is disabled, its files go through the trash's purge, and its row
+   * goes once they are gone.
+   */
+  deleting_at: number | null
   /** The number the account's next file gets (`FilesTable.seq`); see migration 0019. */
   file_seq: Generated<number>
   /** When its newest file was made: the next one is made later, even by a clock behind this one. */

@@ -13,13 +13,22 @@ import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, refusalOf } from '../../platform/web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../../platform/web/notices.ts'
 import { appNav } from '../accounts/web-sessions.ts'
-import { ADMIN_PATHS, accountPage, accountsPage, invitationsPage } from './admin-pages.views.ts'
+import {
+  ADMIN_PATHS,
+  accountPage,
+  accountsPage,
+  deleteAccountPage,
+  invitationsPage,
+} from './admin-pages.views.ts'
 
 /** Accounts a page of the list shows. */
 const PAGE_SIZE = 50
 
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('member')], { errorMessage: 'Choose a role.' })
 const readRole = formReader(Type.Object({ role: Role }, { additionalProperties: false }))
+const readConfirmation = formReader(
+  Type.Object({ email: Type.String({ maxLength: 254 }) }, { additionalProperties: false }),
+)
 const readInvitation = formReader(
   Type.Object(
     { email: Type.Optional(Type.String({ maxLength: 254 })), role: Role },
@@ -42,6 +51,7 @@ const NOTICES: Notices = {
   enabled: () => 'Account enabled: it can sign in again.',
   'reset-sent': () => 'A password-reset link was emailed to the account.',
   revoked: () => 'Invitation removed: its link no longer works.',
+  deleted: () => 'Account deleted: its files are being deleted for good, and the account with them.',
 }
 
 export const adminPagesRoutes: Routes = async (app, deps) => {
@@ -169,6 +179,39 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
     'disabled',
   )
   change('enable', (request) => admin.setDisabled(actor(request), request.params.accountId, false), 'enabled')
+  app.get<{ Params: { accountId: string } }>(
+    `${ADMIN_PATHS.accounts}/:accountId/delete`,
+    { ...signedIn, schema: params },
+    async (request, reply) => {
+      const account = await admin.account(request.params.accountId)
+      if (account.deletingAt !== null) return reply.redirect(ADMIN_PATHS.account(account.id), 303)
+      return web.send(reply, 200, deleteAccountPage({ nav: nav(request, reply), account }))
+    },
+  )
+  app.post<{ Params: { accountId: string } }>(
+    `${ADMIN_PATHS.accounts}/:accountId/delete`,
+    { ...posted, schema: params },
+    async (request, reply) => {
+      const form = readConfirmation(request.body)
+      const typed = form.ok ? form.value.email : ''
+      try {
+        await admin.deleteAccount(actor(request), request.params.accountId, typed)
+      } catch (error) {
+        const { status, errors } = refusalOf(error)
+        const account = await admin.account(request.params.accountId)
+        return web.send(
+          reply,
+          status,
+          deleteAccountPage({
+            nav: nav(request, reply),
+            account,
+            form: { values: { email: typed }, errors },
+          }),
+        )
+      }
+      return reply.redirect(withNotice(ADMIN_PATHS.accounts, 'deleted'), 303)
+    },
+  )
   change(
     'password-reset',
     (request) => admin.sendPasswordReset(request.params.accountId, addressBucket(clientAddress(request))),

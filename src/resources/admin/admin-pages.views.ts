@@ -11,7 +11,7 @@ import type { ManagedAccount } from './admin.repository.ts'
 export const ADMIN_PATHS = {
   accounts: '/admin/accounts',
   account: (id: string) => `/admin/accounts/${id}`,
-  accountAction: (id: string, action: 'role' | 'disable' | 'enable' | 'password-reset') =>
+  accountAction: (id: string, action: 'role' | 'disable' | 'enable' | 'password-reset' | 'delete') =>
     `/admin/accounts/${id}/${action}`,
   invitations: '/admin/invitations',
   revokeInvitation: (id: string) => `/admin/invitations/${id}/revoke`,
@@ -48,7 +48,13 @@ function time(ms: number | null, never: string): string {
 }
 
 function badges(account: ManagedAccount): string {
-  return html`!${account.role === 'admin' ? html` <span class="badge badge-on">Admin</span>` : ''}!${account.disabledAt !== null ? html` <span class="badge badge-warn">Disabled</span>` : ''}`
+  const state =
+    account.deletingAt !== null
+      ? html` <span class="badge badge-warn">Being deleted</span>`
+      : account.disabledAt !== null
+        ? html` <span class="badge badge-warn">Disabled</span>`
+        : ''
+  return html`!${account.role === 'admin' ? html` <span class="badge badge-on">Admin</span>` : ''}!${state}`
 }
 
 function accountRow(account: ManagedAccount): string {
@@ -100,6 +106,7 @@ export function accountPage(data: {
   notice?: string
 }): Page {
   const { account, nav } = data
+  if (account.deletingAt !== null) return beingDeletedPage(nav, account)
   const token = csrfInput(nav.csrfToken)
   const disabled = account.disabledAt !== null
   const state = disabled
@@ -135,8 +142,39 @@ export function accountPage(data: {
 </form>
 <h2>Access</h2>
 !${toggle}
-!${reset}`
+!${reset}
+!${
+    data.self
+      ? ''
+      : html`<h2>Delete</h2>
+<p><a class="button danger" href="${ADMIN_PATHS.accountAction(account.id, 'delete')}">Delete account&#8230;</a></p>`
+  }`
   return adminPage(nav, 'accounts', account.email, body)
+}
+
+/** An account an admin deleted: its files are being purged; nothing more can be done to it. */
+function beingDeletedPage(nav: AppNav, account: ManagedAccount): Page {
+  const body = html`<p class="muted"><a href="${ADMIN_PATHS.accounts}">All accounts</a></p>
+<p><bdi>${account.email}</bdi>!${badges(account)}</p>
+<p>Deleted !${time(account.deletingAt, '')}: it cannot sign in, and its files are being deleted for good with their bytes. The account goes with them, within minutes.</p>`
+  return adminPage(nav, 'accounts', account.email, body)
+}
+
+/** The confirmation of deleting an account: the admin types its email. */
+export function deleteAccountPage(data: { nav: AppNav; account: ManagedAccount; form?: FormState }): Page {
+  const { account, nav } = data
+  const form = data.form ?? {}
+  const main = html`<section class="card narrow" aria-labelledby="page-title"><div class="card-body">
+<h1 id="page-title">Delete this account?</h1>
+<p><strong><bdi>${account.email}</bdi></strong> is signed out everywhere at once and cannot sign in again. Its files, its links and requests, its keys and its webhooks are deleted for good. This cannot be undone.</p>
+<form method="post" action="${ADMIN_PATHS.accountAction(account.id, 'delete')}" novalidate>
+!${csrfInput(nav.csrfToken)}
+!${formError(form)}
+!${field(form, { name: 'email', label: 'Type the account’s email to confirm', type: 'text', autocomplete: 'off', maxLength: 254, hint: account.email })}
+<div class="actions"><button class="button primary danger-fill" type="submit">Delete account</button><a class="button" href="${ADMIN_PATHS.account(account.id)}">Cancel</a></div>
+</form>
+</div></section>`
+  return { title: 'Delete this account? · Admin · Coffer', main, nav }
 }
 
 function invitationRow(invitation: Invitation, csrfToken: string, now: number): string {

@@ -14,6 +14,8 @@ export interface ManagedAccount {
   createdAt: number
   disabledAt: number | null
   lastSignInAt: number | null
+  /** When an admin deleted it: its files are being purged, then it goes. */
+  deletingAt: number | null
   hasPassword: boolean
 }
 
@@ -24,6 +26,7 @@ const COLUMNS = [
   'created_at',
   'disabled_at',
   'last_sign_in_at',
+  'deleting_at',
   'password_hash',
 ] as const
 
@@ -34,6 +37,7 @@ const toManaged = (row: {
   created_at: number
   disabled_at: number | null
   last_sign_in_at: number | null
+  deleting_at: number | null
   password_hash: string | null
 }): ManagedAccount => ({
   id: row.id,
@@ -42,6 +46,7 @@ const toManaged = (row: {
   createdAt: Number(row.created_at),
   disabledAt: row.disabled_at === null ? null : Number(row.disabled_at),
   lastSignInAt: row.last_sign_in_at === null ? null : Number(row.last_sign_in_at),
+  deletingAt: row.deleting_at === null ? null : Number(row.deleting_at),
   hasPassword: row.password_hash !== null,
 })
 

@@ -1,7 +1,7 @@
 // What an admin does to the server's accounts: list and find them, change a role, disable and enable, invite,
 // and send a password-reset link. The rules stay with accounts (the last admin, disabling ends every
 // credential); this service reads the admin's list and checks that the one acting is an admin.
-import { AppError, notFound, RetryLater } from '../../platform/errors.ts'
+import { AppError, invalid, notFound, RetryLater } from '../../platform/errors.ts'
 import type { Account } from '../accounts/accounts.repository.ts'
 import type { AccountsService } from '../accounts/accounts.service.ts'
 import type { AccountRole } from '../accounts/accounts.tables.ts'
@@ -64,6 +64,22 @@ export class AdminService {
     }
     if (disabled) await this.#accounts.disable(account.email)
     else await this.#accounts.enable(account.email)
+    return this.account(accountId)
+  }
+
+  /**
+   * Deletes the account: the admin types its email to confirm. It is disabled at once; its files go through
+   * the trash's purge, and the account with them. An admin does not delete their own account here.
+   */
+  async deleteAccount(actor: Account, accountId: string, typedEmail: string): Promise<ManagedAccount> {
+    const account = await this.account(accountId)
+    if (account.id === actor.id) {
+      throw new AppError('conflict', 'You cannot delete your own account.', 'Ask another admin to do it.')
+    }
+    if (typedEmail.trim().toLowerCase() !== account.email) {
+      throw invalid(`Type ${account.email} to delete this account.`, undefined, 'email')
+    }
+    await this.#accounts.delete(account.email)
     return this.account(accountId)
   }
 

@@ -782,6 +782,21 @@ export class FilesRepository {
     return rows.map((row) => row.id)
   }
 
+  /**
+   * Every file of the accounts an admin deleted, due for the purge at `now` (those in the trash too): their blobs
+   * go as any purged file's do. Read by the account's index; rare, and the accounts are disabled meanwhile.
+   */
+  async dueFilesOfDeletedAccounts(now: number): Promise<void> {
+    await this.#db
+      .updateTable('files')
+      .set((eb) => ({ trashed_at: eb.fn.coalesce('trashed_at', eb.val(now)), purge_at: now }))
+      .where('account_id', 'in', (eb) =>
+        eb.selectFrom('accounts').select('accounts.id').where('accounts.deleting_at', 'is not', null),
+      )
+      .where((eb) => eb.or([eb('purge_at', 'is', null), eb('purge_at', '>', now)]))
+      .execute()
+  }
+
   /** Up to `limit` files of any account whose time in the trash ended by `now`, along the purge's index. */
   async dueForPurge(now: number, limit: number): Promise<{ id: string; accountId: string }[]> {
     const rows = await this.#db

@@ -168,6 +168,7 @@ export class TrashService {
    * leaves the rest for the next run (the expired records' purge, one process at a time).
    */
   async purge(log: FaultLog, now = Date.now()): Promise<number> {
+    await this.#files.dueFilesOfDeletedAccounts(now)
     let count = 0
     for (;;) {
       const due = await this.#files.dueForPurge(now, BATCH)
