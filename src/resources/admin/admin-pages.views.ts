@@ -134,8 +134,7 @@ export function accountPage(data: {
 <div><dt>Password</dt><dd>${account.hasPassword ? 'Set' : 'None (API keys or single sign-on only)'}</dd></div>
 <div><dt>State</dt><dd>!${state}</dd></div>
 </dl>
-<h2>Role</h2>
-<form method="post" action="${ADMIN_PATHS.accountAction(account.id, 'role')}" novalidate>
+<form class="admin-role" method="post" action="${ADMIN_PATHS.accountAction(account.id, 'role')}" novalidate>
 !${token}
 !${select(data.form, { name: 'role', label: 'Role', choices: ROLE_CHOICES, selected: account.role, hint: 'An admin sees the Admin pages. The server keeps at least one admin who can sign in.' })}
 <div class="actions"><button class="button" type="submit">Save role</button></div>
