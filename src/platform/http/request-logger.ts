@@ -76,10 +76,11 @@ export function requestLogger(
 const SECRET_IN_URL = /(coffer_|vercel_blob_client_|user_code=)[^&#/?\s]+/g
 /**
  * A query parameter whose name says it carries a secret, whatever the secret looks like: a METRICS_TOKEN sent as
- * `?token=` (refused: only the Authorization header is read), an OAuth token, a password.
+ * `?token=` (refused: only the Authorization header is read), an OAuth token, a password, the code and state a
+ * sign-in provider sends back (the state stands for a sign-in in progress).
  */
 const SECRET_PARAMETER =
-  /([?&](?:token|access_token|refresh_token|id_token|api_key|apikey|key|secret|password|code)=)[^&#]*/gi
+  /([?&](?:token|access_token|refresh_token|id_token|api_key|apikey|key|secret|password|code|state)=)[^&#]*/gi
 
 /**
  * The public id of a share link or a file request, which is the capability to use it (`/s/{id}`, `/r/{id}`,

@@ -9,10 +9,10 @@ import { prepare, preparePages } from '../../platform/db/read-path/prepared.ts'
 import type { Database } from '../../platform/db/schema.ts'
 import {
   activeEndpoints,
-  ownerEnabled,
   LINK_COLUMNS,
   type Link,
   type LinkRow,
+  ownerEnabled,
   reactivation,
   type ShareSettings,
   toLink,
