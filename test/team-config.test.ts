@@ -1,15 +1,14 @@
-// The settings of a team's server (issue 45): who may sign up, from which domains, the default quota, the
-// provider of single sign-on and how long the audit log keeps an entry; each refused clearly when wrong.
+// The settings of a team's server (issue 45): who may sign up, from which domains, the default quota and the
+// provider of single sign-on; each refused clearly when wrong.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConfigError, loadConfig } from '../src/platform/config.ts'
 
-test('defaults: invitations only, any domain, no quota, no provider, a year of audit log', () => {
+test('defaults: invitations only, any domain, no quota, no provider', () => {
   const config = loadConfig({})
   assert.deepEqual(config.signUp, { policy: 'invite', emailDomains: undefined })
   assert.equal(config.defaultQuotaBytes, undefined)
   assert.equal(config.oidc, undefined)
-  assert.equal(config.auditRetentionDays, 365)
 })
 
 test('SIGNUP and SIGNUP_EMAIL_DOMAINS are read, lowercased, and refused when they are not one', () => {
@@ -61,5 +60,4 @@ test('OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together; SSO_ONLY n
     /go together: set all three, or none/,
   )
   assert.throws(() => loadConfig({ SSO_ONLY: 'true' }), /SSO_ONLY=true needs a provider/)
-  assert.throws(() => loadConfig({ AUDIT_RETENTION_DAYS: '0' }), /AUDIT_RETENTION_DAYS must be between 1 and/)
 })

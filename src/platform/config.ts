@@ -59,8 +59,6 @@ export interface Config {
    * or none), OIDC_NAME for its button; SSO_ONLY=true hides the password form. Undefined: passwords only.
    */
   oidc: OidcConfig | undefined
-  /** AUDIT_RETENTION_DAYS: how long the audit log keeps an entry. */
-  auditRetentionDays: number
   /**
    * WEBHOOKS_ALLOW_PRIVATE=true: webhooks may go to loopback and private addresses, over http:// too (tests, a
    * LAN). Off by default: only https:// to public addresses (webhooks/webhook-targets.ts).
@@ -418,7 +416,6 @@ export function loadConfig(env: Env = process.env): Config {
     signUp: signUp(env),
     defaultQuotaBytes: optionalInteger(env, 'DEFAULT_QUOTA_BYTES', 0),
     oidc: oidc(env),
-    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     webhooksAllowPrivate: boolean(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
     mail: mail(env),
     storageCheckIntervalMs: integer(env, 'STORAGE_CHECK_INTERVAL_SECONDS', 86_400, 0, 365 * 86_400) * 1000,
