@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { App } from '../src/app.ts'
+import { hashSecret } from '../src/platform/auth/secrets.ts'
 import { ALL, call, createFile, describeEachEngine, type TestContext } from './support/harness.ts'
 import { newOwner, OWNER_PASSWORD, WebClient } from './support/web-client.ts'
 
@@ -313,3 +314,35 @@ describeEachEngine('the admin pages', (ctx) => {
     assert.equal((await app.services.admin.account(other.id)).disabledAt, null)
   })
 })
+
+describeEachEngine(
+  'the admin pages when SIGNUP=closed',
+  (ctx) => {
+    test('no invitation is made, and one made before is a 410', async () => {
+      const c = ctx()
+      const boss = await admin(c.app)
+      const page = await boss.web.get('/admin/invitations')
+      assert.match(textOf(page.body), /Invitations are off on this server/)
+      assert.doesNotMatch(page.body, /Make invitation/)
+      const refused = await boss.web.post('/admin/invitations', { role: 'member' }, '/admin/accounts')
+      assert.equal(refused.statusCode, 409)
+      const secret = `coffer_invite_${'a'.repeat(43)}`
+      await c.db.kysely
+        .insertInto('invitations')
+        .values({
+          id: 'inv_before',
+          secret_hash: hashSecret(secret),
+          email: null,
+          role: 'member',
+          invited_by: boss.id,
+          created_at: Date.now(),
+          expires_at: Date.now() + 86_400_000,
+          used_at: null,
+          used_by: null,
+        })
+        .execute()
+      assert.equal((await new WebClient(c.app).get(`/account/invite/${secret}`)).statusCode, 410)
+    })
+  },
+  { env: { SIGNUP: 'closed' } },
+)

@@ -72,6 +72,7 @@ export const accountsModule: Module = {
       accounts: services.accounts,
       queueMail: config.mail && ((trx, message) => mail.enqueue(trx, message)),
       invitationPage: (secret) => urls.invitationPage(secret),
+      closed: config.signUp.policy === 'closed',
     })
     return { services: { ...services, passwordReset, invitations } }
   },

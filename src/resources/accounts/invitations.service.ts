@@ -1,5 +1,5 @@
 // Invitations: an admin makes a single-use link that makes an account, valid seven days, for an address or for
-// whoever the admin hands it to. With email (SMTP_URL) and an address, it is sent in the transaction that makes it;
+// whoever the admin hands it to (unless SIGNUP=closed, where none is made or taken). With email (SMTP_URL) and an address, it is sent in the transaction that makes it;
 // otherwise the admin copies it. Only the hash of its secret is kept, so the link is in the answer that made it
 // and in the email, nowhere else.
 import { hashSecret, newSecret } from '../../platform/auth/secrets.ts'
@@ -32,6 +32,8 @@ export class InvitationsService {
   /** Queues an email in the caller's transaction; undefined without SMTP_URL. */
   readonly #queueMail: QueueMail | undefined
   readonly #invitationPage: (secret: string) => string
+  /** SIGNUP=closed: only the admin command makes accounts, and no invitation is made or taken. */
+  readonly closed: boolean
 
   constructor(deps: {
     transaction: Transactor
@@ -39,12 +41,14 @@ export class InvitationsService {
     accounts: AccountsService
     queueMail: QueueMail | undefined
     invitationPage: (secret: string) => string
+    closed: boolean
   }) {
     this.#transaction = deps.transaction
     this.#invitations = deps.invitations
     this.#accounts = deps.accounts
     this.#queueMail = deps.queueMail
     this.#invitationPage = deps.invitationPage
+    this.closed = deps.closed
   }
 
   /** Whether invitations to an address are emailed (SMTP_URL is set). */
@@ -60,6 +64,13 @@ export class InvitationsService {
     inviter: Account,
     input: { email?: string; role: AccountRole },
   ): Promise<{ invitation: Invitation; link: string; emailed: boolean }> {
+    if (this.closed) {
+      throw new AppError(
+        'conflict',
+        'Invitations are off on this server (SIGNUP=closed).',
+        'Make the account with the admin command, or set SIGNUP=invite.',
+      )
+    }
     const email = input.email === undefined ? null : normaliseEmail(input.email)
     if (email !== null && (await this.#accounts.findByEmail(email))) {
       throw new AppError('conflict', `An account with the email ${email} already exists.`, undefined, 'email')
@@ -85,6 +96,7 @@ export class InvitationsService {
 
   /** The invitation the secret opens, if it is unused and not expired. */
   async open(secret: string): Promise<Invitation | undefined> {
+    if (this.closed) return undefined
     if (!secret.startsWith(INVITATION_SECRET_PREFIX) || secret.length > 128) return undefined
     return this.#invitations.open(hashSecret(secret), Date.now())
   }

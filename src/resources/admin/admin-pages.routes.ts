@@ -233,6 +233,7 @@ function invitationRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, ac
         nav: nav(request, reply),
         invitations: await admin.invitations(),
         emailsInvitations: admin.invitationsAreEmailed,
+        closed: admin.invitationsClosed,
         now: Date.now(),
         ...extra,
       }),

@@ -191,6 +191,8 @@ export function invitationsPage(data: {
   nav: AppNav
   invitations: Invitation[]
   emailsInvitations: boolean
+  /** SIGNUP=closed: invitations are off. */
+  closed: boolean
   /** The invitation just made: its link, shown this once, and whether it was emailed too. */
   created?: { invitation: Invitation; link: string; emailed: boolean }
   form?: FormState
@@ -212,6 +214,10 @@ export function invitationsPage(data: {
     data.invitations.length === 0
       ? html`<p class="muted">No invitations waiting.</p>`
       : html`<ul class="items" aria-label="Invitations not used yet">!${data.invitations.map((invitation) => invitationRow(invitation, nav.csrfToken, data.now))}</ul>`
+  if (data.closed) {
+    const body = html`<p>Invitations are off on this server: it is set to <code>SIGNUP=closed</code>, where accounts are made with the admin command only (<code>npm run cli -- accounts create --email …</code>). Set <code>SIGNUP=invite</code> to invite people from here.</p>`
+    return adminPage(nav, 'invitations', 'Invitations', body)
+  }
   const body = html`!${notice(data.notice)}
 !${made}
 <h2 id="invite-title">Invite someone</h2>

@@ -109,6 +109,11 @@ export class AdminService {
     return this.#invitations.revoke(invitationId)
   }
 
+  /** SIGNUP=closed: no invitation is made or taken. */
+  get invitationsClosed(): boolean {
+    return this.#invitations.closed
+  }
+
   get invitationsAreEmailed(): boolean {
     return this.#invitations.sendsEmail
   }
