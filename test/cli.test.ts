@@ -99,6 +99,68 @@ describeEachEngine('cli', (ctx) => {
     )
   })
 
+  test('accounts set-quota: bytes, unlimited, the default again; the largest file or none; GET /usage says so', async () => {
+    const c = ctx()
+    const account = await newAccount(c)
+    const set = (...flags: string[]) =>
+      cliJson(c, ['accounts', 'set-quota', '--email', account.email, ...flags])
+    const own = await set('--quota', '5000000', '--max-file', '1000')
+    assert.deepEqual(own, {
+      id: account.id,
+      email: account.email,
+      quota: 'own',
+      files: 0,
+      bytes: 0,
+      trashFiles: 0,
+      trashBytes: 0,
+      quotaBytes: 5_000_000,
+      maxFileBytes: 1000,
+    })
+    const token = (await newKey(c, account.email, 'files:read,files:write')).key
+    const usage = async () => (await call(c.app, 'GET', '/api/v1/usage', { token })).body.data
+    assert.deepEqual(
+      { quota: (await usage()).quotaBytes, largest: (await usage()).maxFileBytes },
+      { quota: 5_000_000, largest: 1000 },
+    )
+    const refused = await call(c.app, 'POST', '/api/v1/files', {
+      token,
+      body: { files: [{ name: 'big.bin', type: 'application/octet-stream', size: 1001 }] },
+    })
+    assertError(refused, 413, 'quota_exceeded')
+    // --max-file left out leaves it; unlimited whatever the default.
+    const unlimited = await set('--quota', 'unlimited')
+    assert.equal(unlimited.quotaBytes, null)
+    assert.equal(unlimited.maxFileBytes, 1000)
+    assert.equal(unlimited.quota, 'unlimited')
+    const text = await cli(c, [
+      'accounts',
+      'set-quota',
+      '--email',
+      account.email,
+      '--quota',
+      'default',
+      '--max-file',
+      'none',
+    ])
+    assert.equal(
+      text.stdout,
+      `${account.email}: no quota, the default, no largest file of its own; it stores 0 bytes in 0 files, the trash included.\n`,
+    )
+    assert.deepEqual(
+      { quota: (await usage()).quotaBytes, largest: (await usage()).maxFileBytes },
+      { quota: null, largest: null },
+    )
+    assert.match(
+      (await cli(c, ['accounts', 'set-quota', '--email', account.email, '--quota', '12'])).stdout,
+      /a quota of 12 bytes \(12 bytes\)/,
+    )
+    for (const bad of [['--quota', '5GB'], ['--quota=-1'], ['--quota', '1', '--max-file', 'lots']]) {
+      await cliFails(c, ['accounts', 'set-quota', '--email', account.email, ...bad], 2, 'invalid_request')
+    }
+    await cliFails(c, ['accounts', 'set-quota', '--email', account.email], 2, 'invalid_request')
+    await cliFails(c, ['accounts', 'set-quota', '--email', newEmail(), '--quota', '1'], 1, 'not_found')
+  })
+
   test('keys create prints the key once, and it authenticates with exactly its scopes', async () => {
     const c = ctx()
     const account = await newAccount(c)

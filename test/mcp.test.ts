@@ -41,6 +41,7 @@ const TOOLS = [
   'list_file_requests',
   'list_submissions',
   'get_analytics',
+  'get_usage',
 ]
 
 /** An MCP client of `coffer mcp` signed in with `token`. */

@@ -89,6 +89,7 @@ function expectedIndex(config: Config, setupPending = true) {
       grantTtlSeconds: config.uploadGrantTtlSeconds,
       grantMinLength: 32,
     },
+    quotas: { usageUrl: `${base}/usage`, defaultQuotaBytes: null },
     trash: { retentionDays: 30 },
     webhooks: {
       events: [

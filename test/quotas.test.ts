@@ -142,6 +142,9 @@ for (const engine of ENGINES) {
       })
       await assert.rejects(quotas.set(a.id, { quotaBytes: -1 }), /whole number/)
       await assert.rejects(quotas.set('acc_unknown', { quotaBytes: 1 }), /not found/)
+      // The capability index names the address and the default.
+      const index = await call(c.app, 'GET', '/api/v1/')
+      assert.deepEqual(index.body.quotas, { usageUrl: `${c.base}/api/v1/usage`, defaultQuotaBytes: 1000 })
       // files:read is the scope.
       const writeOnly = await a.key(['files:write'])
       assertError(await call(c.app, 'GET', '/api/v1/usage', { token: writeOnly }), 403, 'insufficient_scope')
@@ -169,7 +172,7 @@ for (const engine of ENGINES) {
       // The largest file: its own refusal, naming the file.
       await c.app.services.quotas.set(a.id, { quotaBytes: null, maxFileBytes: 50 })
       const big = await prepare(a, [file(10, 'ok'), file(51, 'big')])
-      assert.match(assertError(big, 413, 'quota_exceeded'), /files\[1\] has 51 bytes.*largest file.*50 bytes/)
+      assert.match(assertError(big, 413, 'quota_exceeded'), /"big" has 51 bytes.*largest file.*50 bytes/)
       assert.equal(big.body.error.field, 'files[1].size')
       assert.equal((await prepare(a, [file(50)])).status, 201)
     })

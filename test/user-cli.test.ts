@@ -360,7 +360,7 @@ for (const engine of ENGINES) {
       assert.match(
         perDay,
         new RegExp(
-          `^Views \\d+, downloads \\d+, active links \\d+\\nDAY\\s+VIEWS\\s+DOWNLOADS\\n${today}\\s+\\d+\\s+\\d+\\n$`,
+          `^Storage: .* used, no quota\\nFiles: \\d+.*\\nViews \\d+, downloads \\d+, active links \\d+\\nDAY\\s+VIEWS\\s+DOWNLOADS\\n${today}\\s+\\d+\\s+\\d+\\n$`,
         ),
       )
 
@@ -431,7 +431,7 @@ for (const engine of ENGINES) {
       const stats = await coffer(['stats'], scriptEnv)
       assert.equal(
         stats.stdout,
-        'Views 0, downloads 0, active links 0\nNo views or downloads in the last 30 days.\n',
+        'Storage: 7 bytes used, no quota\nFiles: 1\nViews 0, downloads 0, active links 0\nNo views or downloads in the last 30 days.\n',
       )
     })
 

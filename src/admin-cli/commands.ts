@@ -2,6 +2,7 @@
 // services, like a route does. Each returns one JSON object and the same result as text for people.
 
 import { ALL_SCOPES, isScope, parseScopes, SCOPES, type Scope } from '../platform/auth/scopes.ts'
+import { formatSize } from '../platform/format-size.shared.ts'
 import { toIso, toIsoOrNull } from '../platform/http/schemas.ts'
 import type { Account } from '../resources/accounts/accounts.repository.ts'
 import type { AccountsService } from '../resources/accounts/accounts.service.ts'
@@ -9,6 +10,7 @@ import type { ApiKey } from '../resources/accounts/api-keys.repository.ts'
 import type { ApiKeysService } from '../resources/accounts/api-keys.service.ts'
 import type { BackupManifest, BackupsService } from '../resources/maintenance/backups.service.ts'
 import type { StorageReconciler, StorageReport } from '../resources/maintenance/reconciler.job.ts'
+import type { QuotaChange, QuotasService, Usage } from '../resources/quotas/quotas.service.ts'
 
 export const PROGRAM = 'npm run cli --'
 
@@ -38,6 +40,7 @@ export interface CliServices {
   apiKeys: ApiKeysService
   storage: StorageReconciler
   backups: BackupsService
+  quotas: QuotasService
 }
 
 export interface Context {
@@ -92,6 +95,29 @@ const keyJson = (key: ApiKey) => ({
   lastUsedAt: toIsoOrNull(key.lastUsedAt),
   revokedAt: toIsoOrNull(key.revokedAt),
 })
+
+/** A flag's whole number of bytes (digits only). */
+function bytesOf(context: Context, flag: string, value: string): number {
+  const bytes = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN
+  if (!Number.isSafeInteger(bytes)) {
+    const words = flag === 'quota' ? 'a number of bytes, unlimited or default' : 'a number of bytes or none'
+    throw new UsageError(`--${flag} must be ${words}, got "${value}".`, context.path)
+  }
+  return bytes
+}
+
+/** An account's quota and largest file, with what it stores, for people. */
+function describeQuota(usage: Usage, byDefault: boolean): string {
+  const quota =
+    usage.quotaBytes === null
+      ? 'no quota'
+      : `a quota of ${formatSize(usage.quotaBytes)} (${usage.quotaBytes} bytes)`
+  const largest =
+    usage.maxFileBytes === null
+      ? 'no largest file of its own'
+      : `files of at most ${formatSize(usage.maxFileBytes)} (${usage.maxFileBytes} bytes)`
+  return `${quota}${byDefault ? ', the default' : ''}, ${largest}; it stores ${formatSize(usage.bytes)} in ${usage.files} file${usage.files === 1 ? '' : 's'}, the trash included`
+}
 
 /** Left-aligned columns for people; scripts use --json. */
 function table(header: string[], rows: string[][]): string {
@@ -183,6 +209,53 @@ export const COMMANDS: Command[] = [
       return {
         json: accountJson(account),
         text: `${account.email} is ${role === 'admin' ? 'an admin' : 'a member'}.`,
+      }
+    },
+  },
+  {
+    group: 'accounts',
+    name: 'set-quota',
+    summary: "Set an account's storage quota and largest file",
+    description:
+      'Set how much an account may store (its files, those in the trash included, and its uploads under way) and, optionally, the largest file it may upload. Uploads that would pass them are refused before a byte is sent; what it stores already stays.',
+    flags: {
+      email: EMAIL,
+      quota: {
+        type: 'string',
+        placeholder: '<bytes|unlimited|default>',
+        required: true,
+        description: 'a number of bytes, unlimited, or default (DEFAULT_QUOTA_BYTES, unlimited when unset)',
+      },
+      'max-file': {
+        type: 'string',
+        placeholder: '<bytes|none>',
+        description:
+          'the largest file it may upload, or none (the server’s MAX_FILE_SIZE alone); unchanged if left out',
+      },
+    },
+    notes: `Examples:
+  ${PROGRAM} accounts set-quota --email ann@example.com --quota 10000000000 --max-file 2000000000
+  ${PROGRAM} accounts set-quota --email ann@example.com --quota default --max-file none`,
+    async run(context) {
+      const quota = option(context, 'quota')
+      const change: QuotaChange = {
+        quotaBytes:
+          quota === 'unlimited' ? null : quota === 'default' ? 'default' : bytesOf(context, 'quota', quota),
+      }
+      const maxFile = context.values['max-file']
+      if (typeof maxFile === 'string')
+        change.maxFileBytes = maxFile === 'none' ? null : bytesOf(context, 'max-file', maxFile)
+      const { accounts, quotas } = await context.services()
+      const account = await accounts.getByEmail(option(context, 'email'))
+      const usage = await quotas.set(account.id, change)
+      return {
+        json: {
+          id: account.id,
+          email: account.email,
+          quota: quota === 'default' ? 'default' : quota === 'unlimited' ? 'unlimited' : 'own',
+          ...usage,
+        },
+        text: `${account.email}: ${describeQuota(usage, quota === 'default')}.`,
       }
     },
   },

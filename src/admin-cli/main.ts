@@ -157,14 +157,21 @@ interface Storage {
  * the server's modules, which help, usage errors and a restore do not need.
  */
 async function openStorage(): Promise<Storage> {
-  const [{ openDatabase }, { migrate }, { openBlobStore }, { wireAccounts }, { wireStorage }] =
-    await Promise.all([
-      import('../platform/db/open.ts'),
-      import('../platform/db/migrate.ts'),
-      import('../platform/blob/open-blob-store.ts'),
-      import('../wiring.ts'),
-      import('../resources/maintenance/maintenance.module.ts'),
-    ])
+  const [
+    { openDatabase },
+    { migrate },
+    { openBlobStore },
+    { wireAccounts },
+    { wireStorage },
+    { wireQuotas },
+  ] = await Promise.all([
+    import('../platform/db/open.ts'),
+    import('../platform/db/migrate.ts'),
+    import('../platform/blob/open-blob-store.ts'),
+    import('../wiring.ts'),
+    import('../resources/maintenance/maintenance.module.ts'),
+    import('../resources/quotas/quotas.module.ts'),
+  ])
   const config = loadConfig()
   // Credentials in DATABASE_URL stay out of messages.
   const url = config.databaseUrl === undefined ? undefined : new URL(config.databaseUrl)
@@ -182,7 +189,7 @@ async function openStorage(): Promise<Storage> {
   const blobs = await openBlobStore(config)
   return {
     db,
-    services: { ...wireAccounts(db), ...wireStorage(db, blobs, config) },
+    services: { ...wireAccounts(db), ...wireStorage(db, blobs, config), ...wireQuotas(db, config) },
   }
 }
 

@@ -6,7 +6,16 @@ import packageJson from '../../../package.json' with { type: 'json' }
 import { formatSize } from '../../platform/format-size.shared.ts'
 import { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from '../../resources/files/file-orders.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
-import type { Coffer, File, Folder, FolderShare, Share, ShareSettings, TrashedFile } from '../sdk/index.ts'
+import type {
+  Coffer,
+  File,
+  Folder,
+  FolderShare,
+  Share,
+  ShareSettings,
+  TrashedFile,
+  Usage,
+} from '../sdk/index.ts'
 import { ON_CONFLICT, type OnConflict } from './name-claims.ts'
 import { EXIT, NotSignedIn, type Output, output, printList, table, UsageError } from './output.ts'
 import { configDirectory, connection, DEFAULT_PROFILE, Profiles, serverUrl } from './profiles.ts'
@@ -177,6 +186,20 @@ async function trashedFilesOf(coffer: Coffer, values: string[]): Promise<Trashed
 /** A name as the shell takes it back: quoted when it holds anything but the plainest characters. */
 const shellWord = (value: string) =>
   /^[\w.,@%+=:/-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`
+
+/** The account's storage, for people: what it stores against its quota, the trash's part, its largest file. */
+export function usageLines(usage: Usage): string[] {
+  const { bytes, quotaBytes, files, trashFiles, trashBytes, maxFileBytes, available } = usage
+  const percent = quotaBytes === 0 ? 100 : Math.min(100, Math.floor((bytes / (quotaBytes ?? 1)) * 100))
+  const lines = [
+    quotaBytes === null
+      ? `Storage: ${formatSize(bytes)} used, no quota`
+      : `Storage: ${formatSize(bytes)} of ${formatSize(quotaBytes)} used (${percent}%), ${formatSize(available ?? 0)} left`,
+    `Files: ${files}${trashFiles > 0 ? `, ${trashFiles} of them in the trash (${formatSize(trashBytes)})` : ''}`,
+  ]
+  if (maxFileBytes !== null) lines.push(`Largest file: ${formatSize(maxFileBytes)}`)
+  return lines
+}
 
 /** Every item of a list, page after page. */
 async function all<Item>(items: AsyncIterable<Item>): Promise<Item[]> {
@@ -791,19 +814,26 @@ function otherCommands(program: Command, run: Run): void {
   const { out } = run
   program
     .command('stats')
-    .description('views and downloads of your share links')
-    .option('--share <id>', 'of this share only')
+    .description('your storage against its quota, and the views and downloads of your share links')
+    .option('--share <id>', 'views and downloads of this share only (no storage)')
     .addOption(new Option('--days <n>', 'days back, with today').default(30).argParser(positiveInteger))
+    .addHelpText(
+      'after',
+      `
+Storage counts every file, those in the trash too (until they go for good), against the account's quota.`,
+    )
     .action(async (options: { share?: string; days: number }) => {
       const coffer = await run.connect()
       const to = new Date().toISOString().slice(0, 10)
       const from = new Date(Date.now() - (options.days - 1) * 86_400_000).toISOString().slice(0, 10)
       const scope = options.share ? { shareId: options.share } : {}
-      const [totals, daily] = await Promise.all([
+      const [usage, totals, daily] = await Promise.all([
+        options.share ? undefined : coffer.usage(),
         coffer.analytics.get(scope),
         coffer.analytics.daily({ ...scope, from, to }),
       ])
-      out.result({ totals, daily })
+      out.result({ ...(usage ? { usage } : {}), totals, daily })
+      if (usage) for (const line of usageLines(usage)) out.line(line)
       out.line(
         `Views ${totals.views}, downloads ${totals.downloads}${'activeShares' in totals ? `, active links ${totals.activeShares}` : ''}`,
       )

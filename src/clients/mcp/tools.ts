@@ -113,6 +113,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     folderShareTool,
     requestTools,
     analyticsTools,
+    usageTool,
   ]) {
     register(tool, coffer)
   }
@@ -718,6 +719,31 @@ function requestTools(tool: Tool, coffer: Coffer): void {
         `${lines.length === 0 ? 'Nothing received yet.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
         page,
       )
+    },
+  )
+}
+
+/** The account's storage against its quota. */
+function usageTool(tool: Tool, coffer: Coffer): void {
+  tool(
+    'get_usage',
+    {
+      title: 'Get storage usage',
+      description:
+        'What the account stores (files and bytes, the trash included: deleted files count until they go for good) against its quota, the largest file it may upload, and the room left. Uploads that would pass the quota are refused.',
+      input: {},
+      readOnly: true,
+    },
+    async () => {
+      const usage = await coffer.usage()
+      const { bytes, quotaBytes, available, files, trashFiles, trashBytes, maxFileBytes } = usage
+      const stored =
+        quotaBytes === null
+          ? `${formatSize(bytes)} stored, no quota.`
+          : `${formatSize(bytes)} stored of a quota of ${formatSize(quotaBytes)}: ${formatSize(available ?? 0)} left.`
+      const trash = trashFiles > 0 ? `, ${trashFiles} of them in the trash (${formatSize(trashBytes)})` : ''
+      const largest = maxFileBytes === null ? '' : ` Largest file: ${formatSize(maxFileBytes)}.`
+      return answer(`${stored} ${count(files, 'file')}${trash}.${largest}`, usage)
     },
   )
 }

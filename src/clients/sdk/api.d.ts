@@ -1550,7 +1550,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Capabilities of this server: links, authentication, scopes, limits, upload settings, the trash and webhook events. */
+            /** @description Capabilities of this server: links, authentication, scopes, limits, upload settings, quotas, the trash and webhook events. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1712,6 +1712,15 @@ export interface operations {
                             grantTtlSeconds: number;
                             /** @description `clientPayload.grant` is at least this long. */
                             grantMinLength: number;
+                        };
+                        quotas: {
+                            /**
+                             * Format: uri
+                             * @description GET it (`files:read`) for the account’s usage, quota and largest file: `GET /usage`. Uploads that would pass the quota are refused with 413 `quota_exceeded` before a byte is sent.
+                             */
+                            usageUrl: string;
+                            /** @description The quota of every account that has none of its own (DEFAULT_QUOTA_BYTES), counting its files, the trash included; null: unlimited. An admin may set another per account. */
+                            defaultQuotaBytes: number | null;
                         };
                         trash: {
                             /** @description How many days a deleted file stays in the trash (`GET /trash`), restorable, before it goes for good; 0: a delete is final at once. */

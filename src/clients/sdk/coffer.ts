@@ -23,6 +23,11 @@ export type Submission = components['schemas']['Submission']
 export type Webhook = components['schemas']['Webhook']
 export type WebhookWithSecret = components['schemas']['WebhookWithSecret']
 export type WebhookDelivery = components['schemas']['WebhookDelivery']
+/**
+ * What the account stores against its quota: files and bytes (the trash included), the trash's part, the quota
+ * (null: unlimited), the largest file (null: none) and what is left (null: unlimited).
+ */
+export type Usage = components['schemas']['Usage']
 export type Capabilities = operations['getCapabilities']['responses'][200]['content']['application/json']
 
 /** The query parameters of an operation. */
@@ -89,6 +94,11 @@ export class Coffer {
         throw error
       })
     return this.#capabilities
+  }
+
+  /** The account's storage: what it stores (the trash included), its quota, its largest file, what is left. */
+  usage(): Promise<Usage> {
+    return this.#data(this.#client.GET('/usage'))
   }
 
   readonly files = {

@@ -14,6 +14,7 @@ export {
   type ShareWithFile,
   type Submission,
   type TrashedFile,
+  type Usage,
   type Webhook,
   type WebhookDelivery,
   type WebhookWithSecret,

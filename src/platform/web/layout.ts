@@ -2,6 +2,7 @@
 // module. Rendered with ghtml, whose `html` tag escapes every interpolated value; `!${…}` inserts a value as
 // it is, and is used only for fragments that `html` itself produced (never for text that came from a user).
 import { html } from 'ghtml'
+import { formatSize } from '../format-size.shared.ts'
 import { ASSETS_PATH, type AssetName, type Manifest } from './build.ts'
 
 export interface Page {
@@ -29,6 +30,23 @@ export interface AppNav {
   admin?: boolean
   /** Webhook endpoints Coffer disabled after their deliveries failed for days: marked on the menu until dealt with. */
   failedWebhooks?: number
+  /** What the account stores (the trash included) against its quota (null: unlimited): the menu's bar. */
+  usage?: { bytes: number; trashBytes: number; quotaBytes: number | null }
+}
+
+/**
+ * The account's storage in its menu: what it stores of its quota as words and a bar (a `<meter>`, whose colour
+ * turns at three quarters and at nine tenths), with what of it is in the trash, which counts until it is purged.
+ */
+function usagePanel(usage: NonNullable<AppNav['usage']>): string {
+  const { bytes, trashBytes, quotaBytes } = usage
+  const trash =
+    trashBytes > 0 ? html`<p class="usage-trash">${formatSize(trashBytes)} of it in the trash</p>` : ''
+  if (quotaBytes === null) {
+    return html`<div class="menu-usage"><p>${formatSize(bytes)} stored</p>!${trash}</div>`
+  }
+  const percent = quotaBytes === 0 ? 100 : Math.min(100, Math.floor((bytes / quotaBytes) * 100))
+  return html`<div class="menu-usage"><p id="menu-usage-text">${formatSize(bytes)} of ${formatSize(quotaBytes)} used (${percent}%)</p><meter class="usage-bar" aria-labelledby="menu-usage-text" min="0" max="${quotaBytes}" low="${Math.floor(quotaBytes * 0.75)}" high="${Math.floor(quotaBytes * 0.9)}" optimum="0" value="${Math.min(bytes, quotaBytes)}"></meter>!${trash}</div>`
 }
 
 /** The app's sections, in the order of the navigation. */
@@ -70,6 +88,7 @@ function appHeader(nav: AppNav): string {
 <summary!${current('account')}><span class="avatar" aria-hidden="true">${(nav.email[0] ?? '?').toUpperCase()}!${failed > 0 ? html`<span class="attention-dot"></span>` : ''}</span><span class="account-name">${nav.email}</span><span class="sr-only"> (account menu!${failed > 0 ? html`, ${failedText}` : ''})</span></summary>
 <div class="menu-panel">
 <p class="menu-email">${nav.email}</p>
+!${nav.usage ? usagePanel(nav.usage) : ''}
 <ul>!${ACCOUNT_LINKS.map((link) => html`<li><a href="${link.href}">${link.label}!${badge(link.href)}</a></li>`)}</ul>
 <form method="post" action="/account/sign-out"><input type="hidden" name="_csrf" value="${nav.csrfToken}"><button class="menu-button" type="submit">Sign out</button></form>
 </div>

@@ -5,9 +5,24 @@ import { prepare } from '../../platform/db/read-path/prepared.ts'
 import type { Database } from '../../platform/db/schema.ts'
 import type { Account } from './accounts.repository.ts'
 
+/**
+ * What the account stores, as the header of every page shows it (its menu's bar): its bytes (the trash included)
+ * and its own quota as an admin set it (migration 0035; `unlimited`, or `quotaBytes`, or neither: the server's
+ * default, which `appNav` knows).
+ */
+export interface SessionUsage {
+  bytes: number
+  trashBytes: number
+  quotaBytes: number | null
+  unlimited: boolean
+}
+
+/** The session's account, with its usage: SessionsService hands the account on as it is, usage and all. */
+export type SessionAccount = Account & { usage: SessionUsage }
+
 export interface StoredSession {
   id: string
-  account: Account
+  account: SessionAccount
   createdAt: number
   lastSeenAt: number
   expiresAt: number
@@ -28,7 +43,14 @@ export class SessionsRepository {
       db.kysely
         .selectFrom('sessions')
         .innerJoin('accounts', 'accounts.id', 'sessions.account_id')
+        // The account's usage for the bar of its menu: one row each, kept by triggers (quotas/, migration 0035).
+        .leftJoin('account_usage', 'account_usage.account_id', 'accounts.id')
+        .leftJoin('account_quotas', 'account_quotas.account_id', 'accounts.id')
         .select([
+          'account_usage.bytes as usage_bytes',
+          'account_usage.trash_bytes as usage_trash_bytes',
+          'account_quotas.quota_bytes',
+          'account_quotas.unlimited as quota_unlimited',
           'sessions.id',
           'sessions.created_at',
           'sessions.last_seen_at',
@@ -83,6 +105,13 @@ export class SessionsRepository {
           email: row.email,
           createdAt: Number(row.account_created_at),
           role: row.role,
+          usage: {
+            bytes: Number(row.usage_bytes ?? 0),
+            trashBytes: Number(row.usage_trash_bytes ?? 0),
+            quotaBytes: row.quota_bytes === null ? null : Number(row.quota_bytes),
+            // SQLite answers 0 or 1.
+            unlimited: Boolean(row.quota_unlimited),
+          },
         },
         createdAt: Number(row.created_at),
         lastSeenAt: Number(row.last_seen_at),

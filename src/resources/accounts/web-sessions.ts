@@ -7,6 +7,7 @@ import { AppError } from '../../platform/errors.ts'
 import type { AppNav } from '../../platform/web/layout.ts'
 import type { Account } from './accounts.repository.ts'
 import type { DeviceToken } from './known-devices.ts'
+import type { SessionAccount } from './sessions.repository.ts'
 import type { Session, SessionsService } from './sessions.service.ts'
 
 declare module 'fastify' {
@@ -39,13 +40,33 @@ export function sessionAccountId(request: FastifyRequest): string {
 export function appNav(request: FastifyRequest, reply: FastifyReply, current?: AppNav['current']): AppNav {
   const session = request.webSession
   if (!session) throw new Error('appNav needs a signed-in request: add requireSession to the route')
+  const usage = storageOf(request, session.account)
   return {
     email: session.account.email,
     csrfToken: csrfToken(request, reply),
     current,
     admin: session.account.role === 'admin',
     failedWebhooks: session.failedWebhooks,
+    ...(usage ? { usage } : {}),
   }
+}
+
+/**
+ * What the account stores against its quota, for its menu's bar: read with the session (sessions.repository.ts,
+ * the same query), the account's own quota or else the server's default, which the quotas' service holds (the
+ * app decorates itself with every service). Undefined for a session begun in this request (a sign-in), whose
+ * page is a redirect anyway.
+ */
+function storageOf(request: FastifyRequest, account: Account): AppNav['usage'] {
+  const { usage } = account as Partial<SessionAccount>
+  if (!usage) return undefined
+  const { services } = request.server as FastifyInstance & {
+    services?: { quotas?: { defaultQuotaBytes: number | null } }
+  }
+  const quotaBytes = usage.unlimited
+    ? null
+    : (usage.quotaBytes ?? services?.quotas?.defaultQuotaBytes ?? null)
+  return { bytes: usage.bytes, trashBytes: usage.trashBytes, quotaBytes }
 }
 
 /** Where a signed-out browser is sent, with `return_to` naming where it wanted to go. */

@@ -2,6 +2,8 @@
 // check that uploads' preparations make (`QuotasService.admit`), the API's GET /usage, and the service the
 // admin's pages and command set quotas with.
 import type { Module } from '../../module.ts'
+import type { Config } from '../../platform/config.ts'
+import type { Db } from '../../platform/db/database.ts'
 import { QuotasRepository } from './quotas.repository.ts'
 import { quotasRoutes } from './quotas.routes.ts'
 import { UsageSchema } from './quotas.schemas.ts'
@@ -14,6 +16,17 @@ declare module '../../module.ts' {
   interface Services {
     /** Accounts' usage and limits: read in batches, set by admins, checked by uploads' preparations. */
     quotas: QuotasService
+  }
+}
+
+/** The quotas' service alone, for the admin command (which wires no server). */
+export function wireQuotas(db: Db, config: Pick<Config, 'defaultQuotaBytes'>): { quotas: QuotasService } {
+  return {
+    quotas: new QuotasService({
+      quotas: new QuotasRepository(db),
+      transaction: db.transaction,
+      defaultQuotaBytes: config.defaultQuotaBytes,
+    }),
   }
 }
 

@@ -43,7 +43,8 @@ export const QUOTA_HINT = 'Delete files and empty the trash, or ask an admin for
 export class QuotasService {
   readonly #quotas: QuotasRepository
   readonly #transaction: Transactor
-  readonly #defaultQuotaBytes: number | null
+  /** DEFAULT_QUOTA_BYTES: the quota of an account with none of its own; null: unlimited. */
+  readonly defaultQuotaBytes: number | null
 
   constructor(deps: {
     quotas: QuotasRepository
@@ -52,7 +53,7 @@ export class QuotasService {
   }) {
     this.#quotas = deps.quotas
     this.#transaction = deps.transaction
-    this.#defaultQuotaBytes = deps.defaultQuotaBytes ?? null
+    this.defaultQuotaBytes = deps.defaultQuotaBytes ?? null
   }
 
   /** The usage of each account, in one read; an id of no account is left out. */
@@ -93,7 +94,7 @@ export class QuotasService {
   }
 
   /**
-   * In the transaction that records an account's new uploads (declared `sizes`): refuses them (413
+   * In the transaction that records an account's new uploads (the files declared): refuses them (413
    * `quota_exceeded`) if a file is larger than the account's largest file, or if what it stores, with what its
    * unfinished uploads reserve (`reserved`, read after the lock) and these, would pass its quota. The account's
    * row is held first, so that the preparations of one account are checked one after another, in every process.
@@ -101,7 +102,7 @@ export class QuotasService {
   async admit(
     trx: Transaction,
     accountId: string,
-    sizes: number[],
+    files: readonly { name: string; size: number }[],
     reserved: (trx: Transaction) => Promise<number>,
   ): Promise<void> {
     // An account without limits (every one, while DEFAULT_QUOTA_BYTES is unset) is not held.
@@ -116,19 +117,19 @@ export class QuotasService {
     const usage = this.#usage(current.usage, current.settings)
     const { maxFileBytes, quotaBytes } = usage
     if (maxFileBytes !== null) {
-      const i = sizes.findIndex((size) => size > maxFileBytes)
-      const size = sizes[i]
-      if (size !== undefined) {
+      const i = files.findIndex((file) => file.size > maxFileBytes)
+      const file = files[i]
+      if (file !== undefined) {
         throw new QuotaExceeded(
           'largest_file',
-          `files[${i}] has ${size} bytes (${formatSize(size)}): more than the largest file this account may upload, ${maxFileBytes} bytes (${formatSize(maxFileBytes)}).`,
+          `"${file.name}" has ${file.size} bytes (${formatSize(file.size)}): more than the largest file this account may upload, ${maxFileBytes} bytes (${formatSize(maxFileBytes)}).`,
           'Send a smaller file, or ask an admin to raise the largest file.',
           `files[${i}].size`,
         )
       }
     }
     if (quotaBytes === null) return
-    const asked = sizes.reduce((a, b) => a + b, 0)
+    const asked = files.reduce((sum, file) => sum + file.size, 0)
     const used = usage.bytes + (await reserved(trx))
     if (used + asked > quotaBytes) {
       throw new QuotaExceeded(
@@ -142,7 +143,7 @@ export class QuotasService {
   #usage(usage: StoredUsage, settings: QuotaSettings): Usage {
     return {
       ...usage,
-      quotaBytes: settings.unlimited ? null : (settings.quotaBytes ?? this.#defaultQuotaBytes),
+      quotaBytes: settings.unlimited ? null : (settings.quotaBytes ?? this.defaultQuotaBytes),
       maxFileBytes: settings.maxFileBytes,
     }
   }

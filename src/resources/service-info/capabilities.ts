@@ -140,6 +140,18 @@ export const CapabilityIndexSchema = Type.Object(
       },
       Strict,
     ),
+    quotas: Type.Object(
+      {
+        usageUrl: Url(
+          'GET it (`files:read`) for the account’s usage, quota and largest file: `GET /usage`. Uploads that would pass the quota are refused with 413 `quota_exceeded` before a byte is sent.',
+        ),
+        defaultQuotaBytes: Type.Union([Count(), Type.Null()], {
+          description:
+            'The quota of every account that has none of its own (DEFAULT_QUOTA_BYTES), counting its files, the trash included; null: unlimited. An admin may set another per account.',
+        }),
+      },
+      Strict,
+    ),
     trash: Type.Object(
       {
         retentionDays: Type.Integer({
@@ -171,7 +183,7 @@ export const CapabilityIndexSchema = Type.Object(
   {
     ...Strict,
     description:
-      'Capabilities of this server: links, authentication, scopes, limits, upload settings, the trash and webhook events.',
+      'Capabilities of this server: links, authentication, scopes, limits, upload settings, quotas, the trash and webhook events.',
   },
 )
 
@@ -237,6 +249,7 @@ export function capabilityIndex(config: Config, urls: PublicUrls, options: Index
       grantTtlSeconds: config.uploadGrantTtlSeconds,
       grantMinLength,
     },
+    quotas: { usageUrl: `${base}/usage`, defaultQuotaBytes: config.defaultQuotaBytes ?? null },
     trash: { retentionDays: config.trashRetentionDays },
     webhooks: {
       events: Object.entries(EVENT_TYPES).map(([name, description]) => ({ name, description })),

@@ -197,11 +197,8 @@ export class UploadsService {
       await this.#transaction(async (trx) => {
         await options.check?.(trx)
         // Under the account's lock: what it stores and its uploads under way, which these then join.
-        await this.#quotas.admit(
-          trx,
-          accountId,
-          input.files.map((file) => file.size),
-          (locked) => this.#uploads.reservedBytes(locked, accountId),
+        await this.#quotas.admit(trx, accountId, input.files, (locked) =>
+          this.#uploads.reservedBytes(locked, accountId),
         )
         if (folderId !== null) await this.#folders.assertOwned(accountId, folderId, trx)
         await this.#uploads.insertIntents(trx, rows)
