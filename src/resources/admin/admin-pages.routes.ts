@@ -57,7 +57,9 @@ const NOTICES: Notices = {
 export const adminPagesRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
   const kit = adminKit(app, deps)
-  for (const routes of [accountListRoutes, accountRoutes, invitationRoutes]) routes(app, kit)
+  for (const routes of [accountListRoutes, accountRoutes, accountDeletionRoutes, invitationRoutes]) {
+    routes(app, kit)
+  }
 }
 
 /** What the admin's routes share: the service, the guard of every page, the navigation. */
@@ -179,6 +181,16 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
     'disabled',
   )
   change('enable', (request) => admin.setDisabled(actor(request), request.params.accountId, false), 'enabled')
+  change(
+    'password-reset',
+    (request) => admin.sendPasswordReset(request.params.accountId, addressBucket(clientAddress(request))),
+    'reset-sent',
+  )
+}
+
+/** Deleting an account, after the admin typed its email on the confirmation page. */
+function accountDeletionRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor }: Kit): void {
+  const params = { hide: true, params: AccountParams }
   app.get<{ Params: { accountId: string } }>(
     `${ADMIN_PATHS.accounts}/:accountId/delete`,
     { ...signedIn, schema: params },
@@ -211,11 +223,6 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
       }
       return reply.redirect(withNotice(ADMIN_PATHS.accounts, 'deleted'), 303)
     },
-  )
-  change(
-    'password-reset',
-    (request) => admin.sendPasswordReset(request.params.accountId, addressBucket(clientAddress(request))),
-    'reset-sent',
   )
 }
 
