@@ -114,6 +114,7 @@ export const accountPagesRoutes: Routes = async (app, deps) => {
   const kit = accountPagesKit(app, deps)
   for (const routes of [
     signInRoutes,
+    signOutRoutes,
     newAccountRoutes,
     passwordResetRoutes,
     keyRoutes,
@@ -188,30 +189,11 @@ function accountPagesKit(app: RouteApp, { services, config, web, webSessions }: 
 
 type Kit = ReturnType<typeof accountPagesKit>
 
-/** The settings home, sign-in and sign-out. */
+/** Signing in with a password (for admins alone with SSO_ONLY). */
 function signInRoutes(
   app: RouteApp,
-  {
-    accounts,
-    setup,
-    services,
-    config,
-    webSessions,
-    open,
-    posted,
-    signedIn,
-    signedInPost,
-    canResetPassword,
-    sso,
-    sendSignedOut,
-    sessionOf,
-    tooMany,
-  }: Kit,
+  { accounts, setup, config, webSessions, open, posted, canResetPassword, sso, sendSignedOut, tooMany }: Kit,
 ): void {
-  app.get(ACCOUNT_PATHS.home, signedIn, async (_request, reply) => reply.redirect(ACCOUNT_PATHS.keys, 303))
-
-  // Sign-in and sign-out.
-
   app.get<{ Querystring: { return_to?: string; reset?: string; with?: string } }>(
     ACCOUNT_PATHS.signIn,
     open,
@@ -295,6 +277,14 @@ function signInRoutes(
       return false
     }
   }
+}
+
+/** The settings home, and signing out (this browser, or every one). */
+function signOutRoutes(
+  app: RouteApp,
+  { services, webSessions, posted, signedIn, signedInPost, sessionOf }: Kit,
+): void {
+  app.get(ACCOUNT_PATHS.home, signedIn, async (_request, reply) => reply.redirect(ACCOUNT_PATHS.keys, 303))
 
   app.post(ACCOUNT_PATHS.signOut, posted, async (request, reply) => {
     await webSessions.signOut(request, reply)
