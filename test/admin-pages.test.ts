@@ -138,6 +138,47 @@ describeEachEngine('the admin pages', (ctx) => {
     assert.match(textOf(self.body), /cannot disable your own account/)
   })
 
+  test('storage: what each account stores against its quota; its own quota, unlimited, the default, the largest file', async () => {
+    const c = ctx()
+    const boss = await admin(c.app)
+    const owner = await member(c.app)
+    await createFile(c, owner.id, { content: 'x'.repeat(1500) })
+    const page = `/admin/accounts/${owner.id}`
+    const action = `${page}/quota`
+    assert.match(textOf((await boss.web.get(page)).body), /1 file, 1\.5 kB, no quota/)
+
+    const own = await boss.web.post(action, { quota: 'own', quotaGb: '2,5', maxFileGb: '0.5' }, page)
+    assert.equal(own.statusCode, 303)
+    assert.equal(own.headers.location, `${page}?done=quota`)
+    let usage = await c.app.services.quotas.usage(owner.id)
+    assert.deepEqual(
+      [usage.quotaSetting, usage.quotaBytes, usage.maxFileBytes],
+      ['own', 2_500_000_000, 500_000_000],
+    )
+    const shown = await boss.web.get(`${page}?done=quota`)
+    assert.match(textOf(shown.body), /Storage limits saved\. .*1 file, 1\.5 kB of 2\.5 GB/)
+    assert.match(shown.body, /id="field-quotaGb" name="quotaGb" type="text" value="2\.5"/)
+    const list = await boss.web.get(`/admin/accounts?q=${encodeURIComponent(owner.email)}`)
+    assert.match(textOf(list.body), /1 file, 1\.5 kB of 2\.5 GB/)
+
+    const wrong = await boss.web.post(action, { quota: 'own', quotaGb: 'ten', maxFileGb: '' }, page)
+    assert.equal(wrong.statusCode, 400)
+    assert.match(wrong.body, /id="field-quotaGb-error">Give the quota in GB, such as 10\./)
+    assert.equal((await c.app.services.quotas.usage(owner.id)).quotaBytes, 2_500_000_000, 'unchanged')
+
+    assert.equal(
+      (await boss.web.post(action, { quota: 'unlimited', quotaGb: '', maxFileGb: '' }, page)).statusCode,
+      303,
+    )
+    usage = await c.app.services.quotas.usage(owner.id)
+    assert.deepEqual([usage.quotaSetting, usage.quotaBytes, usage.maxFileBytes], ['unlimited', null, null])
+    assert.equal(
+      (await boss.web.post(action, { quota: 'default', quotaGb: '7', maxFileGb: '' }, page)).statusCode,
+      303,
+    )
+    assert.equal((await c.app.services.quotas.usage(owner.id)).quotaSetting, 'default')
+  })
+
   test('disabled: its session, key, link and request page stop at once; enabled: its links come back', async () => {
     const { app } = ctx()
     const boss = await admin(app)

@@ -137,9 +137,11 @@ for (const engine of ENGINES) {
         bytes: 0,
         trashFiles: 0,
         trashBytes: 0,
+        quotaSetting: 'default',
         quotaBytes: 1000,
         maxFileBytes: null,
       })
+      assert.equal((await quotas.usage(a.id)).quotaSetting, 'own')
       await assert.rejects(quotas.set(a.id, { quotaBytes: -1 }), /whole number/)
       await assert.rejects(quotas.set('acc_unknown', { quotaBytes: 1 }), /not found/)
       // The capability index names the address and the default.

@@ -26,6 +26,26 @@ const PAGE_SIZE = 50
 
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('member')], { errorMessage: 'Choose a role.' })
 const readRole = formReader(Type.Object({ role: Role }, { additionalProperties: false }))
+const readQuota = formReader(
+  Type.Object(
+    {
+      quota: Type.Union([Type.Literal('default'), Type.Literal('own'), Type.Literal('unlimited')], {
+        errorMessage: 'Choose a quota.',
+      }),
+      quotaGb: Type.Optional(Type.String({ maxLength: 20 })),
+      maxFileGb: Type.Optional(Type.String({ maxLength: 20 })),
+    },
+    { additionalProperties: false },
+  ),
+)
+
+/** Gigabytes typed on the form (decimal, as sizes are shown), as bytes; a 400 naming `field` otherwise. */
+function bytesOf(typed: string | undefined, field: string, hint: string): number {
+  const text = (typed ?? '').trim().replace(',', '.')
+  if (!/^\d{1,9}(\.\d{1,9})?$/.test(text)) throw invalid(hint, undefined, field)
+  return Math.round(Number(text) * 1e9)
+}
+
 const readConfirmation = formReader(
   Type.Object({ email: Type.String({ maxLength: 254 }) }, { additionalProperties: false }),
 )
@@ -47,6 +67,7 @@ const DoneQuery = Type.Object({ done: Type.Optional(Type.String({ maxLength: 20 
 
 const NOTICES: Notices = {
   role: () => 'Role saved.',
+  quota: () => 'Storage limits saved.',
   disabled: () => 'Account disabled: it is signed out everywhere, and its keys and tokens stopped working.',
   enabled: () => 'Account enabled: it can sign in again.',
   'reset-sent': () => 'A password-reset link was emailed to the account.',
@@ -104,6 +125,7 @@ function accountListRoutes(app: RouteApp, { admin, web, signedIn, nav }: Kit): v
         accountsPage({
           nav: nav(request, reply),
           accounts: page.accounts,
+          usage: page.usage,
           search,
           nextHref: page.next ? `${ADMIN_PATHS.accounts}?${next}` : null,
           later: after !== undefined,
@@ -130,6 +152,8 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
       accountPage({
         nav: nav(request, reply),
         account,
+        usage: await admin.usage(accountId),
+        defaultQuotaBytes: admin.defaultQuotaBytes,
         self: account.id === actor(request).id,
         sendsEmail: admin.sendsEmail,
         ...extra,
@@ -147,7 +171,7 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
 
   /** Runs a change of the account; a refusal shows the account's page again with its reason. */
   const change = (
-    action: 'role' | 'disable' | 'enable' | 'password-reset',
+    action: 'role' | 'quota' | 'disable' | 'enable' | 'password-reset',
     run: (request: FastifyRequest<{ Params: { accountId: string } }>) => Promise<unknown>,
     done: string,
   ) =>
@@ -159,8 +183,14 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
         try {
           await run(request)
         } catch (error) {
-          const { status, errors } = refusalOf(error)
-          return show(request, reply, accountId, status, { form: { values: {}, errors } })
+          const { status, errors } = refusalOf(error, {
+            fields: { quotaBytes: 'quotaGb', maxFileBytes: 'maxFileGb' },
+          })
+          const values =
+            typeof request.body === 'object' && request.body !== null
+              ? (request.body as Record<string, string>)
+              : {}
+          return show(request, reply, accountId, status, { form: { values, errors } })
         }
         return reply.redirect(withNotice(ADMIN_PATHS.account(accountId), done), 303)
       },
@@ -174,6 +204,28 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
       await admin.setRole(request.params.accountId, form.value.role)
     },
     'role',
+  )
+  change(
+    'quota',
+    async (request) => {
+      const form = readQuota(request.body)
+      if (!form.ok) {
+        const [field, message] = Object.entries(form.errors)[0] ?? ['quota', 'Choose a quota.']
+        throw invalid(message, undefined, field)
+      }
+      const { quota, quotaGb, maxFileGb } = form.value
+      const quotaBytes =
+        quota === 'own'
+          ? bytesOf(quotaGb, 'quotaGb', 'Give the quota in GB, such as 10.')
+          : quota === 'unlimited'
+            ? null
+            : 'default'
+      const maxFileBytes = maxFileGb?.trim()
+        ? bytesOf(maxFileGb, 'maxFileGb', 'Give the largest file in GB, such as 2.')
+        : null
+      await admin.setQuota(request.params.accountId, { quotaBytes, maxFileBytes })
+    },
+    'quota',
   )
   change(
     'disable',

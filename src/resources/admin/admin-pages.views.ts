@@ -2,17 +2,21 @@
 // what an admin can do to it, and the invitations with the form that makes one. Every value from a user goes
 // through ghtml's escaping `${…}`; `!${…}` only inserts fragments made here.
 import { html } from 'ghtml'
-import { formatDate, formatDateTime } from '../../platform/web/format.ts'
+import { formatSize } from '../../platform/format-size.shared.ts'
+import { formatCount, formatDate, formatDateTime } from '../../platform/web/format.ts'
 import { csrfInput, type FormState, field, formError, notice, select } from '../../platform/web/forms.ts'
 import type { AppNav, Page } from '../../platform/web/layout.ts'
 import type { Invitation } from '../accounts/invitations.repository.ts'
+import type { Usage } from '../quotas/quotas.service.ts'
 import type { ManagedAccount } from './admin.repository.ts'
 
 export const ADMIN_PATHS = {
   accounts: '/admin/accounts',
   account: (id: string) => `/admin/accounts/${id}`,
-  accountAction: (id: string, action: 'role' | 'disable' | 'enable' | 'password-reset' | 'delete') =>
-    `/admin/accounts/${id}/${action}`,
+  accountAction: (
+    id: string,
+    action: 'role' | 'quota' | 'disable' | 'enable' | 'password-reset' | 'delete',
+  ) => `/admin/accounts/${id}/${action}`,
   invitations: '/admin/invitations',
   revokeInvitation: (id: string) => `/admin/invitations/${id}/revoke`,
 } as const
@@ -57,11 +61,20 @@ function badges(account: ManagedAccount): string {
   return html`!${account.role === 'admin' ? html` <span class="badge badge-on">Admin</span>` : ''}!${state}`
 }
 
-function accountRow(account: ManagedAccount): string {
+/** What the account stores against its quota, in words: "12 files, 3.4 GB of 10 GB". */
+export function storedWords(usage: Usage | undefined): string {
+  if (!usage) return ''
+  const files = `${formatCount(usage.files)} file${usage.files === 1 ? '' : 's'}`
+  const quota = usage.quotaBytes === null ? ', no quota' : ` of ${formatSize(usage.quotaBytes)}`
+  return `${files}, ${formatSize(usage.bytes)}${quota}`
+}
+
+function accountRow(account: ManagedAccount, usage: Usage | undefined): string {
+  const full = usage && usage.quotaBytes !== null && usage.bytes >= usage.quotaBytes
   return html`<li class="item${account.disabledAt !== null ? ' is-inactive' : ''}">
 <div class="item-main">
-<p class="item-title"><a href="${ADMIN_PATHS.account(account.id)}"><bdi>${account.email}</bdi></a>!${badges(account)}</p>
-<p class="item-meta">Joined <time datetime="${new Date(account.createdAt).toISOString()}">${formatDate(account.createdAt)}</time> &#183; last signed in !${time(account.lastSignInAt, 'never')}</p>
+<p class="item-title"><a href="${ADMIN_PATHS.account(account.id)}"><bdi>${account.email}</bdi></a>!${badges(account)}!${full ? html` <span class="badge badge-warn">Full</span>` : ''}</p>
+<p class="item-meta">${storedWords(usage)} &#183; joined <time datetime="${new Date(account.createdAt).toISOString()}">${formatDate(account.createdAt)}</time> &#183; last signed in !${time(account.lastSignInAt, 'never')}</p>
 </div>
 </li>`
 }
@@ -69,6 +82,7 @@ function accountRow(account: ManagedAccount): string {
 export function accountsPage(data: {
   nav: AppNav
   accounts: ManagedAccount[]
+  usage: Map<string, Usage>
   search: string
   /** The address of the next page; none on the last. */
   nextHref: string | null
@@ -90,7 +104,7 @@ export function accountsPage(data: {
 <input id="account-search" type="search" name="q" value="${search}" placeholder="Search by email" maxlength="254" autocomplete="off">
 <button class="button" type="submit">Search</button>
 </form>
-!${accounts.length === 0 ? empty : html`<ul class="items" aria-label="Accounts, newest first">!${accounts.map(accountRow)}</ul>`}
+!${accounts.length === 0 ? empty : html`<ul class="items" aria-label="Accounts, newest first">!${accounts.map((account) => accountRow(account, data.usage.get(account.id)))}</ul>`}
 !${pager}
 <p class="muted">New people join by an <a href="${ADMIN_PATHS.invitations}">invitation</a>.</p>`
   return adminPage(data.nav, 'accounts', 'Accounts', body)
@@ -99,6 +113,9 @@ export function accountsPage(data: {
 export function accountPage(data: {
   nav: AppNav
   account: ManagedAccount
+  usage: Usage
+  /** DEFAULT_QUOTA_BYTES; null: unlimited. */
+  defaultQuotaBytes: number | null
   /** The account of the admin looking: they do not disable themselves here. */
   self: boolean
   sendsEmail: boolean
@@ -139,6 +156,7 @@ export function accountPage(data: {
 !${select(data.form, { name: 'role', label: 'Role', choices: ROLE_CHOICES, selected: account.role, hint: 'An admin sees the Admin pages. The server keeps at least one admin who can sign in.' })}
 <div class="actions"><button class="button" type="submit">Save role</button></div>
 </form>
+!${storageSection(data)}
 <h2>Access</h2>
 !${toggle}
 !${reset}
@@ -149,6 +167,45 @@ export function accountPage(data: {
 <p><a class="button danger" href="${ADMIN_PATHS.accountAction(account.id, 'delete')}">Delete account&#8230;</a></p>`
   }`
   return adminPage(nav, 'accounts', account.email, body)
+}
+
+const gigabytes = (bytes: number | null) => (bytes === null ? '' : String(Math.round(bytes / 1e6) / 1e3))
+
+/** What the account stores, and the form that sets its quota and largest file. */
+function storageSection(data: {
+  account: ManagedAccount
+  usage: Usage
+  defaultQuotaBytes: number | null
+  form?: FormState
+  nav: AppNav
+}): string {
+  const { account, usage } = data
+  const defaultWords = data.defaultQuotaBytes === null ? 'unlimited' : formatSize(data.defaultQuotaBytes)
+  const values = {
+    quota: usage.quotaSetting,
+    quotaGb: usage.quotaSetting === 'own' ? gigabytes(usage.quotaBytes) : '',
+    maxFileGb: gigabytes(usage.maxFileBytes),
+    ...data.form?.values,
+  }
+  const form = { ...data.form, values }
+  return html`<h2>Storage</h2>
+<p>${storedWords(usage)}!${usage.trashFiles > 0 ? html` (${formatCount(usage.trashFiles)} in the trash, ${formatSize(usage.trashBytes)})` : ''}.</p>
+<form method="post" action="${ADMIN_PATHS.accountAction(account.id, 'quota')}" novalidate>
+!${csrfInput(data.nav.csrfToken)}
+!${select(form, {
+    name: 'quota',
+    label: 'Quota',
+    choices: [
+      { value: 'default', label: `The server’s default (${defaultWords})` },
+      { value: 'own', label: 'Its own quota' },
+      { value: 'unlimited', label: 'Unlimited' },
+    ],
+    hint: 'What it may store, the trash included. Lowering it deletes nothing: new uploads are refused.',
+  })}
+!${field(form, { name: 'quotaGb', label: 'Its own quota, in GB', type: 'text', inputMode: 'text', maxLength: 20, required: false, placeholder: '10', hint: 'With “Its own quota”: a number of gigabytes (1 GB = 1,000,000,000 bytes), such as 2.5.' })}
+!${field(form, { name: 'maxFileGb', label: 'Largest file, in GB', type: 'text', inputMode: 'text', maxLength: 20, required: false, hint: 'Empty: only the server’s limit.' })}
+<div class="actions"><button class="button" type="submit">Save storage limits</button></div>
+</form>`
 }
 
 /** An account an admin deleted: its files are being purged; nothing more can be done to it. */

@@ -20,6 +20,7 @@ export const adminModule: Module = {
         accounts: services.accounts,
         invitations: services.invitations,
         passwordReset: services.passwordReset,
+        quotas: services.quotas,
       }),
     },
   }),

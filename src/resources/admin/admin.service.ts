@@ -7,10 +7,13 @@ import type { AccountsService } from '../accounts/accounts.service.ts'
 import type { AccountRole } from '../accounts/accounts.tables.ts'
 import type { InvitationsService } from '../accounts/invitations.service.ts'
 import type { PasswordResetService } from '../accounts/password-reset.service.ts'
+import type { QuotaChange, QuotasService, Usage } from '../quotas/quotas.service.ts'
 import type { AdminRepository, ManagedAccount } from './admin.repository.ts'
 
 export interface AccountsPage {
   accounts: ManagedAccount[]
+  /** Each account's files and bytes against its quota, by id. */
+  usage: Map<string, Usage>
   /** The id the next page starts after; null on the last page. */
   next: string | null
 }
@@ -20,17 +23,25 @@ export class AdminService {
   readonly #accounts: AccountsService
   readonly #invitations: InvitationsService
   readonly #passwordReset: PasswordResetService | undefined
+  readonly #quotas: QuotasService
 
   constructor(deps: {
     admin: AdminRepository
     accounts: AccountsService
     invitations: InvitationsService
     passwordReset: PasswordResetService | undefined
+    quotas: QuotasService
   }) {
     this.#admin = deps.admin
     this.#accounts = deps.accounts
     this.#invitations = deps.invitations
     this.#passwordReset = deps.passwordReset
+    this.#quotas = deps.quotas
+  }
+
+  /** The server's default quota (DEFAULT_QUOTA_BYTES); null: unlimited. */
+  get defaultQuotaBytes(): number | null {
+    return this.#quotas.defaultQuotaBytes
   }
 
   /** Whether a password-reset link can be sent (email is set up). */
@@ -41,13 +52,24 @@ export class AdminService {
   async accounts(query: { search?: string; after?: string; limit: number }): Promise<AccountsPage> {
     const rows = await this.#admin.accounts(query)
     const accounts = rows.slice(0, query.limit)
-    return { accounts, next: rows.length > query.limit ? (accounts.at(-1)?.id ?? null) : null }
+    const usage = await this.#quotas.usageOf(accounts.map((account) => account.id))
+    return { accounts, usage, next: rows.length > query.limit ? (accounts.at(-1)?.id ?? null) : null }
   }
 
   async account(accountId: string): Promise<ManagedAccount> {
     const account = await this.#admin.account(accountId)
     if (!account) throw notFound('Account')
     return account
+  }
+
+  /** The account's files and bytes against its quota. */
+  usage(accountId: string): Promise<Usage> {
+    return this.#quotas.usage(accountId)
+  }
+
+  /** Sets the account's quota (a number, unlimited, or the server's default) and its largest file. */
+  setQuota(accountId: string, change: QuotaChange): Promise<Usage> {
+    return this.#quotas.set(accountId, change)
   }
 
   async setRole(accountId: string, role: AccountRole): Promise<ManagedAccount> {

@@ -20,6 +20,8 @@ export interface Usage {
   trashFiles: number
   /** Of those, the bytes in the trash. */
   trashBytes: number
+  /** Where the quota comes from: a number an admin set, unlimited set by an admin, or the server's default. */
+  quotaSetting: 'own' | 'unlimited' | 'default'
   /** The quota that applies (its own, or the server's default); null: unlimited. */
   quotaBytes: number | null
   /** The largest file it may upload; null: none but the server's (MAX_FILE_SIZE). */
@@ -143,6 +145,7 @@ export class QuotasService {
   #usage(usage: StoredUsage, settings: QuotaSettings): Usage {
     return {
       ...usage,
+      quotaSetting: settings.unlimited ? 'unlimited' : settings.quotaBytes === null ? 'default' : 'own',
       quotaBytes: settings.unlimited ? null : (settings.quotaBytes ?? this.defaultQuotaBytes),
       maxFileBytes: settings.maxFileBytes,
     }
