@@ -13,6 +13,7 @@ import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, refusalOf } from '../../platform/web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../../platform/web/notices.ts'
 import { appNav } from '../accounts/web-sessions.ts'
+import type { QuotaChange } from '../quotas/quotas.service.ts'
 import {
   ADMIN_PATHS,
   accountPage,
@@ -38,6 +39,27 @@ const readQuota = formReader(
     { additionalProperties: false },
   ),
 )
+
+/** The storage form's choice, as the quotas service takes it; a 400 naming the field otherwise. */
+function quotaChangeOf(body: unknown): QuotaChange {
+  const form = readQuota(body)
+  if (!form.ok) {
+    const [field, message] = Object.entries(form.errors)[0] ?? ['quota', 'Choose a quota.']
+    throw invalid(message, undefined, field)
+  }
+  const { quota, quotaGb, maxFileGb } = form.value
+  return {
+    quotaBytes:
+      quota === 'own'
+        ? bytesOf(quotaGb, 'quotaGb', 'Give the quota in GB, such as 10.')
+        : quota === 'unlimited'
+          ? null
+          : 'default',
+    maxFileBytes: maxFileGb?.trim()
+      ? bytesOf(maxFileGb, 'maxFileGb', 'Give the largest file in GB, such as 2.')
+      : null,
+  }
+}
 
 /** Gigabytes typed on the form (decimal, as sizes are shown), as bytes; a 400 naming `field` otherwise. */
 function bytesOf(typed: string | undefined, field: string, hint: string): number {
@@ -205,28 +227,7 @@ function accountRoutes(app: RouteApp, { admin, web, signedIn, posted, nav, actor
     },
     'role',
   )
-  change(
-    'quota',
-    async (request) => {
-      const form = readQuota(request.body)
-      if (!form.ok) {
-        const [field, message] = Object.entries(form.errors)[0] ?? ['quota', 'Choose a quota.']
-        throw invalid(message, undefined, field)
-      }
-      const { quota, quotaGb, maxFileGb } = form.value
-      const quotaBytes =
-        quota === 'own'
-          ? bytesOf(quotaGb, 'quotaGb', 'Give the quota in GB, such as 10.')
-          : quota === 'unlimited'
-            ? null
-            : 'default'
-      const maxFileBytes = maxFileGb?.trim()
-        ? bytesOf(maxFileGb, 'maxFileGb', 'Give the largest file in GB, such as 2.')
-        : null
-      await admin.setQuota(request.params.accountId, { quotaBytes, maxFileBytes })
-    },
-    'quota',
-  )
+  change('quota', (request) => admin.setQuota(request.params.accountId, quotaChangeOf(request.body)), 'quota')
   change(
     'disable',
     (request) => admin.setDisabled(actor(request), request.params.accountId, true),
