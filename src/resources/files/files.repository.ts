@@ -784,17 +784,23 @@ export class FilesRepository {
 
   /**
    * Every file of the accounts an admin deleted, due for the purge at `now` (those in the trash too): their blobs
-   * go as any purged file's do. Read by the account's index; rare, and the accounts are disabled meanwhile.
+   * go as any purged file's do. The accounts are read first (a few rows, most often none), then each one's files
+   * by the account's index, so that a purge with no account to delete touches no file.
    */
   async dueFilesOfDeletedAccounts(now: number): Promise<void> {
-    await this.#db
-      .updateTable('files')
-      .set((eb) => ({ trashed_at: eb.fn.coalesce('trashed_at', eb.val(now)), purge_at: now }))
-      .where('account_id', 'in', (eb) =>
-        eb.selectFrom('accounts').select('accounts.id').where('accounts.deleting_at', 'is not', null),
-      )
-      .where((eb) => eb.or([eb('purge_at', 'is', null), eb('purge_at', '>', now)]))
+    const deleting = await this.#db
+      .selectFrom('accounts')
+      .select('id')
+      .where('deleting_at', 'is not', null)
       .execute()
+    for (const { id } of deleting) {
+      await this.#db
+        .updateTable('files')
+        .set((eb) => ({ trashed_at: eb.fn.coalesce('trashed_at', eb.val(now)), purge_at: now }))
+        .where('account_id', '=', id)
+        .where((eb) => eb.or([eb('purge_at', 'is', null), eb('purge_at', '>', now)]))
+        .execute()
+    }
   }
 
   /** Up to `limit` files of any account whose time in the trash ended by `now`, along the purge's index. */
