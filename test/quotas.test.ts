@@ -85,6 +85,21 @@ for (const engine of ENGINES) {
       size,
     })
 
+    test("the session's quota (the menu's bar) is the quota the service applies: its own, unlimited, the default", async () => {
+      const a = await createAccount(c.app)
+      const account = await c.app.services.accounts.getByEmail(
+        (await c.app.services.admin.account(a.id)).email,
+      )
+      const { secret } = await c.app.services.sessions.start(account)
+      const sessionQuota = async () =>
+        (await c.app.services.sessions.resume(secret))?.account.usage?.quotaBytes
+      for (const change of [{ quotaBytes: 5000 }, { quotaBytes: null }, { quotaBytes: 'default' as const }]) {
+        const applied = await c.app.services.quotas.set(a.id, change)
+        assert.equal(await sessionQuota(), applied.quotaBytes, JSON.stringify(change))
+      }
+      assert.equal(await sessionQuota(), 1000, 'DEFAULT_QUOTA_BYTES')
+    })
+
     test('GET /usage: nothing stored, the default quota; an admin sets a quota, unlimited, the default again, a largest file', async () => {
       const a = await createAccount(c.app)
       assert.deepEqual(await usage(a), {

@@ -2,7 +2,7 @@
 // resets, with the sign-in, setup, password and API-key pages.
 
 import type { Module, Repositories } from '../../module.ts'
-import type { SignUpConfig } from '../../platform/config.ts'
+import type { Config, SignUpConfig } from '../../platform/config.ts'
 import type { Db } from '../../platform/db/database.ts'
 import type { ServerSecrets } from '../../platform/db/server-secrets.ts'
 import { accountPagesRoutes } from './account-pages.routes.ts'
@@ -88,11 +88,11 @@ export const accountsModule: Module = {
 }
 
 /** Its repositories, which the admin command's `wireAccounts` builds too. */
-export function accountsRepositories(db: Db) {
+export function accountsRepositories(db: Db, config?: Pick<Config, 'defaultQuotaBytes'>) {
   return {
     accounts: new AccountsRepository(db),
     apiKeys: new ApiKeysRepository(db),
-    sessions: new SessionsRepository(db),
+    sessions: new SessionsRepository(db, config?.defaultQuotaBytes ?? null),
     setupLinks: new SetupLinksRepository(db),
     passwordResets: new PasswordResetsRepository(db),
     invitations: new InvitationsRepository(db),

@@ -1,5 +1,5 @@
 // Sessions' SQL: signed-in browsers, found by the SHA-256 of their cookie's secret.
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Db } from '../../platform/db/database.ts'
 import { prepare } from '../../platform/db/read-path/prepared.ts'
 import type { Database } from '../../platform/db/schema.ts'
@@ -7,17 +7,15 @@ import type { Account } from './accounts.repository.ts'
 
 /**
  * What the account stores, as the header of every page shows it (its menu's bar): its bytes (the trash included)
- * and its own quota as an admin set it (migration 0035; `unlimited`, or `quotaBytes`, or neither: the server's
- * default, which `appNav` knows).
+ * and the quota that applies to it (null: unlimited).
  */
 export interface SessionUsage {
   bytes: number
   trashBytes: number
   quotaBytes: number | null
-  unlimited: boolean
 }
 
-/** The session's account, with its usage: SessionsService hands the account on as it is, usage and all. */
+/** The session's account, with its usage. */
 export type SessionAccount = Account & { usage: SessionUsage }
 
 export interface StoredSession {
@@ -36,8 +34,15 @@ export class SessionsRepository {
   readonly #db: Kysely<Database>
   readonly #bySecretHash
 
-  constructor(db: Db) {
+  /**
+   * `defaultQuotaBytes` (DEFAULT_QUOTA_BYTES; null: unlimited) completes the rule of the quota that applies, which
+   * the session's one query reads as `QuotasService` decides it (its own, unlimited, else the default; held to it
+   * by test/quotas.test.ts).
+   */
+  constructor(db: Db, defaultQuotaBytes: number | null = null) {
     this.#db = db.kysely
+    const quotaThatApplies = sql<number | null>`case when account_quotas.unlimited then null
+      else coalesce(account_quotas.quota_bytes, ${defaultQuotaBytes === null ? sql`null` : sql.lit(defaultQuotaBytes)}) end`
     // Every signed-in page view looks its session up: compiled once, read outside any transaction (Db.read).
     this.#bySecretHash = prepare(db, 'session_by_secret_hash', 1, (secretHash: string) =>
       db.kysely
@@ -49,8 +54,7 @@ export class SessionsRepository {
         .select([
           'account_usage.bytes as usage_bytes',
           'account_usage.trash_bytes as usage_trash_bytes',
-          'account_quotas.quota_bytes',
-          'account_quotas.unlimited as quota_unlimited',
+          quotaThatApplies.as('quota_bytes'),
           'sessions.id',
           'sessions.created_at',
           'sessions.last_seen_at',
@@ -109,8 +113,6 @@ export class SessionsRepository {
             bytes: Number(row.usage_bytes ?? 0),
             trashBytes: Number(row.usage_trash_bytes ?? 0),
             quotaBytes: row.quota_bytes === null ? null : Number(row.quota_bytes),
-            // SQLite answers 0 or 1.
-            unlimited: Boolean(row.quota_unlimited),
           },
         },
         createdAt: Number(row.created_at),

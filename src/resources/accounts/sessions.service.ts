@@ -4,7 +4,7 @@
 import { hashSecret, newSecret } from '../../platform/auth/secrets.ts'
 import { newId } from '../../platform/ids.ts'
 import type { Account } from './accounts.repository.ts'
-import type { SessionsRepository } from './sessions.repository.ts'
+import type { SessionAccount, SessionsRepository } from './sessions.repository.ts'
 
 export const SESSION_IDLE_MS = 7 * 24 * 60 * 60 * 1000
 export const SESSION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000
@@ -13,7 +13,8 @@ const LAST_SEEN_RESOLUTION_MS = 60_000
 
 export interface Session {
   id: string
-  account: Account
+  /** The account, with what it stores against its quota when read with the session (not at a sign-in). */
+  account: Account & Partial<Pick<SessionAccount, 'usage'>>
   /** The account's webhook endpoints disabled by Coffer after failing deliveries (the header tells of them). */
   failedWebhooks: number
 }

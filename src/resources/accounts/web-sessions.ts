@@ -7,7 +7,6 @@ import { AppError } from '../../platform/errors.ts'
 import type { AppNav } from '../../platform/web/layout.ts'
 import type { Account } from './accounts.repository.ts'
 import type { DeviceToken } from './known-devices.ts'
-import type { SessionAccount } from './sessions.repository.ts'
 import type { Session, SessionsService } from './sessions.service.ts'
 
 declare module 'fastify' {
@@ -40,7 +39,8 @@ export function sessionAccountId(request: FastifyRequest): string {
 export function appNav(request: FastifyRequest, reply: FastifyReply, current?: AppNav['current']): AppNav {
   const session = request.webSession
   if (!session) throw new Error('appNav needs a signed-in request: add requireSession to the route')
-  const usage = storageOf(request, session.account)
+  // Read with the session (its one query); none for a session begun in this request (a sign-in, a redirect).
+  const { usage } = session.account
   return {
     email: session.account.email,
     csrfToken: csrfToken(request, reply),
@@ -49,24 +49,6 @@ export function appNav(request: FastifyRequest, reply: FastifyReply, current?: A
     failedWebhooks: session.failedWebhooks,
     ...(usage ? { usage } : {}),
   }
-}
-
-/**
- * What the account stores against its quota, for its menu's bar: read with the session (sessions.repository.ts,
- * the same query), the account's own quota or else the server's default, which the quotas' service holds (the
- * app decorates itself with every service). Undefined for a session begun in this request (a sign-in), whose
- * page is a redirect anyway.
- */
-function storageOf(request: FastifyRequest, account: Account): AppNav['usage'] {
-  const { usage } = account as Partial<SessionAccount>
-  if (!usage) return undefined
-  const { services } = request.server as FastifyInstance & {
-    services?: { quotas?: { defaultQuotaBytes: number | null } }
-  }
-  const quotaBytes = usage.unlimited
-    ? null
-    : (usage.quotaBytes ?? services?.quotas?.defaultQuotaBytes ?? null)
-  return { bytes: usage.bytes, trashBytes: usage.trashBytes, quotaBytes }
 }
 
 /** Where a signed-out browser is sent, with `return_to` naming where it wanted to go. */
