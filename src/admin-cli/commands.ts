@@ -248,14 +248,10 @@ export const COMMANDS: Command[] = [
       const { accounts, quotas } = await context.services()
       const account = await accounts.getByEmail(option(context, 'email'))
       const usage = await quotas.set(account.id, change)
+      const { quotaSetting, ...shown } = usage
       return {
-        json: {
-          id: account.id,
-          email: account.email,
-          quota: quota === 'default' ? 'default' : quota === 'unlimited' ? 'unlimited' : 'own',
-          ...usage,
-        },
-        text: `${account.email}: ${describeQuota(usage, quota === 'default')}.`,
+        json: { id: account.id, email: account.email, quota: quotaSetting, ...shown },
+        text: `${account.email}: ${describeQuota(usage, quotaSetting === 'default')}.`,
       }
     },
   },
