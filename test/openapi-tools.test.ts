@@ -31,6 +31,7 @@ const OPERATION_IDS = {
   'get /files/{fileId}/download': 'downloadFile',
   'head /files/{fileId}/download': 'downloadFile-head',
   'get /files/{fileId}/preview': 'getFilePreview',
+  'get /usage': 'getUsage',
   'get /trash': 'listTrash',
   'delete /trash': 'emptyTrash',
   'post /trash/{fileId}/restore': 'restoreFile',
