@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Jobs, RouteDeps, Services } from './module.ts'
 import { modules } from './modules.ts'
+import { registerAuditContext } from './platform/audit/audit-log.ts'
 import { API_KEY_PREFIX } from './platform/auth/secrets.ts'
 import type { BlobStore } from './platform/blob/blob-store.ts'
 import type { Config } from './platform/config.ts'
@@ -67,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   metrics?.measureRequests(app, (route) => route.startsWith(BLOB_API_PATH))
 
   acceptJsonOnly(app)
+  await registerAuditContext(app)
   // Schemas referenced by name ($ref) from routes; they become components of the OpenAPI document.
   app.addSchema(ErrorSchema)
   for (const schema of modules.flatMap((module) => module.schemas ?? [])) app.addSchema(schema)

@@ -8,6 +8,7 @@
 // adding a resource touches its own folder and the list, and each entry is named where it is built.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
+import type { AuditLog } from './platform/audit/audit-log.ts'
 import type { BlobStore } from './platform/blob/blob-store.ts'
 import type { Config } from './platform/config.ts'
 import type { Db, Exclusively } from './platform/db/database.ts'
@@ -65,6 +66,8 @@ export interface Platform {
   mail: MailRepository
   /** Records the webhook events of every module, in the transaction of their change (webhooks' outbox). */
   events: EventLog<EventPayloads>
+  /** Records who did what, in the transaction of the change (platform/audit). */
+  audit: AuditLog
 }
 
 /** What the modules before one built: their repositories, services and jobs. */

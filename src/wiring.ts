@@ -3,6 +3,8 @@
 // (modules.ts). app.ts hands the services to the routes and starts and stops the jobs with the server.
 import type { Built, EventPayloads, Jobs, Platform, Purge, Repositories, Services } from './module.ts'
 import { modules } from './modules.ts'
+import { AuditEntriesRepository } from './platform/audit/audit-entries.repository.ts'
+import { ADMIN_COMMAND, AuditLog, SYSTEM } from './platform/audit/audit-log.ts'
 import type { BlobStore } from './platform/blob/blob-store.ts'
 import type { Config } from './platform/config.ts'
 import type { Db } from './platform/db/database.ts'
@@ -50,6 +52,7 @@ const attemptsInMemory: AttemptCounters = (policy) => new MemoryRateLimitStore(p
 export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps }: WiringDeps): Wiring {
   const urls = new PublicUrls(config.publicUrl)
   const repositories = repositoriesOf(db, config)
+  const auditEntries = new AuditEntriesRepository(db)
   const platform: Platform = {
     config,
     db,
@@ -60,6 +63,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
     attempts,
     mail: new MailRepository(db),
     events: eventRecorder(repositories.events, urls),
+    audit: new AuditLog({ entries: auditEntries, outsideRequests: SYSTEM }),
   }
   const mailSender =
     config.mail &&
@@ -78,6 +82,7 @@ export function wire({ config, db, attempts = attemptsInMemory, metrics, ...deps
   }
   const purges: Record<string, Purge> = {
     'emails sent': () => platform.mail.purge(Date.now() - EVENT_RETENTION_MS),
+    'audit entries': () => auditEntries.purge(Date.now() - config.auditRetentionDays * 86_400_000),
   }
   for (const module of modules) Object.assign(purges, module.purges?.(platform, built))
   built.jobs.expiredRecords = new ExpiredRecordsPurge(purges, platform.exclusively)
@@ -116,8 +121,17 @@ function eventRecorder(events: EventsRepository, urls: PublicUrls) {
  * command manages, and what tests and benchmarks make accounts and keys with.
  */
 export function wireAccounts(db: Db, attempts: AttemptCounters = attemptsInMemory) {
+  // Run on the server's host, by its operator: what it changes is the admin command's doing.
+  const audit = new AuditLog({ entries: new AuditEntriesRepository(db), outsideRequests: ADMIN_COMMAND })
   const repositories = { ...accountsRepositories(db), oauthRecords: new OauthRecordsRepository(db) }
   // It makes accounts itself: nobody signs up through it.
   const signUpPolicy = { policy: 'closed', emailDomains: undefined } as const
-  return accountServices({ db, serverSecrets: new ServerSecrets(db), attempts, signUpPolicy, repositories })
+  return accountServices({
+    db,
+    serverSecrets: new ServerSecrets(db),
+    attempts,
+    audit,
+    signUpPolicy,
+    repositories,
+  })
 }

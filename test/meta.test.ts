@@ -62,6 +62,10 @@ function expectedIndex(config: Config, setupPending = true) {
         name: 'webhooks:write',
         description: 'Create, change and delete webhook endpoints, and send test events',
       },
+      {
+        name: 'audit:read',
+        description: "Read the account's activity: sign-ins, keys, links, deletions and other changes",
+      },
     ],
     limits: {
       pageSize: { min: 1, max: 100, default: 25, filesDefault: 50 },

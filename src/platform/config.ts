@@ -27,6 +27,8 @@ export interface Config {
   maxFileSize: number
   /** How many days a deleted file stays in the trash, restorable (files/trash.service.ts); 0: deletes are final. */
   trashRetentionDays: number
+  /** How many days the audit log keeps an entry (AUDIT_RETENTION_DAYS, 365 by default). */
+  auditRetentionDays: number
   /** Lifetime of an upload grant, in seconds. */
   uploadGrantTtlSeconds: number
   /**
@@ -402,6 +404,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     maxFileSize: integer(env, 'MAX_FILE_SIZE', 5 * 1024 ** 3, 1),
     trashRetentionDays: integer(env, 'TRASH_RETENTION_DAYS', 30, 0, 3650),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36500),
     uploadGrantTtlSeconds: integer(env, 'UPLOAD_GRANT_TTL_SECONDS', 3600, 60, 7 * 86_400),
     uploadSigningSecret: secret(env, 'UPLOAD_SIGNING_SECRET'),
     fileCacheSize: integer(env, 'FILE_CACHE_SIZE', 10_000, 0, 1_000_000),

@@ -37,6 +37,7 @@ export type IdPrefix =
   | 'dlv'
   | 'msg'
   | 'inv'
+  | 'aud'
 
 /** The last ID's time and random part: IDs made in the same millisecond by this process keep their order. */
 let lastTime = -1

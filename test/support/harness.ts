@@ -271,6 +271,7 @@ export const ALL: Scope[] = [
   'analytics:read',
   'webhooks:read',
   'webhooks:write',
+  'audit:read',
 ]
 
 export interface TestAccount {

@@ -13,6 +13,7 @@ import packageJson from '../../../package.json' with { type: 'json' }
 import type { Routes } from '../../module.ts'
 import type { Principal } from '../../platform/auth/principal.ts'
 import { requireScopes } from '../../platform/http/auth.ts'
+import { clientAddress } from '../../platform/http/client-address.ts'
 import { MCP_PATH } from '../../platform/public-urls.ts'
 import { UPLOAD_LIMIT } from './limits.ts'
 
@@ -134,7 +135,11 @@ export const mcpRoutes: Routes = async (app, { inProcess, urls }) => {
     async (request, reply) => {
       mcp ??= loadMcp()
       const { StreamableHTTPServerTransport, cofferMcpServer, Coffer } = await mcp
-      const { credential, end } = inProcess.issue(request.principal as Principal)
+      const { credential, end } = inProcess.issue({
+        ...(request.principal as Principal),
+        // The API's calls are this process's own; the audit log names the MCP client's address.
+        address: clientAddress(request),
+      })
       const coffer = new Coffer({
         url: urls.origin,
         credentials: { apiKey: credential },

@@ -11,6 +11,7 @@ export const SCOPES = {
   'analytics:read': 'View share analytics',
   'webhooks:read': 'View webhook endpoints and their deliveries',
   'webhooks:write': 'Create, change and delete webhook endpoints, and send test events',
+  'audit:read': "Read the account's activity: sign-ins, keys, links, deletions and other changes",
 } as const
 
 export type Scope = keyof typeof SCOPES

@@ -23,8 +23,29 @@ export interface MailOutboxTable {
   updated_at: number
 }
 
+/**
+ * One entry of the audit log (migration 0037): who did what to which account, from where, and when. Not tied to
+ * the account by a foreign key: an account's deletion is itself recorded, and its entries are kept as long as
+ * every other's (AUDIT_RETENTION_DAYS).
+ */
+export interface AuditEntriesTable {
+  id: string
+  created_at: number
+  /** The account whose activity it is; null for a sign-in tried with an address no account has, an invitation. */
+  account_id: string | null
+  kind: string
+  actor_type: string
+  actor_id: string | null
+  actor_name: string | null
+  address: string | null
+  subject_id: string | null
+  /** JSON: an object of short values (AuditDetails). */
+  details: string
+}
+
 /** Every table, by name: the platform's here, the resources' from their `<resource>.tables.ts`. */
 export interface Database {
   server_secrets: ServerSecretsTable
   mail_outbox: MailOutboxTable
+  audit_entries: AuditEntriesTable
 }

@@ -2,6 +2,7 @@
 // own OpenAPI `security` list, so the documentation and the enforcement cannot drift apart: each entry
 // of the list is an alternative, and the credential needs every scope of one of them.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { actAs } from '../audit/audit-log.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Scope } from '../auth/scopes.ts'
 import { AppError } from '../errors.ts'
@@ -80,7 +81,8 @@ export async function identify(request: FastifyRequest, authenticate: Authentica
     request.credentialProblem = 'Malformed Authorization header: expected "Bearer <credential>".'
   } else {
     request.principal = await authenticate(bearer)
-    if (!request.principal) request.credentialProblem = 'The credential is unknown, revoked or expired.'
+    if (request.principal) actAs(request.principal.actor, request.principal.address)
+    else request.credentialProblem = 'The credential is unknown, revoked or expired.'
   }
 }
 

@@ -2,6 +2,7 @@
 // resets, with the sign-in, setup, password and API-key pages.
 
 import type { Module, Repositories } from '../../module.ts'
+import type { AuditLog } from '../../platform/audit/audit-log.ts'
 import type { Config, SignUpConfig } from '../../platform/config.ts'
 import type { Db } from '../../platform/db/database.ts'
 import type { ServerSecrets } from '../../platform/db/server-secrets.ts'
@@ -46,11 +47,12 @@ declare module '../../module.ts' {
 export const accountsModule: Module = {
   pageRoutes: [accountPagesRoutes, invitationPagesRoutes],
   repositories: accountsRepositories,
-  wire: ({ config, db, serverSecrets, attempts, mail, urls }, { repositories }) => {
+  wire: ({ config, db, serverSecrets, attempts, mail, urls, audit }, { repositories }) => {
     const services = accountServices({
       db,
       serverSecrets,
       attempts,
+      audit,
       signUpPolicy: config.signUp,
       repositories,
     })
@@ -108,6 +110,8 @@ export function accountServices(deps: {
   db: Db
   serverSecrets: ServerSecrets
   attempts: AttemptCounters
+  /** Where sign-ins, passwords, keys and accounts' changes are recorded. */
+  audit: AuditLog
   signUpPolicy: SignUpConfig
   repositories: Pick<Repositories, 'accounts' | 'apiKeys' | 'sessions' | 'setupLinks'> & {
     oauthRecords: OauthGrants

@@ -63,7 +63,16 @@ export class ApiKeysRepository {
     const findByHash = prepare(db, 'api_key_by_hash', 1, (hash: string) =>
       db.kysely
         .selectFrom('api_keys')
-        .select(['id', 'account_id', 'secret_hash', 'scopes', 'revoked_at', 'expires_at', 'last_used_at'])
+        .select([
+          'id',
+          'account_id',
+          'name',
+          'secret_hash',
+          'scopes',
+          'revoked_at',
+          'expires_at',
+          'last_used_at',
+        ])
         .where('secret_hash', '=', hash),
     )
     this.#byHash = cachedLookup(db, {
@@ -76,7 +85,12 @@ export class ApiKeysRepository {
         // byte for byte, whatever the index compared, once per read rather than once per request.
         if (!row || !constantTimeEqual(row.secret_hash, hash)) return undefined
         return {
-          principal: { accountId: row.account_id, scopes: new Set(scopesOf(row)), credentialId: row.id },
+          principal: {
+            accountId: row.account_id,
+            scopes: new Set(scopesOf(row)),
+            credentialId: row.id,
+            actor: { type: 'key', id: row.id, name: row.name },
+          },
           revoked: row.revoked_at !== null,
           expiresAt: row.expires_at === null ? null : Number(row.expires_at),
           lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),

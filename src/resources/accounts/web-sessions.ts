@@ -3,6 +3,7 @@
 // (its row holds the hash); it is `HttpOnly`, `SameSite=Lax`, and `Secure` with the `__Host-` prefix when
 // PUBLIC_URL is https (the prefix needs Secure, so plain-http installs use a plain name).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type Actor, actAs } from '../../platform/audit/audit-log.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { AppNav } from '../../platform/web/layout.ts'
 import type { Account } from './accounts.repository.ts'
@@ -17,6 +18,13 @@ declare module 'fastify' {
 }
 
 /** The session cookie's name: `__Host-` needs `Secure`, so only an https PUBLIC_URL gets it. */
+/** Who the audit log names for what a signed-in browser does: its account (platform/audit). */
+const sessionActor = (account: { id: string; email: string }): Actor => ({
+  type: 'account',
+  id: account.id,
+  name: account.email,
+})
+
 export function sessionCookieName(publicUrl: string): string {
   return publicUrl.startsWith('https:') ? '__Host-coffer_session' : 'coffer_session'
 }
@@ -92,6 +100,7 @@ export class WebSessions {
   readonly load = async (request: FastifyRequest): Promise<void> => {
     request.cookies = this.#app.parseCookie(request.headers.cookie ?? '')
     request.webSession = await this.#sessions.resume(request.cookies[this.cookieName])
+    if (request.webSession) actAs(sessionActor(request.webSession.account))
   }
 
   /**
@@ -128,6 +137,7 @@ export class WebSessions {
       maxAge: Math.floor(maxAgeMs / 1000),
     })
     request.webSession = session
+    actAs(sessionActor(account))
   }
 
   async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
+import { actAs } from '../../platform/audit/audit-log.ts'
 import { invalid } from '../../platform/errors.ts'
 import { clientAddress } from '../../platform/http/client-address.ts'
 import { addressBucket } from '../../platform/http/rate-limit.ts'
@@ -109,7 +110,10 @@ export const adminPagesRoutes: Routes = async (app, deps) => {
 function adminKit(app: RouteApp, { services, web, webSessions }: RouteDeps) {
   /** After requireSession: anyone but an admin gets the 404 of a page that does not exist. */
   const requireAdmin = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.webSession?.account.role !== 'admin') return web.sendError(reply, 404)
+    const account = request.webSession?.account
+    if (account?.role !== 'admin') return web.sendError(reply, 404)
+    // What an admin does here is the admin's doing, to another account: the audit log says so.
+    actAs({ type: 'admin', id: account.id, name: account.email })
     return undefined
   }
   const page = { page: true } as const

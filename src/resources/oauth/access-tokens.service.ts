@@ -47,6 +47,12 @@ export class AccessTokensService {
     const scopes = String(payload.scope ?? '')
       .split(' ')
       .filter((scope): scope is Scope => isScope(scope))
-    return { accountId: payload.accountId, scopes: new Set(scopes), credentialId: `grant:${payload.grantId}` }
+    const clientId = typeof payload.clientId === 'string' ? payload.clientId : null
+    return {
+      accountId: payload.accountId,
+      scopes: new Set(scopes),
+      credentialId: `grant:${payload.grantId}`,
+      actor: { type: 'oauth_client', id: clientId, name: clientId },
+    }
   }
 }
