@@ -27,6 +27,8 @@ export const ACCOUNT_PATHS = {
   webhooks: '/account/webhooks',
   revokeApp: (grantId: string) => `/account/apps/${grantId}/revoke`,
   password: '/account/password',
+  /** The account's audit log (audit/), read by its owner. */
+  activity: '/account/activity',
   forgotPassword: '/account/forgot-password',
   resetPassword: '/account/reset-password',
   /** Single sign-on (sso/): the button's form starts a sign-in at the provider, which comes back to the callback. */
@@ -222,7 +224,7 @@ export function signUpPage(state: SignedOutForm & { returnTo: string; sso?: SsoO
 }
 
 /** The account settings' tabs. */
-export type SettingsSection = 'keys' | 'apps' | 'webhooks' | 'password'
+export type SettingsSection = 'keys' | 'apps' | 'webhooks' | 'password' | 'activity'
 
 /**
  * A settings page: the app's header (with the account menu, which signs out), the account's email, the
@@ -238,6 +240,7 @@ export function settingsPage(nav: AppNav, current: SettingsSection, title: strin
 !${link('apps', ACCOUNT_PATHS.apps, 'Connected apps')}
 !${link('webhooks', ACCOUNT_PATHS.webhooks, 'Webhooks')}
 !${link('password', ACCOUNT_PATHS.password, 'Password and sessions')}
+!${link('activity', ACCOUNT_PATHS.activity, 'Activity')}
 </ul></nav>
 <section class="card" aria-labelledby="page-title"><div class="card-body">
 <h1 id="page-title">${title}</h1>
