@@ -8,6 +8,7 @@ import type { Module } from './module.ts'
 import { accountsModule } from './resources/accounts/accounts.module.ts'
 import { adminModule } from './resources/admin/admin.module.ts'
 import { analyticsModule } from './resources/analytics/analytics.module.ts'
+import { auditModule } from './resources/audit/audit.module.ts'
 import { filesModule } from './resources/files/files.module.ts'
 import { foldersModule } from './resources/folders/folders.module.ts'
 import { maintenanceModule } from './resources/maintenance/maintenance.module.ts'
@@ -23,6 +24,7 @@ import { webhooksModule } from './resources/webhooks/webhooks.module.ts'
 export const modules: readonly Module[] = [
   maintenanceModule,
   accountsModule,
+  auditModule,
   oauthModule,
   ssoModule,
   webhooksModule,

@@ -1,7 +1,7 @@
 // Reading the audit log in tests, straight from its table: what each kind's test asserts was recorded.
 import assert from 'node:assert/strict'
-import type { AuditFilter } from '../../src/platform/audit/audit-entries.repository.ts'
-import { AuditEntriesRepository } from '../../src/platform/audit/audit-entries.repository.ts'
+import type { AuditFilter } from '../../src/resources/audit/audit.repository.ts'
+import { AuditRepository } from '../../src/resources/audit/audit.repository.ts'
 import type { Db } from '../../src/platform/db/database.ts'
 
 export interface RecordedEntry {
@@ -17,7 +17,7 @@ export interface RecordedEntry {
 
 /** The entries that match `filter`, newest first (at most 1,000). */
 export async function auditEntries(db: Db, filter: AuditFilter = {}): Promise<RecordedEntry[]> {
-  const page = await new AuditEntriesRepository(db).page(filter, undefined, 1000)
+  const page = await new AuditRepository(db).page(filter, undefined, 1000)
   return page.items.map((row) => ({
     id: row.id,
     at: row.created_at,

@@ -318,6 +318,10 @@ export function openApiOptions(config: Config, urls: PublicUrls): SwaggerOptions
             'Endpoints that receive events, signed by the Standard Webhooks scheme (a Coffer extension)',
         },
         {
+          name: 'audit',
+          description: 'Coffer extension. The account’s audit log: who did what to it, from where, and when',
+        },
+        {
           name: 'public requests',
           description:
             "A file request's public API, what its page calls: no credential, the request's public id is the capability (a Coffer extension)",
