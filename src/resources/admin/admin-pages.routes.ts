@@ -15,6 +15,7 @@ import { acceptForms, refusalOf } from '../../platform/web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../../platform/web/notices.ts'
 import { appNav } from '../accounts/web-sessions.ts'
 import type { QuotaChange } from '../quotas/quotas.service.ts'
+import { auditRoutes } from './admin-audit.routes.ts'
 import {
   ADMIN_PATHS,
   accountPage,
@@ -101,7 +102,13 @@ const NOTICES: Notices = {
 export const adminPagesRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
   const kit = adminKit(app, deps)
-  for (const routes of [accountListRoutes, accountRoutes, accountDeletionRoutes, invitationRoutes]) {
+  for (const routes of [
+    accountListRoutes,
+    accountRoutes,
+    accountDeletionRoutes,
+    invitationRoutes,
+    auditRoutes,
+  ]) {
     routes(app, kit)
   }
 }
@@ -128,10 +135,10 @@ function adminKit(app: RouteApp, { services, web, webSessions }: RouteDeps) {
     if (!session) throw new Error('the admin pages need a session: requireSession runs first')
     return session.account
   }
-  return { admin: services.admin, web, signedIn, posted, nav, actor }
+  return { admin: services.admin, audit: services.audit, web, signedIn, posted, nav, actor }
 }
 
-type Kit = ReturnType<typeof adminKit>
+export type Kit = ReturnType<typeof adminKit>
 
 function accountListRoutes(app: RouteApp, { admin, web, signedIn, nav }: Kit): void {
   app.get(

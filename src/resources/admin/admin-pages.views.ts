@@ -18,6 +18,8 @@ export const ADMIN_PATHS = {
     action: 'role' | 'quota' | 'disable' | 'enable' | 'password-reset' | 'delete',
   ) => `/admin/accounts/${id}/${action}`,
   invitations: '/admin/invitations',
+  audit: '/admin/audit',
+  auditExport: '/admin/audit/export',
   revokeInvitation: (id: string) => `/admin/invitations/${id}/revoke`,
 } as const
 
@@ -26,10 +28,10 @@ const ROLE_CHOICES = [
   { value: 'admin', label: 'Admin: manages the accounts of this server' },
 ] as const
 
-type AdminSection = 'accounts' | 'invitations'
+type AdminSection = 'accounts' | 'invitations' | 'audit'
 
 /** An admin page: the app's header, the admin's tabs, then the page's card. */
-function adminPage(nav: AppNav, current: AdminSection, title: string, body: string): Page {
+export function adminPage(nav: AppNav, current: AdminSection, title: string, body: string): Page {
   const link = (section: AdminSection, href: string, label: string) =>
     html`<li><a href="${href}"!${section === current ? html` aria-current="page"` : ''}>${label}</a></li>`
   const main = html`<div class="settings">
@@ -37,6 +39,7 @@ function adminPage(nav: AppNav, current: AdminSection, title: string, body: stri
 <nav class="tabs" aria-label="Admin"><ul>
 !${link('accounts', ADMIN_PATHS.accounts, 'Accounts')}
 !${link('invitations', ADMIN_PATHS.invitations, 'Invitations')}
+!${link('audit', ADMIN_PATHS.audit, 'Audit log')}
 </ul></nav>
 <section class="card" aria-labelledby="page-title"><div class="card-body">
 <h1 id="page-title">${title}</h1>
@@ -150,6 +153,7 @@ export function accountPage(data: {
 <div><dt>Last signed in</dt><dd>!${time(account.lastSignInAt, 'Never')}</dd></div>
 <div><dt>Password</dt><dd>${account.hasPassword ? 'Set' : 'None (API keys or single sign-on only)'}</dd></div>
 <div><dt>State</dt><dd>!${state}</dd></div>
+<div><dt>Activity</dt><dd><a href="${ADMIN_PATHS.audit}?account=${account.id}">In the audit log</a></dd></div>
 </dl>
 <form class="admin-role" method="post" action="${ADMIN_PATHS.accountAction(account.id, 'role')}" novalidate>
 !${token}

@@ -22,7 +22,7 @@ export const ActivityQuery = Type.Object(
 export const knownKind = (kind: string | undefined) =>
   kind && (AUDIT_KIND_FILTERS as readonly string[]).includes(kind) ? kind : undefined
 
-export const activityRoutes: Routes = async (app, { services, web, webSessions, config }) => {
+export const activityRoutes: Routes = async (app, { services, web, webSessions }) => {
   const { audit } = services
   app.get(
     ACCOUNT_PATHS.activity,
@@ -50,7 +50,7 @@ export const activityRoutes: Routes = async (app, { services, web, webSessions, 
           kind,
           newestHref: after === undefined ? null : query({}),
           olderHref: page.nextCursor ? query({ after: page.nextCursor }) : null,
-          retentionDays: config.auditRetentionDays,
+          retentionDays: audit.retentionDays,
         }),
       )
     },

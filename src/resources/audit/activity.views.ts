@@ -50,7 +50,7 @@ function detailWords(details: Record<string, unknown>): string {
       const text = Array.isArray(value) ? value.join(' ') : String(value)
       return html`<span class="audit-detail"><span class="muted">${key}:</span> <bdi>${text}</bdi></span>`
     })
-  return parts.length === 0 ? '' : html`<p class="item-meta audit-details">!${parts.join(' ')}</p>`
+  return parts.length === 0 ? '' : html`<p class="item-meta audit-details">!${parts.join(' &#183; ')}</p>`
 }
 
 const labelOf = (kind: string) => (isAuditKind(kind) ? AUDIT_KINDS[kind as AuditKind].label : kind)

@@ -19,5 +19,9 @@ export const auditModule: Module = {
   schemas: [AuditEntrySchema],
   apiRoutes: [auditRoutes],
   pageRoutes: [activityRoutes],
-  wire: ({ db }) => ({ services: { audit: new AuditService({ entries: new AuditRepository(db) }) } }),
+  wire: ({ db, config }) => ({
+    services: {
+      audit: new AuditService({ entries: new AuditRepository(db), retentionDays: config.auditRetentionDays }),
+    },
+  }),
 }

@@ -28,9 +28,12 @@ const EXPORT_BATCH = 500
 
 export class AuditService {
   readonly #entries: AuditRepository
+  /** How many days an entry is kept (AUDIT_RETENTION_DAYS): the pages say so. */
+  readonly retentionDays: number
 
-  constructor(deps: { entries: AuditRepository }) {
+  constructor(deps: { entries: AuditRepository; retentionDays: number }) {
     this.#entries = deps.entries
+    this.retentionDays = deps.retentionDays
   }
 
   /** A page of the entries `filter` selects, newest first, after `cursor` (from the previous page). */
