@@ -2,6 +2,7 @@
 // they are now. A folder link is a share link like a file's (the same row of `shares`, migration 0033): the same
 // states, settings, passwords, counts and download limit, and the same rules for making, reactivating and changing
 // it (shares.service.ts); only what it opens differs (public-shares.service.ts).
+import type { AuditLog } from '../../platform/audit/audit-log.ts'
 import type { Transaction, Transactor } from '../../platform/db/database.ts'
 import { isForeignKeyViolation, isUniqueViolation } from '../../platform/db/errors.ts'
 import type { Page } from '../../platform/db/pagination.ts'
@@ -15,6 +16,7 @@ import {
   assertFutureExpiry,
   changeLink,
   type NewShareOptions,
+  recordLinkCreated,
   type ShareChanges,
   toSettings,
 } from './shares.service.ts'
@@ -32,6 +34,7 @@ export class FolderSharesService {
   readonly #folderShares: FolderSharesRepository
   readonly #folders: FoldersRepository
   readonly #events: EventLog<FolderShareEvents>
+  readonly #audit: AuditLog
 
   constructor(deps: {
     transaction: Transactor
@@ -40,12 +43,15 @@ export class FolderSharesService {
     folders: FoldersRepository
     /** Records folder_share.created with the link made or reactivated, in the same transaction. */
     events: EventLog<FolderShareEvents>
+    /** Records folder_share.created, .changed and .deleted, in the transactions that make them. */
+    audit: AuditLog
   }) {
     this.#transaction = deps.transaction
     this.#shares = deps.shares
     this.#folderShares = deps.folderShares
     this.#folders = deps.folders
     this.#events = deps.events
+    this.#audit = deps.audit
   }
 
   list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<FolderShare>> {
@@ -107,10 +113,11 @@ export class FolderSharesService {
     }
   }
 
-  /** The folder's link as this transaction leaves it, and folder_share.created of it. */
+  /** The folder's link as this transaction leaves it, and folder_share.created of it (outbox and audit log). */
   async #created(trx: Transaction, accountId: string, folderId: string): Promise<FolderShare> {
     const share = await this.#folderShares.byFolder(accountId, folderId, trx)
     if (!share) throw notFound(`Folder ${folderId}`)
+    await recordLinkCreated(this.#audit, trx, 'folder', accountId, share, folderId, share.folder.name)
     const audience = await this.#events.audience(trx, accountId, 'folder_share.created')
     if (audience) await this.#events.record(trx, audience, [share])
     return share
@@ -118,7 +125,8 @@ export class FolderSharesService {
 
   /** Changes the settings given of the account's folder link (changeLink's rules). */
   async update(accountId: string, shareId: string, changes: ShareChanges): Promise<FolderShare> {
-    await changeLink(this.#shares, 'folder', accountId, shareId, changes)
+    const deps = { transaction: this.#transaction, shares: this.#shares, audit: this.#audit }
+    await changeLink(deps, 'folder', accountId, shareId, changes)
     return this.get(accountId, shareId)
   }
 }

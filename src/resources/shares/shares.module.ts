@@ -44,17 +44,18 @@ export const sharesModule: Module = {
     folderShares: new FolderSharesRepository(db),
     downloadPasses: new DownloadPassesRepository(db),
   }),
-  wire: ({ db, blobs, events, serverSecrets, attempts }, { repositories: r, services }) => {
+  wire: ({ db, blobs, events, audit, serverSecrets, attempts }, { repositories: r, services }) => {
     const { transaction } = db
     return {
       services: {
-        shares: new SharesService({ transaction, shares: r.shares, files: r.files, events }),
+        shares: new SharesService({ transaction, shares: r.shares, files: r.files, events, audit }),
         folderShares: new FolderSharesService({
           transaction,
           shares: r.shares,
           folderShares: r.folderShares,
           folders: r.folders,
           events,
+          audit,
         }),
         publicShares: new PublicSharesService({
           transaction,

@@ -430,9 +430,10 @@ export class SharesRepository {
     shareId: string,
     changes: ShareSettings,
     options: { skipExpired: boolean },
+    executor: Executor = this.#db,
   ): Promise<(Link & { targetId: string }) | undefined> {
     const now = Date.now()
-    let query = this.#db
+    let query = executor
       .updateTable('shares')
       .set({ ...settingsToColumns(changes), updated_at: now })
       .where('id', '=', shareId)
@@ -443,6 +444,32 @@ export class SharesRepository {
     }
     const row = await query.returning([...LINK_FIELDS, 'file_id', 'folder_id']).executeTakeFirst()
     return row && { ...toLink(row, now), targetId: (row.file_id ?? row.folder_id) as string }
+  }
+
+  /**
+   * The account's link of `target`'s kind as it is before a change, with its file's or folder's name, in the
+   * changing transaction: locked on PostgreSQL until it commits, so that what the audit log says the change
+   * was (SharesService's changeLink) is what it was; SQLite's transactions exclude each other already.
+   */
+  async beforeChange(
+    trx: Transaction,
+    target: LinkTarget,
+    accountId: string,
+    shareId: string,
+  ): Promise<(Link & { targetName: string }) | undefined> {
+    const query = trx
+      .selectFrom('shares')
+      .leftJoin('files', 'files.id', 'shares.file_id')
+      .leftJoin('folders', 'folders.id', 'shares.folder_id')
+      .select([...LINK_COLUMNS, 'files.name as file_name', 'folders.name as folder_name'])
+      .where('shares.id', '=', shareId)
+      .where('shares.account_id', '=', accountId)
+      .where(`shares.${TARGET_COLUMN[target]}`, 'is not', null)
+    const row = await (this.#database.engine === 'postgres'
+      ? query.forUpdate('shares')
+      : query
+    ).executeTakeFirst()
+    return row && { ...toLink(row, Date.now()), targetName: row.file_name ?? row.folder_name ?? '' }
   }
 
   /** The stored expiry of the account's link of `target`'s kind: undefined when there is none, null for none. */
