@@ -49,7 +49,7 @@ export const filesModule: Module = {
   apiRoutes: [filesRoutes, trashRoutes],
   pageRoutes: [filesAppRoutes, trashAppRoutes, zipRoutes],
   repositories: (db, config) => ({ files: new FilesRepository(db, { cacheSize: config.fileCacheSize }) }),
-  wire: ({ config, db, blobs, exclusively, events }, { repositories: r, jobs }) => {
+  wire: ({ config, db, blobs, exclusively, events, audit }, { repositories: r, jobs }) => {
     const { transaction } = db
     const trash = new TrashService({
       transaction,
@@ -58,6 +58,7 @@ export const filesModule: Module = {
       deletions: jobs.blobDeletions,
       events,
       linkHistory: r.shares,
+      audit,
       retentionDays: config.trashRetentionDays,
     })
     return {

@@ -666,14 +666,14 @@ export class FilesRepository {
     const rows = await inPlace(trx.deleteFrom('files'), place)
       .where('account_id', '=', accountId)
       .where('id', 'in', fileIds)
-      .returning(['id', 'folder_id', 'seq'])
+      .returning(['id', 'folder_id', 'seq', 'name'])
       .execute()
     await this.#names.markStale(
       trx,
       accountId,
       rows.map((row) => row.seq),
     )
-    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id, name: row.name }))
   }
 
   /**
@@ -685,16 +685,16 @@ export class FilesRepository {
     accountId: string,
     fileIds: string[],
     at: { trashedAt: number; purgeAt: number },
-  ): Promise<{ id: string; folderId: string | null }[]> {
+  ): Promise<{ id: string; folderId: string | null; name: string }[]> {
     const rows = await trx
       .updateTable('files')
       .set({ trashed_at: at.trashedAt, purge_at: at.purgeAt, updated_at: at.trashedAt })
       .where('account_id', '=', accountId)
       .where('id', 'in', fileIds)
       .where('trashed_at', 'is', null)
-      .returning(['id', 'folder_id'])
+      .returning(['id', 'folder_id', 'name'])
       .execute()
-    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id, name: row.name }))
   }
 
   /**
@@ -705,16 +705,16 @@ export class FilesRepository {
     trx: Transaction,
     accountId: string,
     fileIds: string[],
-  ): Promise<{ id: string; folderId: string | null }[]> {
+  ): Promise<{ id: string; folderId: string | null; name: string }[]> {
     const rows = await trx
       .updateTable('files')
       .set({ trashed_at: null, purge_at: null, updated_at: Date.now() })
       .where('account_id', '=', accountId)
       .where('id', 'in', fileIds)
       .where('trashed_at', 'is not', null)
-      .returning(['id', 'folder_id'])
+      .returning(['id', 'folder_id', 'name'])
       .execute()
-    return rows.map((row) => ({ id: row.id, folderId: row.folder_id }))
+    return rows.map((row) => ({ id: row.id, folderId: row.folder_id, name: row.name }))
   }
 
   /**

@@ -3,6 +3,7 @@
 // by id, its link's page), yet keeps its folder, its link with the link's counts and settings, and its bytes, so
 // that a restore puts it back as it was. Its bytes count toward the account's until the purge removes them. With
 // a retention of 0 there is no trash: a delete is final at once, as it was before the trash.
+import { type Actor, type AuditLog, SYSTEM } from '../../platform/audit/audit-log.ts'
 import type { Transaction, Transactor } from '../../platform/db/database.ts'
 import type { Page } from '../../platform/db/pagination.ts'
 import { notFound } from '../../platform/errors.ts'
@@ -42,6 +43,7 @@ export class TrashService {
   readonly #deletions: BlobDeletionsService
   readonly #events: EventLog<TrashEvents>
   readonly #linkHistory: LinkHistory
+  readonly #audit: AuditLog
   readonly #retentionMs: number
 
   constructor(deps: {
@@ -53,6 +55,11 @@ export class TrashService {
     events: EventLog<TrashEvents>
     /** Keeps what the links of files deleted for good counted in their account's history. */
     linkHistory: LinkHistory
+    /**
+     * Records file.trashed, file.restored and file.deleted, one entry a file, a batch of files in one
+     * statement, in the transactions that make those changes.
+     */
+    audit: AuditLog
     /** How long a deleted file stays in the trash; 0: no trash, deletes are final. */
     retentionDays: number
   }) {
@@ -62,6 +69,7 @@ export class TrashService {
     this.#deletions = deps.deletions
     this.#events = deps.events
     this.#linkHistory = deps.linkHistory
+    this.#audit = deps.audit
     this.#retentionMs = deps.retentionDays * DAY_MS
   }
 
@@ -80,7 +88,7 @@ export class TrashService {
     if (ids.length === 0) return []
     const gone =
       this.#retentionMs === 0
-        ? await this.#deleteForGood(accountId, ids, 'in use', log)
+        ? await this.#deleteForGood(accountId, ids, 'in use', { log })
         : await this.#moveToTrash(accountId, ids, Date.now())
     const goneIds = new Set(gone)
     return ids.filter((id) => goneIds.has(id))
@@ -126,6 +134,7 @@ export class TrashService {
     if (ids.length === 0) return []
     const restored = await this.#transaction(async (trx) => {
       const back = await this.#files.restore(trx, accountId, ids)
+      await this.#recordEach(trx, accountId, 'file.restored', back)
       await this.#adjustFolderCounts(
         trx,
         back.map((file) => file.folderId),
@@ -147,7 +156,7 @@ export class TrashService {
 
   /** Deletes the account's file in the trash for good; one the trash does not hold is "not found". */
   async deleteForever(accountId: string, fileId: string, log: FaultLog): Promise<{ id: string }> {
-    const deleted = await this.#deleteForGood(accountId, [fileId], 'trashed', log)
+    const deleted = await this.#deleteForGood(accountId, [fileId], 'trashed', { log })
     if (deleted.length === 0) throw notFound(`File ${fileId} in the trash`)
     return { id: fileId }
   }
@@ -158,7 +167,7 @@ export class TrashService {
     for (;;) {
       const ids = await this.#files.trashedIds(accountId, BATCH)
       if (ids.length === 0) return count
-      count += (await this.#deleteForGood(accountId, ids, 'trashed', log)).length
+      count += (await this.#deleteForGood(accountId, ids, 'trashed', { log })).length
     }
   }
 
@@ -176,7 +185,8 @@ export class TrashService {
       const byAccount = Map.groupBy(due, (file) => file.accountId)
       for (const [accountId, files] of byAccount) {
         const ids = files.map((file) => file.id)
-        count += (await this.#deleteForGood(accountId, ids, 'trashed', log)).length
+        // The service's own doing, said outright: a pass run within a request would not be that request's.
+        count += (await this.#deleteForGood(accountId, ids, 'trashed', { log, actor: SYSTEM })).length
       }
     }
   }
@@ -185,6 +195,7 @@ export class TrashService {
     const at = { trashedAt: now, purgeAt: now + this.#retentionMs }
     return this.#transaction(async (trx) => {
       const moved = await this.#files.trash(trx, accountId, ids, at)
+      await this.#recordEach(trx, accountId, 'file.trashed', moved)
       await this.#adjustFolderCounts(
         trx,
         moved.map((file) => file.folderId),
@@ -213,13 +224,14 @@ export class TrashService {
    * in one transaction (links follow by foreign key, what they counted stays in the account's history, folder
    * counts drop with files in use), which also records their blobs for removal; the blobs are removed after the
    * commit, so a rolled-back delete never loses bytes, and a crash before they are removed leaves them recorded
-   * for the sweep (storage/blob-deletions.job.ts).
+   * for the sweep (storage/blob-deletions.job.ts). The audit log records each file deleted, by `actor` when
+   * given (the purge's system), else by the request in flight.
    */
   async #deleteForGood(
     accountId: string,
     fileIds: string[],
     place: FilePlace,
-    log: FaultLog,
+    { log, actor }: { log: FaultLog; actor?: Actor },
   ): Promise<string[]> {
     const { deleted, keys } = await this.#transaction(async (trx) => {
       // Locked first: what is read below stays true until the rows go (a restore at the same time waits).
@@ -231,6 +243,7 @@ export class TrashService {
       const before = audience ? await this.#files.inTransaction(trx, accountId, ids, place) : []
       await this.#linkHistory.keepCountsOfFiles(trx, accountId, ids)
       const deleted = await this.#files.deleteMany(trx, accountId, ids, place)
+      await this.#recordEach(trx, accountId, 'file.deleted', deleted, actor)
       if (audience) {
         const gone = new Set(deleted.map((file) => file.id))
         await this.#events.record(
@@ -253,6 +266,26 @@ export class TrashService {
     faultPoint('files-deleted')
     await this.#deletions.complete(keys, log)
     return deleted.map((file) => file.id)
+  }
+
+  /** One audit entry of `kind` for each of the files, all in one statement, however many the batch holds. */
+  #recordEach(
+    trx: Transaction,
+    accountId: string,
+    kind: 'file.trashed' | 'file.restored' | 'file.deleted',
+    files: { id: string; name: string }[],
+    actor?: Actor,
+  ): Promise<void> {
+    return this.#audit.recordEach(
+      trx,
+      files.map((file) => ({
+        accountId,
+        kind,
+        subjectId: file.id,
+        details: { name: file.name },
+        ...(actor ? { actor } : {}),
+      })),
+    )
   }
 
   /**
