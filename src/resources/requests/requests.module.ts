@@ -54,7 +54,7 @@ export const requestsModule: Module = {
   apiRoutes: [requestsRoutes, publicRequestsRoutes],
   pageRoutes: [requestPagesRoutes, requestsAppRoutes],
   repositories: (db) => ({ requests: new RequestsRepository(db) }),
-  wire: ({ config, db, urls, events, exclusively, mail }, { repositories: r, services }) => {
+  wire: ({ config, db, urls, events, audit, exclusively, mail }, { repositories: r, services }) => {
     const { transaction } = db
     const submissionNotices =
       config.mail &&
@@ -74,6 +74,7 @@ export const requestsModule: Module = {
           folders: r.folders,
           maxFileSize: config.maxFileSize,
           events,
+          audit,
         }),
         publicRequests: new PublicRequestsService({
           requests: r.requests,
@@ -85,11 +86,18 @@ export const requestsModule: Module = {
           requests: r.requests,
           files: services.files,
           events,
+          audit,
           tellOwners: config.mail !== undefined,
         }),
       },
       jobs: {
-        requestDeadlines: new RequestDeadlinesJob({ transaction, requests: r.requests, events, exclusively }),
+        requestDeadlines: new RequestDeadlinesJob({
+          transaction,
+          requests: r.requests,
+          events,
+          audit,
+          exclusively,
+        }),
         submissionNotices,
       },
     }

@@ -504,12 +504,18 @@ export class RequestsRepository {
   }
 
   /** Counts one more submission to the request, in the transaction that records it. */
-  async countSubmission(trx: Transaction, requestId: string): Promise<void> {
-    await trx
+  /**
+   * Counts a submission of the request; answers whether it was the last its file limit allows (the request
+   * closes with it), as this transaction leaves the count and the limit.
+   */
+  async countSubmission(trx: Transaction, requestId: string): Promise<{ filled: boolean }> {
+    const row = await trx
       .updateTable('file_requests')
       .set((eb) => ({ submission_count: eb('submission_count', '+', 1) }))
       .where('id', '=', requestId)
-      .execute()
+      .returning(['submission_count', 'max_files'])
+      .executeTakeFirst()
+    return { filled: row?.max_files != null && Number(row.submission_count) === Number(row.max_files) }
   }
 
   /** A submission whose request's owner is to be told of it by email, in the submission's transaction. */

@@ -1,6 +1,7 @@
 // File requests: public pages that collect files from outside submitters (public-requests.service.ts), and
 // the submissions they receive. A request's folder must be the account's, and the folder's request count
 // moves with every request that enters or leaves it, in the same transaction.
+import type { AuditDetails, AuditLog } from '../../platform/audit/audit-log.ts'
 import type { Transaction, Transactor } from '../../platform/db/database.ts'
 import { isForeignKeyViolation } from '../../platform/db/errors.ts'
 import type { Page } from '../../platform/db/pagination.ts'
@@ -91,6 +92,45 @@ const requestNotFound = (requestId: string) => notFound(`File request ${requestI
 const folderNotFound = (folderId: string | null | undefined) =>
   new AppError('not_found', `Folder ${folderId} not found.`, undefined, 'folderId')
 
+/**
+ * What the audit log says of a request: its title and settings as a reader may see them (not its description,
+ * a text of any length whose changes `changed` names).
+ */
+export function requestAuditDetails(request: FileRequest): AuditDetails {
+  const { deadlineAt, maxFiles, maxFileSize, allowedTypes } = request.limits
+  return {
+    title: request.title,
+    folderId: request.folderId,
+    isActive: request.isActive,
+    deadline: deadlineAt === null ? null : new Date(deadlineAt).toISOString(),
+    maxFiles,
+    maxFileSize,
+    allowedTypes,
+  }
+}
+
+/** The settings of a request that a change may give other values, by the names the API gives them. */
+const SETTINGS: Record<string, (request: FileRequest) => unknown> = {
+  title: (request) => request.title,
+  description: (request) => request.description,
+  collectEmail: (request) => request.collectEmail,
+  emailRequired: (request) => request.emailRequired,
+  isActive: (request) => request.isActive,
+  folderId: (request) => request.folderId,
+  emailOwner: (request) => request.emailOwner,
+  deadline: (request) => request.limits.deadlineAt,
+  maxFiles: (request) => request.limits.maxFiles,
+  maxFileSize: (request) => request.limits.maxFileSize,
+  allowedTypes: (request) => request.limits.allowedTypes.join(' '),
+}
+
+/** The names of the settings whose values differ between the request `before` a change and `after` it. */
+function changedSettings(before: FileRequest, after: FileRequest): string[] {
+  return Object.entries(SETTINGS)
+    .filter(([, value]) => value(before) !== value(after))
+    .map(([name]) => name)
+}
+
 /** The events file requests record, and what from: the request as the change leaves it. */
 export interface RequestEvents {
   'submission.received': { request: FileRequest; submission: Submission }
@@ -103,6 +143,7 @@ export class RequestsService {
   readonly #folders: FoldersRepository
   readonly #maxFileSize: number
   readonly #events: EventLog<RequestEvents>
+  readonly #audit: AuditLog
 
   constructor(deps: {
     transaction: Transactor
@@ -111,12 +152,15 @@ export class RequestsService {
     maxFileSize: number
     /** Records request.closed when the owner disables a request, in the same transaction. */
     events: EventLog<RequestEvents>
+    /** Records request.created, request.changed and request.closed (disabled), in the same transactions. */
+    audit: AuditLog
   }) {
     this.#transaction = deps.transaction
     this.#requests = deps.requests
     this.#folders = deps.folders
     this.#maxFileSize = deps.maxFileSize
     this.#events = deps.events
+    this.#audit = deps.audit
   }
 
   /** The account's requests, newest first; `folderId` (an owned folder, else 404) narrows to one folder. */
@@ -203,7 +247,14 @@ export class RequestsService {
         })
         if (limits) await this.#requests.setLimits(accountId, id, limits, trx)
         await this.#folders.adjustCount(trx, folderId, 'request_count', 1)
-        return (await this.#requests.get(accountId, id, trx)) as FileRequest
+        const created = (await this.#requests.get(accountId, id, trx)) as FileRequest
+        await this.#audit.record(trx, {
+          accountId,
+          kind: 'request.created',
+          subjectId: id,
+          details: requestAuditDetails(created),
+        })
+        return created
       })
     } catch (error) {
       if (isForeignKeyViolation(error)) throw folderNotFound(folderId)
@@ -226,6 +277,7 @@ export class RequestsService {
         // commits: a concurrent move cannot make both transactions decrement the same old folder.
         const current = await this.#requests.touch(trx, accountId, requestId)
         if (!current) throw requestNotFound(requestId)
+        const before = (await this.#requests.get(accountId, requestId, trx)) as FileRequest
 
         const changes: RequestChanges = {}
         if (title !== undefined) changes.title = title
@@ -252,6 +304,7 @@ export class RequestsService {
         await this.#requests.update(trx, requestId, changes)
         if (limits) await this.#requests.setLimits(accountId, requestId, limits, trx)
         const updated = (await this.#requests.get(accountId, requestId, trx)) as FileRequest
+        await this.#recordChange(trx, accountId, before, updated)
         if (current.isActive && patch.isActive === false) {
           const audience = await this.#events.audience(trx, accountId, 'request.closed')
           if (audience) await this.#events.record(trx, audience, [{ request: updated, reason: 'disabled' }])
@@ -270,8 +323,34 @@ export class RequestsService {
    */
   async setLimits(accountId: string, requestId: string, input: LimitsInput): Promise<RequestLimits> {
     const limits = this.#checkLimits(input)
-    if (!(await this.#requests.setLimits(accountId, requestId, limits))) throw requestNotFound(requestId)
+    await this.#transaction(async (trx) => {
+      // Taken first, so that the limits read next are those this change replaces (what the audit log says).
+      if (!(await this.#requests.touch(trx, accountId, requestId))) throw requestNotFound(requestId)
+      const before = (await this.#requests.get(accountId, requestId, trx)) as FileRequest
+      await this.#requests.setLimits(accountId, requestId, limits, trx)
+      await this.#recordChange(trx, accountId, before, { ...before, limits })
+    })
     return limits
+  }
+
+  /**
+   * Records what a change did to the request, in its transaction: request.closed (`disabled`) when its owner
+   * turned it off, and request.changed naming the other settings it gave other values; nothing for a change
+   * that changed nothing.
+   */
+  async #recordChange(trx: Transaction, accountId: string, before: FileRequest, after: FileRequest) {
+    const closed = before.isActive && !after.isActive
+    const changed = changedSettings(before, after).filter((name) => !(closed && name === 'isActive'))
+    const entry = (kind: 'request.changed' | 'request.closed', what: AuditDetails) => ({
+      accountId,
+      kind,
+      subjectId: after.id,
+      details: { ...what, ...requestAuditDetails(after) },
+    })
+    await this.#audit.recordEach(trx, [
+      ...(changed.length > 0 ? [entry('request.changed', { changed })] : []),
+      ...(closed ? [entry('request.closed', { reason: 'disabled' })] : []),
+    ])
   }
 
   /** The limits as stored, or the first reason they cannot be (see `setLimits`). */

@@ -2,6 +2,7 @@
 // upload's bytes, its File and its Submission are recorded together, in one transaction, in the request's
 // folder (root when it has none), owned by the request's owner, with the submission count moved by one.
 // Called by the upload processor (uploads/processing.job.ts), which is given this service by wiring.ts.
+import { type AuditLog, VISITOR } from '../../platform/audit/audit-log.ts'
 import type { Transaction } from '../../platform/db/database.ts'
 import { AppError, invalid } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
@@ -24,12 +25,15 @@ export class SubmissionsService implements SubmissionReceiver {
   readonly #files: FilesService
   readonly #events: EventLog<RequestEvents>
   readonly #tellOwners: boolean
+  readonly #audit: AuditLog
 
   constructor(deps: {
     requests: RequestsRepository
     files: FilesService
     /** Records submission.received, and request.closed when the file limit is reached, in the same transaction. */
     events: EventLog<RequestEvents>
+    /** Records request.closed (`maxFiles`) when a submission fills the request, in its transaction. */
+    audit: AuditLog
     /**
      * Whether owners are told of submissions by email (the server sends email): each submission to a request whose
      * switch is on is then queued for submission-notices.job.ts, in its transaction.
@@ -40,6 +44,7 @@ export class SubmissionsService implements SubmissionReceiver {
     this.#files = deps.files
     this.#events = deps.events
     this.#tellOwners = deps.tellOwners
+    this.#audit = deps.audit
   }
 
   /**
@@ -65,7 +70,17 @@ export class SubmissionsService implements SubmissionReceiver {
     }
     const record = (folderId: string | null) =>
       this.#files.create({ ...file, accountId: request.accountId, folderId }, async (trx, created) => {
-        await this.#requests.countSubmission(trx, request.id)
+        const { filled } = await this.#requests.countSubmission(trx, request.id)
+        if (filled) {
+          // The submitter's doing, whether processing runs in their request or in the background after it.
+          await this.#audit.record(trx, {
+            accountId: request.accountId,
+            kind: 'request.closed',
+            subjectId: request.id,
+            details: { reason: 'maxFiles', title: request.title, maxFiles: request.limits.maxFiles },
+            actor: VISITOR,
+          })
+        }
         const submission: Submission = {
           id: newId('sub', created.createdAt),
           submitterName: upload.submitterName,
