@@ -4,22 +4,25 @@
 // AUDIT_RETENTION_DAYS go. What each change records is held by test/audit-accounts.test.ts and
 // test/audit-content.test.ts; here the entries are written by the platform's AuditLog directly.
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { after, before, describe, test } from 'node:test'
 import type { App } from '../src/app.ts'
+import { type AuditEntry, Coffer } from '../src/clients/sdk/index.ts'
 import { AuditEntriesRepository } from '../src/platform/audit/audit-entries.repository.ts'
 import type { AuditKind } from '../src/platform/audit/audit-kinds.ts'
 import { AuditLog, SYSTEM } from '../src/platform/audit/audit-log.ts'
 import type { Db } from '../src/platform/db/database.ts'
-import { auditEntries } from './support/audit.ts'
+import { auditEntries, lastEntry } from './support/audit.ts'
 import {
   ALL,
   assertError,
   call,
   createAccount,
+  createFile,
   describeEachEngine,
   ENGINES,
   startApp,
 } from './support/harness.ts'
+import { type ListeningContext, startListening } from './support/uploads.ts'
 import { newOwner, WebClient } from './support/web-client.ts'
 
 const DAY_MS = 86_400_000
@@ -240,5 +243,76 @@ for (const engine of ENGINES) {
     } finally {
       await c.stop()
     }
+  })
+}
+
+for (const engine of ENGINES) {
+  describe(`who and from where, over real HTTP [${engine}]`, () => {
+    let c: ListeningContext
+    before(async () => {
+      c = await startListening(engine, { env: { TRUST_PROXY: '1' } })
+    })
+    after(async () => {
+      await c?.stop()
+    })
+
+    test('a key behind a trusted proxy is named with the client’s address; an MCP tool’s call with its client’s', async () => {
+      const owner = await createAccount(c.app)
+      const { secret } = await c.app.services.apiKeys.create({
+        accountId: owner.id,
+        name: 'deploy bot',
+        scopes: ALL,
+      })
+      const file = await createFile(c, owner.id, { name: 'proxied.txt' })
+      const deleted = await fetch(`${c.base}/api/v1/files/${file.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${secret}`, 'x-forwarded-for': '203.0.113.9' },
+      })
+      assert.equal(deleted.status, 200)
+      const entry = await lastEntry(c.db, owner.id, 'file.trashed')
+      assert.equal(entry.subjectId, file.id)
+      assert.deepEqual(entry.actor, { type: 'key', id: entry.actor.id, name: 'deploy bot' })
+      assert.match(String(entry.actor.id), /^key_/)
+      assert.equal(entry.address, '203.0.113.9')
+
+      // The MCP server calls the API in this process; the entry names the MCP client's key and address.
+      const other = await createFile(c, owner.id, { name: 'by-agent.txt' })
+      const called = await fetch(`${c.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${secret}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-forwarded-for': '198.51.100.4',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'delete_file', arguments: { fileId: other.id } },
+        }),
+      })
+      assert.equal(called.status, 200, await called.clone().text())
+      const byAgent = (await auditEntries(c.db, { accountId: owner.id, kind: 'file.trashed' })).find(
+        (e) => e.subjectId === other.id,
+      )
+      assert.ok(byAgent, 'the MCP tool’s delete was recorded')
+      assert.equal(byAgent.actor.name, 'deploy bot')
+      assert.equal(byAgent.address, '198.51.100.4')
+    })
+
+    test('the SDK reads the log page after page, by family', async () => {
+      const owner = await createAccount(c.app)
+      await write(c.db, owner.id, Array(60).fill('share.changed'))
+      await write(c.db, owner.id, ['webhook.created'])
+      const coffer = new Coffer({ url: c.base, credentials: { apiKey: await owner.key(['audit:read']) } })
+      const changed: AuditEntry[] = []
+      for await (const entry of coffer.audit.list({ kind: 'share', limit: 25 })) changed.push(entry)
+      assert.equal(changed.length, 60)
+      assert.ok(changed.every((entry) => entry.kind === 'share.changed'))
+      const page = await coffer.audit.page({ kind: 'webhook.created' })
+      assert.equal(page.data.length, 1)
+      assert.equal(page.pagination.nextCursor, null)
+    })
   })
 }

@@ -72,6 +72,7 @@ const OPERATION_IDS = {
   'post /webhooks/{webhookId}/ping': 'pingWebhook',
   'get /webhooks/{webhookId}/deliveries': 'listWebhookDeliveries',
   'post /webhooks/{webhookId}/deliveries/{deliveryId}/retry': 'retryWebhookDelivery',
+  'get /audit': 'listAuditEntries',
 }
 
 /** The project's own compiler settings, for code that lives outside the project. */

@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account’s audit log
+         * @description **Coffer extension, beyond the contract.** Who did what to the account, newest first: sign-ins (and refused ones), passwords, API keys, applications allowed and revoked, share and folder links, files deleted and restored, file requests, webhooks, and what admins did to it. Each entry names who did it (the account in the app, a key by its name, an application, an admin, the server) and from which address. Kept for `AUDIT_RETENTION_DAYS` (365 by default). No entry holds a secret.
+         */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -1111,6 +1131,64 @@ export interface components {
                 field?: string;
             };
         };
+        /** @description An entry of the account’s audit log, recorded in the same transaction as the change. */
+        AuditEntry: {
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            /**
+             * @description What happened:
+             *     - `account.created`: An account was made: by the setup link, an invitation, sign-up, single sign-on or an admin.
+             *     - `account.signed_in`: Someone signed in to the account (`details.method`: password, sso, invitation, setup, sign_up).
+             *     - `account.sign_in_failed`: A sign-in was refused (`details.reason`); with no account for the address tried, the entry belongs to none.
+             *     - `account.password_changed`: The account’s password was changed by its owner, or set by the admin command.
+             *     - `account.password_reset`: The account’s password was set with a password-reset link.
+             *     - `account.password_reset_sent`: An admin sent the account a password-reset link.
+             *     - `account.role_changed`: An admin changed the account’s role (`details.from`, `details.to`).
+             *     - `account.disabled`: An admin disabled the account: its sessions, keys and OAuth grants ended, its links answer 404.
+             *     - `account.enabled`: An admin enabled the account again.
+             *     - `account.deleted`: An admin deleted the account: its files go through the purge, then the account.
+             *     - `account.quota_changed`: An admin changed the account’s storage quota or largest file.
+             *     - `invitation.created`: An admin made an invitation (`details.email` when it is for one address, `details.role`).
+             *     - `invitation.revoked`: An admin revoked an unused invitation.
+             *     - `key.created`: An API key was made (`details.name`, `details.scopes`).
+             *     - `key.revoked`: An API key was revoked.
+             *     - `oauth.granted`: An application was allowed to use the account (`details.client`, `details.scopes`).
+             *     - `oauth.revoked`: An application’s access was revoked (connected applications).
+             *     - `share.created`: A share link was made for a file, or a disabled or expired one reactivated.
+             *     - `share.changed`: A share link’s settings were changed (`details.changed` names them).
+             *     - `share.deleted`: A share link was deleted (disabled).
+             *     - `folder_share.created`: A folder link was made, or a disabled or expired one reactivated.
+             *     - `folder_share.changed`: A folder link’s settings were changed (`details.changed` names them).
+             *     - `folder_share.deleted`: A folder link was deleted (disabled).
+             *     - `file.trashed`: A file was deleted into the trash.
+             *     - `file.restored`: A file came back from the trash.
+             *     - `file.deleted`: A file was deleted for good (emptied from the trash, purged, or deleted with the trash off).
+             *     - `request.created`: A file request was made.
+             *     - `request.changed`: A file request’s settings were changed (`details.changed` names them).
+             *     - `request.closed`: A file request stopped accepting files (`details.reason`: disabled, maxFiles, deadline).
+             *     - `request.deleted`: A file request was deleted.
+             *     - `webhook.created`: A webhook endpoint was made.
+             *     - `webhook.changed`: A webhook endpoint was changed, or its signing secret rotated.
+             *     - `webhook.deleted`: A webhook endpoint was deleted.
+             */
+            kind: "account.created" | "account.signed_in" | "account.sign_in_failed" | "account.password_changed" | "account.password_reset" | "account.password_reset_sent" | "account.role_changed" | "account.disabled" | "account.enabled" | "account.deleted" | "account.quota_changed" | "invitation.created" | "invitation.revoked" | "key.created" | "key.revoked" | "oauth.granted" | "oauth.revoked" | "share.created" | "share.changed" | "share.deleted" | "folder_share.created" | "folder_share.changed" | "folder_share.deleted" | "file.trashed" | "file.restored" | "file.deleted" | "request.created" | "request.changed" | "request.closed" | "request.deleted" | "webhook.created" | "webhook.changed" | "webhook.deleted";
+            actor: {
+                /** @description Who did it: the account in the web app (`account`), one of its API keys (`key`), an application it allowed (`oauth_client`), an admin (`admin`), the admin command on the server (`admin_command`), someone without an account (`visitor`: a sign-in attempt, a submitter), or the service itself (`system`: a deadline, the trash’s purge). */
+                type: "account" | "key" | "oauth_client" | "admin" | "admin_command" | "visitor" | "system";
+                id: string | null;
+                name: string | null;
+            };
+            address: string | null;
+            subjectId: string | null;
+            /** @description What the change was (names, scopes, settings, a reason). Never a secret. */
+            details: {
+                [key: string]: string | number | boolean | null | string[];
+            };
+        };
         /** @description An endpoint that receives events, signed by the Standard Webhooks scheme. */
         Webhook: {
             id: string;
@@ -1759,6 +1837,111 @@ export interface operations {
                 };
             };
             /** @description Any other failure: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.); `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.); `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.); `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.); `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).); `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 50). */
+                limit?: number;
+                /** @description Only entries of this kind, or of this family of kinds (`share` for every `share.*`). */
+                kind?: "account" | "invitation" | "key" | "oauth" | "share" | "folder_share" | "file" | "request" | "webhook" | "account.created" | "account.signed_in" | "account.sign_in_failed" | "account.password_changed" | "account.password_reset" | "account.password_reset_sent" | "account.role_changed" | "account.disabled" | "account.enabled" | "account.deleted" | "account.quota_changed" | "invitation.created" | "invitation.revoked" | "key.created" | "key.revoked" | "oauth.granted" | "oauth.revoked" | "share.created" | "share.changed" | "share.deleted" | "folder_share.created" | "folder_share.changed" | "folder_share.deleted" | "file.trashed" | "file.restored" | "file.deleted" | "request.created" | "request.changed" | "request.closed" | "request.deleted" | "webhook.created" | "webhook.changed" | "webhook.deleted";
+                /** @description Only entries from this time on. */
+                since?: string;
+                /** @description Only entries before this time. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEntry"][];
+                        pagination: {
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `invalid_request` (A parameter or body field breaks its type or bound, an unknown field or parameter, a malformed cursor or JSON body.) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized` (The credential is missing, malformed, unknown, revoked or expired. Carries `WWW-Authenticate: Bearer`.) */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="coffer", resource_metadata="<PUBLIC_URL>/.well-known/oauth-protected-resource/api/v1", error="invalid_token"` (no `error` when no credential was sent) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `insufficient_scope` (The credential is valid but lacks the scope the operation needs; the message names it.); `form_expired` (Only the web app’s own calls (never the API’s operations): the session’s CSRF token is missing or out of date.); `cross_site_request` (Only requests that carry the browser’s cookies (never the API’s operations, which carry none): sent from a page of another site.) */
+            403: {
+                headers: {
+                    /** @description `Bearer ... error="insufficient_scope", scope="<needed>"` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (The resource does not exist or belongs to another account (never distinguished), or no route matches.) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `conflict` (The change does not fit the current state (a duplicate folder name, a share whose expiry has passed).) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests in the current window. Carries `Retry-After` (seconds).) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other failure: `request_timeout` (The request did not arrive in full within the time limit; the connection is closed.); `gone` (A public link that no longer accepts what was sent: a file request that was disabled or whose deadline passed.); `payload_too_large` (The request body is larger than the JSON body limit (1 MiB).); `quota_exceeded` (Uploads prepared that would pass the account’s storage quota (its files, the trash included, and its uploads under way), or a file larger than the largest file it may upload; the message gives the bytes used and the quota. Nothing is prepared.); `range_not_satisfiable` (A download `Range` lies outside the file. Carries `Content-Range: bytes *\/<size>`.); `unsupported_media_type` (A request body that is not `application/json`, or that is compressed (`Content-Encoding`).); `headers_too_large` (The request headers are larger than 16 KiB; the connection is closed.); `internal_error` (An unexpected fault; the cause is logged on the server, never sent.); `unavailable` (The server is starting, shutting down, or a dependency is down.) */
             default: {
                 headers: {
                     [name: string]: unknown;

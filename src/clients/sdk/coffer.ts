@@ -28,6 +28,8 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery']
  * (null: unlimited), the largest file (null: none) and what is left (null: unlimited).
  */
 export type Usage = components['schemas']['Usage']
+/** An entry of the account's audit log: what happened, who did it (`actor`), from where, when, with what. */
+export type AuditEntry = components['schemas']['AuditEntry']
 export type Capabilities = operations['getCapabilities']['responses'][200]['content']['application/json']
 
 /** The query parameters of an operation. */
@@ -310,6 +312,14 @@ export class Coffer {
       this.#data(this.#client.GET('/analytics/daily', { params: { query } })),
     topShares: (query: QueryOf<'getTopShares'> = {}) =>
       this.#data(this.#client.GET('/analytics/top-shares', { params: { query } })),
+  }
+
+  /** The account's audit log (scope `audit:read`), newest first; `kind` takes a kind or a family (`share`). */
+  readonly audit = {
+    list: (query: ListQuery<'listAuditEntries'> = {}): AsyncIterable<AuditEntry> =>
+      items((cursor) => this.audit.page({ ...query, cursor })),
+    page: (query: QueryOf<'listAuditEntries'> = {}) =>
+      this.#client.GET('/audit', { params: { query } }).then(ok) as Promise<Page<AuditEntry>>,
   }
 
   readonly webhooks = {

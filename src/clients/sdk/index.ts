@@ -1,5 +1,6 @@
 // coffer/client: Coffer's SDK, for Node and browsers. See README, "The SDK".
 export {
+  type AuditEntry,
   type Capabilities,
   Coffer,
   type CofferOptions,
