@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, test } from 'node:test'
+import { AuditEntriesRepository } from '../src/platform/audit/audit-entries.repository.ts'
+import { AuditLog, SYSTEM } from '../src/platform/audit/audit-log.ts'
 import { migrate } from '../src/platform/db/migrate.ts'
 import { openDatabase } from '../src/platform/db/open.ts'
 import { ServerSecrets } from '../src/platform/db/server-secrets.ts'
@@ -23,6 +25,7 @@ import { WebhookSender } from '../src/resources/webhooks/webhook-sender.job.ts'
 import { WebhooksRepository } from '../src/resources/webhooks/webhooks.repository.ts'
 import { WebhooksService } from '../src/resources/webhooks/webhooks.service.ts'
 import { wireAccounts } from '../src/wiring.ts'
+import { lastEntry } from './support/audit.ts'
 import { ENGINES, freshDatabase } from './support/harness.ts'
 import { SmtpReceiver } from './support/smtp.ts'
 
@@ -60,7 +63,8 @@ for (const engine of ENGINES) {
       const events = new EventsRepository(db)
       const webhooks = new WebhooksRepository(db)
       const secrets = new WebhookSecrets(new ServerSecrets(db))
-      const service = new WebhooksService({ webhooks, events, secrets, allowPrivate: true })
+      const audit = new AuditLog({ entries: new AuditEntriesRepository(db), outsideRequests: SYSTEM })
+      const service = new WebhooksService({ webhooks, events, secrets, allowPrivate: true, audit })
       const endpoint = await service.create(account.id, {
         url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
         events: ['file.created'],
@@ -77,6 +81,7 @@ for (const engine of ENGINES) {
         allowPrivate: true,
         now: () => clock.now,
         transaction: db.transaction,
+        audit,
         onDisabled: async (disabled, reason) => {
           const message = endpointDisabledMessage(account.email, disabled, reason, 'http://coffer.test/page')
           return (trx) => mail.enqueue(trx, message).then(() => {})
@@ -128,6 +133,12 @@ for (const engine of ENGINES) {
       const disabled = await webhooks.byId(endpoint.id)
       assert.equal(disabled?.isActive, false)
       assert.match(disabled?.disabledReason ?? '', /^Every delivery failed from /)
+      // The audit log says the system turned it off, and why.
+      const turnedOff = await lastEntry(db, account.id, 'webhook.changed')
+      assert.deepEqual(turnedOff.actor, { type: 'system', id: null, name: null })
+      assert.deepEqual(turnedOff.details.changed, ['isActive'])
+      assert.equal(turnedOff.details.reason, disabled?.disabledReason)
+      assert.equal(turnedOff.details.isActive, false)
       // Its owner is told, once, by email.
       const mailSender = new MailSender({
         mail,

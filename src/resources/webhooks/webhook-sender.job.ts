@@ -9,6 +9,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import ipaddr from 'ipaddr.js'
 import { Webhook } from 'standardwebhooks'
+import { type AuditLog, SYSTEM } from '../../platform/audit/audit-log.ts'
 import type { Transaction, Transactor } from '../../platform/db/database.ts'
 import { faultPoint } from '../../platform/fault-points.ts'
 import { LeasedWorker } from '../../platform/jobs/leased-worker.ts'
@@ -16,6 +17,7 @@ import type { DeliveryOutcome, EventsRepository, LeasedDelivery } from './events
 import type { WebhookSecrets } from './webhook-secrets.ts'
 import { checkedLookup, refusalOf, TargetRefused } from './webhook-targets.ts'
 import type { WebhookEndpoint, WebhooksRepository } from './webhooks.repository.ts'
+import { webhookAuditDetails } from './webhooks.service.ts'
 
 const SECOND = 1000
 const MINUTE = 60 * SECOND
@@ -55,6 +57,8 @@ export interface SenderDeps {
   /** The clock; tests move it forward to reach the retries of days. */
   now?: () => number
   transaction: Transactor
+  /** Records webhook.changed, by the system, when the sender disables an endpoint that keeps failing. */
+  audit: AuditLog
   /**
    * Tells the owner of an endpoint being disabled (an email, if any): `prepare` reads what it needs before the
    * transaction (on SQLite the transaction holds the one connection), and its result writes in it.
@@ -83,6 +87,7 @@ export class WebhookSender {
   readonly #now: () => number
   readonly #transaction: Transactor
   readonly #onDisabled: SenderDeps['onDisabled']
+  readonly #audit: AuditLog
   readonly #inFlight = new Map<string, Promise<void>>()
   readonly #perEndpoint = new Map<string, number>()
   /**
@@ -102,6 +107,7 @@ export class WebhookSender {
     this.#now = deps.now ?? Date.now
     this.#transaction = deps.transaction
     this.#onDisabled = deps.onDisabled
+    this.#audit = deps.audit
     this.#schedule = new LeasedWorker(() => this.#pollOnce(), {
       intervalMs: POLL_INTERVAL_MS,
       soleProcess: deps.soleSender,
@@ -256,6 +262,13 @@ export class WebhookSender {
     const disabled = await this.#transaction(async (trx) => {
       if (!(await this.#webhooks.disableFailing(endpoint.id, reason, trx))) return false
       await tell?.(trx)
+      await this.#audit.record(trx, {
+        accountId: endpoint.accountId,
+        kind: 'webhook.changed',
+        subjectId: endpoint.id,
+        details: { changed: ['isActive'], reason, ...webhookAuditDetails({ ...endpoint, isActive: false }) },
+        actor: SYSTEM,
+      })
       return true
     })
     if (disabled) {

@@ -32,7 +32,7 @@ export const webhooksModule: Module = {
   apiRoutes: [webhooksRoutes],
   pageRoutes: [webhooksAppRoutes],
   repositories: (db) => ({ events: new EventsRepository(db), webhooks: new WebhooksRepository(db) }),
-  wire: ({ config, db, urls, serverSecrets, mail }, { repositories: r }) => {
+  wire: ({ config, db, urls, serverSecrets, mail, audit }, { repositories: r }) => {
     const secrets = new WebhookSecrets(serverSecrets)
     const webhookSender = new WebhookSender({
       soleSender: db.engine === 'sqlite',
@@ -41,6 +41,7 @@ export const webhooksModule: Module = {
       secrets,
       allowPrivate: config.webhooksAllowPrivate,
       transaction: db.transaction,
+      audit,
       onDisabled: config.mail
         ? async (endpoint, reason) => {
             const owner = await r.accounts.byId(endpoint.accountId)
@@ -56,6 +57,7 @@ export const webhooksModule: Module = {
       events: r.events,
       secrets,
       allowPrivate: config.webhooksAllowPrivate,
+      audit,
     })
     return { services: { webhooks }, jobs: { webhookSender } }
   },

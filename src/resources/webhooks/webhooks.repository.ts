@@ -54,6 +54,9 @@ function toEndpoint(row: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
   }
 }
 
+/** What else a change of an endpoint does in its transaction (the audit log's entry of it). */
+export type AlsoInTransaction<T> = (trx: Transaction, result: T) => Promise<void>
+
 /** Why an endpoint could not be added, or a URL given to one. */
 export type EndpointRefusal = 'too-many' | 'duplicate-url'
 
@@ -133,12 +136,17 @@ export class WebhooksRepository {
     return row && toEndpoint(row)
   }
 
-  /** Adds the endpoint, unless the account has `limit` already or one with its URL. */
-  async insert(endpoint: WebhookEndpoint, limit: number): Promise<EndpointRefusal | undefined> {
+  /** Adds the endpoint, unless the account has `limit` already or one with its URL; `also` when it does. */
+  async insert(
+    endpoint: WebhookEndpoint,
+    limit: number,
+    also: AlsoInTransaction<WebhookEndpoint>,
+  ): Promise<EndpointRefusal | undefined> {
     return this.#withEndpointsLocked(endpoint.accountId, async (trx) => {
       const refusal = await this.#refusal(trx, endpoint.accountId, endpoint.url, limit)
       if (refusal) return refusal
       await this.#insert(trx, endpoint)
+      await also(trx, endpoint)
       return undefined
     })
   }
@@ -164,19 +172,26 @@ export class WebhooksRepository {
   }
 
   /**
-   * Applies `changes`; enabling it again forgets its failures. Returns the endpoint as it is now, or undefined
-   * when the account has none by that id.
+   * Applies `changes`, unless they would give it the URL of another of the account's; enabling it again forgets
+   * its failures. Returns the endpoint as it is now, or undefined when the account has none by that id; `also`
+   * is given it as it was before and as it is now.
    */
-  /** Changes the endpoint, unless it would take the URL of another of the account's; undefined if it is none. */
   async update(
     accountId: string,
     id: string,
     changes: EndpointChanges,
+    also: AlsoInTransaction<{ before: WebhookEndpoint; after: WebhookEndpoint }>,
   ): Promise<WebhookEndpoint | EndpointRefusal | undefined> {
-    if (changes.url === undefined) return this.#update(this.#db, accountId, id, changes)
     return this.#withEndpointsLocked(accountId, async (trx) => {
-      const refusal = await this.#refusal(trx, accountId, changes.url, undefined, id)
-      return refusal ?? this.#update(trx, accountId, id, changes)
+      if (changes.url !== undefined) {
+        const refusal = await this.#refusal(trx, accountId, changes.url, undefined, id)
+        if (refusal) return refusal
+      }
+      // Read under the account's lock, which every change of its endpoints by its owner takes.
+      const before = await this.get(accountId, id, trx)
+      const after = before && (await this.#update(trx, accountId, id, changes))
+      if (before && after) await also(trx, { before, after })
+      return after
     })
   }
 
@@ -209,8 +224,22 @@ export class WebhooksRepository {
     accountId: string,
     id: string,
     previousUntil: number,
+    also: AlsoInTransaction<WebhookEndpoint>,
   ): Promise<WebhookEndpoint | undefined> {
-    const row = await this.#db
+    return this.#db.transaction().execute(async (trx) => {
+      const rotated = await this.#rotate(trx, accountId, id, previousUntil)
+      if (rotated) await also(trx, rotated)
+      return rotated
+    })
+  }
+
+  async #rotate(
+    trx: Transaction,
+    accountId: string,
+    id: string,
+    previousUntil: number,
+  ): Promise<WebhookEndpoint | undefined> {
+    const row = await trx
       .updateTable('webhook_endpoints')
       .set((eb) => ({
         secret_generation: eb('secret_generation', '+', 1),
@@ -224,14 +253,18 @@ export class WebhooksRepository {
     return row && toEndpoint(row)
   }
 
-  /** Deletes the endpoint with its deliveries; whether there was one. */
-  async delete(accountId: string, id: string): Promise<boolean> {
-    const result = await this.#db
-      .deleteFrom('webhook_endpoints')
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst()
-    return Number(result.numDeletedRows) > 0
+  /** Deletes the endpoint with its deliveries; whether there was one (`also` is given it as it was). */
+  async delete(accountId: string, id: string, also: AlsoInTransaction<WebhookEndpoint>): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const row = await trx
+        .deleteFrom('webhook_endpoints')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .returningAll()
+        .executeTakeFirst()
+      if (row) await also(trx, toEndpoint(row))
+      return row !== undefined
+    })
   }
 
   /** A delivery succeeded: the endpoint answers. */

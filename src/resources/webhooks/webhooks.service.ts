@@ -1,5 +1,7 @@
 // An account's webhook endpoints: where they may point (webhook-targets.ts), their secrets (shown once, when
 // made or rotated; webhook-secrets.ts), their deliveries, and test events.
+import type { AuditDetails, AuditLog } from '../../platform/audit/audit-log.ts'
+import type { Transaction } from '../../platform/db/database.ts'
 import type { Page } from '../../platform/db/pagination.ts'
 import { conflict, invalid, notFound } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
@@ -37,6 +39,23 @@ function refused(refusal: EndpointRefusal, url: string) {
       )
 }
 
+/**
+ * What the audit log says of an endpoint: where it points, by the URL's origin alone (a receiver's URL often
+ * carries its own secret in its path or query, as a chat's incoming webhook does), what it listens for, and
+ * whether it is on. Never its signing secret, nor which generation of it signs.
+ */
+export function webhookAuditDetails(endpoint: WebhookEndpoint): AuditDetails {
+  return { origin: new URL(endpoint.url).origin, events: endpoint.events, isActive: endpoint.isActive }
+}
+
+/** The settings an owner changes, by the API's names, and how each is compared. */
+const SETTINGS: Record<string, (endpoint: WebhookEndpoint) => unknown> = {
+  url: (endpoint) => endpoint.url,
+  events: (endpoint) => endpoint.events.join(' '),
+  description: (endpoint) => endpoint.description,
+  isActive: (endpoint) => endpoint.isActive,
+}
+
 export interface NewEndpoint {
   url: string
   events: EventType[]
@@ -48,6 +67,7 @@ export class WebhooksService {
   readonly #events: EventsRepository
   readonly #secrets: WebhookSecrets
   readonly #allowPrivate: boolean
+  readonly #audit: AuditLog
 
   constructor(deps: {
     webhooks: WebhooksRepository
@@ -55,11 +75,14 @@ export class WebhooksService {
     secrets: WebhookSecrets
     /** WEBHOOKS_ALLOW_PRIVATE (webhook-targets.ts). */
     allowPrivate: boolean
+    /** Records webhook.created, webhook.changed and webhook.deleted, in the transactions that make them. */
+    audit: AuditLog
   }) {
     this.#webhooks = deps.webhooks
     this.#events = deps.events
     this.#secrets = deps.secrets
     this.#allowPrivate = deps.allowPrivate
+    this.#audit = deps.audit
   }
 
   list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<WebhookEndpoint>> {
@@ -90,7 +113,9 @@ export class WebhooksService {
       createdAt: now,
       updatedAt: now,
     }
-    const refusal = await this.#webhooks.insert(endpoint, MAX_ENDPOINTS_PER_ACCOUNT)
+    const refusal = await this.#webhooks.insert(endpoint, MAX_ENDPOINTS_PER_ACCOUNT, (trx, made) =>
+      this.#record(trx, 'webhook.created', made),
+    )
     if (refusal) throw refused(refusal, url)
     return { ...endpoint, secret: await this.#secrets.secretOf(endpoint.id, endpoint.secretGeneration) }
   }
@@ -99,19 +124,53 @@ export class WebhooksService {
   async update(accountId: string, id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
     const url = changes.url === undefined ? undefined : await this.#checkedUrl(changes.url)
     const events = changes.events && [...new Set(changes.events)].sort()
-    const updated = await this.#webhooks.update(accountId, id, { ...changes, url, events })
+    const updated = await this.#webhooks.update(accountId, id, { ...changes, url, events }, (trx, change) => {
+      const { before, after } = change
+      const changed = Object.entries(SETTINGS)
+        .filter(([, value]) => value(before) !== value(after))
+        .map(([name]) => name)
+      // A change that changed nothing (the same values again) is not one to record.
+      return changed.length === 0
+        ? Promise.resolve()
+        : this.#record(trx, 'webhook.changed', after, { changed })
+    })
     if (!updated) throw notFound(`Webhook ${id}`)
     if (typeof updated === 'string') throw refused(updated, url ?? '')
     return updated
   }
 
   async delete(accountId: string, id: string): Promise<void> {
-    if (!(await this.#webhooks.delete(accountId, id))) throw notFound(`Webhook ${id}`)
+    const deleted = await this.#webhooks.delete(accountId, id, (trx, endpoint) =>
+      this.#record(trx, 'webhook.deleted', endpoint),
+    )
+    if (!deleted) throw notFound(`Webhook ${id}`)
+  }
+
+  /** An entry of the audit log about the endpoint, in the transaction of the change it records. */
+  #record(
+    trx: Transaction,
+    kind: 'webhook.created' | 'webhook.changed' | 'webhook.deleted',
+    endpoint: WebhookEndpoint,
+    extra: AuditDetails = {},
+  ): Promise<void> {
+    return this.#audit.record(trx, {
+      accountId: endpoint.accountId,
+      kind,
+      subjectId: endpoint.id,
+      details: { ...extra, ...webhookAuditDetails(endpoint) },
+    })
   }
 
   /** A new secret, shown this once; the one before signs too for ROTATION_GRACE_MS. */
   async rotateSecret(accountId: string, id: string): Promise<WebhookEndpoint & { secret: string }> {
-    const rotated = await this.#webhooks.rotateSecret(accountId, id, Date.now() + ROTATION_GRACE_MS)
+    const rotated = await this.#webhooks.rotateSecret(
+      accountId,
+      id,
+      Date.now() + ROTATION_GRACE_MS,
+      (trx, endpoint) =>
+        // That it was rotated, never the secret (nor its generation, from which with the server's key it follows).
+        this.#record(trx, 'webhook.changed', endpoint, { changed: ['secret'], secretRotated: true }),
+    )
     if (!rotated) throw notFound(`Webhook ${id}`)
     return { ...rotated, secret: await this.#secrets.secretOf(rotated.id, rotated.secretGeneration) }
   }
