@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, test } from 'node:test'
+import { AUDIT_KINDS } from '../src/platform/audit/audit-kinds.ts'
 import type { Config } from '../src/platform/config.ts'
 import { EVENTS } from '../src/resources/webhooks/event-types.ts'
 import { assertError, call, captureLogs, describeEachEngine, ENGINES, startApp } from './support/harness.ts'
@@ -95,6 +96,11 @@ function expectedIndex(config: Config, setupPending = true) {
     },
     quotas: { usageUrl: `${base}/usage`, defaultQuotaBytes: null },
     trash: { retentionDays: 30 },
+    audit: {
+      url: `${base}/audit`,
+      retentionDays: 365,
+      kinds: Object.entries(AUDIT_KINDS).map(([name, kind]) => ({ name, description: kind.about })),
+    },
     webhooks: {
       events: [
         {

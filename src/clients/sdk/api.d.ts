@@ -1804,6 +1804,20 @@ export interface operations {
                             /** @description How many days a deleted file stays in the trash (`GET /trash`), restorable, before it goes for good; 0: a delete is final at once. */
                             retentionDays: number;
                         };
+                        audit: {
+                            /**
+                             * Format: uri
+                             * @description GET it (`audit:read`) for the account’s audit log: who did what to it, from where, when; newest first, by kind or family (`kind=share`) and time.
+                             */
+                            url: string;
+                            /** @description How many days an entry is kept (AUDIT_RETENTION_DAYS). */
+                            retentionDays: number;
+                            /** @description What the log records, by kind. */
+                            kinds: {
+                                name: string;
+                                description: string;
+                            }[];
+                        };
                         webhooks: {
                             /** @description The event types an endpoint may receive (`POST /webhooks`). */
                             events: {

@@ -2,6 +2,7 @@
 // Built from the configuration, so it always states the limits this server actually applies.
 import { type Static, Type } from 'typebox'
 import packageJson from '../../../package.json' with { type: 'json' }
+import { AUDIT_KINDS } from '../../platform/audit/audit-kinds.ts'
 import { SCOPES } from '../../platform/auth/scopes.ts'
 import { API_KEY_PREFIX } from '../../platform/auth/secrets.ts'
 import { MULTIPART_THRESHOLD_BYTES } from '../../platform/blob/blob-store.ts'
@@ -162,6 +163,21 @@ export const CapabilityIndexSchema = Type.Object(
       },
       Strict,
     ),
+    audit: Type.Object(
+      {
+        url: Url(
+          'GET it (`audit:read`) for the account’s audit log: who did what to it, from where, when; newest first, by kind or family (`kind=share`) and time.',
+        ),
+        retentionDays: Type.Integer({
+          minimum: 1,
+          description: 'How many days an entry is kept (AUDIT_RETENTION_DAYS).',
+        }),
+        kinds: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }, Strict), {
+          description: 'What the log records, by kind.',
+        }),
+      },
+      Strict,
+    ),
     webhooks: Type.Object(
       {
         events: Type.Array(Type.Object({ name: Type.String(), description: Type.String() }, Strict), {
@@ -251,6 +267,11 @@ export function capabilityIndex(config: Config, urls: PublicUrls, options: Index
     },
     quotas: { usageUrl: `${base}/usage`, defaultQuotaBytes: config.defaultQuotaBytes ?? null },
     trash: { retentionDays: config.trashRetentionDays },
+    audit: {
+      url: `${base}/audit`,
+      retentionDays: config.auditRetentionDays,
+      kinds: Object.entries(AUDIT_KINDS).map(([name, kind]) => ({ name, description: kind.about })),
+    },
     webhooks: {
       events: Object.entries(EVENT_TYPES).map(([name, description]) => ({ name, description })),
       signatures: 'standard-webhooks',
