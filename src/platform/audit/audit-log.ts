@@ -1,12 +1,11 @@
 // Recording who did what: each entry is written in the transaction of the change it records (a change that
 // rolls back leaves none, one that commits always has one). The services say what happened and to which
 // account; who did it and from where comes from the request in flight (its credential or session, and its
-// client address), kept for the request by @fastify/request-context, so no service passes them along. Outside
+// client address), kept for the request by @fastify/request-context (registered by http/audit-context.ts), so no service
+// passes them along. Outside
 // any request (a background job, the admin command) the actor is the one the log was built with.
-import { fastifyRequestContext, requestContext } from '@fastify/request-context'
-import type { FastifyInstance } from 'fastify'
+import { requestContext } from '@fastify/request-context'
 import type { Executor } from '../db/database.ts'
-import { clientAddress } from '../http/client-address.ts'
 import { newId } from '../ids.ts'
 import type { AuditEntriesRepository } from './audit-entries.repository.ts'
 import type { AuditKind } from './audit-kinds.ts'
@@ -63,16 +62,6 @@ declare module '@fastify/request-context' {
   interface RequestContextData {
     audit: AuditContext
   }
-}
-
-/**
- * Gives every request its audit context: a visitor at the client's address until its credential or session says
- * who it is. Registered before every other hook, so that each sees it.
- */
-export async function registerAuditContext(app: FastifyInstance): Promise<void> {
-  await app.register(fastifyRequestContext, {
-    defaultStoreValues: (request) => ({ audit: { actor: VISITOR, address: clientAddress(request) } }),
-  })
 }
 
 /**

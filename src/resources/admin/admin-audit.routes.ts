@@ -3,12 +3,11 @@
 // Lines, streamed a batch at a time however long the log. Admins only, as every admin page (the kit's guard).
 import { Readable } from 'node:stream'
 import { Type } from 'typebox'
-import type { RouteApp } from '../../module.ts'
-import { knownKind } from '../audit/activity.routes.ts'
-import { serializeAuditEntry } from '../audit/audit.schemas.ts'
+import type { Routes } from '../../module.ts'
+import { knownKind, serializeAuditEntry } from '../audit/audit.schemas.ts'
 import type { AuditEntry, AuditFilter } from '../audit/audit.service.ts'
 import { auditPage } from './admin-audit.views.ts'
-import type { Kit } from './admin-pages.routes.ts'
+import { adminKit } from './admin-kit.ts'
 import { ADMIN_PATHS } from './admin-pages.views.ts'
 
 const PAGE_SIZE = 50
@@ -43,7 +42,8 @@ function queryOf(filter: AuditFilter, extra: Record<string, string> = {}): strin
 const exportLine = (entry: AuditEntry) =>
   `${JSON.stringify({ ...serializeAuditEntry(entry), accountId: entry.accountId, accountEmail: entry.accountEmail })}\n`
 
-export function auditRoutes(app: RouteApp, { audit, web, signedIn, nav, actor }: Kit): void {
+export const adminAuditRoutes: Routes = async (app, deps) => {
+  const { audit, web, signedIn, nav, actor } = adminKit(app, deps)
   app.get<{ Querystring: Query }>(
     ADMIN_PATHS.audit,
     { ...signedIn, schema: { hide: true, querystring: AuditQuery } },

@@ -5,17 +5,15 @@
 // answered with a redirect to the page and its notice.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { RouteApp, RouteDeps, Routes } from '../../module.ts'
-import { actAs } from '../../platform/audit/audit-log.ts'
+import type { RouteApp, Routes } from '../../module.ts'
 import { invalid } from '../../platform/errors.ts'
 import { clientAddress } from '../../platform/http/client-address.ts'
 import { addressBucket } from '../../platform/http/rate-limit.ts'
 import { formReader } from '../../platform/web/form-reader.ts'
 import { acceptForms, refusalOf } from '../../platform/web/forms.ts'
 import { type Notices, noticeOf, withNotice } from '../../platform/web/notices.ts'
-import { appNav } from '../accounts/web-sessions.ts'
 import type { QuotaChange } from '../quotas/quotas.service.ts'
-import { auditRoutes } from './admin-audit.routes.ts'
+import { adminKit, type Kit } from './admin-kit.ts'
 import {
   ADMIN_PATHS,
   accountPage,
@@ -102,43 +100,10 @@ const NOTICES: Notices = {
 export const adminPagesRoutes: Routes = async (app, deps) => {
   await acceptForms(app)
   const kit = adminKit(app, deps)
-  for (const routes of [
-    accountListRoutes,
-    accountRoutes,
-    accountDeletionRoutes,
-    invitationRoutes,
-    auditRoutes,
-  ]) {
+  for (const routes of [accountListRoutes, accountRoutes, accountDeletionRoutes, invitationRoutes]) {
     routes(app, kit)
   }
 }
-
-/** What the admin's routes share: the service, the guard of every page, the navigation. */
-function adminKit(app: RouteApp, { services, web, webSessions }: RouteDeps) {
-  /** After requireSession: anyone but an admin gets the 404 of a page that does not exist. */
-  const requireAdmin = async (request: FastifyRequest, reply: FastifyReply) => {
-    const account = request.webSession?.account
-    if (account?.role !== 'admin') return web.sendError(reply, 404)
-    // What an admin does here is the admin's doing, to another account: the audit log says so.
-    actAs({ type: 'admin', id: account.id, name: account.email })
-    return undefined
-  }
-  const page = { page: true } as const
-  const signedIn = { config: page, preValidation: [webSessions.requireSession, requireAdmin] }
-  const posted = {
-    config: page,
-    preValidation: [webSessions.requireSession, requireAdmin, app.csrfProtection],
-  }
-  const nav = (request: FastifyRequest, reply: FastifyReply) => appNav(request, reply, 'admin')
-  const actor = (request: FastifyRequest) => {
-    const session = request.webSession
-    if (!session) throw new Error('the admin pages need a session: requireSession runs first')
-    return session.account
-  }
-  return { admin: services.admin, audit: services.audit, web, signedIn, posted, nav, actor }
-}
-
-export type Kit = ReturnType<typeof adminKit>
 
 function accountListRoutes(app: RouteApp, { admin, web, signedIn, nav }: Kit): void {
   app.get(

@@ -2,6 +2,7 @@
 import type { Module } from '../../module.ts'
 import { AdminRepository } from './admin.repository.ts'
 import { AdminService } from './admin.service.ts'
+import { adminAuditRoutes } from './admin-audit.routes.ts'
 import { adminPagesRoutes } from './admin-pages.routes.ts'
 
 declare module '../../module.ts' {
@@ -12,7 +13,7 @@ declare module '../../module.ts' {
 }
 
 export const adminModule: Module = {
-  pageRoutes: [adminPagesRoutes],
+  pageRoutes: [adminPagesRoutes, adminAuditRoutes],
   wire: ({ db }, { services }) => ({
     services: {
       admin: new AdminService({

@@ -6,7 +6,7 @@ import type { Routes } from '../../module.ts'
 import { ACCOUNT_PATHS } from '../accounts/account-pages.views.ts'
 import { appNav, sessionAccountId } from '../accounts/web-sessions.ts'
 import { activityPage } from './activity.views.ts'
-import { AUDIT_KIND_FILTERS } from './audit.schemas.ts'
+import { knownKind } from './audit.schemas.ts'
 
 const PAGE_SIZE = 50
 
@@ -17,10 +17,6 @@ export const ActivityQuery = Type.Object(
   },
   { additionalProperties: false },
 )
-
-/** The `kind` of a page's query, when it is one the log knows; anything else shows everything. */
-export const knownKind = (kind: string | undefined) =>
-  kind && (AUDIT_KIND_FILTERS as readonly string[]).includes(kind) ? kind : undefined
 
 export const activityRoutes: Routes = async (app, { services, web, webSessions }) => {
   const { audit } = services

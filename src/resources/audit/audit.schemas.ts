@@ -53,6 +53,10 @@ export const AuditEntrySchema = Type.Object(
 /** The `kind` filter: a kind, or a family of kinds (`share` for every `share.*`). */
 export const AUDIT_KIND_FILTERS = [...AUDIT_KIND_FAMILIES, ...ALL_AUDIT_KINDS]
 
+/** The `kind` of a page's query, when it is one the log knows; a page shows everything for anything else. */
+export const knownKind = (kind: string | undefined) =>
+  kind && (AUDIT_KIND_FILTERS as readonly string[]).includes(kind) ? kind : undefined
+
 export const serializeAuditEntry = (entry: AuditEntry) => ({
   id: entry.id,
   at: toIso(entry.at),
