@@ -506,16 +506,20 @@ export class RequestsRepository {
   /** Counts one more submission to the request, in the transaction that records it. */
   /**
    * Counts a submission of the request; answers whether it was the last its file limit allows (the request
-   * closes with it), as this transaction leaves the count and the limit.
+   * closes with it), and that limit, as this transaction leaves the count and the limit.
    */
-  async countSubmission(trx: Transaction, requestId: string): Promise<{ filled: boolean }> {
+  async countSubmission(
+    trx: Transaction,
+    requestId: string,
+  ): Promise<{ filled: boolean; maxFiles: number | null }> {
     const row = await trx
       .updateTable('file_requests')
       .set((eb) => ({ submission_count: eb('submission_count', '+', 1) }))
       .where('id', '=', requestId)
       .returning(['submission_count', 'max_files'])
       .executeTakeFirst()
-    return { filled: row?.max_files != null && Number(row.submission_count) === Number(row.max_files) }
+    const maxFiles = row?.max_files == null ? null : Number(row.max_files)
+    return { filled: maxFiles !== null && Number(row?.submission_count) === maxFiles, maxFiles }
   }
 
   /** A submission whose request's owner is to be told of it by email, in the submission's transaction. */

@@ -70,14 +70,14 @@ export class SubmissionsService implements SubmissionReceiver {
     }
     const record = (folderId: string | null) =>
       this.#files.create({ ...file, accountId: request.accountId, folderId }, async (trx, created) => {
-        const { filled } = await this.#requests.countSubmission(trx, request.id)
+        const { filled, maxFiles } = await this.#requests.countSubmission(trx, request.id)
         if (filled) {
           // The submitter's doing, whether processing runs in their request or in the background after it.
           await this.#audit.record(trx, {
             accountId: request.accountId,
             kind: 'request.closed',
             subjectId: request.id,
-            details: { reason: 'maxFiles', title: request.title, maxFiles: request.limits.maxFiles },
+            details: { reason: 'maxFiles', title: request.title, maxFiles },
             actor: VISITOR,
           })
         }
