@@ -4,8 +4,13 @@
 // is checked as the API's calls leave it: the right account, actor (the key's name; a visitor or the system
 // where no one signed in acts), address, subject and details; refused changes and visits leave none, another
 // account's actions never appear under the account's id, and no password, secret or grant is ever written.
+// The app's forms and MCP's tools reach the same services, and record the same kinds by who signed them in.
 import assert from 'node:assert/strict'
+import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { assertNoSecretIn, auditEntries, lastEntry, type RecordedEntry } from './support/audit.ts'
 import { createFolder } from './support/files-helpers.ts'
 import {
@@ -384,12 +389,47 @@ describeEachEngine(
 )
 
 for (const engine of ENGINES) {
-  describe(`audit log of content: a submission that fills a request [${engine}]`, () => {
+  describe(`audit log of content, on a listening server: MCP, submissions [${engine}]`, () => {
     let c: ListeningContext
     before(async () => {
       c = await startListening(engine)
     })
     after(async () => c?.stop())
+
+    test('MCP’s tools record the same kinds, by the key it signs in with', async () => {
+      const a = await createAccount(c.app)
+      const file = await createFile(c, a.id, { name: 'via-mcp.txt' })
+      const client = new Client({ name: 'coffer-audit-test', version: '1.0.0' })
+      const main = path.resolve(import.meta.dirname, '..', 'src', 'clients', 'coffer-cli', 'main.ts')
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [main, 'mcp'],
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: '/nonexistent',
+            COFFER_URL: c.base,
+            COFFER_TOKEN: a.token,
+          },
+          stderr: 'pipe',
+        }),
+      )
+      try {
+        for (const name of ['share_file', 'delete_file']) {
+          const result = (await client.callTool({ name, arguments: { fileId: file.id } })) as CallToolResult
+          assert.ok(!result.isError, JSON.stringify(result.content))
+        }
+      } finally {
+        await client.close()
+      }
+      const shared = await lastEntry(c.db, a.id, 'share.created')
+      const trashed = await lastEntry(c.db, a.id, 'file.trashed')
+      assert.equal(trashed.subjectId, file.id)
+      for (const entry of [shared, trashed]) {
+        assert.deepEqual({ type: entry.actor.type, name: entry.actor.name }, KEY)
+        assert.equal(entry.address, '127.0.0.1')
+      }
+    })
 
     test('the request closes by its file limit, and the log says a visitor did it', async () => {
       const a = await createAccount(c.app)
