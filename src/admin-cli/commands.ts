@@ -177,7 +177,7 @@ export const COMMANDS: Command[] = [
       const password = context.values['password-stdin'] ? await context.readPassword() : undefined
       const { accounts } = await context.services()
       const role = context.values.admin ? 'admin' : 'member'
-      const account = await accounts.create({ email, password, role })
+      const account = await accounts.create({ email, password, role }, { via: 'admin_command' })
       return {
         json: accountJson(account),
         text: `Created ${role === 'admin' ? 'the admin' : 'account'} ${account.id} for ${account.email}${password === undefined ? '' : ', with a password'}.`,

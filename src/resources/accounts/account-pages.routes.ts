@@ -249,6 +249,7 @@ function signInRoutes(
     const result = await accounts.signIn({
       email,
       password: passwordAllowed ? password : '',
+      passwordOff: !passwordAllowed,
       client: addressBucket(clientAddress(request)),
       device: webSessions.deviceOf(request),
     })

@@ -61,7 +61,7 @@ export const accountsModule: Module = {
       new PasswordResetService({
         transaction: db.transaction,
         accountsRepository: repositories.accounts,
-        accounts: services.accounts,
+        audit,
         sessions: services.sessions,
         resets: repositories.passwordResets,
         queueMail: (trx, message) => mail.enqueue(trx, message),
@@ -72,6 +72,7 @@ export const accountsModule: Module = {
       transaction: db.transaction,
       invitations: repositories.invitations,
       accounts: services.accounts,
+      audit,
       queueMail: config.mail && ((trx, message) => mail.enqueue(trx, message)),
       invitationPage: (secret) => urls.invitationPage(secret),
       closed: config.signUp.policy === 'closed',
@@ -117,9 +118,10 @@ export function accountServices(deps: {
     oauthRecords: OauthGrants
   }
 }) {
-  const { db, serverSecrets, attempts, signUpPolicy, repositories: r } = deps
+  const { db, serverSecrets, attempts, audit, signUpPolicy, repositories: r } = deps
   const accounts = new AccountsService({
     transaction: db.transaction,
+    audit,
     accounts: r.accounts,
     keys: r.apiKeys,
     sessions: r.sessions,
@@ -130,7 +132,12 @@ export function accountServices(deps: {
   })
   return {
     accounts,
-    apiKeys: new ApiKeysService({ keys: r.apiKeys, notes: new NewKeyNotes(serverSecrets) }),
+    apiKeys: new ApiKeysService({
+      keys: r.apiKeys,
+      notes: new NewKeyNotes(serverSecrets),
+      transaction: db.transaction,
+      audit,
+    }),
     sessions: new SessionsService({ sessions: r.sessions }),
     setup: new SetupService({ links: r.setupLinks, accountsRepository: r.accounts, accounts }),
   }

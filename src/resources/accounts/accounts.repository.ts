@@ -78,8 +78,9 @@ export class AccountsRepository {
 
   async byId(
     id: string,
+    executor: Executor = this.#db,
   ): Promise<(Account & { passwordHash: string | null; disabled: boolean }) | undefined> {
-    const row = await this.#db
+    const row = await executor
       .selectFrom('accounts')
       .select(['id', 'email', 'created_at', 'role', 'password_hash', 'disabled_at'])
       .where('id', '=', id)
@@ -159,12 +160,16 @@ export class AccountsRepository {
     return result.numUpdatedRows > 0n
   }
 
-  async recordSignIn(accountId: string, at: number): Promise<void> {
-    await this.#db.updateTable('accounts').set({ last_sign_in_at: at }).where('id', '=', accountId).execute()
+  async recordSignIn(accountId: string, at: number, executor: Executor = this.#db): Promise<void> {
+    await executor.updateTable('accounts').set({ last_sign_in_at: at }).where('id', '=', accountId).execute()
   }
 
-  async recordFailedSignIn(accountId: string, failure: FailedSignIn): Promise<void> {
-    await this.#db
+  async recordFailedSignIn(
+    accountId: string,
+    failure: FailedSignIn,
+    executor: Executor = this.#db,
+  ): Promise<void> {
+    await executor
       .insertInto('sign_in_failures')
       .values({ account_id: accountId, at: failure.at, client: failure.client })
       .execute()
@@ -187,8 +192,12 @@ export class AccountsRepository {
     await this.#db.deleteFrom('sign_in_failures').where('at', '<', before).execute()
   }
 
-  async setPasswordHash(accountId: string, passwordHash: string): Promise<boolean> {
-    const result = await this.#db
+  async setPasswordHash(
+    accountId: string,
+    passwordHash: string,
+    executor: Executor = this.#db,
+  ): Promise<boolean> {
+    const result = await executor
       .updateTable('accounts')
       .set({ password_hash: passwordHash })
       .where('id', '=', accountId)

@@ -1,8 +1,9 @@
 // Accounts: who owns files. Created by the CLI, the first-run setup link and, when SIGNUP=open, the sign-up
 // page; signed in to with a password (scrypt), with failed sign-ins and new accounts limited in number.
+import { type Actor, type AuditDetails, type AuditLog, VISITOR } from '../../platform/audit/audit-log.ts'
 import { hashPassword, verifyPassword } from '../../platform/auth/secrets.ts'
 import type { SignUpConfig } from '../../platform/config.ts'
-import type { Transactor } from '../../platform/db/database.ts'
+import type { Executor, Transaction, Transactor } from '../../platform/db/database.ts'
 import { conflict, invalid, notFound } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { Account, AccountsRepository, FailedSignIn } from './accounts.repository.ts'
@@ -15,6 +16,30 @@ import { assertSignUpAllowed } from './sign-up-policy.ts'
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 export const MIN_PASSWORD_LENGTH = 8
 export const MAX_PASSWORD_LENGTH = 1024
+
+/** How an account came to be (`details.via` of `account.created`). */
+export type AccountOrigin = 'setup' | 'invitation' | 'sign_up' | 'sso' | 'admin_command'
+
+/** How someone signed in (`details.method` of `account.signed_in` and `account.sign_in_failed`). */
+export type SignInMethod = 'password' | 'sso' | 'invitation' | 'setup' | 'sign_up'
+
+/** Who the audit log names for what an account does itself (platform/audit): the account, by its email. */
+export const accountActor = (account: { id: string; email: string }): Actor => ({
+  type: 'account',
+  id: account.id,
+  name: account.email,
+})
+
+/** How a new account is made: `via` says where, for the audit log; see `AccountsService.create`. */
+export interface AccountCreation {
+  via: AccountOrigin
+  /** Whoever makes it signs in to it at once (setup, invitation, sign-up): recorded with its creation. */
+  signsIn?: boolean
+  /** Runs in the same transaction before the insert, and may refuse (a setup link, an invitation taken). */
+  admit?: (trx: Transaction, account: Account) => Promise<void>
+  /** What else the audit entry of its creation says (the invitation it came from). */
+  details?: AuditDetails
+}
 
 /** A hash no password matches, checked when there is no account, so that both answers take as long. */
 let decoyHash: Promise<string> | undefined
@@ -117,9 +142,12 @@ export class AccountsService {
   readonly #signUps: AttemptCounter
   readonly #devices: KnownDevices
   readonly #signUpPolicy: SignUpConfig
+  readonly #audit: AuditLog
 
   constructor(deps: {
     transaction: Transactor
+    /** Where sign-ins, passwords and the changes of accounts are recorded, in the transaction of each. */
+    audit: AuditLog
     accounts: AccountsRepository
     keys: ApiKeysRepository
     sessions: SessionsRepository
@@ -140,27 +168,50 @@ export class AccountsService {
     this.#signUps = deps.attempts(SIGN_UPS)
     this.#devices = deps.devices
     this.#signUpPolicy = deps.signUpPolicy
+    this.#audit = deps.audit
   }
 
   /**
-   * Creates an account. `admit` runs in the same transaction before the insert and may refuse: the first-run
-   * setup uses it to take its link and to make sure no account exists yet, an invitation to use itself up.
+   * Creates an account, recorded with how (`how.via`). `how.admit` runs in the same transaction before the insert
+   * and may refuse: the first-run setup uses it to take its link and to make sure no account exists yet, an
+   * invitation to use itself up. Made by someone who becomes it (not the admin command), the entry names the new
+   * account as its actor; one that signs in at once has its sign-in recorded with it. Left out, `how` is the admin
+   * command's (which tests and benchmarks make their accounts with, through `wireAccounts`).
    */
   async create(
     input: { email: string; password?: string; role?: AccountRole },
-    admit?: (trx: Parameters<Parameters<Transactor>[0]>[0], account: Account) => Promise<void>,
+    how: AccountCreation = { via: 'admin_command' },
   ): Promise<Account> {
     const email = normaliseEmail(input.email)
     if (input.password !== undefined) checkNewPassword(input.password)
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
     const now = Date.now()
     const account: Account = { id: newId('acc', now), email, createdAt: now, role: input.role ?? 'member' }
+    const actor = how.via === 'admin_command' ? undefined : accountActor(account)
     await this.#transaction(async (trx) => {
-      await admit?.(trx, account)
+      await how.admit?.(trx, account)
       // Thrown inside, so that what `admit` took (a setup link, an invitation) is given back.
       if (!(await this.#accounts.insert({ ...account, passwordHash }, trx))) {
         throw conflict(`An account with the email ${email} already exists.`, undefined, 'email')
       }
+      await this.#audit.recordEach(trx, [
+        {
+          accountId: account.id,
+          kind: 'account.created',
+          details: { via: how.via, email, role: account.role, ...how.details },
+          ...(actor ? { actor } : {}),
+        },
+        ...(how.signsIn
+          ? [
+              {
+                accountId: account.id,
+                kind: 'account.signed_in' as const,
+                details: { method: how.via },
+                actor: accountActor(account),
+              },
+            ]
+          : []),
+      ])
     })
     return account
   }
@@ -173,7 +224,7 @@ export class AccountsService {
     const refusal = throttled([await this.#signUps.hit(`sign-up-${input.client}`)])
     if (refusal) return refusal
     assertSignUpAllowed(this.#signUpPolicy, normaliseEmail(input.email))
-    return { kind: 'created', account: await this.create(input) }
+    return { kind: 'created', account: await this.create(input, { via: 'sign_up', signsIn: true }) }
   }
 
   /** Whether any account exists yet (none: the first-run setup is pending). */
@@ -206,20 +257,28 @@ export class AccountsService {
     return (await this.#checkPassword(email, password)).account
   }
 
-  /** The account whose password it is, if it is; and the enabled account the email names, either way. */
-  async #checkPassword(email: string, password: string): Promise<{ account?: Account; named?: string }> {
+  /**
+   * The account whose password it is, if it is; the enabled account the email names, either way; and the account
+   * it names, disabled or not, for the audit log.
+   */
+  async #checkPassword(
+    email: string,
+    password: string,
+  ): Promise<{ account?: Account; named?: string; found?: { id: string; disabled: boolean } }> {
     let normalised: string | undefined
     try {
       normalised = normaliseEmail(email)
     } catch {}
-    const found = normalised === undefined ? undefined : await this.#accounts.byEmail(normalised)
-    const named = found && !found.disabled ? found.id : undefined
-    if (password.length > MAX_PASSWORD_LENGTH) return { named }
-    const matches = await verifyPassword(password, found?.passwordHash ?? (await decoy()))
-    if (!found?.passwordHash || !matches || found.disabled) return { named }
+    const row = normalised === undefined ? undefined : await this.#accounts.byEmail(normalised)
+    const found = row && { id: row.id, disabled: row.disabled }
+    const named = row && !row.disabled ? row.id : undefined
+    if (password.length > MAX_PASSWORD_LENGTH) return { named, found }
+    const matches = await verifyPassword(password, row?.passwordHash ?? (await decoy()))
+    if (!row?.passwordHash || !matches || row.disabled) return { named, found }
     return {
-      account: { id: found.id, email: found.email, createdAt: found.createdAt, role: found.role },
+      account: { id: row.id, email: row.email, createdAt: row.createdAt, role: row.role },
       named,
+      found,
     }
   }
 
@@ -231,7 +290,14 @@ export class AccountsService {
    * nothing of who has an account. The account's own count, which guesses from many addresses use up, does not
    * apply to a browser the account signed in from before: strangers cannot lock the owner out.
    */
-  async signIn(input: { email: string; password: string; client: string; device?: string }): Promise<SignIn> {
+  async signIn(input: {
+    email: string
+    password: string
+    client: string
+    device?: string
+    /** SSO_ONLY, and the email names no admin: no password signs in, whatever it is (`reason` in the log). */
+    passwordOff?: boolean
+  }): Promise<SignIn> {
     const email = input.email.trim().toLowerCase()
     const buckets: [AttemptCounter, string][] = [
       [this.#failuresByPair, `sign-in:${email}|${input.client}`],
@@ -248,16 +314,62 @@ export class AccountsService {
     const refusal = throttled(taken.map(({ decision }) => decision))
     if (refusal) {
       await giveBack(taken.filter(({ decision }) => decision.allowed))
+      await this.noteFailedSignIn(await this.#enabledAccountOf(email), email, {
+        method: 'password',
+        reason: 'throttled',
+      })
       return refusal
     }
-    const { account, named } = await this.#checkPassword(input.email, input.password)
+    const { account, named, found } = await this.#checkPassword(input.email, input.password)
     if (account) {
       await giveBack(taken)
-      await this.noteSignIn(account.id)
+      await this.noteSignIn(account, 'password')
       return { kind: 'ok', account, device: await this.#devices.issue(account.id) }
     }
-    if (named) await this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client })
+    const reason = !found
+      ? 'unknown_email'
+      : found.disabled
+        ? 'disabled'
+        : input.passwordOff
+          ? 'password_not_allowed'
+          : 'wrong_password'
+    await this.noteFailedSignIn(found?.id, email, { method: 'password', reason }, async (trx) => {
+      if (named) await this.#accounts.recordFailedSignIn(named, { at: Date.now(), client: input.client }, trx)
+    })
     return { kind: 'wrong' }
+  }
+
+  /** The enabled account of `email`, if there is one: whose throttled sign-in it was, for the audit log. */
+  async #enabledAccountOf(email: string): Promise<string | undefined> {
+    try {
+      const found = await this.#accounts.byEmail(normaliseEmail(email))
+      return found && !found.disabled ? found.id : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  /**
+   * Records a refused sign-in (by password, or single sign-on), with what else the refusal writes (`also`), in
+   * one transaction. Tried by someone who proved nothing: a visitor. Without an account, the entry belongs to
+   * none and says the address tried.
+   */
+  async noteFailedSignIn(
+    accountId: string | undefined,
+    email: string,
+    details: { method: SignInMethod; reason: string },
+    also?: (trx: Transaction) => Promise<void>,
+  ): Promise<void> {
+    await this.#transaction(async (trx) => {
+      await also?.(trx)
+      await this.#audit.record(trx, {
+        accountId: accountId ?? null,
+        kind: 'account.sign_in_failed',
+        // The address someone tried is theirs to see only when it names no account (an admin reads it then).
+        details: accountId ? details : { ...details, email: email.slice(0, 254) },
+        actor: VISITOR,
+      })
+    })
   }
 
   /** Whether the browser's token is a known device of the account of `email`. */
@@ -290,11 +402,14 @@ export class AccountsService {
     return this.#accounts.deleteFailedSignInsBefore(Date.now() - FAILED_SIGN_INS_SHOWN.days * 86_400_000)
   }
 
+  /** Sets the account's password, as the admin command does: recorded as a change of password. */
   async setPassword(accountId: string, password: string): Promise<void> {
     checkNewPassword(password)
-    if (!(await this.#accounts.setPasswordHash(accountId, await hashPassword(password)))) {
-      throw notFound('Account')
-    }
+    const hash = await hashPassword(password)
+    await this.#transaction(async (trx) => {
+      if (!(await this.#accounts.setPasswordHash(accountId, hash, trx))) throw notFound('Account')
+      await this.#audit.record(trx, { accountId, kind: 'account.password_changed' })
+    })
   }
 
   /**
@@ -329,6 +444,7 @@ export class AccountsService {
     await this.#transaction(async (trx) => {
       await this.#keepAnAdmin(trx, account)
       await this.#accounts.setDisabled(account.id, Date.now(), trx)
+      await this.#audit.record(trx, { accountId: account.id, kind: 'account.disabled' })
     })
     await this.#endCredentials(account.id)
     return account
@@ -346,6 +462,11 @@ export class AccountsService {
       if (!(await this.#accounts.markDeleting(trx, account.id, Date.now()))) {
         throw conflict(`${account.email} is being deleted already.`)
       }
+      await this.#audit.record(trx, {
+        accountId: account.id,
+        kind: 'account.deleted',
+        details: { email: account.email },
+      })
     })
     await this.#endCredentials(account.id)
     return account
@@ -366,9 +487,20 @@ export class AccountsService {
     await this.#oauth.deleteGrantsOf(accountId)
   }
 
-  /** Records a sign-in on the web (by password, or by single sign-on), which the admin's list shows. */
-  noteSignIn(accountId: string): Promise<void> {
-    return this.#accounts.recordSignIn(accountId, Date.now())
+  /**
+   * Records a sign-in on the web (by password, or by single sign-on), which the admin's list shows and the audit
+   * log keeps: the account signed in is who acted, whoever the browser was before.
+   */
+  async noteSignIn(account: { id: string; email: string }, method: SignInMethod): Promise<void> {
+    await this.#transaction(async (trx) => {
+      await this.#accounts.recordSignIn(account.id, Date.now(), trx)
+      await this.#audit.record(trx, {
+        accountId: account.id,
+        kind: 'account.signed_in',
+        details: { method },
+        actor: accountActor(account),
+      })
+    })
   }
 
   /** Makes the account an admin or a member; the last admin that is not disabled stays one. */
@@ -378,12 +510,17 @@ export class AccountsService {
     await this.#transaction(async (trx) => {
       if (role !== 'admin') await this.#keepAnAdmin(trx, account)
       await this.#accounts.setRole(trx, account.id, role)
+      await this.#audit.record(trx, {
+        accountId: account.id,
+        kind: 'account.role_changed',
+        details: { from: account.role, to: role },
+      })
     })
     return { ...account, role }
   }
 
   /** Refuses a change that would leave the instance without an admin who can sign in: `account` is the last. */
-  async #keepAnAdmin(trx: Parameters<Parameters<Transactor>[0]>[0], account: Account): Promise<void> {
+  async #keepAnAdmin(trx: Executor, account: Account): Promise<void> {
     const admins = await this.#accounts.activeAdminIds(trx)
     if (admins.length === 1 && admins[0] === account.id) {
       throw conflict(
@@ -396,9 +533,12 @@ export class AccountsService {
   /** Lets a disabled account sign in again; its revoked credentials stay revoked. */
   async enable(email: string): Promise<Account> {
     const account = await this.getByEmail(email)
-    if (!(await this.#accounts.setDisabled(account.id, null))) {
-      throw conflict(`${account.email} is being deleted: it cannot be enabled.`)
-    }
+    await this.#transaction(async (trx) => {
+      if (!(await this.#accounts.setDisabled(account.id, null, trx))) {
+        throw conflict(`${account.email} is being deleted: it cannot be enabled.`)
+      }
+      await this.#audit.record(trx, { accountId: account.id, kind: 'account.enabled' })
+    })
     return account
   }
 }

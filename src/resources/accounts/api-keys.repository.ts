@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Principal } from '../../platform/auth/principal.ts'
 import type { Scope } from '../../platform/auth/scopes.ts'
 import { constantTimeEqual } from '../../platform/auth/secrets.ts'
-import type { Db } from '../../platform/db/database.ts'
+import type { Db, Executor } from '../../platform/db/database.ts'
 import { type CachedLookup, cachedLookup } from '../../platform/db/read-path/cached-lookup.ts'
 import { prepare } from '../../platform/db/read-path/prepared.ts'
 import type { Database } from '../../platform/db/schema.ts'
@@ -99,8 +99,8 @@ export class ApiKeysRepository {
     })
   }
 
-  async insert(key: ApiKey & { secretHash: string }): Promise<void> {
-    await this.#db
+  async insert(key: ApiKey & { secretHash: string }, executor: Executor = this.#db): Promise<void> {
+    await executor
       .insertInto('api_keys')
       .values({
         id: key.id,
@@ -141,17 +141,25 @@ export class ApiKeysRepository {
     await this.#db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute()
   }
 
-  /** Revokes the key (of `accountId` only, when given), unless it is revoked already. */
-  async revoke(keyId: string, accountId?: string): Promise<void> {
-    let query = this.#db
+  /**
+   * Revokes the key (of `accountId` only, when given), unless it is revoked already: answers the key it revoked
+   * (its account and name, which the audit log records), or undefined when it revoked none.
+   */
+  async revoke(
+    keyId: string,
+    accountId?: string,
+    executor: Executor = this.#db,
+  ): Promise<{ accountId: string; name: string } | undefined> {
+    let query = executor
       .updateTable('api_keys')
       .set({ revoked_at: Date.now() })
       .where('id', '=', keyId)
       .where('revoked_at', 'is', null)
     if (accountId) query = query.where('account_id', '=', accountId)
-    await query.execute()
+    const revoked = await query.returning(['account_id', 'name']).executeTakeFirst()
     // Other processes learn of it through the epoch; this one need not wait for that.
     this.#byHash.forget((key) => key.principal.credentialId === keyId)
+    return revoked && { accountId: revoked.account_id, name: revoked.name }
   }
 
   /** Revokes every key of the account not revoked yet (the account is disabled). */

@@ -1,8 +1,10 @@
 // API keys: long random bearer secrets with a recognisable prefix (API_KEY_PREFIX). Only a SHA-256 of each
 // is stored; the secret is shown once, when the key is created.
+import type { AuditLog } from '../../platform/audit/audit-log.ts'
 import type { Principal } from '../../platform/auth/principal.ts'
 import type { Scope } from '../../platform/auth/scopes.ts'
 import { API_KEY_PREFIX, hashSecret, newSecret } from '../../platform/auth/secrets.ts'
+import type { Transactor } from '../../platform/db/database.ts'
 import { invalid, notFound } from '../../platform/errors.ts'
 import { newId } from '../../platform/ids.ts'
 import type { ApiKey, ApiKeysRepository } from './api-keys.repository.ts'
@@ -14,11 +16,20 @@ const LAST_USED_RESOLUTION_MS = 60_000
 
 export class ApiKeysService {
   readonly #keys: ApiKeysRepository
+  readonly #transaction: Transactor
+  readonly #audit: AuditLog
   /** A new key's secret on its way to the page that shows it once (new-key-notes.ts). */
   readonly notes: NewKeyNotes
 
-  constructor(deps: { keys: ApiKeysRepository; notes: NewKeyNotes }) {
+  constructor(deps: {
+    keys: ApiKeysRepository
+    notes: NewKeyNotes
+    transaction: Transactor
+    audit: AuditLog
+  }) {
     this.#keys = deps.keys
+    this.#transaction = deps.transaction
+    this.#audit = deps.audit
     this.notes = deps.notes
   }
 
@@ -51,7 +62,20 @@ export class ApiKeysService {
       revokedAt: null,
       expiresAt,
     }
-    await this.#keys.insert({ ...key, secretHash: hashSecret(secret) })
+    await this.#transaction(async (trx) => {
+      await this.#keys.insert({ ...key, secretHash: hashSecret(secret) }, trx)
+      // Its name and what it may do, never its secret (nor the prefix shown, a part of it).
+      await this.#audit.record(trx, {
+        accountId: key.accountId,
+        kind: 'key.created',
+        subjectId: key.id,
+        details: {
+          name,
+          scopes: key.scopes,
+          expiresAt: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+        },
+      })
+    })
     return { key, secret }
   }
 
@@ -61,7 +85,17 @@ export class ApiKeysService {
 
   /** Revokes a key; pass `accountId` to confine it to one account's keys. Idempotent. */
   async revoke(id: string, accountId?: string): Promise<ApiKey> {
-    await this.#keys.revoke(id, accountId)
+    await this.#transaction(async (trx) => {
+      const revoked = await this.#keys.revoke(id, accountId, trx)
+      // Revoked already: nothing changed, nothing to record.
+      if (!revoked) return
+      await this.#audit.record(trx, {
+        accountId: revoked.accountId,
+        kind: 'key.revoked',
+        subjectId: id,
+        details: { name: revoked.name },
+      })
+    })
     const key = await this.#keys.get(id, accountId)
     if (!key) throw notFound(`API key ${id}`)
     return key

@@ -91,14 +91,17 @@ export class InvitationsRepository {
     return rows.map(toInvitation)
   }
 
-  /** False when there is no such unused invitation. */
-  async delete(invitationId: string): Promise<boolean> {
-    const result = await this.#db
+  /** The invitation deleted (its address and role, which the audit log records); undefined when there was none. */
+  async delete(
+    invitationId: string,
+    executor: Executor = this.#db,
+  ): Promise<{ email: string | null; role: AccountRole } | undefined> {
+    return executor
       .deleteFrom('invitations')
       .where('id', '=', invitationId)
       .where('used_at', 'is', null)
+      .returning(['email', 'role'])
       .executeTakeFirst()
-    return result.numDeletedRows > 0n
   }
 
   /** Forgets the invitations that ended unused before `before`. */

@@ -2,6 +2,7 @@
 // whoever the admin hands it to (unless SIGNUP=closed, where none is made or taken). With email (SMTP_URL) and an address, it is sent in the transaction that makes it;
 // otherwise the admin copies it. Only the hash of its secret is kept, so the link is in the answer that made it
 // and in the email, nowhere else.
+import type { AuditLog } from '../../platform/audit/audit-log.ts'
 import { hashSecret, newSecret } from '../../platform/auth/secrets.ts'
 import type { Transactor } from '../../platform/db/database.ts'
 import { AppError, notFound } from '../../platform/errors.ts'
@@ -29,6 +30,7 @@ export class InvitationsService {
   readonly #transaction: Transactor
   readonly #invitations: InvitationsRepository
   readonly #accounts: AccountsService
+  readonly #audit: AuditLog
   /** Queues an email in the caller's transaction; undefined without SMTP_URL. */
   readonly #queueMail: QueueMail | undefined
   readonly #invitationPage: (secret: string) => string
@@ -39,6 +41,8 @@ export class InvitationsService {
     transaction: Transactor
     invitations: InvitationsRepository
     accounts: AccountsService
+    /** Where invitations made and revoked are recorded (they belong to no account yet). */
+    audit: AuditLog
     queueMail: QueueMail | undefined
     invitationPage: (secret: string) => string
     closed: boolean
@@ -46,6 +50,7 @@ export class InvitationsService {
     this.#transaction = deps.transaction
     this.#invitations = deps.invitations
     this.#accounts = deps.accounts
+    this.#audit = deps.audit
     this.#queueMail = deps.queueMail
     this.#invitationPage = deps.invitationPage
     this.closed = deps.closed
@@ -90,6 +95,12 @@ export class InvitationsService {
     await this.#transaction(async (trx) => {
       await this.#invitations.insert(trx, { ...invitation, secretHash: hashSecret(secret) })
       if (queueMail && email !== null) await queueMail(trx, invitationMessage(email, inviter.email, link))
+      await this.#audit.record(trx, {
+        accountId: null,
+        kind: 'invitation.created',
+        subjectId: invitation.id,
+        details: { ...(email === null ? {} : { email }), role: invitation.role },
+      })
     })
     return { invitation, link, emailed: queueMail !== undefined }
   }
@@ -111,8 +122,13 @@ export class InvitationsService {
     const email = invitation.email ?? input.email
     return this.#accounts.create(
       { email, password: input.password, role: invitation.role },
-      async (trx, account) => {
-        if (!(await this.#invitations.take(trx, invitation.id, account.id, Date.now()))) throw used()
+      {
+        via: 'invitation',
+        signsIn: true,
+        details: { invitation: invitation.id },
+        admit: async (trx, account) => {
+          if (!(await this.#invitations.take(trx, invitation.id, account.id, Date.now()))) throw used()
+        },
       },
     )
   }
@@ -123,7 +139,16 @@ export class InvitationsService {
   }
 
   async revoke(invitationId: string): Promise<void> {
-    if (!(await this.#invitations.delete(invitationId))) throw notFound('Invitation')
+    await this.#transaction(async (trx) => {
+      const revoked = await this.#invitations.delete(invitationId, trx)
+      if (!revoked) throw notFound('Invitation')
+      await this.#audit.record(trx, {
+        accountId: null,
+        kind: 'invitation.revoked',
+        subjectId: invitationId,
+        details: { ...(revoked.email === null ? {} : { email: revoked.email }), role: revoked.role },
+      })
+    })
   }
 
   purgeEnded(now = Date.now()): Promise<void> {

@@ -5,14 +5,15 @@
 // flood its inbox nor keep its owner from asking; the secret is sent in the email alone (only its hash is stored, and the request logger
 // redacts `coffer_` secrets from the URLs it logs). Using a link ends every session of the account: whoever
 // knew the old password is signed out.
-import { hashSecret, newSecret } from '../../platform/auth/secrets.ts'
+import type { AuditLog } from '../../platform/audit/audit-log.ts'
+import { hashPassword, hashSecret, newSecret } from '../../platform/auth/secrets.ts'
 import type { Transactor } from '../../platform/db/database.ts'
 import type { MailMessage, QueueMail } from '../../platform/mail/mail.repository.ts'
 import type { AccountsRepository } from './accounts.repository.ts'
 import {
-  type AccountsService,
   type AttemptCounter,
   type AttemptCounters,
+  accountActor,
   checkNewPassword,
   normaliseEmail,
   type Throttled,
@@ -35,7 +36,7 @@ export const RESET_EMAIL_INTERVAL_MS = 10 * 60_000
 export class PasswordResetService {
   readonly #transaction: Transactor
   readonly #accountsRepository: AccountsRepository
-  readonly #accounts: AccountsService
+  readonly #audit: AuditLog
   readonly #sessions: SessionsService
   readonly #resets: PasswordResetsRepository
   readonly #queueMail: QueueMail
@@ -46,7 +47,8 @@ export class PasswordResetService {
   constructor(deps: {
     transaction: Transactor
     accountsRepository: AccountsRepository
-    accounts: AccountsService
+    /** Where a link used (and one an admin sent) is recorded, in its transaction. */
+    audit: AuditLog
     sessions: SessionsService
     resets: PasswordResetsRepository
     queueMail: QueueMail
@@ -56,7 +58,7 @@ export class PasswordResetService {
   }) {
     this.#transaction = deps.transaction
     this.#accountsRepository = deps.accountsRepository
-    this.#accounts = deps.accounts
+    this.#audit = deps.audit
     this.#sessions = deps.sessions
     this.#resets = deps.resets
     this.#queueMail = deps.queueMail
@@ -69,8 +71,9 @@ export class PasswordResetService {
    * Sends a link to `email` if it names an enabled account that was sent none in the last
    * RESET_EMAIL_INTERVAL_MS (a link sent then still works); answers the same either way, unless too many were
    * asked from `client`, or for that address from `client` (counted whether or not the address has an account).
+   * `byAdmin`: an admin sends it (the admin's pages), which the audit log records with the link's email.
    */
-  async request(email: string, client: string): Promise<{ kind: 'sent' } | Throttled> {
+  async request(email: string, client: string, byAdmin = false): Promise<{ kind: 'sent' } | Throttled> {
     const normalised = normaliseEmail(email)
     const refused = throttled(
       await Promise.all([
@@ -93,6 +96,8 @@ export class PasswordResetService {
         expiresAt: now + RESET_LINK_LIFETIME_MS,
       })
       await this.#queueMail(trx, resetMessage(account.email, this.#resetPage(secret)))
+      if (byAdmin)
+        await this.#audit.record(trx, { accountId: account.id, kind: 'account.password_reset_sent' })
     })
     return { kind: 'sent' }
   }
@@ -111,9 +116,22 @@ export class PasswordResetService {
   async reset(secret: string, password: string): Promise<boolean> {
     checkNewPassword(password)
     if (!isResetSecret(secret)) return false
-    const accountId = await this.#resets.take(hashSecret(secret), Date.now())
+    // Hashed before the transaction, which holds SQLite's writer: scrypt takes a while.
+    const hash = await hashPassword(password)
+    const accountId = await this.#transaction(async (trx) => {
+      const taken = await this.#resets.take(trx, hashSecret(secret), Date.now())
+      const account = taken === undefined ? undefined : await this.#accountsRepository.byId(taken, trx)
+      if (!account) return undefined
+      await this.#accountsRepository.setPasswordHash(account.id, hash, trx)
+      // Whoever holds the link reads the account's email: the account itself, whoever the browser was.
+      await this.#audit.record(trx, {
+        accountId: account.id,
+        kind: 'account.password_reset',
+        actor: accountActor(account),
+      })
+      return account.id
+    })
     if (accountId === undefined) return false
-    await this.#accounts.setPassword(accountId, password)
     await this.#sessions.endAll(accountId)
     return true
   }

@@ -51,20 +51,19 @@ export class PasswordResetsRepository {
 
   /**
    * Uses a link: if it works now, every link of its account is removed (the one used, and any other sent before
-   * it) and its account returned, all in one statement pair, so a link is used once however many use it at once.
+   * it) and its account returned, all in the caller's transaction `trx` (the one that sets the new password), so a
+   * link is used once however many use it at once.
    */
-  async take(secretHash: string, now: number): Promise<string | undefined> {
-    return this.#db.transaction().execute(async (trx) => {
-      const taken = await trx
-        .deleteFrom('password_resets')
-        .where('secret_hash', '=', secretHash)
-        .where('expires_at', '>', now)
-        .returning('account_id')
-        .executeTakeFirst()
-      if (!taken) return undefined
-      await trx.deleteFrom('password_resets').where('account_id', '=', taken.account_id).execute()
-      return taken.account_id
-    })
+  async take(trx: Executor, secretHash: string, now: number): Promise<string | undefined> {
+    const taken = await trx
+      .deleteFrom('password_resets')
+      .where('secret_hash', '=', secretHash)
+      .where('expires_at', '>', now)
+      .returning('account_id')
+      .executeTakeFirst()
+    if (!taken) return undefined
+    await trx.deleteFrom('password_resets').where('account_id', '=', taken.account_id).execute()
+    return taken.account_id
   }
 
   async deleteExpired(now: number): Promise<void> {

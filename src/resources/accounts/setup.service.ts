@@ -61,9 +61,16 @@ export class SetupService {
   /** Creates the first account, an admin; a link that was used, expired or came after an account is a 410. */
   async redeem(secret: string, input: { email: string; password: string }): Promise<Account> {
     if (!(await this.isValid(secret))) throw used()
-    return this.#accounts.create({ ...input, role: 'admin' }, async (trx) => {
-      const taken = await this.#links.takeAll(trx, hashSecret(secret), Date.now())
-      if (!taken || (await this.#accountsRepository.any(trx))) throw used()
-    })
+    return this.#accounts.create(
+      { ...input, role: 'admin' },
+      {
+        via: 'setup',
+        signsIn: true,
+        admit: async (trx) => {
+          const taken = await this.#links.takeAll(trx, hashSecret(secret), Date.now())
+          if (!taken || (await this.#accountsRepository.any(trx))) throw used()
+        },
+      },
+    )
   }
 }

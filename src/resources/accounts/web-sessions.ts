@@ -3,10 +3,11 @@
 // (its row holds the hash); it is `HttpOnly`, `SameSite=Lax`, and `Secure` with the `__Host-` prefix when
 // PUBLIC_URL is https (the prefix needs Secure, so plain-http installs use a plain name).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type Actor, actAs } from '../../platform/audit/audit-log.ts'
+import { actAs } from '../../platform/audit/audit-log.ts'
 import { AppError } from '../../platform/errors.ts'
 import type { AppNav } from '../../platform/web/layout.ts'
 import type { Account } from './accounts.repository.ts'
+import { accountActor } from './accounts.service.ts'
 import type { DeviceToken } from './known-devices.ts'
 import type { Session, SessionsService } from './sessions.service.ts'
 
@@ -18,13 +19,6 @@ declare module 'fastify' {
 }
 
 /** The session cookie's name: `__Host-` needs `Secure`, so only an https PUBLIC_URL gets it. */
-/** Who the audit log names for what a signed-in browser does: its account (platform/audit). */
-const sessionActor = (account: { id: string; email: string }): Actor => ({
-  type: 'account',
-  id: account.id,
-  name: account.email,
-})
-
 export function sessionCookieName(publicUrl: string): string {
   return publicUrl.startsWith('https:') ? '__Host-coffer_session' : 'coffer_session'
 }
@@ -100,7 +94,8 @@ export class WebSessions {
   readonly load = async (request: FastifyRequest): Promise<void> => {
     request.cookies = this.#app.parseCookie(request.headers.cookie ?? '')
     request.webSession = await this.#sessions.resume(request.cookies[this.cookieName])
-    if (request.webSession) actAs(sessionActor(request.webSession.account))
+    // What a signed-in browser does, its account does (platform/audit).
+    if (request.webSession) actAs(accountActor(request.webSession.account))
   }
 
   /**
@@ -137,7 +132,7 @@ export class WebSessions {
       maxAge: Math.floor(maxAgeMs / 1000),
     })
     request.webSession = session
-    actAs(sessionActor(account))
+    actAs(accountActor(account))
   }
 
   async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {

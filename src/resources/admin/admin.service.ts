@@ -112,7 +112,7 @@ export class AdminService {
       throw new AppError('conflict', 'This server sends no email: set SMTP_URL and MAIL_FROM to send links.')
     }
     if (account.disabledAt !== null) throw new AppError('conflict', 'A disabled account gets no reset link.')
-    const sent = await this.#passwordReset.request(account.email, client)
+    const sent = await this.#passwordReset.request(account.email, client, true)
     if (sent.kind === 'throttled') {
       throw new RetryLater('A link was sent to this account a moment ago.', sent.retryAfterSeconds)
     }

@@ -5,6 +5,7 @@
 // it by its grant, so refreshing a token does not reset a client's limit.
 import type { Principal } from '../../platform/auth/principal.ts'
 import { isScope, type Scope } from '../../platform/auth/scopes.ts'
+import { displayedClientText } from './client-metadata.ts'
 import type { OauthPayload, OauthRecordsRepository, StoredAccessToken } from './oauth-records.repository.ts'
 
 // Writing a grant's last use on every request would turn each read into a write; once a minute is enough.
@@ -25,7 +26,7 @@ export class AccessTokensService {
     if (!found) return undefined
     let principal = this.#principals.get(found)
     if (principal === undefined) {
-      principal = this.#principalOf(found.payload)
+      principal = await this.#principalOf(found.payload)
       this.#principals.set(found, principal)
     }
     if (principal === null) return undefined
@@ -36,10 +37,13 @@ export class AccessTokensService {
     return principal
   }
 
-  /** Who a token acts for, made once per token kept in memory; null for a token of another audience. */
+  /**
+   * Who a token acts for, made once per token kept in memory (the application's name read then, with it);
+   * null for a token of another audience.
+   */
   readonly #principals = new WeakMap<StoredAccessToken, Principal | null>()
 
-  #principalOf(payload: OauthPayload): Principal | null {
+  async #principalOf(payload: OauthPayload): Promise<Principal | null> {
     const audience = payload.aud
     const audiences = Array.isArray(audience) ? audience : [audience]
     if (audiences.length !== 1 || audiences[0] !== this.#resource) return null
@@ -48,11 +52,15 @@ export class AccessTokensService {
       .split(' ')
       .filter((scope): scope is Scope => isScope(scope))
     const clientId = typeof payload.clientId === 'string' ? payload.clientId : null
+    // The audit log names the application as its owner knows it (connected apps show the same name).
+    const client = clientId === null ? undefined : (await this.#records.clients([clientId])).get(clientId)
+    const name =
+      client?.client_name === undefined ? clientId : displayedClientText(String(client.client_name))
     return {
       accountId: payload.accountId,
       scopes: new Set(scopes),
       credentialId: `grant:${payload.grantId}`,
-      actor: { type: 'oauth_client', id: clientId, name: clientId },
+      actor: { type: 'oauth_client', id: clientId, name },
     }
   }
 }

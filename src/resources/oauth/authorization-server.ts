@@ -58,6 +58,8 @@ export interface AuthorizationServerDeps {
   records: OauthRecordsRepository
   accounts: AccountsRepository
   sessions: SessionsService
+  /** Ends a grant the provider revokes (a client revoked its refresh token), as connected apps record it. */
+  revokeGrant(grantId: string): Promise<void>
   /** The web session cookie's name (accounts/web-sessions.ts). */
   sessionCookie: string
   /** Secrets kept in the database, shared by every process: cookie keys and the signing key. */
@@ -80,14 +82,17 @@ function resumable(payload: OauthPayload | undefined): AdapterPayload | undefine
   return rest as AdapterPayload
 }
 
-/** One adapter per model, over the one table. */
-function adapterFor(records: OauthRecordsRepository) {
+/**
+ * One adapter per model, over the one table. A grant the provider destroys (its `revoke`: a client revoked its
+ * refresh token) ends through `revokeGrant`, which records it.
+ */
+function adapterFor(records: OauthRecordsRepository, revokeGrant: (grantId: string) => Promise<void>) {
   return (model: string): Adapter => ({
     upsert: (id, payload, expiresIn) => records.upsert(model, id, payload as OauthPayload, expiresIn),
     find: async (id) => (await records.find(model, id)) as AdapterPayload | undefined,
     findByUid: async (uid) => (await records.findByUid(model, uid)) as AdapterPayload | undefined,
     findByUserCode: async (userCode) => resumable(await records.findByUserCode(model, userCode)),
-    destroy: (id) => records.destroy(model, id),
+    destroy: (id) => (model === 'Grant' ? revokeGrant(id) : records.destroy(model, id)),
     revokeByGrantId: (grantId) => records.revokeByGrantId(model, grantId),
     // A conditional update: of two redemptions of one code (or refresh token) at once, one succeeds and
     // the other finds it used, which revokes the whole grant, as a replay must.
@@ -146,7 +151,7 @@ async function providerConfiguration(deps: AuthorizationServerDeps): Promise<Con
   const secure = new URL(deps.issuer).protocol === 'https:'
   const cookie = { signed: true, httpOnly: true, sameSite: 'lax', secure } as const
   return {
-    adapter: adapterFor(deps.records),
+    adapter: adapterFor(deps.records, deps.revokeGrant),
     jwks: { keys: [{ ...jwk, use: 'sig', alg: 'RS256', kid: 'coffer-1' }] },
     cookies: { keys: [cookieKey], long: cookie, short: cookie },
     routes: {

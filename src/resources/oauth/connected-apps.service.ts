@@ -1,7 +1,9 @@
 // An account's connected applications: the OAuth clients it granted access, with the scopes granted for the
 // API or the MCP server and when they last used it. Revoking one removes its grant with every code and token of it.
 
+import type { Actor, AuditLog } from '../../platform/audit/audit-log.ts'
 import { isScope, type Scope } from '../../platform/auth/scopes.ts'
+import type { Executor, Transactor } from '../../platform/db/database.ts'
 import { notFound } from '../../platform/errors.ts'
 import { displayedClientText } from './client-metadata.ts'
 import type { OauthRecordsRepository } from './oauth-records.repository.ts'
@@ -21,11 +23,29 @@ interface GrantPayload {
 export class ConnectedAppsService {
   readonly #records: OauthRecordsRepository
   readonly #resources: string[]
+  readonly #transaction: Transactor
+  readonly #audit: AuditLog
 
-  /** `resources`: those whose granted scopes are shown (the API's and the MCP server's). */
-  constructor(deps: { records: OauthRecordsRepository; resources: string[] }) {
+  /**
+   * `resources`: those whose granted scopes are shown (the API's and the MCP server's); `audit`: where grants
+   * made and revoked are recorded, in the transaction of each.
+   */
+  constructor(deps: {
+    records: OauthRecordsRepository
+    resources: string[]
+    transaction: Transactor
+    audit: AuditLog
+  }) {
     this.#records = deps.records
     this.#resources = deps.resources
+    this.#transaction = deps.transaction
+    this.#audit = deps.audit
+  }
+
+  /** The application's name as its registration gives it (the people's name for it), else its client ID. */
+  async clientName(clientId: string, executor?: Executor): Promise<string> {
+    const client = (await this.#records.clients([clientId], executor)).get(clientId)
+    return displayedClientText(String(client?.client_name ?? clientId))
   }
 
   async list(accountId: string): Promise<ConnectedApp[]> {
@@ -45,10 +65,66 @@ export class ConnectedAppsService {
     })
   }
 
+  /**
+   * Saves the grant the account gave on the consent page (or for a device's code): `save` is the provider's own
+   * save, run with the removal of the grant it replaces (`replaces`), in the transaction that records it.
+   */
+  async grant(input: {
+    accountId: string
+    clientId: string
+    scopes: Scope[]
+    replaces: string | undefined
+    save: () => Promise<string>
+  }): Promise<string> {
+    const client = await this.clientName(input.clientId)
+    return this.#transaction((trx) =>
+      this.#records.within(trx, async () => {
+        // The grant row alone: the interaction under way is filed under it too, and its tokens end with it.
+        if (input.replaces) await this.#records.destroy('Grant', input.replaces, trx)
+        const grantId = await input.save()
+        await this.#audit.record(trx, {
+          accountId: input.accountId,
+          kind: 'oauth.granted',
+          subjectId: grantId,
+          details: { client, clientId: input.clientId, scopes: input.scopes },
+        })
+        return grantId
+      }),
+    )
+  }
+
   /** Ends the application's access at once; another account's grant is not found. */
   async revoke(accountId: string, grantId: string): Promise<void> {
     const grants = await this.#records.grantsOf(accountId)
-    if (!grants.some((grant) => grant.grantId === grantId)) throw notFound('Connected application')
-    await this.#records.deleteGrant(grantId)
+    const grant = grants.find((each) => each.grantId === grantId)
+    if (!grant) throw notFound('Connected application')
+    await this.#revoke(grantId, await this.clientName(grant.clientId))
+  }
+
+  /**
+   * The provider ends a grant (an application revoked its refresh token, RFC 7009): recorded as the
+   * application's doing.
+   */
+  async revokedByClient(grantId: string): Promise<void> {
+    await this.#revoke(grantId, undefined)
+  }
+
+  /** Removes the grant and records it; `client` named, it is the account's doing, else the application's. */
+  async #revoke(grantId: string, client: string | undefined): Promise<void> {
+    await this.#transaction(async (trx) => {
+      const ended = await this.#records.deleteGrant(grantId, trx)
+      // Gone meanwhile (revoked twice at once): the other revocation recorded it.
+      if (!ended) return
+      const name = client ?? (await this.clientName(ended.clientId, trx))
+      const actor: Actor | undefined =
+        client === undefined ? { type: 'oauth_client', id: ended.clientId, name } : undefined
+      await this.#audit.record(trx, {
+        accountId: ended.accountId,
+        kind: 'oauth.revoked',
+        subjectId: grantId,
+        details: { client: name, clientId: ended.clientId },
+        ...(actor ? { actor } : {}),
+      })
+    })
   }
 }

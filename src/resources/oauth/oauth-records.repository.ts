@@ -2,9 +2,10 @@
 // by model and the SHA-256 of its id: most ids are bearer secrets (codes, tokens, the device and user codes,
 // the server's own session cookie), and none is stored as given. The id (`jti`) and a device code's user
 // code are taken out of the stored JSON and put back when the record is read with them.
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Kysely } from 'kysely'
 import { hashSecret } from '../../platform/auth/secrets.ts'
-import type { Db } from '../../platform/db/database.ts'
+import type { Db, Executor } from '../../platform/db/database.ts'
 import { type CachedLookup, cachedLookup } from '../../platform/db/read-path/cached-lookup.ts'
 import { prepare } from '../../platform/db/read-path/prepared.ts'
 import type { Database } from '../../platform/db/schema.ts'
@@ -77,6 +78,8 @@ export class OauthRecordsRepository {
    * token, or one of a grant a replayed refresh token ended, is refused in any process.
    */
   readonly #accessTokens: CachedLookup<StoredAccessToken>
+  /** The transaction the saves of `within`'s work join. */
+  readonly #transactionOf = new AsyncLocalStorage<Executor>()
 
   constructor(db: Db) {
     this.#db = db.kysely
@@ -107,6 +110,14 @@ export class OauthRecordsRepository {
     })
   }
 
+  /**
+   * Runs `work` with this repository's saves (`upsert`) in the caller's transaction `trx`: a grant the provider
+   * saves (its own `save`, which takes no transaction) is then written with the audit entry that records it.
+   */
+  within<T>(trx: Executor, work: () => Promise<T>): Promise<T> {
+    return this.#transactionOf.run(trx, work)
+  }
+
   async upsert(model: string, id: string, payload: OauthPayload, expiresInSeconds?: number): Promise<void> {
     const { jti: _id, userCode, ...rest } = payload
     const grantId = model === 'Grant' ? id : (payload.grantId ?? null)
@@ -118,7 +129,7 @@ export class OauthRecordsRepository {
       account_id: model === 'Grant' ? (payload.accountId ?? null) : null,
       expires_at: expiresInSeconds ? Date.now() + expiresInSeconds * 1000 : null,
     }
-    await this.#db
+    await (this.#transactionOf.getStore() ?? this.#db)
       .insertInto('oauth_records')
       .values({ model, id_hash: idHashOf(model, id), consumed_at: null, last_used_at: null, ...row })
       .onConflict((oc) => oc.columns(['model', 'id_hash']).doUpdateSet(row))
@@ -176,9 +187,9 @@ export class OauthRecordsRepository {
     return { consumed: false, grantId: row?.grant_id ?? null }
   }
 
-  async destroy(model: string, id: string): Promise<void> {
+  async destroy(model: string, id: string, executor: Executor = this.#db): Promise<void> {
     const idHash = idHashOf(model, id)
-    await this.#db
+    await executor
       .deleteFrom('oauth_records')
       .where('model', '=', model)
       .where('id_hash', '=', idHash)
@@ -195,10 +206,26 @@ export class OauthRecordsRepository {
     this.#accessTokens.forget((token) => token.payload.grantId === grantId)
   }
 
-  /** Removes a grant with every code and token issued under it. */
-  async deleteGrant(grantId: string): Promise<void> {
-    await this.#db.deleteFrom('oauth_records').where('grant_id', '=', grantId).execute()
+  /**
+   * Removes a grant with every code and token issued under it (in `executor`, a transaction that records it);
+   * answers whose grant it was and its client, or undefined when there was no such grant.
+   */
+  async deleteGrant(
+    grantId: string,
+    executor: Executor = this.#db,
+  ): Promise<{ accountId: string; clientId: string } | undefined> {
+    const rows = await executor
+      .deleteFrom('oauth_records')
+      .where('grant_id', '=', grantId)
+      .returning(['model', 'account_id', 'payload'])
+      .execute()
     this.#accessTokens.forget((token) => token.payload.grantId === grantId)
+    const grant = rows.find((row) => row.model === 'Grant')
+    if (!grant?.account_id) return undefined
+    return {
+      accountId: grant.account_id,
+      clientId: String((JSON.parse(grant.payload) as OauthPayload).clientId),
+    }
   }
 
   /** Removes every grant of the account, with their codes and tokens. */
@@ -238,10 +265,10 @@ export class OauthRecordsRepository {
   }
 
   /** Clients by id, for naming them. */
-  async clients(clientIds: string[]): Promise<Map<string, OauthPayload>> {
+  async clients(clientIds: string[], executor: Executor = this.#db): Promise<Map<string, OauthPayload>> {
     if (clientIds.length === 0) return new Map()
     const byHash = new Map(clientIds.map((id) => [hashSecret(id), id]))
-    const rows = await this.#db
+    const rows = await executor
       .selectFrom('oauth_records')
       .select(['id_hash', 'payload'])
       .where('model', '=', 'Client')

@@ -31,18 +31,25 @@ declare module '../../module.ts' {
 export const oauthModule: Module = {
   pageRoutes: [oauthRoutes, connectedAppsRoutes],
   repositories: (db) => ({ oauthRecords: new OauthRecordsRepository(db) }),
-  wire: ({ config, urls, serverSecrets }, { repositories, services }) => {
+  wire: ({ config, urls, serverSecrets, db, audit }, { repositories, services }) => {
     const records = repositories.oauthRecords
+    const connectedApps = new ConnectedAppsService({
+      records,
+      resources: [urls.apiBase, urls.mcp],
+      transaction: db.transaction,
+      audit,
+    })
     return {
       services: {
         accessTokens: new AccessTokensService({ records, resource: urls.apiBase }),
         mcpAccessTokens: new AccessTokensService({ records, resource: urls.mcp }),
-        connectedApps: new ConnectedAppsService({ records, resources: [urls.apiBase, urls.mcp] }),
+        connectedApps,
         authorizationServer: (pages) =>
           createAuthorizationServer({
             issuer: urls.issuer,
             resources: { api: urls.apiBase, mcp: urls.mcp },
             records,
+            revokeGrant: (grantId) => connectedApps.revokedByClient(grantId),
             accounts: repositories.accounts,
             sessions: services.sessions,
             sessionCookie: sessionCookieName(config.publicUrl),

@@ -34,6 +34,7 @@ import {
   type ProviderPages,
 } from './authorization-server.ts'
 import { displayedClientText } from './client-metadata.ts'
+import type { ConnectedAppsService } from './connected-apps.service.ts'
 import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oauth-pages.views.ts'
 
 /** Registrations from one address: a burst of 20, then one every 3 minutes. */
@@ -254,7 +255,7 @@ type UidParams = { Params: { uid: string } }
 /** What the sign-in and consent routes share: the provider, the option presets. */
 function interactionKit(
   pagesApp: FastifyInstance,
-  { web, urls, webSessions }: RouteDeps,
+  { web, urls, webSessions, services }: RouteDeps,
   provider: AuthorizationServer,
 ) {
   const page = { page: true } as const
@@ -265,7 +266,7 @@ function interactionKit(
     schema: { hide: true },
     preValidation: [webSessions.requireSession, pagesApp.csrfProtection],
   }
-  return { provider, web, urls, signedIn, posted }
+  return { provider, web, urls, signedIn, posted, connectedApps: services.connectedApps }
 }
 
 type InteractionKit = ReturnType<typeof interactionKit>
@@ -290,7 +291,7 @@ function signInRoutes(pagesApp: FastifyInstance, kit: InteractionKit): void {
 
 /** The consent form's answers: the scopes allowed, or the request denied. */
 function consentRoutes(pagesApp: FastifyInstance, kit: InteractionKit): void {
-  const { provider, urls, posted } = kit
+  const { provider, urls, posted, connectedApps } = kit
   pagesApp.post<UidParams>(`${OAUTH_PATHS.interaction}/:uid/consent`, posted, async (request, reply) => {
     const details = await interaction(kit, request, reply)
     if (!details) return reply
@@ -311,7 +312,7 @@ function consentRoutes(pagesApp: FastifyInstance, kit: InteractionKit): void {
     }
     // Granted for the resource asked for (the API, unless the MCP server).
     const resource = details.params.resource === urls.mcp ? urls.mcp : urls.apiBase
-    const grantId = await replaceGrant(provider, details, session.account.id, resource, {
+    const grantId = await replaceGrant(provider, connectedApps, details, session.account.id, resource, {
       requested,
       granted,
     })
@@ -330,18 +331,20 @@ function consentRoutes(pagesApp: FastifyInstance, kit: InteractionKit): void {
 
 /**
  * A new grant holds exactly what was ticked now: one the application held before is replaced (its tokens end
- * with it), so that unticking a scope granted earlier takes it away. Returns the new grant's id.
+ * with it), so that unticking a scope granted earlier takes it away; saved and recorded together
+ * (connected apps). Returns the new grant's id.
  */
 async function replaceGrant(
   provider: AuthorizationServer,
+  connectedApps: ConnectedAppsService,
   details: InteractionDetails,
   accountId: string,
   resource: string,
   { requested, granted }: { requested: Scope[]; granted: Scope[] },
 ): Promise<string> {
   const { Grant } = provider
-  if (details.grantId) await (await Grant.find(details.grantId))?.destroy()
-  const grant = new Grant({ accountId, clientId: String(details.params.client_id) })
+  const clientId = String(details.params.client_id)
+  const grant = new Grant({ accountId, clientId })
   // The same names are also the provider's own scopes (so that a client's registration may name them), and
   // are granted or refused there alike.
   grant.addResourceScope(resource, granted.join(' '))
@@ -351,7 +354,13 @@ async function replaceGrant(
     grant.rejectResourceScope(resource, refused.join(' '))
     grant.rejectOIDCScope(refused.join(' '))
   }
-  return grant.save()
+  return connectedApps.grant({
+    accountId,
+    clientId,
+    scopes: granted,
+    replaces: details.grantId,
+    save: () => grant.save(),
+  })
 }
 
 /** The interaction of the request, or its error page (expired, or from another browser). */

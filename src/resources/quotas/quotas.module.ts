@@ -2,6 +2,8 @@
 // check that uploads' preparations make (`QuotasService.admit`), the API's GET /usage, and the service the
 // admin's pages and command set quotas with.
 import type { Module } from '../../module.ts'
+import { AuditEntriesRepository } from '../../platform/audit/audit-entries.repository.ts'
+import { ADMIN_COMMAND, AuditLog } from '../../platform/audit/audit-log.ts'
 import type { Config } from '../../platform/config.ts'
 import type { Db } from '../../platform/db/database.ts'
 import { QuotasRepository } from './quotas.repository.ts'
@@ -25,6 +27,8 @@ export function wireQuotas(db: Db, config: Pick<Config, 'defaultQuotaBytes'>): {
     quotas: new QuotasService({
       quotas: new QuotasRepository(db),
       transaction: db.transaction,
+      // Run on the server's host by its operator, as wiring.ts's `wireAccounts` is: the admin command acts.
+      audit: new AuditLog({ entries: new AuditEntriesRepository(db), outsideRequests: ADMIN_COMMAND }),
       defaultQuotaBytes: config.defaultQuotaBytes,
     }),
   }
@@ -34,11 +38,12 @@ export const quotasModule: Module = {
   schemas: [UsageSchema],
   apiRoutes: [quotasRoutes],
   repositories: (db) => ({ quotas: new QuotasRepository(db) }),
-  wire: ({ config, db }, { repositories: r }) => ({
+  wire: ({ config, db, audit }, { repositories: r }) => ({
     services: {
       quotas: new QuotasService({
         quotas: r.quotas,
         transaction: db.transaction,
+        audit,
         defaultQuotaBytes: config.defaultQuotaBytes,
       }),
     },

@@ -4,6 +4,7 @@
 // uploads prepared and not finished declared (`admit`'s `reserved`): so preparations made at once reserve, and
 // cannot together pass the quota. Checked before a byte is sent; the blob endpoint then holds every upload to
 // its declared size.
+import type { AuditLog } from '../../platform/audit/audit-log.ts'
 import type { Transaction, Transactor } from '../../platform/db/database.ts'
 import { invalid, notFound } from '../../platform/errors.ts'
 import { formatSize } from '../../platform/format-size.shared.ts'
@@ -45,16 +46,20 @@ export const QUOTA_HINT = 'Delete files and empty the trash, or ask an admin for
 export class QuotasService {
   readonly #quotas: QuotasRepository
   readonly #transaction: Transactor
+  readonly #audit: AuditLog
   /** DEFAULT_QUOTA_BYTES: the quota of an account with none of its own; null: unlimited. */
   readonly defaultQuotaBytes: number | null
 
   constructor(deps: {
     quotas: QuotasRepository
     transaction: Transactor
+    /** Where an admin's change of an account's limits is recorded. */
+    audit: AuditLog
     defaultQuotaBytes: number | undefined
   }) {
     this.#quotas = deps.quotas
     this.#transaction = deps.transaction
+    this.#audit = deps.audit
     this.defaultQuotaBytes = deps.defaultQuotaBytes ?? null
   }
 
@@ -91,7 +96,18 @@ export class QuotasService {
         Object.assign(settings, { quotaBytes: change.quotaBytes, unlimited: false })
       if (change.maxFileBytes !== undefined) settings.maxFileBytes = change.maxFileBytes
       await this.#quotas.set(accountId, settings, Date.now(), trx)
-      return this.#usage(current.usage, settings)
+      const usage = this.#usage(current.usage, settings)
+      // The limits that now apply, and where the quota comes from (a default's number is the server's).
+      await this.#audit.record(trx, {
+        accountId,
+        kind: 'account.quota_changed',
+        details: {
+          quota: usage.quotaSetting,
+          quotaBytes: usage.quotaBytes,
+          maxFileBytes: usage.maxFileBytes,
+        },
+      })
+      return usage
     })
   }
 

@@ -172,6 +172,12 @@ export class SsoService {
   async #signIn(email: string, subject: string, returnTo: string): Promise<SsoResult> {
     const issuer = this.#oidc.issuer
     const refused = (refusal: SsoRefusal): SsoResult => ({ kind: 'refused', refusal })
+    // A refusal of a known account is in its audit log (one of no account, the sign-up policy's, is not).
+    const refusedTo = async (accountId: string, refusal: SsoRefusal): Promise<SsoResult> => {
+      const reason = refusal.kind === 'disabled' ? 'disabled' : 'other_identity'
+      await this.#accounts.noteFailedSignIn(accountId, email, { method: 'sso', reason })
+      return refused(refusal)
+    }
     let created = false
     const linked = await this.#identities.accountOf(issuer, subject)
     let found = linked === undefined ? undefined : await this.#accountsRepository.byId(linked)
@@ -181,7 +187,7 @@ export class SsoService {
         const reason = signUpRefusal(this.#signUpPolicy, email)
         if (reason) return refused({ kind: 'sign-up', email, reason })
         try {
-          await this.#accounts.create({ email, role: 'member' })
+          await this.#accounts.create({ email, role: 'member' }, { via: 'sso' })
           created = true
         } catch (error) {
           if (!(error instanceof AppError)) throw error
@@ -193,17 +199,18 @@ export class SsoService {
         found = await this.#accountsRepository.byEmail(email)
         if (!found) throw new Error('an account made by single sign-on cannot be read back')
       }
-      if (found.disabled) return refused({ kind: 'disabled' })
+      if (found.disabled) return refusedTo(found.id, { kind: 'disabled' })
       const known = await this.#identities.subjectOf(found.id, issuer)
-      if (known !== undefined && known !== subject) return refused({ kind: 'other-identity', email })
+      if (known !== undefined && known !== subject)
+        return refusedTo(found.id, { kind: 'other-identity', email })
       await this.#identities.link(issuer, subject, found.id, Date.now())
       // Two first sign-ins at once, of two subjects with one address: the link kept decides.
       if ((await this.#identities.accountOf(issuer, subject)) !== found.id) {
-        return refused({ kind: 'other-identity', email })
+        return refusedTo(found.id, { kind: 'other-identity', email })
       }
     }
-    if (found.disabled) return refused({ kind: 'disabled' })
-    await this.#accounts.noteSignIn(found.id)
+    if (found.disabled) return refusedTo(found.id, { kind: 'disabled' })
+    await this.#accounts.noteSignIn(found, 'sso')
     const account: Account = {
       id: found.id,
       email: found.email,
