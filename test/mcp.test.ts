@@ -42,6 +42,7 @@ const TOOLS = [
   'list_submissions',
   'get_analytics',
   'get_usage',
+  'list_activity',
 ]
 
 /** An MCP client of `coffer mcp` signed in with `token`. */

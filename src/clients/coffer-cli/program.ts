@@ -3,10 +3,12 @@
 import path from 'node:path'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import packageJson from '../../../package.json' with { type: 'json' }
+import { actorWords, detailWords } from '../../platform/audit/audit-words.shared.ts'
 import { formatSize } from '../../platform/format-size.shared.ts'
 import { DEFAULT_FILE_ORDER, FILE_ORDERS, type FileOrder } from '../../resources/files/file-orders.shared.ts'
 import { CofferError } from '../sdk/errors.ts'
 import type {
+  AuditEntry,
   Coffer,
   File,
   Folder,
@@ -241,6 +243,7 @@ Exit codes: 0 done, 1 failed, 2 usage, 3 not signed in or not allowed, 130 cance
     shareCommands,
     requestCommands,
     otherCommands,
+    activityCommand,
   ]) {
     add(program, run)
   }
@@ -951,4 +954,34 @@ export async function runCommand(argv: string[], signal: AbortSignal): Promise<n
     const { fail } = await import('./output.ts')
     return fail(out, error)
   }
+}
+
+/** activity: the account's audit log. */
+function activityCommand(program: Command, run: Run): void {
+  program
+    .command('activity')
+    .description(
+      'who did what to your account, newest first: sign-ins, keys, links, deletions… (the audit log)',
+    )
+    .option(
+      '--kind <kind>',
+      'only this kind (key.created) or family (account, key, oauth, share, file, request…)',
+    )
+    .addOption(new Option('--limit <n>', 'how many entries').default(25).argParser(positiveInteger))
+    .action(async (options: { kind?: string; limit: number }) => {
+      const coffer = await run.connect()
+      const query = { limit: Math.min(options.limit, 100), ...(options.kind ? { kind: options.kind } : {}) }
+      const entries: AuditEntry[] = []
+      for await (const entry of coffer.audit.list(query as Parameters<Coffer['audit']['list']>[0])) {
+        entries.push(entry)
+        if (entries.length === options.limit) break
+      }
+      printList(run.out, entries, 'Nothing yet.', [
+        ['WHEN', (e) => date(e.at)],
+        ['WHAT', (e) => e.kind],
+        ['BY', (e) => actorWords(e.actor)],
+        ['FROM', (e) => e.address ?? ''],
+        ['DETAILS', (e) => detailWords(e.details)],
+      ])
+    })
 }

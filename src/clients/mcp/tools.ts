@@ -5,6 +5,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { actorWords, detailWords } from '../../platform/audit/audit-words.shared.ts'
 import { formatSize } from '../../platform/format-size.shared.ts'
 import { FILE_ORDERS } from '../../resources/files/file-orders.shared.ts'
 import { MAX_DOWNLOADS_LIMIT, PASSWORD_LENGTH } from '../../resources/files/share-settings.shared.ts'
@@ -114,6 +115,7 @@ export function cofferMcpServer(coffer: Coffer, version: string, options: McpOpt
     requestTools,
     analyticsTools,
     usageTool,
+    activityTool,
   ]) {
     register(tool, coffer)
   }
@@ -744,6 +746,39 @@ function usageTool(tool: Tool, coffer: Coffer): void {
       const trash = trashFiles > 0 ? `, ${trashFiles} of them in the trash (${formatSize(trashBytes)})` : ''
       const largest = maxFileBytes === null ? '' : ` Largest file: ${formatSize(maxFileBytes)}.`
       return answer(`${stored} ${count(files, 'file')}${trash}.${largest}`, usage)
+    },
+  )
+}
+
+/** The account's audit log. */
+function activityTool(tool: Tool, coffer: Coffer): void {
+  tool(
+    'list_activity',
+    {
+      title: 'List account activity',
+      description:
+        'The account’s audit log, newest first: sign-ins (and refused ones), passwords, API keys, applications allowed, share and folder links, files deleted and restored, file requests, webhooks, and what admins did; each with who did it and from which address. `kind` narrows it to a kind (`key.created`) or a family (`account`, `key`, `oauth`, `share`, `folder_share`, `file`, `request`, `webhook`). Needs the scope audit:read.',
+      input: {
+        kind: z
+          .string()
+          .max(40)
+          .optional()
+          .describe('Only this kind (`share.created`) or family of kinds (`share`); every kind by default.'),
+        cursor,
+        limit,
+      },
+      readOnly: true,
+    },
+    async (args) => {
+      const page = await coffer.audit.page(args as Parameters<Coffer['audit']['page']>[0])
+      const lines = page.data.map(
+        (entry) =>
+          `${entry.at} ${entry.kind} by ${actorWords(entry.actor)}${entry.address ? ` from ${entry.address}` : ''}${Object.keys(entry.details).length > 0 ? ` (${detailWords(entry.details)})` : ''}`,
+      )
+      return answer(
+        `${lines.length === 0 ? 'Nothing yet.' : lines.join('\n')}${more(page.pagination.nextCursor)}`,
+        page,
+      )
     },
   )
 }
