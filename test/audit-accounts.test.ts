@@ -1,6 +1,6 @@
 // The audit log of identity and administration (issue 45, 4) over HTTP, on both engines: the setup link, sign-up,
 // invitations and single sign-on make accounts as the new account; sign-ins (and their refusals: a wrong password,
-// an unknown address, a disabled account) are recorded with the method and reason; the owner's keys and password,
+// an unknown address, a disabled account, too many) are recorded with the method and reason; the owner's keys and password,
 // the admin's pages (role, quota, disable, enable, a reset link, delete, invitations) and the admin command each
 // record their change with who acted and from where; OAuth grants and revocations name the application; a change
 // refused (the last admin demoted) records nothing; and no password, key, link secret or token is in the log.
@@ -99,7 +99,7 @@ describeEachEngine(
       await assertNoSecretIn(c.db, [secret, OWNER_PASSWORD])
     })
 
-    test('sign-ins: the account signed in; a wrong password, an unknown address and a disabled account refused', async () => {
+    test('sign-ins: the account signed in; a wrong password, an unknown address, a disabled account, a throttled one refused', async () => {
       const c = ctx()
       const owner = await newOwner(c.app, address())
       await WebClient.signedIn(c.app, owner.email)
@@ -138,6 +138,21 @@ describeEachEngine(
       assert.deepEqual((await lastEntry(c.db, owner.id, 'account.sign_in_failed')).details, {
         method: 'password',
         reason: 'disabled',
+      })
+
+      // Ten wrong passwords from one address to one account, then any attempt is throttled, before its check.
+      const target = await newOwner(c.app, address())
+      for (let i = 0; i < 10; i++) {
+        await browser.post('/account/sign-in', { email: target.email, password: guesses[0] ?? '' })
+      }
+      const throttled = await browser.post('/account/sign-in', {
+        email: target.email,
+        password: OWNER_PASSWORD,
+      })
+      assert.equal(throttled.statusCode, 429)
+      assert.deepEqual((await lastEntry(c.db, target.id, 'account.sign_in_failed')).details, {
+        method: 'password',
+        reason: 'throttled',
       })
       await assertNoSecretIn(c.db, [...guesses, OWNER_PASSWORD])
     })
