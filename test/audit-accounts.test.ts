@@ -1,9 +1,10 @@
 // The audit log of identity and administration (issue 45, 4) over HTTP, on both engines: the setup link, sign-up,
 // invitations and single sign-on make accounts as the new account; sign-ins (and their refusals: a wrong password,
-// an unknown address, a disabled account, too many) are recorded with the method and reason; the owner's keys and password,
-// the admin's pages (role, quota, disable, enable, a reset link, delete, invitations) and the admin command each
-// record their change with who acted and from where; OAuth grants and revocations name the application; a change
-// refused (the last admin demoted) records nothing; and no password, key, link secret or token is in the log.
+// an unknown address, a disabled account, too many) are recorded with the method and reason; the owner's keys and
+// password, the admin's pages (role, quota, disable, enable, a reset link, delete, invitations) and the admin
+// command each record their change with who acted and from where; OAuth grants and revocations name the
+// application; a change refused (the last admin demoted) records nothing; and no password, key, link secret or
+// token is in the log.
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
