@@ -1,8 +1,8 @@
 // Reading the audit log in tests, straight from its table: what each kind's test asserts was recorded.
 import assert from 'node:assert/strict'
+import type { Db } from '../../src/platform/db/database.ts'
 import type { AuditFilter } from '../../src/resources/audit/audit.repository.ts'
 import { AuditRepository } from '../../src/resources/audit/audit.repository.ts'
-import type { Db } from '../../src/platform/db/database.ts'
 
 export interface RecordedEntry {
   id: string

@@ -121,10 +121,6 @@ export const AUDIT_KINDS = {
     label: 'File request closed',
     about: 'A file request stopped accepting files (`details.reason`: disabled, maxFiles, deadline).',
   },
-  'request.deleted': {
-    label: 'File request deleted',
-    about: 'A file request was deleted.',
-  },
   'webhook.created': {
     label: 'Webhook made',
     about: 'A webhook endpoint was made.',
