@@ -102,7 +102,7 @@ for (const engine of ENGINES) {
       const client = await mcpWithKey(ctx.base, account.token)
       try {
         const { tools } = await client.listTools()
-        assert.equal(tools.length, 22)
+        assert.equal(tools.length, 23)
         const folder = (await client.callTool({
           name: 'create_folder',
           arguments: { name: 'Agents' },
