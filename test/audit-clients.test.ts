@@ -68,7 +68,7 @@ for (const engine of ENGINES) {
       assert.equal(lines.length, 2, human.stdout)
       assert.match(
         lines[1] ?? '',
-        /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}\s+file\.trashed\s+key "laptop"\s+127\.0\.0\.1\s+name=old-draft\.txt/,
+        /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}\s+file\.trashed\s+API key "laptop"\s+127\.0\.0\.1\s+name=old-draft\.txt/,
       )
 
       const json = await coffer(['--json', 'activity', '--limit', '3'], env)
@@ -109,7 +109,7 @@ for (const engine of ENGINES) {
         })) as CallToolResult
         assert.ok(!result.isError, JSON.stringify(result.content))
         const text = (result.content[0] as { text: string }).text
-        assert.match(text, /file\.trashed by key "laptop" from 127\.0\.0\.1 \(name=old-draft\.txt\)/)
+        assert.match(text, /file\.trashed by API key "laptop" from 127\.0\.0\.1 \(name=old-draft\.txt\)/)
         const structured = result.structuredContent as { data: { kind: string }[] }
         assert.deepEqual(
           structured.data.map((entry) => entry.kind),

@@ -126,7 +126,7 @@ describeEachEngine('the audit log, read', (ctx) => {
     assert.match(page.body, /Share link made/)
     assert.match(page.body, /holiday\.jpg/)
     assert.match(page.body, /API key made/)
-    assert.match(page.body, /by Coffer, on its own/)
+    assert.match(page.body, /by <bdi>Coffer, on its own<\/bdi>/)
     assert.doesNotMatch(page.body, /secret-plans/)
 
     const keys = await web.get('/account/activity?kind=key')

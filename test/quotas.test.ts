@@ -265,13 +265,23 @@ for (const engine of ENGINES) {
       await sendBytes(grant, 'y'.repeat(100))
       assert.equal((await settle(c.app, publicId, [grant]))[0]?.status, 'complete')
       assert.equal((await usage(a)).bytes, 1000)
-      // The owner's largest file: the file is named, the owner's figures are not.
+      // The owner's largest file is the request's largest file: its page and its API say it, and a larger file
+      // is refused as any file over the request's limit is, before anything is prepared.
       await c.app.services.quotas.set(a.id, { quotaBytes: null, maxFileBytes: 10 })
+      const shown = await call(c.app, 'GET', `/api/v1/public/requests/${publicId}`)
+      assert.equal(shown.body.data.maxFileSize, 10)
+      const page = await c.app.inject({ method: 'GET', url: `/r/${publicId}` })
+      assert.match(page.body, /data-max-file-size="10"/)
       const big = await preparePublic(c.app, publicId, fields, [
         { name: 'big.txt', type: 'text/plain', content: 'z'.repeat(11) },
       ])
-      assert.equal(assertError(big, 413, 'quota_exceeded'), NO_ROOM_MESSAGES.largest_file)
+      assert.match(assertError(big, 400, 'invalid_request'), /this request accepts files of at most 10 bytes/)
       assert.equal(big.body.error.field, 'files[0].size')
+      await c.app.services.quotas.set(a.id, { maxFileBytes: null })
+      assert.equal(
+        (await call(c.app, 'GET', `/api/v1/public/requests/${publicId}`)).body.data.maxFileSize,
+        c.config.maxFileSize,
+      )
     })
 
     test('usage stays exact through uploads, trash, restore, delete for good, emptying, the purge, a folder delete and the account delete', async () => {

@@ -137,7 +137,8 @@ for (const engine of ENGINES) {
       const turnedOff = await lastEntry(db, account.id, 'webhook.changed')
       assert.deepEqual(turnedOff.actor, { type: 'system', id: null, name: null })
       assert.deepEqual(turnedOff.details.changed, ['isActive'])
-      assert.equal(turnedOff.details.reason, disabled?.disabledReason)
+      assert.equal(turnedOff.details.reason, 'failing')
+      assert.match(String(turnedOff.details.failingSince), /^\d{4}-\d{2}-\d{2}T/)
       assert.equal(turnedOff.details.isActive, false)
       // Its owner is told, once, by email.
       const mailSender = new MailSender({

@@ -1143,7 +1143,7 @@ export interface components {
              * @description What happened:
              *     - `account.created`: An account was made: by the setup link, an invitation, sign-up, single sign-on or an admin.
              *     - `account.signed_in`: Someone signed in to the account (`details.method`: password, sso, invitation, setup, sign_up).
-             *     - `account.sign_in_failed`: A sign-in was refused (`details.reason`); with no account for the address tried, the entry belongs to none.
+             *     - `account.sign_in_failed`: A sign-in was refused (`details.reason`: wrong_password, unknown_email, disabled, throttled (recorded once a minute per client), password_not_allowed (single sign-on only), other_identity (single sign-on: the address belongs to another identity)); with no account for the address tried, the entry belongs to none and says the address.
              *     - `account.password_changed`: The account’s password was changed by its owner, or set by the admin command.
              *     - `account.password_reset`: The account’s password was set with a password-reset link.
              *     - `account.password_reset_sent`: An admin sent the account a password-reset link.
@@ -1157,7 +1157,7 @@ export interface components {
              *     - `key.created`: An API key was made (`details.name`, `details.scopes`).
              *     - `key.revoked`: An API key was revoked.
              *     - `oauth.granted`: An application was allowed to use the account (`details.client`, `details.scopes`).
-             *     - `oauth.revoked`: An application’s access was revoked (connected applications).
+             *     - `oauth.revoked`: An application’s access ended: revoked by the account (connected applications), or by the application itself (it revoked its token, or the server ended the grant when one of its codes or refresh tokens was used twice).
              *     - `share.created`: A share link was made for a file, or a disabled or expired one reactivated.
              *     - `share.changed`: A share link’s settings were changed (`details.changed` names them).
              *     - `share.deleted`: A share link was deleted (disabled).
@@ -1171,13 +1171,13 @@ export interface components {
              *     - `request.changed`: A file request’s settings were changed (`details.changed` names them).
              *     - `request.closed`: A file request stopped accepting files (`details.reason`: disabled, maxFiles, deadline).
              *     - `webhook.created`: A webhook endpoint was made.
-             *     - `webhook.changed`: A webhook endpoint was changed, or its signing secret rotated.
+             *     - `webhook.changed`: A webhook endpoint was changed (`details.changed` names what), its signing secret rotated, or it was turned off by Coffer after its deliveries failed for days (`details.reason`: failing).
              *     - `webhook.deleted`: A webhook endpoint was deleted.
              */
-            kind: "account.created" | "account.signed_in" | "account.sign_in_failed" | "account.password_changed" | "account.password_reset" | "account.password_reset_sent" | "account.role_changed" | "account.disabled" | "account.enabled" | "account.deleted" | "account.quota_changed" | "invitation.created" | "invitation.revoked" | "key.created" | "key.revoked" | "oauth.granted" | "oauth.revoked" | "share.created" | "share.changed" | "share.deleted" | "folder_share.created" | "folder_share.changed" | "folder_share.deleted" | "file.trashed" | "file.restored" | "file.deleted" | "request.created" | "request.changed" | "request.closed" | "webhook.created" | "webhook.changed" | "webhook.deleted";
+            kind: string;
             actor: {
                 /** @description Who did it: the account in the web app (`account`), one of its API keys (`key`), an application it allowed (`oauth_client`), an admin (`admin`), the admin command on the server (`admin_command`), someone without an account (`visitor`: a sign-in attempt, a submitter), or the service itself (`system`: a deadline, the trash’s purge). */
-                type: "account" | "key" | "oauth_client" | "admin" | "admin_command" | "visitor" | "system";
+                type: string;
                 id: string | null;
                 name: string | null;
             };
@@ -1477,7 +1477,7 @@ export interface components {
             emailRequired: boolean;
             deadline: string | null;
             maxFiles: number | null;
-            /** @description The largest file accepted, in bytes: the request's own limit within the server's. */
+            /** @description The largest file accepted, in bytes: the request's own limit, within its owner's account's and the server's. */
             maxFileSize: number;
             /** @description Extensions and MIME types accepted; empty for any file. */
             allowedTypes: string[];
@@ -1865,7 +1865,7 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from `pagination.nextCursor` of the previous page. */
                 cursor?: string;
-                /** @description Page size (default 50). */
+                /** @description Page size (default 25). */
                 limit?: number;
                 /** @description Only entries of this kind, or of this family of kinds (`share` for every `share.*`). */
                 kind?: "account" | "invitation" | "key" | "oauth" | "share" | "folder_share" | "file" | "request" | "webhook" | "account.created" | "account.signed_in" | "account.sign_in_failed" | "account.password_changed" | "account.password_reset" | "account.password_reset_sent" | "account.role_changed" | "account.disabled" | "account.enabled" | "account.deleted" | "account.quota_changed" | "invitation.created" | "invitation.revoked" | "key.created" | "key.revoked" | "oauth.granted" | "oauth.revoked" | "share.created" | "share.changed" | "share.deleted" | "folder_share.created" | "folder_share.changed" | "folder_share.deleted" | "file.trashed" | "file.restored" | "file.deleted" | "request.created" | "request.changed" | "request.closed" | "webhook.created" | "webhook.changed" | "webhook.deleted";

@@ -1,7 +1,7 @@
 // What the audit log records, by kind: what the pages call it, and what it means (the API's description). The
-// API's `kind` filter, its OpenAPI enum, the pages' wording and the tests that every kind is recorded read this
-// one list. An entry's `details` hold what the
-// change was (names, scopes, settings), never a secret: no key, password, link secret or token is ever written.
+// API's `kind` filter, its description, the capability index and the pages' wording read this one list. An
+// entry's `details` hold what the change was (names, scopes, settings, a reason), never a secret: no key,
+// password, link secret or token is ever written.
 
 export const AUDIT_KINDS = {
   'account.created': {
@@ -15,7 +15,7 @@ export const AUDIT_KINDS = {
   'account.sign_in_failed': {
     label: 'Sign-in refused',
     about:
-      'A sign-in was refused (`details.reason`); with no account for the address tried, the entry belongs to none.',
+      'A sign-in was refused (`details.reason`: wrong_password, unknown_email, disabled, throttled (recorded once a minute per client), password_not_allowed (single sign-on only), other_identity (single sign-on: the address belongs to another identity)); with no account for the address tried, the entry belongs to none and says the address.',
   },
   'account.password_changed': {
     label: 'Password changed',
@@ -71,7 +71,8 @@ export const AUDIT_KINDS = {
   },
   'oauth.revoked': {
     label: 'Application’s access revoked',
-    about: 'An application’s access was revoked (connected applications).',
+    about:
+      'An application’s access ended: revoked by the account (connected applications), or by the application itself (it revoked its token, or the server ended the grant when one of its codes or refresh tokens was used twice).',
   },
   'share.created': {
     label: 'Share link made',
@@ -127,7 +128,8 @@ export const AUDIT_KINDS = {
   },
   'webhook.changed': {
     label: 'Webhook changed',
-    about: 'A webhook endpoint was changed, or its signing secret rotated.',
+    about:
+      'A webhook endpoint was changed (`details.changed` names what), its signing secret rotated, or it was turned off by Coffer after its deliveries failed for days (`details.reason`: failing).',
   },
   'webhook.deleted': {
     label: 'Webhook deleted',

@@ -1,24 +1,16 @@
 // Recording who did what: each entry is written in the transaction of the change it records (a change that
 // rolls back leaves none, one that commits always has one). The services say what happened and to which
 // account; who did it and from where comes from the request in flight (its credential or session, and its
-// client address), kept for the request by @fastify/request-context (registered by http/audit-context.ts), so no service
-// passes them along. Outside
-// any request (a background job, the admin command) the actor is the one the log was built with.
+// client address), kept for the request by @fastify/request-context (registered by http/audit-context.ts), so
+// no service passes them along. Outside any request (a background job, the admin command) the actor is the one
+// the log was built with.
 import { requestContext } from '@fastify/request-context'
 import type { Executor } from '../db/database.ts'
 import { newId } from '../ids.ts'
 import type { AuditEntriesRepository } from './audit-entries.repository.ts'
 import type { AuditKind } from './audit-kinds.ts'
 
-export const ACTOR_TYPES = [
-  'account',
-  'key',
-  'oauth_client',
-  'admin',
-  'admin_command',
-  'visitor',
-  'system',
-] as const
+const ACTOR_TYPES = ['account', 'key', 'oauth_client', 'admin', 'admin_command', 'visitor', 'system'] as const
 
 /**
  * Who did something: the account itself in the app (`account`), one of its API keys (`key`, with the key's name),
@@ -112,7 +104,9 @@ export class AuditLog {
           actor_type: actor.type,
           actor_id: actor.id,
           actor_name: actor.name,
-          address: context?.address ?? null,
+          // What the service does on its own (a purge run out of turn by a request) comes from no client.
+          address:
+            actor.type === 'system' || actor.type === 'admin_command' ? null : (context?.address ?? null),
           subject_id: entry.subjectId ?? null,
           details: JSON.stringify(entry.details ?? {}),
         }

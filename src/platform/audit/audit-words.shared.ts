@@ -1,5 +1,5 @@
-// An audit entry's actor and details in plain words, as the coffer command and the MCP tools show them (the pages
-// draw their own, with markup). Shared, so the clients read it without the server's modules.
+// An audit entry's actor and details in plain words: the pages say who acted with it (after "by"), and the coffer
+// command and the MCP tools show both. Shared, so the clients read it without the server's modules.
 
 /** Who acted, as the API answers it (`AuditEntry.actor`). */
 export interface ActorOfEntry {
@@ -8,23 +8,23 @@ export interface ActorOfEntry {
   name: string | null
 }
 
-/** `key "deploy bot"`, `admin ada@example.org`, `Coffer`... */
+/** `API key "deploy bot"`, `admin ada@example.org`, `Coffer, on its own`... */
 export function actorWords(actor: ActorOfEntry): string {
   switch (actor.type) {
     case 'account':
       return actor.name ?? actor.id ?? 'the account'
     case 'key':
-      return `key "${actor.name ?? actor.id ?? ''}"`
+      return `API key "${actor.name ?? actor.id ?? ''}"`
     case 'oauth_client':
-      return `app "${actor.name ?? actor.id ?? ''}"`
+      return `the application "${actor.name ?? actor.id ?? ''}"`
     case 'admin':
       return `admin ${actor.name ?? actor.id ?? ''}`
     case 'admin_command':
-      return 'the admin command'
+      return 'the admin command on the server'
     case 'visitor':
-      return 'a visitor'
+      return 'someone without an account'
     default:
-      return 'Coffer'
+      return 'Coffer, on its own'
   }
 }
 

@@ -66,6 +66,39 @@ export function normaliseEmail(email: string): string {
   return trimmed
 }
 
+/** The address a refused sign-in tried, for an entry of no account: kept only when it is one. */
+function triedAddress(email: string): { email: string } | { emailMalformed: true } {
+  try {
+    return { email: normaliseEmail(email) }
+  } catch {
+    return { emailMalformed: true }
+  }
+}
+
+/**
+ * Throttled sign-ins recorded lately, by client address: a client refused again and again is recorded once a
+ * minute, so that hammering the form cannot flood the log (and the owner's activity) with a row per attempt.
+ * In this process's memory, bounded: a fleet records at most once a minute per process.
+ */
+class ThrottledNotes {
+  static readonly INTERVAL_MS = 60_000
+  static readonly MAX_CLIENTS = 10_000
+  readonly #until = new Map<string, number>()
+
+  /** Whether a throttled refusal of `client` is to be recorded now (and then not again for a minute). */
+  take(client: string, now = Date.now()): boolean {
+    const until = this.#until.get(client)
+    if (until !== undefined && until > now) return false
+    this.#until.delete(client)
+    if (this.#until.size >= ThrottledNotes.MAX_CLIENTS) {
+      const oldest = this.#until.keys().next().value
+      if (oldest !== undefined) this.#until.delete(oldest)
+    }
+    this.#until.set(client, now + ThrottledNotes.INTERVAL_MS)
+    return true
+  }
+}
+
 /** What a count of attempts answers: whether one more may go ahead, and if not, how long until one may. */
 export interface AttemptDecision {
   allowed: boolean
@@ -143,6 +176,7 @@ export class AccountsService {
   readonly #devices: KnownDevices
   readonly #signUpPolicy: SignUpConfig
   readonly #audit: AuditLog
+  readonly #throttledNotes = new ThrottledNotes()
 
   constructor(deps: {
     transaction: Transactor
@@ -314,10 +348,12 @@ export class AccountsService {
     const refusal = throttled(taken.map(({ decision }) => decision))
     if (refusal) {
       await giveBack(taken.filter(({ decision }) => decision.allowed))
-      await this.noteFailedSignIn(await this.#enabledAccountOf(email), email, {
-        method: 'password',
-        reason: 'throttled',
-      })
+      if (this.#throttledNotes.take(input.client)) {
+        await this.noteFailedSignIn(await this.#enabledAccountOf(email), email, {
+          method: 'password',
+          reason: 'throttled',
+        })
+      }
       return refusal
     }
     const { account, named, found } = await this.#checkPassword(input.email, input.password)
@@ -365,8 +401,9 @@ export class AccountsService {
       await this.#audit.record(trx, {
         accountId: accountId ?? null,
         kind: 'account.sign_in_failed',
-        // The address someone tried is theirs to see only when it names no account (an admin reads it then).
-        details: accountId ? details : { ...details, email: email.slice(0, 254) },
+        // The address someone tried is theirs to see only when it names no account (an admin reads it then), and
+        // only when it is an address: people paste passwords into the email field, which must not be kept.
+        details: accountId ? details : { ...details, ...triedAddress(email) },
         actor: VISITOR,
       })
     })

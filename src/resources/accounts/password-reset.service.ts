@@ -96,8 +96,9 @@ export class PasswordResetService {
         expiresAt: now + RESET_LINK_LIFETIME_MS,
       })
       await this.#queueMail(trx, resetMessage(account.email, this.#resetPage(secret)))
-      if (byAdmin)
+      if (byAdmin) {
         await this.#audit.record(trx, { accountId: account.id, kind: 'account.password_reset_sent' })
+      }
     })
     return { kind: 'sent' }
   }
@@ -115,8 +116,10 @@ export class PasswordResetService {
    */
   async reset(secret: string, password: string): Promise<boolean> {
     checkNewPassword(password)
-    if (!isResetSecret(secret)) return false
-    // Hashed before the transaction, which holds SQLite's writer: scrypt takes a while.
+    // A link that does not work costs no hashing: anyone may post this form.
+    if (!(await this.isValid(secret))) return false
+    // Hashed before the transaction, which holds SQLite's writer: scrypt takes a while. The link is taken in it,
+    // so one used meanwhile is refused there.
     const hash = await hashPassword(password)
     const accountId = await this.#transaction(async (trx) => {
       const taken = await this.#resets.take(trx, hashSecret(secret), Date.now())

@@ -10,7 +10,7 @@ import { knownKind } from './audit.schemas.ts'
 
 const PAGE_SIZE = 50
 
-export const ActivityQuery = Type.Object(
+const ActivityQuery = Type.Object(
   {
     kind: Type.Optional(Type.String({ maxLength: 40 })),
     after: Type.Optional(Type.String({ maxLength: 128 })),

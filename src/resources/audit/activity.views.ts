@@ -4,6 +4,7 @@
 import { html } from 'ghtml'
 import { AUDIT_KINDS, type AuditKind, isAuditKind } from '../../platform/audit/audit-kinds.ts'
 import type { Actor } from '../../platform/audit/audit-log.ts'
+import { actorWords } from '../../platform/audit/audit-words.shared.ts'
 import { formatDateTime } from '../../platform/web/format.ts'
 import type { AppNav, Page } from '../../platform/web/layout.ts'
 import { ACCOUNT_PATHS, settingsPage } from '../accounts/account-pages.views.ts'
@@ -22,24 +23,13 @@ export const FAMILY_LABELS: Record<string, string> = {
   webhook: 'Webhooks',
 }
 
-/** Who did it, in words; `viewerId` is the account of the person reading, who is "you". */
-function actorWords(actor: Actor, viewerId: string | undefined): string {
-  switch (actor.type) {
-    case 'account':
-      return actor.id === viewerId ? 'by you' : html`by <bdi>${actor.name ?? actor.id ?? 'an account'}</bdi>`
-    case 'key':
-      return html`by API key “<bdi>${actor.name ?? ''}</bdi>”`
-    case 'oauth_client':
-      return html`by the application “<bdi>${actor.name ?? actor.id ?? ''}</bdi>”`
-    case 'admin':
-      return actor.id === viewerId ? 'by you, as admin' : html`by admin <bdi>${actor.name ?? ''}</bdi>`
-    case 'admin_command':
-      return 'by the admin command on the server'
-    case 'visitor':
-      return 'by someone without an account'
-    case 'system':
-      return 'by Coffer, on its own'
+/** Who did it, in words: "you" for the person reading, else as every client says it (audit-words.shared.ts). */
+function byWhom(actor: Actor, viewerId: string | undefined): string {
+  if (actor.id !== null && actor.id === viewerId) {
+    if (actor.type === 'account') return 'by you'
+    if (actor.type === 'admin') return 'by you, as admin'
   }
+  return html`by <bdi>${actorWords(actor)}</bdi>`
 }
 
 /** What the change was, from its details: "name: report.pdf · scopes: files:read files:write". */
@@ -65,7 +55,7 @@ export function entryItem(
   return html`<li class="item audit-entry">
 <div class="item-main">
 <p class="item-title">${labelOf(entry.kind)}!${options.account ? html` <span class="muted">&#183;</span> !${options.account(entry)}` : ''}</p>
-<p class="item-meta">!${actorWords(entry.actor, options.viewerId)}!${from} &#183; !${at}</p>
+<p class="item-meta">!${byWhom(entry.actor, options.viewerId)}!${from} &#183; !${at}</p>
 !${detailWords(entry.details)}
 </div>
 </li>`

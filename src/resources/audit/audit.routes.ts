@@ -8,7 +8,7 @@ import { AUDIT_KIND_FILTERS, serializeAuditEntry } from './audit.schemas.ts'
 
 const AuditQuery = Type.Object(
   {
-    ...PageQuery(50),
+    ...PageQuery(25),
     kind: Type.Optional(
       Type.Union(
         AUDIT_KIND_FILTERS.map((kind) => Type.Literal(kind)),
@@ -51,7 +51,7 @@ export const auditRoutes: Routes = async (app, { services }) => {
       },
     },
     async (request) => {
-      const { cursor, limit = 50, kind } = request.query
+      const { cursor, limit = 25, kind } = request.query
       const filter = {
         accountId: accountOf(request),
         kind,

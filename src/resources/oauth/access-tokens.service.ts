@@ -53,7 +53,7 @@ export class AccessTokensService {
       .filter((scope): scope is Scope => isScope(scope))
     const clientId = typeof payload.clientId === 'string' ? payload.clientId : null
     // The audit log names the application as its owner knows it (connected apps show the same name).
-    const client = clientId === null ? undefined : (await this.#records.clients([clientId])).get(clientId)
+    const client = clientId === null ? undefined : await this.#records.client(clientId)
     const name =
       client?.client_name === undefined ? clientId : displayedClientText(String(client.client_name))
     return {

@@ -109,10 +109,13 @@ export class ConnectedAppsService {
     await this.#revoke(grantId, undefined)
   }
 
-  /** Removes the grant and records it; `client` named, it is the account's doing, else the application's. */
+  /**
+   * Removes the grant and records it; `client` named, it is the account's doing (with its codes and tokens),
+   * else the application's, through the provider, which removes the codes and tokens itself meanwhile.
+   */
   async #revoke(grantId: string, client: string | undefined): Promise<void> {
     await this.#transaction(async (trx) => {
-      const ended = await this.#records.deleteGrant(grantId, trx)
+      const ended = await this.#records.deleteGrant(grantId, trx, client === undefined)
       // Gone meanwhile (revoked twice at once): the other revocation recorded it.
       if (!ended) return
       const name = client ?? (await this.clientName(ended.clientId, trx))

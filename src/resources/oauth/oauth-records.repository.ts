@@ -81,8 +81,18 @@ export class OauthRecordsRepository {
   /** The transaction the saves of `within`'s work join. */
   readonly #transactionOf = new AsyncLocalStorage<Executor>()
 
+  /** A client's registration, read outside any transaction (by its prepared statement). */
+  readonly #findClient: (hash: string) => Promise<{ payload: string }[]>
+
   constructor(db: Db) {
     this.#db = db.kysely
+    this.#findClient = prepare(db, 'oauth_client', 1, (hash: string) =>
+      db.kysely
+        .selectFrom('oauth_records')
+        .select('payload')
+        .where('model', '=', 'Client')
+        .where('id_hash', '=', hash),
+    )
     const findAccessToken = prepare(db, 'oauth_access_token', 1, (hash: string) =>
       db.kysely
         .selectFrom('oauth_records as t')
@@ -208,17 +218,18 @@ export class OauthRecordsRepository {
 
   /**
    * Removes a grant with every code and token issued under it (in `executor`, a transaction that records it);
-   * answers whose grant it was and its client, or undefined when there was no such grant.
+   * answers whose grant it was and its client, or undefined when there was no such grant. `grantRowOnly`: the
+   * provider's own revocation, which removes the codes and tokens itself at the same time (`revokeByGrantId`),
+   * so that the two never delete the same rows in two transactions (a deadlock on PostgreSQL).
    */
   async deleteGrant(
     grantId: string,
     executor: Executor = this.#db,
+    grantRowOnly = false,
   ): Promise<{ accountId: string; clientId: string } | undefined> {
-    const rows = await executor
-      .deleteFrom('oauth_records')
-      .where('grant_id', '=', grantId)
-      .returning(['model', 'account_id', 'payload'])
-      .execute()
+    let query = executor.deleteFrom('oauth_records').where('grant_id', '=', grantId)
+    if (grantRowOnly) query = query.where('model', '=', 'Grant')
+    const rows = await query.returning(['model', 'account_id', 'payload']).execute()
     this.#accessTokens.forget((token) => token.payload.grantId === grantId)
     const grant = rows.find((row) => row.model === 'Grant')
     if (!grant?.account_id) return undefined
@@ -265,6 +276,12 @@ export class OauthRecordsRepository {
   }
 
   /** Clients by id, for naming them. */
+  /** A client's registration, for authenticating its tokens: read as requests read, off the writer's queue. */
+  async client(clientId: string): Promise<OauthPayload | undefined> {
+    const [row] = await this.#findClient(hashSecret(clientId))
+    return row && (JSON.parse(row.payload) as OauthPayload)
+  }
+
   async clients(clientIds: string[], executor: Executor = this.#db): Promise<Map<string, OauthPayload>> {
     if (clientIds.length === 0) return new Map()
     const byHash = new Map(clientIds.map((id) => [hashSecret(id), id]))

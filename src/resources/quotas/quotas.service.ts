@@ -76,6 +76,11 @@ export class QuotasService {
     return usage
   }
 
+  /** The largest file the account may upload; null: none but the server's (a file request's page says it). */
+  async largestFileOf(accountId: string): Promise<number | null> {
+    return (await this.usage(accountId)).maxFileBytes
+  }
+
   /** Sets an account's quota and largest file; what is left out stays. Answers the usage with the new limits. */
   async set(accountId: string, change: QuotaChange): Promise<Usage> {
     for (const [field, value] of [

@@ -74,7 +74,7 @@ deadline, or full: it received \`maxFiles\` files) a 410 that says why and nothi
       if (found.state !== 'open') throw new AppError('gone', CLOSED_MESSAGES[found.state])
       const { request: fileRequest } = found
       return {
-        data: serializePublicRequest(fileRequest, publicRequests.largestFile(fileRequest), urls),
+        data: serializePublicRequest(fileRequest, await publicRequests.largestFile(fileRequest), urls),
       }
     },
   )

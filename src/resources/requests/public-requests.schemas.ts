@@ -20,7 +20,8 @@ export const PublicFileRequestSchema = Extension(
       deadline: Nullable(DateTime('After this time the request accepts no more files.')),
       maxFiles: Nullable(Type.Integer({ description: 'Files the request accepts in all, from everyone.' })),
       maxFileSize: Type.Integer({
-        description: "The largest file accepted, in bytes: the request's own limit within the server's.",
+        description:
+          "The largest file accepted, in bytes: the request's own limit, within its owner's account's and the server's.",
       }),
       allowedTypes: Type.Array(Type.String(), {
         description: 'Extensions and MIME types accepted; empty for any file.',

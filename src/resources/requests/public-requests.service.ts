@@ -65,22 +65,30 @@ const closed = (state: Exclude<RequestState, 'open'>) =>
     'Ask the person who sent the link whether they still want the files.',
   )
 
+/** The largest file an account may upload, set by an admin (quotas/); null: none but the server's. */
+export interface OwnersLargestFile {
+  largestFileOf(accountId: string): Promise<number | null>
+}
+
 export class PublicRequestsService {
   readonly #requests: RequestsRepository
   readonly #uploadsRepository: UploadsRepository
   readonly #uploads: UploadsService
   readonly #maxFileSize: number
+  readonly #owners: OwnersLargestFile
 
   constructor(deps: {
     requests: RequestsRepository
     uploadsRepository: UploadsRepository
     uploads: UploadsService
     maxFileSize: number
+    owners: OwnersLargestFile
   }) {
     this.#requests = deps.requests
     this.#uploadsRepository = deps.uploadsRepository
     this.#uploads = deps.uploads
     this.#maxFileSize = deps.maxFileSize
+    this.#owners = deps.owners
   }
 
   /** The request behind a public id, and its state. */
@@ -90,10 +98,14 @@ export class PublicRequestsService {
     return { kind: 'found', state: requestStateOf(request), request }
   }
 
-  /** The largest file the request accepts: its own limit, within the server's. */
-  largestFile(request: PublicFileRequest): number {
-    const own = request.limits.maxFileSize
-    return own === null ? this.#maxFileSize : Math.min(own, this.#maxFileSize)
+  /**
+   * The largest file the request accepts: its own limit, within its owner's (an admin's setting of the account,
+   * which a submission counts toward) and the server's. What the page and the public API say, and what the
+   * preparation checks, so a submitter is never shown a limit that is not the one applied.
+   */
+  async largestFile(request: PublicFileRequest): Promise<number> {
+    const owners = await this.#owners.largestFileOf(request.accountId)
+    return Math.min(this.#maxFileSize, request.limits.maxFileSize ?? Infinity, owners ?? Infinity)
   }
 
   /**
@@ -115,7 +127,7 @@ export class PublicRequestsService {
     const { request } = found
     const checked = checkSubmitter(input, request)
     if ('problem' in checked) throw invalid(checked.problem.message, undefined, checked.problem.field)
-    this.#checkFiles(request, input.files)
+    await this.#checkFiles(request, input.files)
     return this.#uploads
       .prepare(
         request.accountId,
@@ -152,8 +164,8 @@ export class PublicRequestsService {
     await this.#uploads.cancelByGrant(request.id, uploads)
   }
 
-  #checkFiles(request: PublicFileRequest, files: FileDeclaration[]): void {
-    const largest = this.largestFile(request)
+  async #checkFiles(request: PublicFileRequest, files: FileDeclaration[]): Promise<void> {
+    const largest = await this.largestFile(request)
     const { allowedTypes } = request.limits
     for (const [i, file] of files.entries()) {
       if (file.size > largest) {

@@ -24,7 +24,7 @@ export const requestPagesRoutes: Routes = async (app, { services, urls, web }) =
       const settings = {
         serverPath: new URL(urls.origin).pathname.replace(/\/$/, ''),
         blobApiUrl: urls.blobApi,
-        maxFileSize: publicRequests.largestFile(found.request),
+        maxFileSize: await publicRequests.largestFile(found.request),
         timeZone: readerTimeZone(request),
       }
       return web.send(reply, 200, requestPage(found.request, settings))

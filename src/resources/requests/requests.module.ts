@@ -81,6 +81,7 @@ export const requestsModule: Module = {
           uploadsRepository: r.uploads,
           uploads: services.uploads,
           maxFileSize: config.maxFileSize,
+          owners: services.quotas,
         }),
         submissions: new SubmissionsService({
           requests: r.requests,

@@ -503,7 +503,6 @@ export class RequestsRepository {
     return row && toPublicRequest(row)
   }
 
-  /** Counts one more submission to the request, in the transaction that records it. */
   /**
    * Counts a submission of the request; answers whether it was the last its file limit allows (the request
    * closes with it), and that limit, as this transaction leaves the count and the limit.

@@ -96,7 +96,9 @@ const folderNotFound = (folderId: string | null | undefined) =>
  * What the audit log says of a request: its title and settings as a reader may see them (not its description,
  * a text of any length whose changes `changed` names).
  */
-export function requestAuditDetails(request: FileRequest): AuditDetails {
+export function requestAuditDetails(
+  request: Pick<FileRequest, 'title' | 'folderId' | 'isActive' | 'limits'>,
+): AuditDetails {
   const { deadlineAt, maxFiles, maxFileSize, allowedTypes } = request.limits
   return {
     title: request.title,

@@ -10,7 +10,7 @@ import type { FilesService } from '../files/files.service.ts'
 import type { ReceivedUpload, SubmissionReceiver } from '../uploads/processing.job.ts'
 import type { EventLog } from '../webhooks/events.ts'
 import type { RequestsRepository, Submission } from './requests.repository.ts'
-import type { RequestEvents } from './requests.service.ts'
+import { type RequestEvents, requestAuditDetails } from './requests.service.ts'
 import { describeAllowedTypes, isAcceptedType } from './submission-rules.shared.ts'
 
 const requestDeleted = () =>
@@ -77,7 +77,7 @@ export class SubmissionsService implements SubmissionReceiver {
             accountId: request.accountId,
             kind: 'request.closed',
             subjectId: request.id,
-            details: { reason: 'maxFiles', title: request.title, maxFiles },
+            details: { reason: 'maxFiles', ...requestAuditDetails(request), maxFiles },
             actor: VISITOR,
           })
         }

@@ -266,7 +266,12 @@ export class WebhookSender {
         accountId: endpoint.accountId,
         kind: 'webhook.changed',
         subjectId: endpoint.id,
-        details: { changed: ['isActive'], reason, ...webhookAuditDetails({ ...endpoint, isActive: false }) },
+        details: {
+          changed: ['isActive'],
+          reason: 'failing',
+          failingSince: new Date(failingSince).toISOString(),
+          ...webhookAuditDetails({ ...endpoint, isActive: false }),
+        },
         actor: SYSTEM,
       })
       return true

@@ -169,7 +169,7 @@ export class WebhooksService {
       Date.now() + ROTATION_GRACE_MS,
       (trx, endpoint) =>
         // That it was rotated, never the secret (nor its generation, from which with the server's key it follows).
-        this.#record(trx, 'webhook.changed', endpoint, { changed: ['secret'], secretRotated: true }),
+        this.#record(trx, 'webhook.changed', endpoint, { changed: ['secret'] }),
     )
     if (!rotated) throw notFound(`Webhook ${id}`)
     return { ...rotated, secret: await this.#secrets.secretOf(rotated.id, rotated.secretGeneration) }
