@@ -51,8 +51,16 @@ describe('background jobs on one PostgreSQL database', {
     const held = new Promise<void>((resolve) => {
       release = resolve
     })
-    const running = one.exclusively('chore', () => held)
-    await sleep(100)
+    let started = () => {}
+    const holding = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    const running = one.exclusively('chore', () => {
+      started()
+      return held
+    })
+    // Held once the job runs (not after a pause: a loaded machine may take longer to connect).
+    await holding
     let ranTwice = false
     assert.equal(
       await two.exclusively('chore', async () => {
@@ -70,14 +78,19 @@ describe('background jobs on one PostgreSQL database', {
     // A process that dies holding it: its connection goes (ended here by the server), and the lock with it.
     const dying = open()
     let finish = () => {}
+    let dyingStarted = () => {}
+    const dyingHolds = new Promise<void>((resolve) => {
+      dyingStarted = resolve
+    })
     const dyingJob = dying.exclusively(
       'chore',
       () =>
         new Promise<void>((resolve) => {
           finish = resolve
+          dyingStarted()
         }),
     )
-    await sleep(100)
+    await dyingHolds
     assert.equal(await two.exclusively('chore', async () => {}), false)
     // Only this test's database: other test files run their migrations (under an advisory lock) at the same time.
     await sql`select pg_terminate_backend(pid) from pg_locks
@@ -97,14 +110,19 @@ describe('background jobs on one PostgreSQL database', {
   test('three servers started together skip the storage check another holds, then run it', async () => {
     const holder = open()
     let release = () => {}
+    let held = () => {}
+    const holds = new Promise<void>((resolve) => {
+      held = resolve
+    })
     const holding = holder.exclusively(
       'storage-check',
       () =>
         new Promise<void>((resolve) => {
           release = resolve
+          held()
         }),
     )
-    await sleep(100)
+    await holds
     const env = {
       DATA_DIR: dataDir,
       DATABASE_URL: database.url ?? '',
@@ -119,7 +137,10 @@ describe('background jobs on one PostgreSQL database', {
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as { msg: string })
-    await sleep(1500)
+    // Each tries within an interval or so; a loaded machine is given up to ten.
+    const triedAndSkipped = (server: ServerProcess) =>
+      lines(server).some((line) => line.msg === 'storage check: another process is running it')
+    for (let i = 0; i < 100 && !servers.every(triedAndSkipped); i++) await sleep(100)
     for (const server of servers) {
       const messages = lines(server).map((line) => line.msg)
       assert.ok(messages.includes('storage check: another process is running it'), messages.join('\n'))
