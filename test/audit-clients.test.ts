@@ -2,34 +2,11 @@
 // `list_activity` (through `coffer mcp` over stdio), each showing the entries the API answers, by family, with
 // who acted and from where; a credential without audit:read is refused on each. On each engine.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { connectMcp, runCoffer } from './support/coffer-command.ts'
 import { ALL, createAccount, createFile, ENGINES } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
-
-const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'clients', 'coffer-cli', 'main.ts')
-
-function coffer(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}
 
 for (const engine of ENGINES) {
   describe(`the audit log on the clients [${engine}]`, () => {
@@ -61,7 +38,7 @@ for (const engine of ENGINES) {
     test('coffer activity: a table by family, the same entries as JSON; without audit:read, refused', async () => {
       const { account, token } = await accountWithActivity()
       const env = { COFFER_URL: ctx.base, COFFER_TOKEN: token }
-      const human = await coffer(['activity', '--kind', 'file'], env)
+      const human = await runCoffer(['activity', '--kind', 'file'], env)
       assert.equal(human.code, 0, human.stderr)
       const lines = human.stdout.trimEnd().split('\n')
       assert.match(lines[0] ?? '', /^WHEN\s+WHAT\s+BY\s+FROM\s+DETAILS$/)
@@ -71,7 +48,7 @@ for (const engine of ENGINES) {
         /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}\s+file\.trashed\s+API key "laptop"\s+127\.0\.0\.1\s+name=old-draft\.txt/,
       )
 
-      const json = await coffer(['--json', 'activity', '--limit', '3'], env)
+      const json = await runCoffer(['--json', 'activity', '--limit', '3'], env)
       assert.equal(json.code, 0, json.stderr)
       const entries = JSON.parse(json.stdout)
       assert.ok(entries.length >= 2 && entries.length <= 3)
@@ -79,27 +56,14 @@ for (const engine of ENGINES) {
       assert.deepEqual(entries[0].actor.name, 'laptop')
 
       const narrow = await account.key(['files:read'])
-      const refused = await coffer(['activity'], { COFFER_URL: ctx.base, COFFER_TOKEN: narrow })
+      const refused = await runCoffer(['activity'], { COFFER_URL: ctx.base, COFFER_TOKEN: narrow })
       assert.equal(refused.code, 3, refused.stdout + refused.stderr)
       assert.match(refused.stderr, /audit:read/)
     })
 
     test('MCP list_activity: the entries in words and as structured content', async () => {
       const { token } = await accountWithActivity()
-      const client = new Client({ name: 'coffer-test', version: '1.0.0' })
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [MAIN, 'mcp', '--poll', '0'],
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: '/nonexistent',
-            COFFER_URL: ctx.base,
-            COFFER_TOKEN: token,
-          },
-          stderr: 'pipe',
-        }),
-      )
+      const client = await connectMcp(ctx.base, token, ['--poll', '0'])
       try {
         const tool = (await client.listTools()).tools.find((t) => t.name === 'list_activity')
         assert.equal(tool?.annotations?.readOnlyHint, true)

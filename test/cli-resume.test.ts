@@ -3,7 +3,6 @@
 // the file made hashes as the one on disk; after a Ctrl-C it says how to resume, and exits 130 with the upload
 // kept; --no-resume starts over.
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,41 +12,16 @@ import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Coffer, type ResumeRecord } from '../src/clients/sdk/index.ts'
 import { formatSize } from '../src/platform/format-size.shared.ts'
+import { startCoffer } from './support/coffer-command.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { freePort } from './support/ports.ts'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.ts'
 import { type ListeningContext, seededStream, sha256Of, startListening } from './support/uploads.ts'
 
-const ROOT = path.resolve(import.meta.dirname, '..')
-const MAIN = path.join(ROOT, 'src', 'clients', 'coffer-cli', 'main.ts')
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 /** What a run sends beyond the parts' bytes: the requests' heads, the API's calls. */
 const OVERHEAD = 256 * 1024
-
-interface Result {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
-/** `coffer args…` as a process of its own, without a terminal; `done` resolves once it has exited. */
-function start(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Result> } {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.on('data', (chunk) => (stdout += chunk))
-  child.stderr?.on('data', (chunk) => (stderr += chunk))
-  const done = new Promise<Result>((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
-  })
-  return { child, done }
-}
 
 /** The records of unfinished uploads the command keeps (XDG_CONFIG_HOME/coffer/uploads). */
 async function records(config: string): Promise<ResumeRecord[]> {
@@ -114,7 +88,7 @@ for (const engine of ENGINES) {
       const digest = seeded.digest()
 
       proxy.reset()
-      const first = start(['upload', file], env)
+      const first = startCoffer(['upload', file], env)
       let exited = false
       void first.done.then(() => (exited = true))
       await storedAtLeast(env.XDG_CONFIG_HOME as string, size / 2, () => exited)
@@ -133,7 +107,7 @@ for (const engine of ENGINES) {
       const stored = status.multipart.parts.reduce((sum, part) => sum + part.size, 0)
 
       proxy.reset()
-      const second = await start(['upload', file], env).done
+      const second = await startCoffer(['upload', file], env).done
       const sentSecond = proxy.sent
       t.diagnostic(
         `1 GiB: the first run sent ${sentFirst} bytes and was killed with ${stored} stored (${status.multipart.parts.length} parts); the second sent ${sentSecond} bytes (${((100 * sentSecond) / size).toFixed(1)} % of the file)`,
@@ -180,7 +154,7 @@ for (const engine of ENGINES) {
       const config = env.XDG_CONFIG_HOME as string
 
       const interrupt = async () => {
-        const run = start(['upload', file], env)
+        const run = startCoffer(['upload', file], env)
         let exited = false
         void run.done.then(() => (exited = true))
         await storedAtLeast(config, 8 * MiB, () => exited)
@@ -202,7 +176,7 @@ for (const engine of ENGINES) {
       )
 
       proxy.reset()
-      const over = await start(['upload', file, '--no-resume'], env).done
+      const over = await startCoffer(['upload', file, '--no-resume'], env).done
       assert.equal(over.code, 0, over.stderr)
       assert.doesNotMatch(over.stderr, /resuming/)
       const sentOver = proxy.sent
@@ -221,7 +195,7 @@ for (const engine of ENGINES) {
       )
       const stored = status.multipart.parts.reduce((sum, part) => sum + part.size, 0)
       proxy.reset()
-      const resumed = await start(['upload', file], env).done
+      const resumed = await startCoffer(['upload', file], env).done
       const sent = proxy.sent
       t.diagnostic(
         `${size} bytes: --no-resume sent ${sentOver}; after a Ctrl-C with ${stored} stored, the run again sent ${sent}`,

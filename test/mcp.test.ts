@@ -3,21 +3,18 @@
 // its tools and resources, and calls every tool against a real server on both engines; a tool whose scope the
 // key lacks is refused with the API's error; changes to the file list are notified.
 import assert from 'node:assert/strict'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout } from 'node:timers/promises'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {
   type CallToolResult,
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { Coffer } from '../src/clients/sdk/index.ts'
+import { connectMcp } from './support/coffer-command.ts'
 import { createAccount, ENGINES } from './support/harness.ts'
 import { submit } from './support/submissions.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
-
-const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'clients', 'coffer-cli', 'main.ts')
 
 const TOOLS = [
   'search_files',
@@ -46,19 +43,6 @@ const TOOLS = [
 ]
 
 /** An MCP client of `coffer mcp` signed in with `token`. */
-async function connect(base: string, token: string, options: string[] = []): Promise<Client> {
-  const client = new Client({ name: 'coffer-test', version: '1.0.0' })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [MAIN, 'mcp', ...options],
-      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', COFFER_URL: base, COFFER_TOKEN: token },
-      stderr: 'pipe',
-    }),
-  )
-  return client
-}
-
 for (const engine of ENGINES) {
   describe(`coffer mcp [${engine}]`, () => {
     let ctx: ListeningContext
@@ -71,7 +55,7 @@ for (const engine of ENGINES) {
 
     test('every tool, listed with its schema and hints, then called; the file resource read', async () => {
       const account = await createAccount(ctx.app)
-      const client = await connect(ctx.base, account.token)
+      const client = await connectMcp(ctx.base, account.token)
       try {
         const { tools } = await client.listTools()
         assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOLS].sort())
@@ -325,7 +309,7 @@ for (const engine of ENGINES) {
       const api = new Coffer({ url: ctx.base, credentials: { apiKey: account.token } })
       const folder = await api.folders.create('Reports')
       await api.files.upload(Buffer.from('q1 figures'), { name: 'q1.txt', folderId: folder.id })
-      const client = await connect(ctx.base, account.token)
+      const client = await connectMcp(ctx.base, account.token)
       try {
         const { tools } = await client.listTools()
         const shareFolder = tools.find((t) => t.name === 'share_folder')
@@ -427,7 +411,7 @@ for (const engine of ENGINES) {
         return seen
       }
 
-      const quiet = await connect(ctx.base, token, ['--poll', '0'])
+      const quiet = await connectMcp(ctx.base, token, ['--poll', '0'])
       try {
         const seen = listChanges(quiet)
         await quiet.callTool({ name: 'upload_file', arguments: { name: 'mine.txt', content: 'mine' } })
@@ -440,7 +424,7 @@ for (const engine of ENGINES) {
         await quiet.close()
       }
 
-      const watching = await connect(ctx.base, token, ['--poll', '0.2'])
+      const watching = await connectMcp(ctx.base, token, ['--poll', '0.2'])
       try {
         const seen = listChanges(watching)
         await setTimeout(600)
@@ -456,7 +440,7 @@ for (const engine of ENGINES) {
 
     test('a tool whose scope the credential lacks is refused, as the API refuses it', async () => {
       const account = await createAccount(ctx.app)
-      const client = await connect(ctx.base, await account.key(['files:read']))
+      const client = await connectMcp(ctx.base, await account.key(['files:read']))
       try {
         assert.equal(
           ((await client.callTool({ name: 'list_files', arguments: {} })) as CallToolResult).isError,
@@ -497,7 +481,7 @@ describe('coffer mcp, with a server that keeps no trash [sqlite]', () => {
 
   test('delete_file says the delete is final; list_trash that the server keeps none', async () => {
     const account = await createAccount(ctx.app)
-    const client = await connect(ctx.base, account.token)
+    const client = await connectMcp(ctx.base, account.token)
     try {
       const uploaded = (await client.callTool({
         name: 'upload_file',

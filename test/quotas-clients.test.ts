@@ -2,37 +2,15 @@
 // with --json, MCP's `get_usage` (through `coffer mcp` over stdio), and the refusal of an upload past the quota
 // as each client shows it (the SDK's CofferError, the command's error, the MCP tool's error). On each engine.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { Coffer, CofferError } from '../src/clients/sdk/index.ts'
+import { connectMcp, runCoffer } from './support/coffer-command.ts'
 import { createAccount, createFile, ENGINES } from './support/harness.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
-
-const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'clients', 'coffer-cli', 'main.ts')
-
-function coffer(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}
 
 for (const engine of ENGINES) {
   describe(`quotas on the clients [${engine}]`, () => {
@@ -80,13 +58,13 @@ for (const engine of ENGINES) {
       await ctx.app.services.files.delete(account.id, deleted.id, { error() {}, warn() {} } as never)
       await ctx.app.services.quotas.set(account.id, { maxFileBytes: 3000 })
       const env = { COFFER_URL: ctx.base, COFFER_TOKEN: account.token }
-      const human = await coffer(['stats', '--days', '1'], env)
+      const human = await runCoffer(['stats', '--days', '1'], env)
       assert.equal(human.code, 0, human.stderr)
       assert.match(
         human.stdout,
         /^Storage: 5 kB of 10 kB used \(50%\), 5 kB left\nFiles: 2, 1 of them in the trash \(1 kB\)\nLargest file: 3 kB\nViews 0, downloads 0/,
       )
-      const json = await coffer(['--json', 'stats', '--days', '1'], env)
+      const json = await runCoffer(['--json', 'stats', '--days', '1'], env)
       assert.equal(json.code, 0, json.stderr)
       assert.deepEqual(JSON.parse(json.stdout).usage, {
         files: 2,
@@ -99,7 +77,7 @@ for (const engine of ENGINES) {
       })
       const local = path.join(dir, `big-${engine}.bin`)
       await writeFile(local, Buffer.alloc(3001))
-      const refused = await coffer(['upload', local], env)
+      const refused = await runCoffer(['upload', local], env)
       assert.notEqual(refused.code, 0)
       assert.match(
         `${refused.stdout}${refused.stderr}`,
@@ -110,20 +88,7 @@ for (const engine of ENGINES) {
     test('MCP: get_usage says it in words and in structured content', async () => {
       const account = await createAccount(ctx.app)
       await createFile(ctx, account.id, { content: 'w'.repeat(1500) })
-      const client = new Client({ name: 'coffer-test', version: '1.0.0' })
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [MAIN, 'mcp', '--poll', '0'],
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: '/nonexistent',
-            COFFER_URL: ctx.base,
-            COFFER_TOKEN: account.token,
-          },
-          stderr: 'pipe',
-        }),
-      )
+      const client = await connectMcp(ctx.base, account.token, ['--poll', '0'])
       try {
         const tool = (await client.listTools()).tools.find((t) => t.name === 'get_usage')
         assert.equal(tool?.annotations?.readOnlyHint, true)

@@ -15,13 +15,13 @@ import { barLine } from '../src/clients/coffer-cli/progress.ts'
 import { ALL_SCOPES } from '../src/platform/auth/scopes.ts'
 import { formatSize } from '../src/platform/format-size.shared.ts'
 import { browserMissing, launchBrowser, newContext } from './support/browser.ts'
+import { COFFER_MAIN as MAIN, runCoffer } from './support/coffer-command.ts'
 import { createAccount, createFile, ENGINES } from './support/harness.ts'
 import { consent, signInIfAsked } from './support/oauth.ts'
 import { type ListeningContext, startListening } from './support/uploads.ts'
 
 const run = promisify(execFile)
 const ROOT = path.resolve(import.meta.dirname, '..')
-const MAIN = path.join(ROOT, 'src', 'clients', 'coffer-cli', 'main.ts')
 const PASSWORD = 'correct horse battery staple'
 const tmuxMissing = (await run('tmux', ['-V']).then(
   () => false,
@@ -29,29 +29,6 @@ const tmuxMissing = (await run('tmux', ['-V']).then(
 ))
   ? 'tmux is not installed (apt-get install tmux)'
   : false
-
-interface Result {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-/** Runs `coffer args…` with `env`, without a terminal; resolves with its exit code and output. */
-function coffer(args: string[], env: Record<string, string>, stdin?: string): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? '', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end(stdin ?? '')
-  })
-}
 
 /** A terminal of 120 × 30 in tmux, running `command`; its screen is read with `screen()`. */
 class Terminal {
@@ -187,7 +164,7 @@ for (const engine of ENGINES) {
       assert.ok(saved.servers.default.oauth.tokens.refreshToken)
 
       // Signed in: the token works, then logout revokes it (the server forgets the grant).
-      const listed = await coffer(['--json', 'ls'], env)
+      const listed = await runCoffer(['--json', 'ls'], env)
       assert.equal(listed.code, 0, listed.stderr)
       assert.deepEqual(JSON.parse(listed.stdout), [])
 
@@ -197,7 +174,7 @@ for (const engine of ENGINES) {
       const expired = structuredClone(saved)
       expired.servers.default.oauth.tokens.expiresAt = 0
       await writeFile(file, JSON.stringify(expired))
-      const together = await Promise.all([1, 2, 3].map(() => coffer(['--json', 'ls'], env)))
+      const together = await Promise.all([1, 2, 3].map(() => runCoffer(['--json', 'ls'], env)))
       assert.deepEqual(
         together.map((result) => [result.code, result.stderr]),
         [1, 2, 3].map(() => [0, '']),
@@ -205,16 +182,16 @@ for (const engine of ENGINES) {
       const rotated = JSON.parse(await readFile(file, 'utf8')).servers.default.oauth.tokens
       assert.notEqual(rotated.refreshToken, saved.servers.default.oauth.tokens.refreshToken)
       assert.ok(rotated.expiresAt > Date.now())
-      assert.equal((await coffer(['ls'], env)).code, 0, 'the grant lives on')
+      assert.equal((await runCoffer(['ls'], env)).code, 0, 'the grant lives on')
 
       const accessToken = rotated.accessToken
-      const out = await coffer(['logout'], env)
+      const out = await runCoffer(['logout'], env)
       assert.equal(out.code, 0, out.stderr)
       const refused = await fetch(`${ctx.base}/api/v1/files`, {
         headers: { authorization: `Bearer ${accessToken}` },
       })
       assert.equal(refused.status, 401)
-      assert.equal((await coffer(['ls'], env)).code, 3, 'signed out')
+      assert.equal((await runCoffer(['ls'], env)).code, 3, 'signed out')
     })
 
     test('login denied in the browser: the command stops at once and says so', {
@@ -252,7 +229,7 @@ for (const engine of ENGINES) {
       skip: tmuxMissing,
     }, async () => {
       const account = await createAccount(ctx.app)
-      const key = await coffer(['login', ctx.base, '--with-key'], env, `${account.token}\n`)
+      const key = await runCoffer(['login', ctx.base, '--with-key'], env, `${account.token}\n`)
       assert.equal(key.code, 0, key.stderr)
 
       const tree = path.join(dir, `tree-${engine}`)
@@ -293,28 +270,28 @@ for (const engine of ENGINES) {
       }
 
       // Without a terminal, results only; --json for scripts.
-      const listed = await coffer(['--json', 'ls', '--folder', 'Trees'], env)
+      const listed = await runCoffer(['--json', 'ls', '--folder', 'Trees'], env)
       assert.equal(listed.code, 0, listed.stderr)
       const files = JSON.parse(listed.stdout) as { id: string; name: string; size: number }[]
       assert.deepEqual(files.map((f) => f.name).sort(), ['big.bin', 'notes.txt', 'second.bin'])
-      const human = await coffer(['ls', '--query', 'NOTES'], env)
+      const human = await runCoffer(['ls', '--query', 'NOTES'], env)
       assert.match(human.stdout, /^ID\s+SIZE\s+ADDED\s+LINK\s+NAME\nfil_\w+ .* notes\.txt\n$/)
       assert.match(human.stdout, /notes\.txt/)
       assert.doesNotMatch(human.stdout, /big\.bin/)
 
-      const shared = await coffer(['--json', 'share', 'notes.txt', '--expires', '7d'], env)
+      const shared = await runCoffer(['--json', 'share', 'notes.txt', '--expires', '7d'], env)
       assert.equal(shared.code, 0, shared.stderr)
       const share = JSON.parse(shared.stdout)
       assert.ok(Date.parse(share.expiresAt) > Date.now() + 6 * 86_400_000)
       assert.equal((await fetch(share.publicUrl)).status, 200)
-      assert.equal((await coffer(['share', 'notes.txt'], env)).stdout.trim(), share.publicUrl)
-      const moved = await coffer(['--json', 'mv', 'notes.txt', '--name', 'todo.txt', '--root'], env)
+      assert.equal((await runCoffer(['share', 'notes.txt'], env)).stdout.trim(), share.publicUrl)
+      const moved = await runCoffer(['--json', 'mv', 'notes.txt', '--name', 'todo.txt', '--root'], env)
       assert.deepEqual([JSON.parse(moved.stdout).name, JSON.parse(moved.stdout).folderId], ['todo.txt', null])
       // The link's state (share-state.ts) is the LINK column.
-      assert.match((await coffer(['ls', '--query', 'todo'], env)).stdout, /\sactive\s+todo\.txt\n$/)
-      assert.equal((await coffer(['unshare', 'todo.txt'], env)).code, 0)
+      assert.match((await runCoffer(['ls', '--query', 'todo'], env)).stdout, /\sactive\s+todo\.txt\n$/)
+      assert.equal((await runCoffer(['unshare', 'todo.txt'], env)).code, 0)
       assert.equal((await fetch(share.publicUrl)).status, 410, 'a link turned off is gone')
-      assert.match((await coffer(['ls', '--query', 'todo'], env)).stdout, /\sdisabled\s+todo\.txt\n$/)
+      assert.match((await runCoffer(['ls', '--query', 'todo'], env)).stdout, /\sdisabled\s+todo\.txt\n$/)
 
       // A download killed part way resumes from where its part file ends.
       const bigFile = files.find((f) => f.name === 'big.bin') as { id: string }
@@ -333,13 +310,13 @@ for (const engine of ENGINES) {
       await new Promise((resolve) => first.once('close', resolve))
       const had = (await stat(partial)).size
       assert.ok(had < big.length, 'killed before the end')
-      const resumed = await coffer(['--json', 'download', bigFile.id, '-o', target], env)
+      const resumed = await runCoffer(['--json', 'download', bigFile.id, '-o', target], env)
       assert.equal(resumed.code, 0, resumed.stderr)
       assert.equal(JSON.parse(resumed.stdout).resumedFrom, had)
       assert.ok((await readFile(target)).equals(big), 'the bytes, whole')
       await assert.rejects(stat(partial))
 
-      const request = await coffer(
+      const request = await runCoffer(
         ['--json', 'request', 'create', '--title', 'Receipts', '--max-files', '3'],
         env,
       )
@@ -347,15 +324,15 @@ for (const engine of ENGINES) {
       const created = JSON.parse(request.stdout)
       assert.equal((await fetch(created.publicUrl)).status, 200)
       assert.match(
-        (await coffer(['request', 'list'], env)).stdout,
+        (await runCoffer(['request', 'list'], env)).stdout,
         new RegExp(`^ID\\s+STATE\\s+FILES\\s+TITLE\\n${created.id}\\s+open\\s+0\\s+Receipts\\n`),
       )
-      const submissions = await coffer(['--json', 'request', 'submissions', created.id], env)
+      const submissions = await runCoffer(['--json', 'request', 'submissions', created.id], env)
       assert.deepEqual(JSON.parse(submissions.stdout), [])
-      const stats = await coffer(['--json', 'stats', '--days', '7'], env)
+      const stats = await runCoffer(['--json', 'stats', '--days', '7'], env)
       assert.equal(JSON.parse(stats.stdout).daily.days.length, 7)
       // For people, the days that had any views or downloads; the share link above had one of each today.
-      const perDay = (await coffer(['stats', '--days', '7'], env)).stdout
+      const perDay = (await runCoffer(['stats', '--days', '7'], env)).stdout
       const today = new Date().toISOString().slice(0, 10)
       assert.match(
         perDay,
@@ -364,7 +341,7 @@ for (const engine of ENGINES) {
         ),
       )
 
-      const removed = await coffer(['--json', 'rm', 'todo.txt', bigFile.id], env)
+      const removed = await runCoffer(['--json', 'rm', 'todo.txt', bigFile.id], env)
       assert.equal(JSON.parse(removed.stdout).deletedIds.length, 2)
     })
 
@@ -420,15 +397,15 @@ for (const engine of ENGINES) {
       const scans = await ctx.app.services.folders.create(account.id, 'Scans')
       const note = path.join(dir, 'scan-001.txt')
       await writeFile(note, 'scanned')
-      const uploaded = await coffer(['--json', 'upload', note, '--folder', 'scans'], scriptEnv)
+      const uploaded = await runCoffer(['--json', 'upload', note, '--folder', 'scans'], scriptEnv)
       assert.equal(uploaded.code, 0, uploaded.stdout + uploaded.stderr)
-      const listed = await coffer(['--json', 'ls', '--folder', 'SCANS'], scriptEnv)
+      const listed = await runCoffer(['--json', 'ls', '--folder', 'SCANS'], scriptEnv)
       assert.deepEqual(
         (JSON.parse(listed.stdout) as { name: string; folderId: string }[]).map((f) => [f.name, f.folderId]),
         [['scan-001.txt', scans.id]],
       )
       // An account without views or downloads gets one line, not a table of zeros.
-      const stats = await coffer(['stats'], scriptEnv)
+      const stats = await runCoffer(['stats'], scriptEnv)
       assert.equal(
         stats.stdout,
         'Storage: 7 bytes used, no quota\nFiles: 1\nViews 0, downloads 0, active links 0\nNo views or downloads in the last 30 days.\n',
@@ -451,7 +428,7 @@ for (const engine of ENGINES) {
         await createFile(ctx, account.id, { name, content })
       }
       const names = async (...args: string[]) => {
-        const run = await coffer(['--json', 'ls', ...args], scriptEnv)
+        const run = await runCoffer(['--json', 'ls', ...args], scriptEnv)
         assert.equal(run.code, 0, run.stderr)
         return (JSON.parse(run.stdout) as { name: string }[]).map((f) => f.name)
       }
@@ -459,10 +436,10 @@ for (const engine of ENGINES) {
       assert.deepEqual(await names('--sort', 'name'), ['a.txt', 'b.txt', 'C.txt'])
       assert.deepEqual(await names('--sort', 'largest'), ['a.txt', 'b.txt', 'C.txt'])
       assert.deepEqual(await names('--sort', 'oldest', '--limit', '2'), ['b.txt', 'C.txt'])
-      const other = await coffer(['ls', '--sort', 'random'], scriptEnv)
+      const other = await runCoffer(['ls', '--sort', 'random'], scriptEnv)
       assert.equal(other.code, 2)
       assert.match(other.stderr, /Allowed choices are newest, oldest, name, name-desc, largest, smallest/)
-      const searched = await coffer(['ls', '--query', 'a', '--sort', 'name'], scriptEnv)
+      const searched = await runCoffer(['ls', '--query', 'a', '--sort', 'name'], scriptEnv)
       assert.equal(searched.code, 2)
       assert.match(searched.stderr, /A search comes newest first/)
     })
@@ -477,7 +454,7 @@ for (const engine of ENGINES) {
         COFFER_TOKEN: account.token,
       }
       const share = async (args: string[], stdin?: string) => {
-        const result = await coffer(['--json', 'share', 'plan.txt', ...args], scriptEnv, stdin)
+        const result = await runCoffer(['--json', 'share', 'plan.txt', ...args], scriptEnv, stdin)
         return { ...result, link: result.code === 2 ? undefined : JSON.parse(result.stdout) }
       }
       const first = await share([])
@@ -530,7 +507,7 @@ for (const engine of ENGINES) {
         COFFER_TOKEN: account.token,
       }
       // Named in another case, as the server compares folder names; printed for people as a file's link is.
-      const plain = await coffer(['share', '--folder', 'minutes'], scriptEnv)
+      const plain = await runCoffer(['share', '--folder', 'minutes'], scriptEnv)
       assert.equal(plain.code, 0, plain.stderr)
       const publicUrl = plain.stdout.trim()
       assert.match(publicUrl, /\/sf\/[^/]+$/)
@@ -539,7 +516,7 @@ for (const engine of ENGINES) {
       assert.match(await page.text(), /march\.txt/)
 
       const share = async (args: string[], stdin?: string) => {
-        const result = await coffer(['--json', 'share', '--folder', 'Minutes', ...args], scriptEnv, stdin)
+        const result = await runCoffer(['--json', 'share', '--folder', 'Minutes', ...args], scriptEnv, stdin)
         return { ...result, link: result.code === 2 ? undefined : JSON.parse(result.stdout) }
       }
       const locked = await share(['--password', '--max-downloads', '5'], 'a long passphrase\n')
@@ -572,33 +549,33 @@ for (const engine of ENGINES) {
       assert.match(exhausted.stderr, /The link does not open: it is exhausted\..*--no-limit/)
 
       // unshare --folder turns it off; the folder is then not shared, which unshare says.
-      const off = await coffer(['unshare', '--folder', 'MINUTES'], scriptEnv)
+      const off = await runCoffer(['unshare', '--folder', 'MINUTES'], scriptEnv)
       assert.equal(off.code, 0, off.stderr)
       assert.equal(off.stdout.trim(), `Minutes is no longer shared (the link ${publicUrl} is off).`)
       assert.equal((await fetch(publicUrl)).status, 410)
       const empty = await ctx.app.services.folders.create(account.id, 'Empty')
-      const notShared = await coffer(['unshare', '--folder', 'Empty'], scriptEnv)
+      const notShared = await runCoffer(['unshare', '--folder', 'Empty'], scriptEnv)
       assert.equal(notShared.code, 2)
       assert.match(notShared.stderr, /Empty is not shared\./)
       // share turns it on again, at the same address.
       const again = await share(['--no-limit'])
       assert.deepEqual([again.code, again.link.publicUrl, again.link.state], [0, publicUrl, 'active'])
-      assert.equal((await coffer(['share', '--folder', empty.id], scriptEnv)).code, 0, 'by its id too')
+      assert.equal((await runCoffer(['share', '--folder', empty.id], scriptEnv)).code, 0, 'by its id too')
 
       // No such folder: the not-found error, exit 1; a file and --folder at once, or neither: usage, exit 2.
-      const unknown = await coffer(['share', '--folder', 'Nowhere'], scriptEnv)
+      const unknown = await runCoffer(['share', '--folder', 'Nowhere'], scriptEnv)
       assert.equal(unknown.code, 1)
       assert.match(
         unknown.stderr,
         /Error: No folder is named "Nowhere"\.\nHint: See your folders with `coffer folders`\./,
       )
-      const unknownJson = await coffer(['--json', 'unshare', '--folder', 'Nowhere'], scriptEnv)
+      const unknownJson = await runCoffer(['--json', 'unshare', '--folder', 'Nowhere'], scriptEnv)
       assert.equal(unknownJson.code, 1)
       assert.equal(JSON.parse(unknownJson.stdout).error.code, 'not_found')
-      const both = await coffer(['share', 'march.txt', '--folder', 'Minutes'], scriptEnv)
+      const both = await runCoffer(['share', 'march.txt', '--folder', 'Minutes'], scriptEnv)
       assert.equal(both.code, 2)
       assert.match(both.stderr, /Give a file or --folder, not both\./)
-      const neither = await coffer(['share'], scriptEnv)
+      const neither = await runCoffer(['share'], scriptEnv)
       assert.equal(neither.code, 2)
       assert.match(neither.stderr, /Name a file, or a folder with --folder NAME\./)
     })
@@ -625,7 +602,7 @@ for (const engine of ENGINES) {
           .map((f) => f.name)
           .sort()
       const upload = async (...args: string[]) => {
-        const result = await coffer(['--json', 'upload', tree, '--folder', 'docs', ...args], scriptEnv)
+        const result = await runCoffer(['--json', 'upload', tree, '--folder', 'docs', ...args], scriptEnv)
         assert.equal(result.code, 0, result.stdout + result.stderr)
         return { ...result, out: JSON.parse(result.stdout) }
       }
@@ -657,7 +634,7 @@ for (const engine of ENGINES) {
       )
       assert.equal(kept.out.uploaded.length, 3)
       assert.equal((await names()).filter((n) => n === 'a.txt').length, 2)
-      const wrong = await coffer(['upload', tree, '--on-conflict', 'overwrite'], scriptEnv)
+      const wrong = await runCoffer(['upload', tree, '--on-conflict', 'overwrite'], scriptEnv)
       assert.equal(wrong.code, 2)
       assert.match(wrong.stderr, /Allowed choices are keep-both, skip, rename/)
     })
@@ -674,7 +651,7 @@ for (const engine of ENGINES) {
         (await ctx.app.services.folders.list(account.id, { limit: 100 })).items.map((f) => f.name)
       const empty = path.join(dir, 'empty.txt')
       await writeFile(empty, '')
-      const refused = await coffer(['upload', empty, '--folder', 'Never'], scriptEnv)
+      const refused = await runCoffer(['upload', empty, '--folder', 'Never'], scriptEnv)
       assert.equal(refused.code, 1, refused.stderr)
       assert.deepEqual(await folders(), [])
 
@@ -697,7 +674,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(await folders(), [], 'the folder it made is gone with the cancelled upload')
       // A folder that was there before is left as it was.
       await ctx.app.services.folders.create(account.id, 'Kept')
-      const again = await coffer(['upload', empty, '--folder', 'kept'], scriptEnv)
+      const again = await runCoffer(['upload', empty, '--folder', 'kept'], scriptEnv)
       assert.equal(again.code, 1)
       assert.deepEqual(await folders(), ['Kept'])
     })
@@ -716,7 +693,7 @@ for (const engine of ENGINES) {
       const photo = await createFile(ctx, account.id, { name: 'photo.jpg' })
       const twin = await createFile(ctx, account.id, { name: 'photo.jpg' })
       const ok = async (args: string[]) => {
-        const result = await coffer(args, scriptEnv)
+        const result = await runCoffer(args, scriptEnv)
         assert.equal(result.code, 0, result.stdout + result.stderr)
         return result.stdout
       }
@@ -761,7 +738,7 @@ for (const engine of ENGINES) {
       assert.equal(JSON.parse(await ok(['--json', 'trash', 'ls', '--limit', '1'])).length, 1)
 
       // A name two files in the trash have is a usage error that gives their ids; nothing is restored.
-      const ambiguous = await coffer(['trash', 'restore', 'report.pdf', 'photo.jpg'], scriptEnv)
+      const ambiguous = await runCoffer(['trash', 'restore', 'report.pdf', 'photo.jpg'], scriptEnv)
       assert.equal(ambiguous.code, 2)
       assert.match(ambiguous.stderr, /2 files in the trash are named "photo\.jpg"/)
       assert.match(ambiguous.stderr, new RegExp(`${twin.id} \\(deleted .+\\), ${photo.id}`))
@@ -772,9 +749,9 @@ for (const engine of ENGINES) {
         `Restored my notes.txt (${notes.id})\nRestored report.pdf in Work (${report.id})\n`,
       )
       assert.equal((await ctx.app.services.files.get(account.id, report.id)).folderId, work.id)
-      const missing = await coffer(['--json', 'trash', 'restore', 'report.pdf'], scriptEnv)
+      const missing = await runCoffer(['--json', 'trash', 'restore', 'report.pdf'], scriptEnv)
       assert.deepEqual([missing.code, JSON.parse(missing.stdout).error.code], [1, 'not_found'])
-      const human = await coffer(['trash', 'restore', 'nothing.txt'], scriptEnv)
+      const human = await runCoffer(['trash', 'restore', 'nothing.txt'], scriptEnv)
       assert.equal(human.code, 1)
       assert.equal(
         human.stderr,
@@ -788,7 +765,7 @@ for (const engine of ENGINES) {
       await createFile(ctx, account.id, { name: 'old.txt' }).then((f) => ok(['rm', f.id]))
 
       // Emptying asks first; with no terminal to ask at, only --yes goes ahead.
-      const unasked = await coffer(['trash', 'empty'], scriptEnv)
+      const unasked = await runCoffer(['trash', 'empty'], scriptEnv)
       assert.equal(unasked.code, 2)
       assert.match(unasked.stderr, /no terminal to ask at\.\nHint: Add --yes to go ahead\./)
       assert.deepEqual(JSON.parse(await ok(['--json', 'trash', 'empty', '--yes'])), { deletedCount: 1 })
@@ -841,10 +818,10 @@ for (const engine of ENGINES) {
 
     test('exit codes: 2 for usage, 3 for a refused credential, 1 for a failure, each with a hint', async () => {
       const scriptEnv = { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'empty'), COFFER_URL: ctx.base }
-      const usage = await coffer(['ls', '--bogus'], scriptEnv)
+      const usage = await runCoffer(['ls', '--bogus'], scriptEnv)
       assert.equal(usage.code, 2)
       assert.match(usage.stderr, /unknown option '--bogus'/)
-      const stranger = await coffer(['--json', 'ls'], {
+      const stranger = await runCoffer(['--json', 'ls'], {
         ...scriptEnv,
         COFFER_TOKEN: `coffer_${'x'.repeat(43)}`,
       })
@@ -852,28 +829,28 @@ for (const engine of ENGINES) {
       assert.equal(JSON.parse(stranger.stdout).error.code, 'unauthorized')
       const account = await createAccount(ctx.app)
       const readOnly = await account.key(['files:read'])
-      const missing = await coffer(['download', 'fil_0000000000000000000000000'], {
+      const missing = await runCoffer(['download', 'fil_0000000000000000000000000'], {
         ...scriptEnv,
         COFFER_TOKEN: readOnly,
       })
       assert.equal(missing.code, 1)
       assert.match(missing.stderr, /^Error: .+\nHint: .+/)
-      const unknown = await coffer(['--json', 'share', 'x.txt'], { ...scriptEnv, COFFER_TOKEN: readOnly })
+      const unknown = await runCoffer(['--json', 'share', 'x.txt'], { ...scriptEnv, COFFER_TOKEN: readOnly })
       assert.deepEqual([unknown.code, JSON.parse(unknown.stdout).error.code], [1, 'not_found'])
-      const file = await coffer(['upload', path.join(ROOT, 'package.json')], {
+      const file = await runCoffer(['upload', path.join(ROOT, 'package.json')], {
         ...scriptEnv,
         COFFER_TOKEN: readOnly,
       })
       assert.equal(file.code, 3, 'uploading needs files:write')
       assert.match(file.stderr, /files:write/)
-      const notSignedIn = await coffer(['ls'], { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'nobody') })
+      const notSignedIn = await runCoffer(['ls'], { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'nobody') })
       assert.equal(notSignedIn.code, 3)
       assert.match(notSignedIn.stderr, /coffer login/)
-      const help = await coffer(['upload', '--help'], scriptEnv)
+      const help = await runCoffer(['upload', '--help'], scriptEnv)
       assert.equal(help.code, 0)
       assert.match(help.stdout, /Examples:\n {2}coffer upload report\.pdf/)
       // The completion script, as bash runs it on Tab: the words offered after what was typed.
-      const completion = await coffer(['completion', 'bash'], scriptEnv)
+      const completion = await runCoffer(['completion', 'bash'], scriptEnv)
       const script = path.join(dir, 'completion.bash')
       await writeFile(script, completion.stdout)
       const offered = async (...words: string[]) =>
@@ -912,13 +889,13 @@ describe('the coffer command, with a server that keeps no trash [sqlite]', () =>
       COFFER_TOKEN: account.token,
     }
     const file = await createFile(ctx, account.id, { name: 'final.txt' })
-    const removed = await coffer(['rm', 'final.txt'], scriptEnv)
+    const removed = await runCoffer(['rm', 'final.txt'], scriptEnv)
     assert.equal(removed.code, 0, removed.stderr)
     assert.equal(removed.stdout, `Deleted final.txt (${file.id}) for good.\n`)
-    const listed = await coffer(['trash', 'ls'], scriptEnv)
+    const listed = await runCoffer(['trash', 'ls'], scriptEnv)
     assert.equal(listed.stdout, 'The trash is empty: this server keeps none (a delete is final).\n')
     const other = await createFile(ctx, account.id, { name: 'other.txt' })
-    const json = await coffer(['--json', 'rm', other.id], scriptEnv)
+    const json = await runCoffer(['--json', 'rm', other.id], scriptEnv)
     assert.deepEqual(JSON.parse(json.stdout), { deletedIds: [other.id], retentionDays: 0 })
   })
 })
