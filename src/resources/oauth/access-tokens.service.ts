@@ -5,7 +5,7 @@
 // it by its grant, so refreshing a token does not reset a client's limit.
 import type { Principal } from '../../platform/auth/principal.ts'
 import { isScope, type Scope } from '../../platform/auth/scopes.ts'
-import { displayedClientText } from './client-metadata.ts'
+import { displayedClientName } from './client-metadata.ts'
 import type { OauthPayload, OauthRecordsRepository, StoredAccessToken } from './oauth-records.repository.ts'
 
 // Writing a grant's last use on every request would turn each read into a write; once a minute is enough.
@@ -54,8 +54,7 @@ export class AccessTokensService {
     const clientId = typeof payload.clientId === 'string' ? payload.clientId : null
     // The audit log names the application as its owner knows it (connected apps show the same name).
     const client = clientId === null ? undefined : await this.#records.client(clientId)
-    const name =
-      client?.client_name === undefined ? clientId : displayedClientText(String(client.client_name))
+    const name = clientId === null ? null : displayedClientName(clientId, client?.client_name)
     return {
       accountId: payload.accountId,
       scopes: new Set(scopes),

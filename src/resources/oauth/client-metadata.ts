@@ -85,3 +85,11 @@ function checkRedirect(uri: unknown, applicationType: 'web' | 'native'): void {
 export function displayedClientText(text: string): string {
   return text.replace(INVISIBLES, '')
 }
+
+/**
+ * What people are shown as an application's name, wherever they see it (the consent and device pages, connected
+ * apps, the audit log): its registered name, else its client ID.
+ */
+export function displayedClientName(clientId: string, registeredName: unknown): string {
+  return displayedClientText(typeof registeredName === 'string' ? registeredName : clientId)
+}

@@ -33,7 +33,7 @@ import {
   type ProviderContext,
   type ProviderPages,
 } from './authorization-server.ts'
-import { displayedClientText } from './client-metadata.ts'
+import { displayedClientName, displayedClientText } from './client-metadata.ts'
 import type { ConnectedAppsService } from './connected-apps.service.ts'
 import { confirmCodePage, consentPage, deviceDonePage, userCodePage } from './oauth-pages.views.ts'
 
@@ -423,7 +423,7 @@ async function showConsent(
       csrfToken: csrfToken(request, reply),
       email: request.webSession?.account.email ?? '',
       client: {
-        name: displayedClientText(client.clientName ?? client.clientId),
+        name: displayedClientName(client.clientId, client.clientName),
         uri: typeof client.clientUri === 'string' ? displayedClientText(client.clientUri) : undefined,
       },
       redirectHost,
