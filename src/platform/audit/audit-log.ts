@@ -33,6 +33,19 @@ export const ADMIN_COMMAND: Actor = { type: 'admin_command', id: null, name: nul
 /** What an entry's `details` may hold: short values that say what changed, never a secret. */
 export type AuditDetails = Record<string, string | number | boolean | null | readonly string[]>
 
+/** How each setting of a resource is read for comparison, by the name its API gives the setting. */
+export type SettingsOf<T> = Record<string, (resource: T) => unknown>
+
+/**
+ * The names of the settings whose values differ between a resource `before` a change and `after` it: what a
+ * `*.changed` entry lists (an empty list, a change that changed nothing, is not recorded).
+ */
+export function changedSettings<T>(settings: SettingsOf<T>, before: T, after: T): string[] {
+  return Object.entries(settings)
+    .filter(([, value]) => value(before) !== value(after))
+    .map(([name]) => name)
+}
+
 export interface AuditEntryInput {
   /** The account the entry belongs to (whose activity it is); null for one that belongs to none. */
   accountId: string | null

@@ -1,7 +1,12 @@
 // File requests: public pages that collect files from outside submitters (public-requests.service.ts), and
 // the submissions they receive. A request's folder must be the account's, and the folder's request count
 // moves with every request that enters or leaves it, in the same transaction.
-import type { AuditDetails, AuditLog } from '../../platform/audit/audit-log.ts'
+import {
+  type AuditDetails,
+  type AuditLog,
+  changedSettings,
+  type SettingsOf,
+} from '../../platform/audit/audit-log.ts'
 import type { Transaction, Transactor } from '../../platform/db/database.ts'
 import { isForeignKeyViolation } from '../../platform/db/errors.ts'
 import type { Page } from '../../platform/db/pagination.ts'
@@ -112,7 +117,7 @@ export function requestAuditDetails(
 }
 
 /** The settings of a request that a change may give other values, by the names the API gives them. */
-const SETTINGS: Record<string, (request: FileRequest) => unknown> = {
+const SETTINGS: SettingsOf<FileRequest> = {
   title: (request) => request.title,
   description: (request) => request.description,
   collectEmail: (request) => request.collectEmail,
@@ -124,13 +129,6 @@ const SETTINGS: Record<string, (request: FileRequest) => unknown> = {
   maxFiles: (request) => request.limits.maxFiles,
   maxFileSize: (request) => request.limits.maxFileSize,
   allowedTypes: (request) => request.limits.allowedTypes.join(' '),
-}
-
-/** The names of the settings whose values differ between the request `before` a change and `after` it. */
-function changedSettings(before: FileRequest, after: FileRequest): string[] {
-  return Object.entries(SETTINGS)
-    .filter(([, value]) => value(before) !== value(after))
-    .map(([name]) => name)
 }
 
 /** The events file requests record, and what from: the request as the change leaves it. */
@@ -342,7 +340,9 @@ export class RequestsService {
    */
   async #recordChange(trx: Transaction, accountId: string, before: FileRequest, after: FileRequest) {
     const closed = before.isActive && !after.isActive
-    const changed = changedSettings(before, after).filter((name) => !(closed && name === 'isActive'))
+    const changed = changedSettings(SETTINGS, before, after).filter(
+      (name) => !(closed && name === 'isActive'),
+    )
     const entry = (kind: 'request.changed' | 'request.closed', what: AuditDetails) => ({
       accountId,
       kind,

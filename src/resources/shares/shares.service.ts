@@ -210,8 +210,11 @@ export class SharesService {
   }
 }
 
-/** The names of the settings `changes` gives other values than the link had `before`. */
-function changedSettings(before: Link, changes: ShareChanges): string[] {
+/**
+ * The names of the settings `changes` gives other values than the link had `before`: read off the change, not
+ * the link after it, since a password is stored hashed (a new one cannot be told from the old by its hash).
+ */
+function changedLinkSettings(before: Link, changes: ShareChanges): string[] {
   const changed: string[] = []
   if (changes.isActive !== undefined && changes.isActive !== (before.state !== 'disabled')) {
     changed.push('isActive')
@@ -241,7 +244,7 @@ async function recordLinkChange(
   after: Link & { targetId: string },
   changes: ShareChanges,
 ): Promise<void> {
-  const changed = changedSettings(before, changes)
+  const changed = changedLinkSettings(before, changes)
   if (changed.length === 0) return
   const kind =
     changes.isActive === false && changed.includes('isActive')

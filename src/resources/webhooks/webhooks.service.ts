@@ -1,6 +1,11 @@
 // An account's webhook endpoints: where they may point (webhook-targets.ts), their secrets (shown once, when
 // made or rotated; webhook-secrets.ts), their deliveries, and test events.
-import type { AuditDetails, AuditLog } from '../../platform/audit/audit-log.ts'
+import {
+  type AuditDetails,
+  type AuditLog,
+  changedSettings,
+  type SettingsOf,
+} from '../../platform/audit/audit-log.ts'
 import type { Transaction } from '../../platform/db/database.ts'
 import type { Page } from '../../platform/db/pagination.ts'
 import { conflict, invalid, notFound } from '../../platform/errors.ts'
@@ -49,7 +54,7 @@ export function webhookAuditDetails(endpoint: WebhookEndpoint): AuditDetails {
 }
 
 /** The settings an owner changes, by the API's names, and how each is compared. */
-const SETTINGS: Record<string, (endpoint: WebhookEndpoint) => unknown> = {
+const SETTINGS: SettingsOf<WebhookEndpoint> = {
   url: (endpoint) => endpoint.url,
   events: (endpoint) => endpoint.events.join(' '),
   description: (endpoint) => endpoint.description,
@@ -126,9 +131,7 @@ export class WebhooksService {
     const events = changes.events && [...new Set(changes.events)].sort()
     const updated = await this.#webhooks.update(accountId, id, { ...changes, url, events }, (trx, change) => {
       const { before, after } = change
-      const changed = Object.entries(SETTINGS)
-        .filter(([, value]) => value(before) !== value(after))
-        .map(([name]) => name)
+      const changed = changedSettings(SETTINGS, before, after)
       // A change that changed nothing (the same values again) is not one to record.
       return changed.length === 0
         ? Promise.resolve()
