@@ -148,16 +148,31 @@ export class AccountsRepository {
     return Number(result.numDeletedRows)
   }
 
-  /** Sets or clears the account's disabled time; false when there is no such account, or it is being deleted. */
-  async setDisabled(accountId: string, at: number | null, executor: Executor = this.#db): Promise<boolean> {
+  /**
+   * Disables the account at `at`, or enables it (null): 'changed'; 'unchanged' when it already was (a disabled
+   * account keeps the time it was disabled); 'missing' when there is no such account or it is being deleted
+   * (it stays disabled).
+   */
+  async setDisabled(
+    accountId: string,
+    at: number | null,
+    executor: Executor = this.#db,
+  ): Promise<'changed' | 'unchanged' | 'missing'> {
     const result = await executor
       .updateTable('accounts')
       .set({ disabled_at: at })
       .where('id', '=', accountId)
-      // An account being deleted stays disabled.
+      .where('deleting_at', 'is', null)
+      .where('disabled_at', at === null ? 'is not' : 'is', null)
+      .executeTakeFirst()
+    if (result.numUpdatedRows > 0n) return 'changed'
+    const present = await executor
+      .selectFrom('accounts')
+      .select('id')
+      .where('id', '=', accountId)
       .where('deleting_at', 'is', null)
       .executeTakeFirst()
-    return result.numUpdatedRows > 0n
+    return present ? 'unchanged' : 'missing'
   }
 
   async recordSignIn(accountId: string, at: number, executor: Executor = this.#db): Promise<void> {

@@ -480,8 +480,10 @@ export class AccountsService {
     const account = await this.getByEmail(email)
     await this.#transaction(async (trx) => {
       await this.#keepAnAdmin(trx, account)
-      await this.#accounts.setDisabled(account.id, Date.now(), trx)
-      await this.#audit.record(trx, { accountId: account.id, kind: 'account.disabled' })
+      // Disabling it again changes nothing, and is not an entry of the audit log.
+      if ((await this.#accounts.setDisabled(account.id, Date.now(), trx)) === 'changed') {
+        await this.#audit.record(trx, { accountId: account.id, kind: 'account.disabled' })
+      }
     })
     await this.#endCredentials(account.id)
     return account
@@ -571,10 +573,10 @@ export class AccountsService {
   async enable(email: string): Promise<Account> {
     const account = await this.getByEmail(email)
     await this.#transaction(async (trx) => {
-      if (!(await this.#accounts.setDisabled(account.id, null, trx))) {
-        throw conflict(`${account.email} is being deleted: it cannot be enabled.`)
-      }
-      await this.#audit.record(trx, { accountId: account.id, kind: 'account.enabled' })
+      const enabled = await this.#accounts.setDisabled(account.id, null, trx)
+      if (enabled === 'missing') throw conflict(`${account.email} is being deleted: it cannot be enabled.`)
+      if (enabled === 'changed')
+        await this.#audit.record(trx, { accountId: account.id, kind: 'account.enabled' })
     })
     return account
   }

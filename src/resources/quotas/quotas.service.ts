@@ -100,8 +100,13 @@ export class QuotasService {
       else if (change.quotaBytes !== undefined)
         Object.assign(settings, { quotaBytes: change.quotaBytes, unlimited: false })
       if (change.maxFileBytes !== undefined) settings.maxFileBytes = change.maxFileBytes
-      await this.#quotas.set(accountId, settings, Date.now(), trx)
       const usage = this.#usage(current.usage, settings)
+      // The same limits again change nothing, and are not an entry of the audit log.
+      const same = (Object.keys(settings) as (keyof QuotaSettings)[]).every(
+        (key) => settings[key] === current.settings[key],
+      )
+      if (same) return usage
+      await this.#quotas.set(accountId, settings, Date.now(), trx)
       // The limits that now apply, and where the quota comes from (a default's number is the server's).
       await this.#audit.record(trx, {
         accountId,
