@@ -69,11 +69,16 @@ export class PasswordResetService {
 
   /**
    * Sends a link to `email` if it names an enabled account that was sent none in the last
-   * RESET_EMAIL_INTERVAL_MS (a link sent then still works); answers the same either way, unless too many were
-   * asked from `client`, or for that address from `client` (counted whether or not the address has an account).
+   * RESET_EMAIL_INTERVAL_MS: 'sent', whether or not it names one, unless too many were asked from `client`, or for
+   * that address from `client` (counted whether or not the address has an account); 'recently_sent' when the
+   * account was sent one then (which still works), with when another may be sent, for an admin to be told so, and answered as 'sent' to others.
    * `byAdmin`: an admin sends it (the admin's pages), which the audit log records with the link's email.
    */
-  async request(email: string, client: string, byAdmin = false): Promise<{ kind: 'sent' } | Throttled> {
+  async request(
+    email: string,
+    client: string,
+    byAdmin = false,
+  ): Promise<{ kind: 'sent' } | { kind: 'recently_sent'; anotherInSeconds: number } | Throttled> {
     const normalised = normaliseEmail(email)
     const refused = throttled(
       await Promise.all([
@@ -86,7 +91,12 @@ export class PasswordResetService {
     if (!account || account.disabled) return { kind: 'sent' }
     const now = Date.now()
     const lastSent = await this.#resets.lastSentAt(account.id, now)
-    if (lastSent !== undefined && now - lastSent < RESET_EMAIL_INTERVAL_MS) return { kind: 'sent' }
+    if (lastSent !== undefined && now - lastSent < RESET_EMAIL_INTERVAL_MS) {
+      return {
+        kind: 'recently_sent',
+        anotherInSeconds: Math.ceil((lastSent + RESET_EMAIL_INTERVAL_MS - now) / 1000),
+      }
+    }
     const secret = newSecret(RESET_SECRET_PREFIX, 32)
     await this.#transaction(async (trx) => {
       await this.#resets.insert(trx, {

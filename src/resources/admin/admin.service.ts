@@ -116,6 +116,13 @@ export class AdminService {
     if (sent.kind === 'throttled') {
       throw new RetryLater('A link was sent to this account a moment ago.', sent.retryAfterSeconds)
     }
+    if (sent.kind === 'recently_sent') {
+      const minutes = Math.ceil(sent.anotherInSeconds / 60)
+      throw new AppError(
+        'conflict',
+        `A reset link was emailed to this account a few minutes ago, and it still works: no other was sent. Another can be sent in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      )
+    }
     return account
   }
 
