@@ -1,5 +1,5 @@
 // What folders bring to the application: their API and their pages in the owner's app.
-import type { Module } from '../../module.ts'
+import { laterService, type Module } from '../../module.ts'
 import { FoldersRepository } from './folders.repository.ts'
 import { foldersRoutes } from './folders.routes.ts'
 import { FolderSchema } from './folders.schemas.ts'
@@ -20,14 +20,14 @@ export const foldersModule: Module = {
   apiRoutes: [foldersRoutes],
   pageRoutes: [foldersAppRoutes],
   repositories: (db) => ({ folders: new FoldersRepository(db) }),
-  wire: ({ db }, { repositories: r }) => ({
+  wire: ({ db }, built) => ({
     services: {
       // What a folder holds (files, requests) and its link are other modules' records, reached through ports.
       folders: new FoldersService({
         transaction: db.transaction,
-        folders: r.folders,
-        contents: [r.files, r.requests],
-        linkHistory: r.shares,
+        folders: built.repositories.folders,
+        contents: [built.repositories.files, built.repositories.requests],
+        folderLink: laterService(built, 'folderShares'),
       }),
     },
   }),

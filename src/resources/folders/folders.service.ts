@@ -30,30 +30,30 @@ export interface FolderContents {
 }
 
 /**
- * What a folder's link counted, kept when the folder is deleted (the shares module's repository): the link goes
- * with the folder, its views and downloads stay in the account's totals and days. Declared here so that folders,
- * which links point at, do not point back at shares.
+ * The end of a folder's link when the folder is deleted (the shares module's FolderSharesService): the link goes
+ * with the folder, recorded in the audit log as deleted, and its views and downloads stay in the account's
+ * totals and days. Declared here so that folders, which links point at, do not point back at shares.
  */
-export interface FolderLinkHistory {
-  keepCountsOfFolder(trx: Transaction, accountId: string, folderId: string): Promise<void>
+export interface FolderLinkEnd {
+  endWithFolder(trx: Transaction, accountId: string, folderId: string): Promise<void>
 }
 
 export class FoldersService {
   readonly #transaction: Transactor
   readonly #folders: FoldersRepository
   readonly #contents: FolderContents[]
-  readonly #linkHistory: FolderLinkHistory
+  readonly #folderLink: FolderLinkEnd
 
   constructor(deps: {
     transaction: Transactor
     folders: FoldersRepository
     contents: FolderContents[]
-    linkHistory: FolderLinkHistory
+    folderLink: FolderLinkEnd
   }) {
     this.#transaction = deps.transaction
     this.#folders = deps.folders
     this.#contents = deps.contents
-    this.#linkHistory = deps.linkHistory
+    this.#folderLink = deps.folderLink
   }
 
   list(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<Folder>> {
@@ -103,7 +103,7 @@ export class FoldersService {
     await this.#transaction(async (trx) => {
       await this.#folders.assertOwned(accountId, folderId, trx)
       for (const contents of this.#contents) await contents.moveAllToRoot(trx, folderId)
-      await this.#linkHistory.keepCountsOfFolder(trx, accountId, folderId)
+      await this.#folderLink.endWithFolder(trx, accountId, folderId)
       await this.#folders.delete(trx, folderId)
     })
     faultPoint('folder-deleted')

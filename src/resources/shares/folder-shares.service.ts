@@ -15,6 +15,7 @@ import type { SharesRepository } from './shares.repository.ts'
 import {
   assertFutureExpiry,
   changeLink,
+  linkAuditDetails,
   type NewShareOptions,
   recordLinkCreated,
   type ShareChanges,
@@ -121,6 +122,23 @@ export class FolderSharesService {
     const audience = await this.#events.audience(trx, accountId, 'folder_share.created')
     if (audience) await this.#events.record(trx, audience, [share])
     return share
+  }
+
+  /**
+   * In the transaction that deletes the account's folder (FoldersService.delete): its link goes with it, recorded
+   * as deleted unless its owner had disabled it already, and what it counted stays in the account's totals.
+   */
+  async endWithFolder(trx: Transaction, accountId: string, folderId: string): Promise<void> {
+    const link = await this.#folderShares.byFolder(accountId, folderId, trx)
+    if (!link) return
+    await this.#shares.keepCountsOfFolder(trx, accountId, folderId)
+    if (link.state === 'disabled') return
+    await this.#audit.record(trx, {
+      accountId,
+      kind: 'folder_share.deleted',
+      subjectId: link.id,
+      details: { ...linkAuditDetails(link, 'folder', folderId, link.folder.name), reason: 'folder_deleted' },
+    })
   }
 
   /** Changes the settings given of the account's folder link (changeLink's rules). */
