@@ -14,11 +14,18 @@ import Provider, {
   type ErrorOut,
   errors,
   interactionPolicy,
+  type KoaContextWithOIDC,
 } from 'oidc-provider'
+import { auditContext } from '../../platform/audit/audit-log.ts'
 import { ALL_SCOPES } from '../../platform/auth/scopes.ts'
 import type { AccountsRepository } from '../accounts/accounts.repository.ts'
 import type { SessionsService } from '../accounts/sessions.service.ts'
-import { CHECKED_CLIENT_METADATA, checkClientMetadata, displayedClientText } from './client-metadata.ts'
+import {
+  CHECKED_CLIENT_METADATA,
+  checkClientMetadata,
+  displayedClientName,
+  displayedClientText,
+} from './client-metadata.ts'
 import type { OauthPayload, OauthRecordsRepository } from './oauth-records.repository.ts'
 
 /** Where each endpoint is served; all of them under /oauth. */
@@ -58,8 +65,11 @@ export interface AuthorizationServerDeps {
   records: OauthRecordsRepository
   accounts: AccountsRepository
   sessions: SessionsService
-  /** Ends a grant the provider revokes (a client revoked its refresh token), as connected apps record it. */
-  revokeGrant(grantId: string): Promise<void>
+  /**
+   * Ends the grants the provider ends, as connected apps record them: a client revoked its refresh token, or one
+   * of a grant's codes or refresh tokens was used twice.
+   */
+  grantEnds: GrantEnds
   /** The web session cookie's name (accounts/web-sessions.ts). */
   sessionCookie: string
   /** Secrets kept in the database, shared by every process: cookie keys and the signing key. */
@@ -82,24 +92,52 @@ function resumable(payload: OauthPayload | undefined): AdapterPayload | undefine
   return rest as AdapterPayload
 }
 
+/** How the grants the provider ends end (ConnectedAppsService), each recorded in the audit log. */
+export interface GrantEnds {
+  revokedByClient(grantId: string): Promise<void>
+  revokedOnReplay(grantId: string): Promise<void>
+}
+
 /**
- * One adapter per model, over the one table. A grant the provider destroys (its `revoke`: a client revoked its
- * refresh token) ends through `revokeGrant`, which records it.
+ * The requests (by their audit context, one object per request) in which the provider ends a grant because one of
+ * its codes or refresh tokens was used twice. The provider ends a grant the same way whatever the reason (its
+ * revocation helper, then the Grant adapter's `destroy`), asking `revokeGrantPolicy` first with the request: the
+ * token endpoint ends one only for a replay, the revocation endpoint for a client's revocation.
  */
-function adapterFor(records: OauthRecordsRepository, revokeGrant: (grantId: string) => Promise<void>) {
+const replaysInFlight = new WeakSet<object>()
+
+/** The provider's rule (an access token revoked leaves its grant), noting the grants ended on a replay. */
+async function revokeGrantPolicy(ctx: KoaContextWithOIDC): Promise<boolean> {
+  if (ctx.oidc.route === 'revocation') return !ctx.oidc.entities.AccessToken
+  const request = auditContext()
+  if (ctx.oidc.route === 'token' && request) replaysInFlight.add(request)
+  return true
+}
+
+/**
+ * One adapter per model, over the one table. A grant the provider destroys ends through `grantEnds`, which
+ * records it: revoked by its client, or ended on a replay (`replaysInFlight`).
+ */
+function adapterFor(records: OauthRecordsRepository, grantEnds: GrantEnds) {
+  const endGrant = (grantId: string) => {
+    const request = auditContext()
+    return request && replaysInFlight.has(request)
+      ? grantEnds.revokedOnReplay(grantId)
+      : grantEnds.revokedByClient(grantId)
+  }
   return (model: string): Adapter => ({
     upsert: (id, payload, expiresIn) => records.upsert(model, id, payload as OauthPayload, expiresIn),
     find: async (id) => (await records.find(model, id)) as AdapterPayload | undefined,
     findByUid: async (uid) => (await records.findByUid(model, uid)) as AdapterPayload | undefined,
     findByUserCode: async (userCode) => resumable(await records.findByUserCode(model, userCode)),
-    destroy: (id) => (model === 'Grant' ? revokeGrant(id) : records.destroy(model, id)),
+    destroy: (id) => (model === 'Grant' ? endGrant(id) : records.destroy(model, id)),
     revokeByGrantId: (grantId) => records.revokeByGrantId(model, grantId),
     // A conditional update: of two redemptions of one code (or refresh token) at once, one succeeds and
     // the other finds it used, which revokes the whole grant, as a replay must.
     consume: async (id) => {
       const { consumed, grantId } = await records.consume(model, id)
       if (consumed) return
-      if (grantId) await records.deleteGrant(grantId)
+      if (grantId) await grantEnds.revokedOnReplay(grantId)
       throw new errors.InvalidGrant(`${model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`)
     },
   })
@@ -151,7 +189,7 @@ async function providerConfiguration(deps: AuthorizationServerDeps): Promise<Con
   const secure = new URL(deps.issuer).protocol === 'https:'
   const cookie = { signed: true, httpOnly: true, sameSite: 'lax', secure } as const
   return {
-    adapter: adapterFor(deps.records, deps.revokeGrant),
+    adapter: adapterFor(deps.records, deps.grantEnds),
     jwks: { keys: [{ ...jwk, use: 'sig', alg: 'RS256', kid: 'coffer-1' }] },
     cookies: { keys: [cookieKey], long: cookie, short: cookie },
     routes: {
@@ -192,6 +230,7 @@ async function providerConfiguration(deps: AuthorizationServerDeps): Promise<Con
     // Every client may refresh; with the API's scopes only (no `offline_access` needed).
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: true,
+    revokeGrantPolicy,
     expiresWithSession: async () => false,
     ttl: TTL,
     features: {
@@ -265,7 +304,7 @@ function deviceFlow(pages: ProviderPages, cookie: Record<string, unknown>): Feat
       pages.userCodeConfirm(
         ctx,
         FORM_XSRF.exec(form)?.[1] ?? '',
-        displayedClientText(client.clientName ?? client.clientId),
+        displayedClientName(client.clientId, client.clientName),
         userCode,
       )
     },

@@ -1,11 +1,11 @@
 // An account's connected applications: the OAuth clients it granted access, with the scopes granted for the
 // API or the MCP server and when they last used it. Revoking one removes its grant with every code and token of it.
 
-import type { Actor, AuditLog } from '../../platform/audit/audit-log.ts'
+import { type Actor, type AuditLog, SYSTEM } from '../../platform/audit/audit-log.ts'
 import { isScope, type Scope } from '../../platform/auth/scopes.ts'
 import type { Executor, Transactor } from '../../platform/db/database.ts'
 import { notFound } from '../../platform/errors.ts'
-import { displayedClientText } from './client-metadata.ts'
+import { displayedClientName, displayedClientText } from './client-metadata.ts'
 import type { OauthRecordsRepository } from './oauth-records.repository.ts'
 
 export interface ConnectedApp {
@@ -45,7 +45,7 @@ export class ConnectedAppsService {
   /** The application's name as its registration gives it (the people's name for it), else its client ID. */
   async clientName(clientId: string, executor?: Executor): Promise<string> {
     const client = (await this.#records.clients([clientId], executor)).get(clientId)
-    return displayedClientText(String(client?.client_name ?? clientId))
+    return displayedClientName(clientId, client?.client_name)
   }
 
   async list(accountId: string): Promise<ConnectedApp[]> {
@@ -57,7 +57,7 @@ export class ConnectedAppsService {
       const granted = new Set(this.#resources.flatMap((resource) => (byResource[resource] ?? '').split(' ')))
       return {
         grantId: grant.grantId,
-        name: displayedClientText(String(client?.client_name ?? grant.clientId)),
+        name: displayedClientName(grant.clientId, client?.client_name),
         uri: typeof client?.client_uri === 'string' ? displayedClientText(client.client_uri) : undefined,
         scopes: [...granted].filter(isScope),
         lastUsedAt: grant.lastUsedAt,
@@ -98,7 +98,7 @@ export class ConnectedAppsService {
     const grants = await this.#records.grantsOf(accountId)
     const grant = grants.find((each) => each.grantId === grantId)
     if (!grant) throw notFound('Connected application')
-    await this.#revoke(grantId, await this.clientName(grant.clientId))
+    await this.#revoke(grantId, { by: 'account', client: await this.clientName(grant.clientId) })
   }
 
   /**
@@ -106,26 +106,45 @@ export class ConnectedAppsService {
    * application's doing.
    */
   async revokedByClient(grantId: string): Promise<void> {
-    await this.#revoke(grantId, undefined)
+    await this.#revoke(grantId, { by: 'client' })
   }
 
   /**
-   * Removes the grant and records it; `client` named, it is the account's doing (with its codes and tokens),
-   * else the application's, through the provider, which removes the codes and tokens itself meanwhile.
+   * The provider found one of the grant's codes or refresh tokens used twice: whoever used it may have stolen it,
+   * so the grant ends with every code and token it issued, recorded as the server's doing (`reason`: replayed).
    */
-  async #revoke(grantId: string, client: string | undefined): Promise<void> {
+  async revokedOnReplay(grantId: string): Promise<void> {
+    await this.#revoke(grantId, { by: 'server' })
+  }
+
+  /**
+   * Removes the grant and records it, as the account's doing (with its codes and tokens), the application's
+   * (through the provider, which removes the codes and tokens itself meanwhile) or the server's.
+   */
+  async #revoke(
+    grantId: string,
+    how: { by: 'account'; client: string } | { by: 'client' } | { by: 'server' },
+  ): Promise<void> {
     await this.#transaction(async (trx) => {
-      const ended = await this.#records.deleteGrant(grantId, trx, client === undefined)
+      const ended = await this.#records.deleteGrant(grantId, trx, how.by === 'client')
       // Gone meanwhile (revoked twice at once): the other revocation recorded it.
       if (!ended) return
-      const name = client ?? (await this.clientName(ended.clientId, trx))
+      const name = how.by === 'account' ? how.client : await this.clientName(ended.clientId, trx)
       const actor: Actor | undefined =
-        client === undefined ? { type: 'oauth_client', id: ended.clientId, name } : undefined
+        how.by === 'client'
+          ? { type: 'oauth_client', id: ended.clientId, name }
+          : how.by === 'server'
+            ? SYSTEM
+            : undefined
       await this.#audit.record(trx, {
         accountId: ended.accountId,
         kind: 'oauth.revoked',
         subjectId: grantId,
-        details: { client: name, clientId: ended.clientId },
+        details: {
+          client: name,
+          clientId: ended.clientId,
+          ...(how.by === 'server' ? { reason: 'replayed' } : {}),
+        },
         ...(actor ? { actor } : {}),
       })
     })

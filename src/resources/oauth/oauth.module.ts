@@ -49,7 +49,7 @@ export const oauthModule: Module = {
             issuer: urls.issuer,
             resources: { api: urls.apiBase, mcp: urls.mcp },
             records,
-            revokeGrant: (grantId) => connectedApps.revokedByClient(grantId),
+            grantEnds: connectedApps,
             accounts: repositories.accounts,
             sessions: services.sessions,
             sessionCookie: sessionCookieName(config.publicUrl),
