@@ -235,9 +235,21 @@ describeEachEngine(
         quotaBytes: 2_000_000_000,
         maxFileBytes: 500_000_000,
       })
+      // The same again changes nothing, and records nothing.
+      const count = async (kind: string) => (await auditEntries(c.db, { accountId: member.id, kind })).length
+      await act('quota', { quota: 'own', quotaGb: '2', maxFileGb: '0.5' })
+      assert.equal(await count('account.quota_changed'), 1)
 
       await act('password-reset')
       await entryOf('account.password_reset_sent')
+      // Asked again within ten minutes: nothing is sent, the admin is told why, and nothing is recorded.
+      const again = await boss.web.post(`${page}/password-reset`, {}, page)
+      assert.equal(again.statusCode, 409, again.body)
+      assert.match(
+        again.body,
+        /a few minutes ago, and it still works: no other was sent\. Another can be sent in 10 minutes\./,
+      )
+      assert.equal(await count('account.password_reset_sent'), 1)
       const link = await emailedLink(c, member.email, /\/account\/reset-password\/coffer_reset_\S+/)
       const reset = await new WebClient(c.app).post(link, { password: NEW_PASSWORD, confirm: NEW_PASSWORD })
       assert.equal(reset.statusCode, 303, reset.body)
@@ -245,9 +257,19 @@ describeEachEngine(
       assert.deepEqual([used.actor, used.address], [accountActor(member), ADDRESS])
 
       await act('disable')
-      await entryOf('account.disabled')
+      const disabled = await entryOf('account.disabled')
+      await act('disable')
+      assert.equal(await count('account.disabled'), 1, 'disabled again: nothing changed')
+      const disabledAt = await c.db.kysely
+        .selectFrom('accounts')
+        .select('disabled_at')
+        .where('id', '=', member.id)
+        .executeTakeFirstOrThrow()
+      assert.ok(Number(disabledAt.disabled_at) <= disabled.at, 'it keeps the time it was disabled')
       await act('enable')
       await entryOf('account.enabled')
+      await act('enable')
+      assert.equal(await count('account.enabled'), 1, 'enabled again: nothing changed')
       await act('delete', { email: member.email })
       assert.deepEqual((await entryOf('account.deleted')).details, { email: member.email })
       await assertNoSecretIn(c.db, [link.split('/').at(-1) ?? '', NEW_PASSWORD, OWNER_PASSWORD])
@@ -393,7 +415,37 @@ describeEachEngine(
       assert.equal(ended.statusCode, 303)
       const byOwner = await lastEntry(c.db, owner.id, 'oauth.revoked')
       assert.deepEqual([byOwner.actor, byOwner.subjectId], [accountActor(owner), again.grantId])
-      const secrets = [first, second].flatMap((tokens) => [
+
+      // A refresh token used twice (it may have been stolen): the server ends the grant, and says why.
+      const third = await authorize(c, browser, clientId)
+      const [replayed] = await c.app.services.connectedApps.list(owner.id)
+      assert.ok(replayed)
+      const refresh = () =>
+        c.app.inject({
+          method: 'POST',
+          url: '/oauth/token',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: third.refresh_token,
+            client_id: clientId,
+          }).toString(),
+        })
+      assert.equal((await refresh()).statusCode, 200)
+      const twice = await refresh()
+      assert.equal(twice.json().error, 'invalid_grant', twice.body)
+      const byServer = await lastEntry(c.db, owner.id, 'oauth.revoked')
+      assert.deepEqual(
+        [byServer.actor, byServer.address, byServer.subjectId, byServer.details],
+        [
+          { type: 'system', id: null, name: null },
+          null,
+          replayed.grantId,
+          { client: 'Audit App', clientId, reason: 'replayed' },
+        ],
+      )
+      assert.deepEqual(await c.app.services.connectedApps.list(owner.id), [], 'the grant is gone')
+      const secrets = [first, second, third].flatMap((tokens) => [
         tokens.access_token,
         tokens.refresh_token,
         tokens.code,

@@ -6,12 +6,10 @@
 // account's actions never appear under the account's id, and no password, secret or grant is ever written.
 // The app's forms and MCP's tools reach the same services, and record the same kinds by who signed them in.
 import assert from 'node:assert/strict'
-import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { assertNoSecretIn, auditEntries, lastEntry, type RecordedEntry } from './support/audit.ts'
+import { connectMcp } from './support/coffer-command.ts'
 import { createFolder } from './support/files-helpers.ts'
 import {
   assertError,
@@ -160,6 +158,39 @@ describeEachEngine(
       assert.equal((await api(a, 'PATCH', `/folder-shares/${shareId}`, { isActive: false })).status, 200)
       await byKey(c, a, 'folder_share.deleted', shareId)
       await assertNoSecretIn(c.db, [password])
+    })
+
+    test('a folder deleted ends its working link, recorded; a link its owner had turned off is not again', async () => {
+      const c = ctx()
+      const a = await createAccount(c.app)
+      const deletions = async () => (await entriesOf(c, a)).filter((e) => e.kind === 'folder_share.deleted')
+      const linked = await createFolder(c.app, a, 'Shared drafts')
+      const made = await api(a, 'POST', '/folder-shares', { folderId: linked.id, maxDownloads: 5 })
+      assert.equal(made.status, 201)
+      assert.equal((await api(a, 'DELETE', `/folders/${linked.id}`)).status, 200)
+      const ended = await byKey(c, a, 'folder_share.deleted', made.body.data.id)
+      assert.deepEqual(ended.details, {
+        folderId: linked.id,
+        name: 'Shared drafts',
+        expiresAt: null,
+        maxDownloads: 5,
+        hasPassword: false,
+        reason: 'folder_deleted',
+      })
+
+      const off = await createFolder(c.app, a, 'Old drafts')
+      const offLink = await api(a, 'POST', '/folder-shares', { folderId: off.id })
+      assert.equal(
+        (await api(a, 'PATCH', `/folder-shares/${offLink.body.data.id}`, { isActive: false })).status,
+        200,
+      )
+      assert.equal((await deletions()).length, 2)
+      assert.equal((await api(a, 'DELETE', `/folders/${off.id}`)).status, 200)
+      assert.equal((await deletions()).length, 2, 'turned off once, recorded once')
+      // A folder without a link records nothing of links.
+      const plain = await createFolder(c.app, a, 'Plain')
+      assert.equal((await api(a, 'DELETE', `/folders/${plain.id}`)).status, 200)
+      assert.equal((await deletions()).length, 2)
     })
 
     test('files: moved to the trash, restored, deleted for good by the key, purged by the system', async () => {
@@ -398,21 +429,7 @@ for (const engine of ENGINES) {
     test('MCP’s tools record the same kinds, by the key it signs in with', async () => {
       const a = await createAccount(c.app)
       const file = await createFile(c, a.id, { name: 'via-mcp.txt' })
-      const client = new Client({ name: 'coffer-audit-test', version: '1.0.0' })
-      const main = path.resolve(import.meta.dirname, '..', 'src', 'clients', 'coffer-cli', 'main.ts')
-      await client.connect(
-        new StdioClientTransport({
-          command: process.execPath,
-          args: [main, 'mcp'],
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: '/nonexistent',
-            COFFER_URL: c.base,
-            COFFER_TOKEN: a.token,
-          },
-          stderr: 'pipe',
-        }),
-      )
+      const client = await connectMcp(c.base, a.token)
       try {
         for (const name of ['share_file', 'delete_file']) {
           const result = (await client.callTool({ name, arguments: { fileId: file.id } })) as CallToolResult

@@ -1157,13 +1157,13 @@ export interface components {
              *     - `key.created`: An API key was made (`details.name`, `details.scopes`).
              *     - `key.revoked`: An API key was revoked.
              *     - `oauth.granted`: An application was allowed to use the account (`details.client`, `details.scopes`).
-             *     - `oauth.revoked`: An application’s access ended: revoked by the account (connected applications), or by the application itself (it revoked its token, or the server ended the grant when one of its codes or refresh tokens was used twice).
+             *     - `oauth.revoked`: An application’s access ended: revoked by the account (connected applications), or by the application itself (it revoked its token, or the server ended the grant when one of its codes or refresh tokens was used twice: `details.reason` replayed).
              *     - `share.created`: A share link was made for a file, or a disabled or expired one reactivated.
              *     - `share.changed`: A share link’s settings were changed (`details.changed` names them).
              *     - `share.deleted`: A share link was deleted (disabled).
              *     - `folder_share.created`: A folder link was made, or a disabled or expired one reactivated.
              *     - `folder_share.changed`: A folder link’s settings were changed (`details.changed` names them).
-             *     - `folder_share.deleted`: A folder link was deleted (disabled).
+             *     - `folder_share.deleted`: A folder link was deleted: disabled, or gone with its folder (`details.reason`: folder_deleted).
              *     - `file.trashed`: A file was deleted into the trash.
              *     - `file.restored`: A file came back from the trash.
              *     - `file.deleted`: A file was deleted for good (emptied from the trash, purged, or deleted with the trash off).

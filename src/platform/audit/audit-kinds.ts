@@ -72,7 +72,7 @@ export const AUDIT_KINDS = {
   'oauth.revoked': {
     label: 'Application’s access revoked',
     about:
-      'An application’s access ended: revoked by the account (connected applications), or by the application itself (it revoked its token, or the server ended the grant when one of its codes or refresh tokens was used twice).',
+      'An application’s access ended: revoked by the account (connected applications), or by the application itself (it revoked its token, or the server ended the grant when one of its codes or refresh tokens was used twice: `details.reason` replayed).',
   },
   'share.created': {
     label: 'Share link made',
@@ -96,7 +96,7 @@ export const AUDIT_KINDS = {
   },
   'folder_share.deleted': {
     label: 'Folder link deleted',
-    about: 'A folder link was deleted (disabled).',
+    about: 'A folder link was deleted: disabled, or gone with its folder (`details.reason`: folder_deleted).',
   },
   'file.trashed': {
     label: 'File moved to the trash',
