@@ -71,7 +71,8 @@ export class PasswordResetService {
    * Sends a link to `email` if it names an enabled account that was sent none in the last
    * RESET_EMAIL_INTERVAL_MS: 'sent', whether or not it names one, unless too many were asked from `client`, or for
    * that address from `client` (counted whether or not the address has an account); 'recently_sent' when the
-   * account was sent one then (which still works), with when another may be sent, for an admin to be told so, and answered as 'sent' to others.
+   * account was sent one then (which still works), with when another may be sent: an admin is told so, anyone
+   * else is answered as if it were 'sent'.
    * `byAdmin`: an admin sends it (the admin's pages), which the audit log records with the link's email.
    */
   async request(
