@@ -708,7 +708,9 @@ for (const engine of ENGINES) {
       // The rest are closed without an answer, at once.
       assert.equal(closedAtOnce.length, 300 - answered.length)
       for (const client of closedAtOnce) assert.ok(client.ms < 2000, `closed after ${client.ms} ms`)
-      assert.ok(Math.max(...latencies) < 1000, `other clients waited up to ${Math.max(...latencies)} ms`)
+      // Served meanwhile: a server held by the slow bodies would keep them waiting their 10 s; 2.5 s leaves room for
+      // a 2-core machine busy with other test files (1.6 s seen once on PostgreSQL so, 0.5 s on its own).
+      assert.ok(Math.max(...latencies) < 2500, `other clients waited up to ${Math.max(...latencies)} ms`)
       console.log(
         `slow bodies [${engine}]: ${answered.length} answered (408, or 429 for registrations) and closed after ${Math.min(...answered.map((c) => c.ms))}–${Math.max(...answered.map((c) => c.ms))} ms, ${closedAtOnce.length} closed at once; another address's two requests took at most ${Math.max(...latencies)} ms`,
       )
